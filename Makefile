@@ -1,0 +1,58 @@
+# trainsim: build, test, benchmarks. `make deps` installs the Debian packages.
+CC      ?= cc
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Isim -Imodels -Iplatforms -Ivalidate \
+           $(shell pkg-config --cflags libxml-2.0 igraph 2>/dev/null)
+LDLIBS  := -lsimgrid -ljansson -lgsl -lgslcblas -lm \
+           $(shell pkg-config --libs libxml-2.0 igraph 2>/dev/null)
+
+DEB_PACKAGES := build-essential pkg-config libsimgrid-dev libigraph-dev libgsl-dev \
+                libopenmpi-dev openmpi-bin libxml2-dev libcunit1-dev libjansson-dev
+
+# Every .c under the library folders belongs to libtrainsim, except entry points.
+LIB_SRC  := $(filter-out sim/main.c, $(wildcard sim/*.c sim/*/*.c models/*.c models/*/*.c \
+              platforms/*.c))
+LIB_OBJ  := $(LIB_SRC:%.c=build/%.o)
+TEST_SRC := $(wildcard tests/*.c)
+TEST_OBJ := $(TEST_SRC:%.c=build/%.o)
+
+.PHONY: all deps check test clean demo bench
+all: bin/trainsim
+
+deps:
+	apt-get update
+	DEBIAN_FRONTEND=noninteractive apt-get install -y $(DEB_PACKAGES)
+
+build/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+build/libtrainsim.a: $(LIB_OBJ)
+	ar rcs $@ $^
+
+bin/trainsim: build/sim/main.o build/libtrainsim.a
+	@mkdir -p bin
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+bin/test_trainsim: $(TEST_OBJ) build/libtrainsim.a
+	@mkdir -p bin
+	$(CC) $(CFLAGS) -o $@ $^ -lcunit $(LDLIBS)
+
+build/tests/%.o: CFLAGS += -Itests
+
+# make check: CUnit suites (they also run bin/trainsim for CLI behaviour).
+check test: bin/trainsim bin/test_trainsim
+	bin/test_trainsim
+
+# The shipped example study of the README.
+demo: bin/trainsim
+	bin/trainsim sim --platform configs/platforms/dgx-2node.xml \
+	    --trace configs/traces/dp-overlap-16.json --links 5
+
+bench: bin/trainsim
+	experiments/bench/run.sh
+
+clean:
+	rm -rf build bin
+
+-include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) build/sim/main.d

@@ -1,0 +1,36 @@
+/* Small helpers shared by every module: error reporting into caller buffers,
+ * checked allocation, growable arrays and shortest round-trip number formatting. */
+#ifndef TS_UTIL_H
+#define TS_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Errors: libraries write one lowercase line into a caller-supplied buffer and
+ * return -1 (git's error() style). Only main() decides the exit status. */
+#define TS_ERRLEN 512
+int ts_err(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Allocation that aborts on out-of-memory (an impossible state for our sizes,
+ * not bad input). */
+void *ts_malloc(size_t n);
+void *ts_calloc(size_t n, size_t size);
+void *ts_realloc(void *p, size_t n);
+char *ts_strdup(const char *s);
+
+/* Grow *arr (element size elsz, capacity *cap) so that it holds at least need. */
+void ts_grow(void *arrp, size_t elsz, size_t *cap, size_t need);
+
+/* Write d with the fewest significant digits that read back as exactly d. */
+void ts_fmt_double(char *buf, size_t n, double d);
+
+/* Natural (numeric-aware) string compare: "gpu-2" < "gpu-10". */
+int ts_natcmp(const char *a, const char *b);
+
+/* Wall-clock seconds (monotonic), and peak resident set size in bytes. */
+double ts_wtime(void);
+long ts_peak_rss(void);
+
+#endif

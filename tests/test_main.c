@@ -1,0 +1,55 @@
+/* CUnit entry point: runs every suite of the registry; exit status 1 on failure. */
+#include <CUnit/Basic.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tests.h"
+
+static void (*registry[])(void) = {
+    suite_util, suite_opgraph_io, suite_opgraph_check, suite_engine, suite_coll, suite_cli,
+};
+
+const char *test_data(const char *name)
+{
+    static char buf[4][512];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "tests/data/%s", name);
+    return buf[k];
+}
+
+void test_add_suite(const char *name, ...)
+{
+    CU_pSuite s = CU_add_suite(name, NULL, NULL);
+    va_list ap;
+    va_start(ap, name);
+    for (;;) {
+        const char *tname = va_arg(ap, const char *);
+        if (!tname) break;
+        CU_TestFunc fn = va_arg(ap, CU_TestFunc);
+        CU_add_test(s, tname, fn);
+    }
+    va_end(ap);
+}
+
+int main(int argc, char **argv)
+{
+    if (CU_initialize_registry() != CUE_SUCCESS) return 2;
+    for (size_t i = 0; i < sizeof registry / sizeof registry[0]; i++) registry[i]();
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    if (argc > 1) {
+        /* run one suite by name */
+        CU_pSuite s = CU_get_suite(argv[1]);
+        if (!s) {
+            fprintf(stderr, "test_trainsim: no suite named '%s'\n", argv[1]);
+            return 2;
+        }
+        CU_basic_run_suite(s);
+    } else {
+        CU_basic_run_tests();
+    }
+    unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
+    CU_cleanup_registry();
+    return failed ? 1 : 0;
+}
