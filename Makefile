@@ -1,7 +1,7 @@
 # trainsim: build, test, benchmarks. `make deps` installs the Debian packages.
 CC      ?= cc
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Isim -Imodels -Iplatforms -Ivalidate \
+CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Isim -Imodels -Imodels/coll -Iplatforms -Ivalidate \
            $(shell pkg-config --cflags libxml-2.0 igraph 2>/dev/null)
 LDLIBS  := -lsimgrid -ljansson -lgsl -lgslcblas -lm \
            $(shell pkg-config --libs libxml-2.0 igraph 2>/dev/null)
@@ -9,8 +9,10 @@ LDLIBS  := -lsimgrid -ljansson -lgsl -lgslcblas -lm \
 DEB_PACKAGES := build-essential pkg-config libsimgrid-dev libigraph-dev libgsl-dev \
                 libopenmpi-dev openmpi-bin libxml2-dev libcunit1-dev libjansson-dev
 
-# Every .c under the library folders belongs to libtrainsim, except entry points.
-LIB_SRC  := $(filter-out sim/main.c, $(wildcard sim/*.c sim/*/*.c models/*.c models/*/*.c \
+# Every .c under the library folders belongs to libtrainsim, except the CLI.
+CLI_SRC  := sim/main.c $(wildcard sim/cmd_*.c)
+CLI_OBJ  := $(CLI_SRC:%.c=build/%.o)
+LIB_SRC  := $(filter-out $(CLI_SRC), $(wildcard sim/*.c sim/*/*.c models/*.c models/*/*.c \
               platforms/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=build/%.o)
 TEST_SRC := $(wildcard tests/*.c)
@@ -30,7 +32,7 @@ build/%.o: %.c
 build/libtrainsim.a: $(LIB_OBJ)
 	ar rcs $@ $^
 
-bin/trainsim: build/sim/main.o build/libtrainsim.a
+bin/trainsim: $(CLI_OBJ) build/libtrainsim.a
 	@mkdir -p bin
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -55,4 +57,4 @@ bench: bin/trainsim
 clean:
 	rm -rf build bin
 
--include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) build/sim/main.d
+-include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

@@ -74,6 +74,24 @@ void ts_fmt_double(char *buf, size_t n, double d)
     }
 }
 
+void ts_json_string(FILE *f, const char *s)
+{
+    putc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        switch (*p) {
+        case '"': fputs("\\\"", f); break;
+        case '\\': fputs("\\\\", f); break;
+        case '\n': fputs("\\n", f); break;
+        case '\t': fputs("\\t", f); break;
+        case '\r': fputs("\\r", f); break;
+        default:
+            if (*p < 0x20) fprintf(f, "\\u%04x", *p);
+            else putc(*p, f);
+        }
+    }
+    putc('"', f);
+}
+
 int ts_natcmp(const char *a, const char *b)
 {
     while (*a && *b) {

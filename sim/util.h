@@ -26,6 +26,9 @@ void ts_grow(void *arrp, size_t elsz, size_t *cap, size_t need);
 /* Write d with the fewest significant digits that read back as exactly d. */
 void ts_fmt_double(char *buf, size_t n, double d);
 
+/* Write s as a JSON string literal (quoted, escaped). */
+void ts_json_string(FILE *f, const char *s);
+
 /* Natural (numeric-aware) string compare: "gpu-2" < "gpu-10". */
 int ts_natcmp(const char *a, const char *b);
 

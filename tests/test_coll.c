@@ -1,7 +1,214 @@
-/* Tests: coll (being written). */
+/* Collective schedules executed symbolically: every rank's chunks are sets of
+ * contributing ranks; after the schedule each rank must hold exactly what the
+ * collective defines. Also: send/recv pairing per step, merged totals, errors. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll.h"
 #include "tests.h"
+#include "util.h"
+
+typedef unsigned long long set_t; /* contributing ranks, n <= 64 */
+
+typedef struct {
+    int n, nchunks;
+    set_t *have; /* [rank * nchunks + chunk] */
+} state;
+
+static set_t full(int n) { return n == 64 ? ~0ULL : (1ULL << n) - 1; }
+
+static void init_state(state *s, const coll_plan *p)
+{
+    s->n = p->n;
+    s->nchunks = p->nchunks;
+    s->have = ts_calloc((size_t)p->n * p->nchunks, sizeof(set_t));
+    for (int r = 0; r < p->n; r++)
+        for (int c = 0; c < p->nchunks; c++) {
+            set_t *h = &s->have[r * p->nchunks + c];
+            switch (p->coll) {
+            case OG_ALLGATHER: *h = c == r ? 1ULL << r : 0; break;
+            case OG_BROADCAST: *h = r == p->root ? 1ULL << r : 0; break;
+            case OG_ALLTOALL: *h = c / p->n == r ? 1ULL << r : 0; break;
+            default: *h = 1ULL << r; /* reductions: each rank contributes everywhere */
+            }
+        }
+}
+
+/* The result the collective defines for rank r, chunk c. */
+static set_t expected(const coll_plan *p, int r, int c, set_t cur)
+{
+    int n = p->n;
+    switch (p->coll) {
+    case OG_ALLREDUCE:
+    case OG_BARRIER: return full(n);
+    case OG_ALLGATHER: return 1ULL << c;
+    case OG_REDUCESCATTER: return c == r ? full(n) : cur; /* only chunk r is defined */
+    case OG_BROADCAST: return 1ULL << p->root;
+    case OG_REDUCE: return r == p->root ? full(n) : cur;
+    case OG_ALLTOALL: return c % n == r ? 1ULL << (c / n) : cur;
+    default: return cur;
+    }
+}
+
+/* Execute the schedule; returns 0 or a message in err. */
+static int run_symbolic(const coll_plan *p, char *err, size_t errlen)
+{
+    state s;
+    init_state(&s, p);
+    int n = p->n, k = p->nchunks;
+    coll_step **st = ts_malloc(n * sizeof *st);
+    for (int r = 0; r < n; r++) st[r] = coll_step_new(n);
+    set_t *next = ts_malloc((size_t)n * k * sizeof(set_t));
+    int64_t *sent = ts_calloc((size_t)n * n, sizeof(int64_t)); /* per (src,dst) totals */
+    int rc = 0;
+    for (int step = 0; step < p->nsteps && rc == 0; step++) {
+        for (int r = 0; r < n; r++) coll_plan_step(p, r, step, st[r]);
+        memcpy(next, s.have, (size_t)n * k * sizeof(set_t));
+        for (int r = 0; r < n && rc == 0; r++)
+            for (int i = 0; i < st[r]->nsend && rc == 0; i++) {
+                coll_xfer *x = &st[r]->send[i];
+                /* the matching receive on the peer */
+                int found = 0;
+                for (int j = 0; j < st[x->peer]->nrecv; j++) {
+                    coll_xfer *y = &st[x->peer]->recv[j];
+                    if (y->peer == r && y->chunk == x->chunk && y->nchunk == x->nchunk &&
+                        y->reduce == x->reduce && (y->bytes == x->bytes || y->bytes < 0))
+                        found = 1;
+                }
+                if (!found) {
+                    rc = ts_err(err, errlen, "step %d: send %d->%d chunk %d has no matching recv", step, r,
+                                x->peer, x->chunk);
+                    break;
+                }
+                if (x->bytes != coll_chunk_range_bytes(p->bytes, p->coll == OG_ALLTOALL ? n : k,
+                                                       p->coll == OG_ALLTOALL ? x->chunk % n : x->chunk,
+                                                       x->nchunk)) {
+                    rc = ts_err(err, errlen, "step %d: send %d->%d carries %lld bytes for chunk %d", step, r,
+                                x->peer, (long long)x->bytes, x->chunk);
+                    break;
+                }
+                sent[r * n + x->peer] += x->bytes;
+                for (int c = x->chunk; c < x->chunk + x->nchunk; c++) {
+                    set_t src = s.have[r * k + c], *dst = &next[x->peer * k + c];
+                    if (!src) {
+                        rc = ts_err(err, errlen, "step %d: rank %d sends chunk %d it does not hold", step, r, c);
+                        break;
+                    }
+                    if (x->reduce) {
+                        if (*dst & src) {
+                            rc = ts_err(err, errlen, "step %d: chunk %d reduced twice into rank %d", step, c,
+                                        x->peer);
+                            break;
+                        }
+                        *dst |= src;
+                    } else {
+                        *dst = src;
+                    }
+                }
+            }
+        /* every receive must have a sender */
+        for (int r = 0; r < n && rc == 0; r++) {
+            int nsend_to_r = 0;
+            for (int q = 0; q < n; q++)
+                for (int i = 0; i < st[q]->nsend; i++) nsend_to_r += st[q]->send[i].peer == r;
+            if (nsend_to_r != st[r]->nrecv)
+                rc = ts_err(err, errlen, "step %d: rank %d posts %d recvs for %d sends", step, r, st[r]->nrecv,
+                            nsend_to_r);
+        }
+        memcpy(s.have, next, (size_t)n * k * sizeof(set_t));
+    }
+    for (int r = 0; r < n && rc == 0; r++)
+        for (int c = 0; c < k && rc == 0; c++) {
+            set_t h = s.have[r * k + c];
+            if (h != expected(p, r, c, h))
+                rc = ts_err(err, errlen, "rank %d chunk %d ends with set %llx, want %llx", r, c, h,
+                            expected(p, r, c, h));
+        }
+    /* the merged (pipelined) view carries exactly the step totals */
+    coll_step *m = coll_step_new(n);
+    for (int r = 0; r < n && rc == 0; r++) {
+        coll_plan_merged(p, r, m);
+        int64_t tot = 0, want = 0;
+        for (int i = 0; i < m->nsend; i++) {
+            tot += m->send[i].bytes;
+            if (m->send[i].bytes != sent[r * n + m->send[i].peer])
+                rc = ts_err(err, errlen, "merged %d->%d: %lld bytes, steps sent %lld", r, m->send[i].peer,
+                            (long long)m->send[i].bytes, (long long)sent[r * n + m->send[i].peer]);
+        }
+        for (int q = 0; q < n; q++) want += sent[r * n + q];
+        if (rc == 0 && tot != want)
+            rc = ts_err(err, errlen, "merged rank %d sends %lld bytes, steps %lld", r, (long long)tot,
+                        (long long)want);
+    }
+    coll_step_free(m);
+    for (int r = 0; r < n; r++) coll_step_free(st[r]);
+    free(st);
+    free(next);
+    free(sent);
+    free(s.have);
+    return rc;
+}
+
+static void check_all(og_coll coll)
+{
+    int64_t sizes[] = {0, 1, 1000, 1 << 20, 12345679};
+    for (int a = 0; a < coll_nalgos(); a++) {
+        if (!(coll_algo_get(a)->colls & (1u << coll))) continue;
+        for (int n = 1; n <= 33; n++)
+            for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
+                for (int root = 0; root < n; root += (n > 3 ? n / 3 : 1)) {
+                    coll_plan p;
+                    char err[TS_ERRLEN];
+                    CU_ASSERT_EQUAL_FATAL(coll_plan_init(&p, coll, n, root, sizes[si], NULL, a, err, sizeof err), 0);
+                    int rc = run_symbolic(&p, err, sizeof err);
+                    if (rc)
+                        fprintf(stderr, "%s/%s n=%d root=%d size=%lld: %s\n", og_coll_name(coll),
+                                coll_algo_get(a)->name, n, root, (long long)sizes[si], err);
+                    CU_ASSERT_EQUAL_FATAL(rc, 0);
+                    if (coll != OG_BROADCAST && coll != OG_REDUCE) break; /* root matters only there */
+                }
+    }
+}
+
+static void test_allreduce(void) { check_all(OG_ALLREDUCE); }
+static void test_allgather(void) { check_all(OG_ALLGATHER); }
+static void test_reducescatter(void) { check_all(OG_REDUCESCATTER); }
+static void test_broadcast(void) { check_all(OG_BROADCAST); }
+static void test_reduce(void) { check_all(OG_REDUCE); }
+static void test_alltoall(void) { check_all(OG_ALLTOALL); }
+
+static void test_errors(void)
+{
+    char err[TS_ERRLEN];
+    CU_ASSERT_EQUAL(coll_algo_find("rign", OG_ALLREDUCE, err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "unknown algorithm 'rign' for all_reduce (valid: ring)"));
+    CU_ASSERT_EQUAL(coll_algo_find("ring", OG_ALLTOALL, err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "valid: pairwise"));
+    coll_plan p;
+    CU_ASSERT_EQUAL(coll_plan_init(&p, OG_ALLREDUCE, 0, 0, 100, NULL, -1, err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "group of 0 ranks"));
+    CU_ASSERT_EQUAL(coll_plan_init(&p, OG_BROADCAST, 4, 4, 100, NULL, -1, err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "root 4 outside the group of 4"));
+    CU_ASSERT_EQUAL(coll_plan_init(&p, OG_ALLTOALLV, 4, 0, 100, NULL, -1, err, sizeof err), -1);
+}
+
+static void test_busbw_factors(void)
+{
+    CU_ASSERT_DOUBLE_EQUAL(coll_busbw_factor(OG_ALLREDUCE, 8), 1.75, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(coll_busbw_factor(OG_ALLGATHER, 8), 0.875, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(coll_busbw_factor(OG_BROADCAST, 8), 1.0, 1e-12);
+}
 
 void suite_coll(void)
 {
-    test_add_suite("coll", NULL);
+    test_add_suite("coll",
+                   "all-reduce schedules are correct, n=1..33", test_allreduce,
+                   "all-gather schedules are correct, n=1..33", test_allgather,
+                   "reduce-scatter schedules are correct, n=1..33", test_reducescatter,
+                   "broadcast schedules are correct, every root", test_broadcast,
+                   "reduce schedules are correct, every root", test_reduce,
+                   "all-to-all schedules are correct, n=1..33", test_alltoall,
+                   "bad algorithm names and plans", test_errors,
+                   "nccl-tests busbw factors", test_busbw_factors,
+                   NULL);
 }

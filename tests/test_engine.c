@@ -1,7 +1,203 @@
-/* Tests: engine (being written). */
+/* Engine tests: closed forms for p2p and ring collectives, stream overlap,
+ * dependencies, deadlock reports. Each simulation runs in a forked child. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "tests.h"
+#include "util.h"
+
+#define REL(a, b) (fabs((a) - (b)) / fabs(b))
+
+static void test_p2p_closed_form(void)
+{
+    const double bw = 25e9, lat = 2e-6;
+    int64_t sizes[] = {1, 4096, 1 << 20, (int64_t)1 << 30};
+    for (int i = 0; i < 4; i++) {
+        og_graph *g = og_new(2);
+        og_send(g, 0, 0, 1, sizes[i], 0);
+        og_recv(g, 1, 0, 0, sizes[i], 0);
+        eng_opts o = {ENG_PIPELINED, 0, 0};
+        test_outcome t;
+        CU_ASSERT_EQUAL_FATAL(test_sim(test_data("p2p.xml"), g, &o, &t), 0);
+        double want = lat + sizes[i] / bw;
+        CU_ASSERT(REL(t.makespan, want) < 1e-9);
+        if (REL(t.makespan, want) >= 1e-9)
+            fprintf(stderr, "p2p %lld bytes: got %.12g want %.12g\n", (long long)sizes[i], t.makespan, want);
+        CU_ASSERT_EQUAL(t.ncomms, 1);
+        og_free(g);
+    }
+}
+
+static og_graph *one_collective(int n, og_coll c, int64_t bytes, const char *algo)
+{
+    og_graph *g = og_new(n);
+    int *ranks = ts_malloc(n * sizeof(int));
+    for (int i = 0; i < n; i++) ranks[i] = i;
+    int gid = og_add_group(g, n, ranks);
+    for (int r = 0; r < n; r++) og_set_algo(og_collective(g, r, 0, c, gid, bytes, OG_F32), algo);
+    free(ranks);
+    return g;
+}
+
+/* Ring all-reduce on a contention-free crossbar: 2(N-1)/N S/B + 2(N-1) alpha,
+ * alpha = route latency (2 private links of lat each). */
+static void test_ring_allreduce_closed_form(void)
+{
+    const double bw = 50e9, lat = 1.5e-6, alpha = 2 * lat;
+    int ns[] = {2, 8, 64};
+    for (int f = 0; f < ENG_NFIDELITY; f++)
+        for (int i = 0; i < 3; i++) {
+            int n = ns[i];
+            int64_t S = (int64_t)64 << 20; /* divisible by every n */
+            og_graph *g = one_collective(n, OG_ALLREDUCE, S, "ring");
+            eng_opts o = {f, 0, 0};
+            test_outcome t;
+            CU_ASSERT_EQUAL_FATAL(test_sim(test_crossbar(n, bw, lat), g, &o, &t), 0);
+            double want = 2.0 * (n - 1) / n * S / bw + 2.0 * (n - 1) * alpha;
+            if (REL(t.makespan, want) >= 1e-6)
+                fprintf(stderr, "ring n=%d %s: got %.12g want %.12g\n", n, eng_fidelity_name(f),
+                        t.makespan, want);
+            CU_ASSERT(REL(t.makespan, want) < 1e-6);
+            long flows = f == ENG_STEP ? 2L * (n - 1) * n : n;
+            CU_ASSERT_EQUAL(t.ncomms, flows);
+            og_free(g);
+        }
+}
+
+/* The other ring collectives against their own closed forms. */
+static void test_ring_family_closed_form(void)
+{
+    const double bw = 40e9, lat = 1e-6, alpha = 2 * lat;
+    const int n = 8;
+    const int64_t S = (int64_t)8 << 20;
+    struct {
+        og_coll c;
+        double want;
+    } cases[] = {
+        {OG_ALLGATHER, (n - 1.0) / n * S / bw + (n - 1) * alpha},
+        {OG_REDUCESCATTER, (n - 1.0) / n * S / bw + (n - 1) * alpha},
+        {OG_ALLTOALL, (n - 1.0) / n * S / bw + (n - 1) * alpha},
+        /* chain with n chunks, step fidelity: (2n-2) steps of S/n */
+        {OG_BROADCAST, (2.0 * n - 2) * (S / n / bw + alpha)},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        og_graph *g = one_collective(n, cases[i].c, S, NULL);
+        eng_opts o = {ENG_STEP, 0, 0};
+        test_outcome t;
+        CU_ASSERT_EQUAL_FATAL(test_sim(test_crossbar(n, bw, lat), g, &o, &t), 0);
+        if (REL(t.makespan, cases[i].want) >= 1e-6)
+            fprintf(stderr, "%s: got %.12g want %.12g\n", og_coll_name(cases[i].c), t.makespan, cases[i].want);
+        CU_ASSERT(REL(t.makespan, cases[i].want) < 1e-6);
+        og_free(g);
+    }
+}
+
+/* A compute op on stream 0 and a transfer on stream 1 of the same rank overlap:
+ * the rank finishes at max(compute, transfer), not their sum. */
+static void test_two_streams_overlap(void)
+{
+    const double bw = 25e9, lat = 2e-6;
+    og_graph *g = og_new(2);
+    og_compute(g, 0, 0, 1e12, 0); /* 1e12 flops at 100 Tf/s = 10 ms */
+    int64_t bytes = 200000000;    /* 8 ms + 2 us on the wire */
+    og_send(g, 0, 1, 1, bytes, 0);
+    og_recv(g, 1, 0, 0, bytes, 0);
+    eng_opts o = {ENG_PIPELINED, 0, 0};
+    test_outcome t;
+    CU_ASSERT_EQUAL_FATAL(test_sim(test_data("p2p.xml"), g, &o, &t), 0);
+    double comp = 1e12 / 100e12, xfer = lat + bytes / bw;
+    CU_ASSERT(REL(t.makespan, comp > xfer ? comp : xfer) < 1e-9);
+    CU_ASSERT(t.makespan < 0.75 * (comp + xfer));
+    /* rank 0: compute covers the whole transfer: nothing exposed */
+    CU_ASSERT(REL(t.ranks[0].compute, comp) < 1e-9);
+    CU_ASSERT(REL(t.ranks[0].comm, xfer) < 1e-9);
+    CU_ASSERT(fabs(t.ranks[0].exposed) < 1e-12);
+    /* rank 1 only receives: all of it is exposed, the rest idle */
+    CU_ASSERT(REL(t.ranks[1].exposed, xfer) < 1e-9);
+    CU_ASSERT(REL(t.ranks[1].idle, comp - xfer) < 1e-6);
+    og_free(g);
+}
+
+/* A dependency across streams serialises what streams would overlap. */
+static void test_cross_stream_dependency(void)
+{
+    og_graph *g = og_new(2);
+    og_compute(g, 0, 0, 1e12, 0);                  /* op 0, 10 ms */
+    og_op *s = og_send(g, 0, 1, 1, 250000000, 0);  /* op 1, 10 ms + 2 us, after op 0 */
+    og_add_dep(s, 0);
+    og_recv(g, 1, 0, 0, 250000000, 0);
+    eng_opts o = {ENG_PIPELINED, 0, 0};
+    test_outcome t;
+    CU_ASSERT_EQUAL_FATAL(test_sim(test_data("p2p.xml"), g, &o, &t), 0);
+    CU_ASSERT(REL(t.makespan, 0.01 + 0.01 + 2e-6) < 1e-9);
+    og_free(g);
+}
+
+/* Fixed-duration compute ops and the op order within a stream. */
+static void test_stream_order(void)
+{
+    og_graph *g = og_new(1);
+    og_compute_fixed(g, 0, 0, 0.003);
+    og_compute_fixed(g, 0, 0, 0.004);
+    og_compute_fixed(g, 0, 2, 0.005);
+    eng_opts o = {ENG_PIPELINED, 0, 0};
+    test_outcome t;
+    CU_ASSERT_EQUAL_FATAL(test_sim(test_data("p2p.xml"), g, &o, &t), 0);
+    CU_ASSERT(REL(t.makespan, 0.007) < 1e-12);
+    CU_ASSERT(REL(t.ranks[0].compute, 0.007) < 1e-12);
+    og_free(g);
+}
+
+/* Three ranks each waiting to receive from the next before sending. */
+static void test_deadlock_reported(void)
+{
+    og_graph *g = og_new(3);
+    for (int r = 0; r < 3; r++) {
+        og_recv(g, r, 0, (r + 1) % 3, 1024, 0);
+        og_send(g, r, 0, (r + 2) % 3, 1024, 0);
+    }
+    eng_opts o = {ENG_PIPELINED, 0, 0};
+    test_outcome t;
+    double w0 = ts_wtime();
+    int rc = test_sim(test_crossbar(3, 1e9, 1e-6), g, &o, &t);
+    CU_ASSERT(ts_wtime() - w0 < 5.0);
+    CU_ASSERT_EQUAL(rc, -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(t.err, "deadlock"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(t.err, "rank 0 stream 0 op 0 (recv from rank 1"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(t.err, "rank 1 stream 0 op 0 (recv from rank 2"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(t.err, "rank 2 stream 0 op 0 (recv from rank 0"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(t.err, "[3 streams blocked]"));
+    og_free(g);
+}
+
+/* Placement: a rank naming a host runs there; an unknown host is an error. */
+static void test_placement(void)
+{
+    og_graph *g = og_new(2);
+    og_set_host(g, 0, "gpu-1");
+    og_set_host(g, 1, "gpu-0");
+    og_send(g, 0, 0, 1, 1000, 0);
+    og_recv(g, 1, 0, 0, 1000, 0);
+    eng_opts o = {ENG_PIPELINED, 0, 0};
+    test_outcome t;
+    CU_ASSERT_EQUAL(test_sim(test_data("p2p.xml"), g, &o, &t), 0);
+    og_set_host(g, 1, "gpu-7");
+    CU_ASSERT_EQUAL(test_sim(test_data("p2p.xml"), g, &o, &t), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(t.err, "rank 1: host 'gpu-7' is not in the platform"));
+    og_free(g);
+}
 
 void suite_engine(void)
 {
-    test_add_suite("engine", NULL);
+    test_add_suite("engine",
+                   "p2p equals latency + bytes/bandwidth", test_p2p_closed_form,
+                   "ring all-reduce N=2,8,64 equals closed form", test_ring_allreduce_closed_form,
+                   "ring family equals closed forms", test_ring_family_closed_form,
+                   "two streams overlap (max, not sum)", test_two_streams_overlap,
+                   "cross-stream dependency", test_cross_stream_dependency,
+                   "stream order and fixed durations", test_stream_order,
+                   "3-rank deadlock is reported", test_deadlock_reported,
+                   "rank placement by host name", test_placement,
+                   NULL);
 }

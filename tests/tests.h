@@ -18,4 +18,29 @@ const char *test_data(const char *name);
 /* Add a suite with the given tests (NULL-terminated name/function pairs). */
 void test_add_suite(const char *name, ...);
 
+/* Running simulations in a forked child (SimGrid loads one platform per process). */
+#include "engine.h"
+#include "opgraph.h"
+
+#define TEST_MAX_RANKS 128
+typedef struct test_outcome {
+    int rc;                 /* eng_run's return (or -2 when the child crashed) */
+    double makespan;
+    long ncomms;
+    double wall;
+    int nranks;
+    eng_rank_stats ranks[TEST_MAX_RANKS];
+    char err[4096];
+} test_outcome;
+
+int test_sim(const char *platform, const og_graph *g, const eng_opts *o, test_outcome *out);
+
+/* Write a contention-free crossbar of n hosts gpu-0..gpu-(n-1) (SimGrid cluster,
+ * split-duplex private links of bw bytes/s and lat seconds, no backbone):
+ * every route is up-link + down-link, latency 2*lat. Returns the file path. */
+const char *test_crossbar(int n, double bw, double lat);
+
+/* Run bin/trainsim with args (shell words); capture stdout+stderr in out. */
+int test_cli(const char *args, char *out, size_t outlen);
+
 #endif

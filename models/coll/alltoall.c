@@ -1,0 +1,23 @@
+/* All-to-all family: pairwise exchange (step s: send to rank+s, receive from rank-s). */
+#include "coll_algos.h"
+
+int coll_pairwise_nsteps(const coll_plan *p, int *nchunks)
+{
+    *nchunks = p->n * p->n;
+    return p->n - 1;
+}
+
+void coll_pairwise_step(const coll_plan *p, int me, int s, coll_step *out)
+{
+    int n = p->n, dst = (me + s + 1) % n, src = ((me - s - 1) % n + n) % n;
+    int64_t sb, rb;
+    if (p->coll == OG_ALLTOALLV) {
+        sb = p->vbytes[dst];
+        rb = -1;
+    } else {
+        sb = coll_chunk_bytes(p->bytes, n, dst);
+        rb = coll_chunk_bytes(p->bytes, n, me);
+    }
+    coll_add_send(out, dst, sb, me * n + dst, 1, 0);
+    coll_add_recv(out, src, rb, src * n + me, 1, 0);
+}

@@ -1,0 +1,150 @@
+/* The collective algorithm table, the automatic selection policy and the plan
+ * and step plumbing every algorithm shares. */
+#include "coll.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll_algos.h"
+#include "util.h"
+
+#define BIT(c) (1u << (c))
+
+static const coll_algo algos[] = {
+    {"ring", "ring: reduce-scatter then all-gather around the group (NCCL Ring)",
+     BIT(OG_ALLREDUCE) | BIT(OG_ALLGATHER) | BIT(OG_REDUCESCATTER) | BIT(OG_BARRIER),
+     coll_ring_nsteps, coll_ring_step, coll_ring_merged},
+    {"chain", "pipelined chain from the root (broadcast) or towards it (reduce)",
+     BIT(OG_BROADCAST) | BIT(OG_REDUCE), coll_chain_nsteps, coll_chain_step, NULL},
+    {"pairwise", "pairwise exchange: step s sends to rank+s and receives from rank-s",
+     BIT(OG_ALLTOALL) | BIT(OG_ALLTOALLV), coll_pairwise_nsteps, coll_pairwise_step, NULL},
+};
+#define NALGOS ((int)(sizeof algos / sizeof algos[0]))
+
+int coll_nalgos(void) { return NALGOS; }
+
+const coll_algo *coll_algo_get(int id) { return id >= 0 && id < NALGOS ? &algos[id] : NULL; }
+
+int coll_algo_find(const char *name, og_coll coll, char *err, size_t errlen)
+{
+    for (int i = 0; i < NALGOS; i++)
+        if (strcmp(algos[i].name, name) == 0 && (algos[i].colls & BIT(coll))) return i;
+    char list[256] = "";
+    for (int i = 0; i < NALGOS; i++) {
+        if (!(algos[i].colls & BIT(coll))) continue;
+        if (list[0]) strncat(list, ", ", sizeof list - strlen(list) - 1);
+        strncat(list, algos[i].name, sizeof list - strlen(list) - 1);
+    }
+    return ts_err(err, errlen, "unknown algorithm '%s' for %s (valid: %s)", name,
+                  og_coll_name(coll), list);
+}
+
+int coll_select(og_coll coll, int n, int64_t bytes)
+{
+    (void)n;
+    (void)bytes;
+    for (int i = 0; i < NALGOS; i++)
+        if (algos[i].colls & BIT(coll)) return i;
+    return -1;
+}
+
+int coll_plan_init(coll_plan *p, og_coll coll, int n, int root, int64_t bytes,
+                   const int64_t *vbytes, int algo, char *err, size_t errlen)
+{
+    if (n < 1) return ts_err(err, errlen, "%s on a group of %d ranks", og_coll_name(coll), n);
+    if (bytes < 0) return ts_err(err, errlen, "%s of negative size %lld", og_coll_name(coll),
+                                 (long long)bytes);
+    if (root < 0 || root >= n)
+        return ts_err(err, errlen, "%s root %d outside the group of %d", og_coll_name(coll),
+                      root, n);
+    if (coll == OG_ALLTOALLV && !vbytes)
+        return ts_err(err, errlen, "alltoallv without per-rank send sizes");
+    if (algo < 0) algo = coll_select(coll, n, bytes);
+    if (algo < 0 || algo >= NALGOS || !(algos[algo].colls & BIT(coll)))
+        return ts_err(err, errlen, "no algorithm implements %s", og_coll_name(coll));
+    memset(p, 0, sizeof *p);
+    p->coll = coll;
+    p->n = n;
+    p->root = root;
+    p->bytes = bytes;
+    p->vbytes = vbytes;
+    p->algo = algo;
+    p->nchunks = 1;
+    p->nsteps = n == 1 ? 0 : algos[algo].nsteps(p, &p->nchunks);
+    return 0;
+}
+
+coll_step *coll_step_new(int n)
+{
+    coll_step *st = ts_calloc(1, sizeof *st);
+    st->send = ts_calloc(n, sizeof *st->send);
+    st->recv = ts_calloc(n, sizeof *st->recv);
+    return st;
+}
+
+void coll_step_free(coll_step *st)
+{
+    if (!st) return;
+    free(st->send);
+    free(st->recv);
+    free(st);
+}
+
+void coll_plan_step(const coll_plan *p, int me, int s, coll_step *out)
+{
+    out->nsend = out->nrecv = 0;
+    algos[p->algo].step(p, me, s, out);
+}
+
+/* Add bytes for peer into xs (n entries), keeping one entry per peer. */
+static void merge_into(coll_xfer *xs, int *nx, const coll_xfer *x)
+{
+    for (int i = 0; i < *nx; i++)
+        if (xs[i].peer == x->peer) {
+            if (xs[i].bytes >= 0) xs[i].bytes = x->bytes < 0 ? -1 : xs[i].bytes + x->bytes;
+            return;
+        }
+    xs[(*nx)++] = (coll_xfer){x->peer, x->bytes, 0, 0, x->reduce};
+}
+
+void coll_plan_merged(const coll_plan *p, int me, coll_step *out)
+{
+    out->nsend = out->nrecv = 0;
+    if (p->nsteps == 0) return;
+    if (algos[p->algo].merged) {
+        algos[p->algo].merged(p, me, out);
+        return;
+    }
+    coll_step *st = coll_step_new(p->n);
+    for (int s = 0; s < p->nsteps; s++) {
+        coll_plan_step(p, me, s, st);
+        for (int i = 0; i < st->nsend; i++) merge_into(out->send, &out->nsend, &st->send[i]);
+        for (int i = 0; i < st->nrecv; i++) merge_into(out->recv, &out->nrecv, &st->recv[i]);
+    }
+    coll_step_free(st);
+}
+
+int64_t coll_chunk_bytes(int64_t bytes, int k, int c)
+{
+    return bytes / k + (c < bytes % k ? 1 : 0);
+}
+
+int64_t coll_chunk_range_bytes(int64_t bytes, int k, int c, int nchunk)
+{
+    int64_t b = 0;
+    for (int i = 0; i < nchunk; i++) b += coll_chunk_bytes(bytes, k, (c + i) % k);
+    return b;
+}
+
+double coll_busbw_factor(og_coll coll, int n)
+{
+    switch (coll) {
+    case OG_ALLREDUCE: return 2.0 * (n - 1) / n;
+    case OG_ALLGATHER:
+    case OG_REDUCESCATTER:
+    case OG_ALLTOALL:
+    case OG_ALLTOALLV: return (double)(n - 1) / n;
+    default: return 1.0;
+    }
+}

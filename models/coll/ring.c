@@ -1,0 +1,88 @@
+/* Ring family: ring all-reduce / all-gather / reduce-scatter (NCCL's Ring) and
+ * the pipelined chain used for broadcast and reduce. */
+#include "coll_algos.h"
+
+static int mod(int a, int n) { return ((a % n) + n) % n; }
+
+void coll_add_send(coll_step *st, int peer, int64_t bytes, int chunk, int nchunk, int reduce)
+{
+    st->send[st->nsend++] = (coll_xfer){peer, bytes, chunk, nchunk, reduce};
+}
+
+void coll_add_recv(coll_step *st, int peer, int64_t bytes, int chunk, int nchunk, int reduce)
+{
+    st->recv[st->nrecv++] = (coll_xfer){peer, bytes, chunk, nchunk, reduce};
+}
+
+int coll_ring_nsteps(const coll_plan *p, int *nchunks)
+{
+    *nchunks = p->n;
+    return (p->coll == OG_ALLREDUCE || p->coll == OG_BARRIER) ? 2 * (p->n - 1) : p->n - 1;
+}
+
+/* Reduce-scatter step t: after n-1 steps rank me holds chunk me reduced. */
+static void rs_step(const coll_plan *p, int me, int t, coll_step *out)
+{
+    int n = p->n, cs = mod(me - t - 1, n), cr = mod(me - t - 2, n);
+    coll_add_send(out, mod(me + 1, n), coll_chunk_bytes(p->bytes, n, cs), cs, 1, 1);
+    coll_add_recv(out, mod(me - 1, n), coll_chunk_bytes(p->bytes, n, cr), cr, 1, 1);
+}
+
+/* All-gather step t: rank me starts with chunk me. */
+static void ag_step(const coll_plan *p, int me, int t, coll_step *out)
+{
+    int n = p->n, cs = mod(me - t, n), cr = mod(me - t - 1, n);
+    coll_add_send(out, mod(me + 1, n), coll_chunk_bytes(p->bytes, n, cs), cs, 1, 0);
+    coll_add_recv(out, mod(me - 1, n), coll_chunk_bytes(p->bytes, n, cr), cr, 1, 0);
+}
+
+void coll_ring_step(const coll_plan *p, int me, int s, coll_step *out)
+{
+    switch (p->coll) {
+    case OG_ALLGATHER: ag_step(p, me, s, out); break;
+    case OG_REDUCESCATTER: rs_step(p, me, s, out); break;
+    default: /* all-reduce and barrier: reduce-scatter then all-gather */
+        if (s < p->n - 1) rs_step(p, me, s, out);
+        else ag_step(p, me, s - (p->n - 1), out);
+    }
+}
+
+/* Chain: position 0 .. n-1 along the ring; broadcast starts at the root,
+ * reduce ends at it. The buffer is cut into n chunks that follow each other
+ * down the chain, one hop per step. */
+int coll_chain_nsteps(const coll_plan *p, int *nchunks)
+{
+    *nchunks = p->n;
+    return (p->n - 1) + (*nchunks - 1);
+}
+
+void coll_chain_step(const coll_plan *p, int me, int s, coll_step *out)
+{
+    int n = p->n, k = p->nchunks, red = p->coll == OG_REDUCE;
+    int pos = red ? mod(me - p->root - 1, n) : mod(me - p->root, n);
+    int c = s - pos;
+    if (pos < n - 1 && c >= 0 && c < k)
+        coll_add_send(out, mod(me + 1, n), coll_chunk_bytes(p->bytes, k, c), c, 1, red);
+    c = s - (pos - 1);
+    if (pos > 0 && c >= 0 && c < k)
+        coll_add_recv(out, mod(me - 1, n), coll_chunk_bytes(p->bytes, k, c), c, 1, red);
+}
+
+/* Ring totals per neighbour in closed form, O(1) for any group size: the
+ * reduce-scatter part sends every chunk but me and receives every chunk but
+ * me-1; the all-gather part sends every chunk but me+1 and receives all but me. */
+void coll_ring_merged(const coll_plan *p, int me, coll_step *out)
+{
+    int n = p->n, next = mod(me + 1, n), prev = mod(me - 1, n);
+    int64_t S = p->bytes, snd = 0, rcv = 0;
+    if (p->coll != OG_ALLGATHER) {
+        snd += S - coll_chunk_bytes(S, n, me);
+        rcv += S - coll_chunk_bytes(S, n, mod(me - 1, n));
+    }
+    if (p->coll != OG_REDUCESCATTER) {
+        snd += S - coll_chunk_bytes(S, n, mod(me + 1, n));
+        rcv += S - coll_chunk_bytes(S, n, me);
+    }
+    coll_add_send(out, next, snd, 0, 0, p->coll != OG_ALLGATHER);
+    coll_add_recv(out, prev, rcv, 0, 0, p->coll != OG_ALLGATHER);
+}

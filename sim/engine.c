@@ -1,0 +1,629 @@
+/* The SimGrid engine: one actor per (rank, stream) executes that stream's ops
+ * in order, waiting on cross-stream dependencies; transfers are SimGrid comms
+ * between the two ranks' GPU hosts; collectives run their schedules. */
+#include "engine.h"
+
+#include <simgrid/actor.h>
+#include <simgrid/comm.h>
+#include <simgrid/cond.h>
+#include <simgrid/engine.h>
+#include <simgrid/host.h>
+#include <simgrid/link.h>
+#include <simgrid/mailbox.h>
+#include <simgrid/mutex.h>
+#include <simgrid/plugins/load.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xbt/config.h>
+#include <xbt/log.h>
+#include <libxml/parser.h>
+
+#include "coll.h"
+#include "util.h"
+
+/* How many collectives of one group may be in flight at once before their
+ * transfers could be matched across instances (mailboxes are reused modulo). */
+#define COLL_SEQ_SLOTS 16
+
+enum { ST_READY, ST_DEPS, ST_OP, ST_DONE };
+
+typedef struct rank_ctx {
+    int rank;
+    sg_host_t host;
+    char *done;         /* per op */
+    sg_mutex_t mu;      /* only for ranks with several streams */
+    sg_cond_t cv;
+} rank_ctx;
+
+typedef struct stream_ctx {
+    rank_ctx *rc;
+    int stream;
+    int nops;
+    int *ops;           /* op ids of this stream, in order */
+    int cur;            /* index into ops of the op being run */
+    int state;
+} stream_ctx;
+
+typedef struct gpos {
+    int group, idx;     /* this rank is member idx of group */
+} gpos;
+
+/* The run in progress (SimGrid actors are plain C functions). */
+static struct {
+    const og_graph *g;
+    const eng_opts *o;
+    eng_result *res;
+    rank_ctx *rcs;
+    sg_host_t *hosts;   /* per rank */
+    int **coll_algo;    /* [rank][op]: algorithm row for COLL ops */
+    int **coll_seq;     /* [rank][op]: k-th collective on its group */
+    gpos **gp;          /* [rank]: sorted (group, idx) pairs */
+    int *ngp;
+    double t0;
+    long ops_done, ops_total;
+    double last_progress;
+    int deadlocked;     /* blocked actors still hold the rank's mutex/cond */
+} run;
+
+static int track_links;
+static int poisoned; /* a deadlocked run leaves blocked actors behind */
+static char payload_token;
+
+void eng_init(int *argc, char **argv, int links)
+{
+    track_links = links;
+    simgrid_init(argc, argv);
+    sg_cfg_set_string("network/model", "CM02");
+    sg_cfg_set_boolean("network/crosstraffic", "no");
+    sg_cfg_set_double("network/TCP-gamma", 1e15);
+    sg_cfg_set_int("contexts/guard-size", 0);
+    /* The deadlock report is ours; keep SimGrid's verbose one out. */
+    xbt_log_control_set("root.thresh:error");
+    if (links) sg_link_load_plugin_init();
+}
+
+int eng_load_platform(const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return ts_err(err, errlen, "%s: cannot open platform: %m", path);
+    fclose(f);
+    /* SimGrid aborts on malformed XML: check it first to report file:line. */
+    xmlDocPtr doc = xmlReadFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+    if (!doc) {
+        const xmlError *e = xmlGetLastError();
+        return ts_err(err, errlen, "%s:%d: malformed XML platform: %s", path, e ? e->line : 0,
+                      e && e->message ? strtok(e->message, "\n") : "parse error");
+    }
+    xmlNodePtr root = xmlDocGetRootElement(doc);
+    int is_platform = root && xmlStrcmp(root->name, (const xmlChar *)"platform") == 0;
+    xmlFreeDoc(doc);
+    if (!is_platform) return ts_err(err, errlen, "%s: not a SimGrid platform (root element is not <platform>)", path);
+    simgrid_load_platform(path);
+    if (sg_host_count() == 0) return ts_err(err, errlen, "%s: platform has no hosts", path);
+    return 0;
+}
+
+const char *eng_fidelity_name(eng_fidelity f)
+{
+    static const char *names[ENG_NFIDELITY] = {"step", "pipelined"};
+    return f < ENG_NFIDELITY ? names[f] : "?";
+}
+
+int eng_fidelity_from_name(const char *s)
+{
+    for (int i = 0; i < ENG_NFIDELITY; i++)
+        if (strcmp(eng_fidelity_name(i), s) == 0) return i;
+    return -1;
+}
+
+/* --- helpers used inside actors ------------------------------------------ */
+
+static int gpos_cmp(const void *a, const void *b)
+{
+    const gpos *x = a, *y = b;
+    return x->group - y->group;
+}
+
+static int group_index(int rank, int group)
+{
+    gpos key = {group, 0};
+    gpos *p = bsearch(&key, run.gp[rank], run.ngp[rank], sizeof key, gpos_cmp);
+    return p ? p->idx : -1;
+}
+
+static sg_mailbox_t p2p_mailbox(int src, int dst, int tag)
+{
+    char name[64];
+    snprintf(name, sizeof name, "p%d>%d.%d", src, dst, tag);
+    return sg_mailbox_by_name(name);
+}
+
+static sg_mailbox_t coll_mailbox(int group, int seq, int src, int dst)
+{
+    char name[64];
+    snprintf(name, sizeof name, "c%d.%d:%d>%d", group, seq % COLL_SEQ_SLOTS, src, dst);
+    return sg_mailbox_by_name(name);
+}
+
+static void run_compute(const og_op *op, sg_host_t host)
+{
+    if (op->duration >= 0) {
+        sg_actor_sleep_for(op->duration);
+        return;
+    }
+    double amount = op->flops;
+    const char *bw = sg_host_get_property_value(host, "hbm_bw");
+    if (bw && op->bytes > 0) {
+        /* roofline: the op cannot finish before its bytes cross HBM */
+        double mem_flops = (double)op->bytes / atof(bw) * sg_host_get_speed(host);
+        if (mem_flops > amount) amount = mem_flops;
+    }
+    if (amount > 0) sg_actor_execute(amount);
+}
+
+/* Post the transfers of one (possibly merged) step and wait for all of them. */
+static void run_step(const coll_step *st, const og_group *gr, int me, int group, int seq,
+                     sg_comm_t *comms, void **sink)
+{
+    int k = 0;
+    for (int i = 0; i < st->nsend; i++) {
+        int dst = gr->ranks[st->send[i].peer];
+        comms[k++] = sg_mailbox_put_async(coll_mailbox(group, seq, me, dst), &payload_token,
+                                          (long)st->send[i].bytes);
+    }
+    for (int i = 0; i < st->nrecv; i++) {
+        int src = gr->ranks[st->recv[i].peer];
+        comms[k++] = sg_mailbox_get_async(coll_mailbox(group, seq, src, me), &sink[i]);
+    }
+    run.res->ncomms += st->nsend;
+    sg_comm_wait_all(comms, k);
+}
+
+static void run_coll(const og_op *op, int rank)
+{
+    const og_group *gr = &run.g->groups[op->group];
+    int me = group_index(rank, op->group), seq = run.coll_seq[rank][op->id];
+    coll_plan p;
+    char err[TS_ERRLEN];
+    /* The plan was checked for every op before the run started. */
+    if (coll_plan_init(&p, op->coll, gr->n, op->root, op->bytes, op->vbytes,
+                       run.coll_algo[rank][op->id], err, sizeof err) < 0 || p.nsteps == 0)
+        return;
+    coll_step *st = coll_step_new(gr->n);
+    sg_comm_t *comms = ts_malloc(2 * gr->n * sizeof *comms);
+    void **sink = ts_malloc(gr->n * sizeof *sink);
+    if (run.o->fidelity == ENG_STEP) {
+        for (int s = 0; s < p.nsteps; s++) {
+            coll_plan_step(&p, me, s, st);
+            run_step(st, gr, rank, op->group, seq, comms, sink);
+        }
+    } else {
+        /* One flow per peer carrying all steps' bytes, then the latency of
+         * the remaining steps (the pipeline's fill and drain). */
+        coll_plan_merged(&p, me, st);
+        double alpha = 0;
+        for (int i = 0; i < st->nsend; i++) {
+            double l = sg_host_get_route_latency(run.hosts[rank], run.hosts[gr->ranks[st->send[i].peer]]);
+            if (l > alpha) alpha = l;
+        }
+        for (int i = 0; i < st->nrecv; i++) {
+            double l = sg_host_get_route_latency(run.hosts[gr->ranks[st->recv[i].peer]], run.hosts[rank]);
+            if (l > alpha) alpha = l;
+        }
+        run_step(st, gr, rank, op->group, seq, comms, sink);
+        if (p.nsteps > 1 && alpha > 0) sg_actor_sleep_for((p.nsteps - 1) * alpha);
+    }
+    free(sink);
+    free(comms);
+    coll_step_free(st);
+}
+
+static int deps_done(const rank_ctx *rc, const og_op *op)
+{
+    for (int i = 0; i < op->ndeps; i++)
+        if (!rc->done[op->deps[i]]) return 0;
+    return 1;
+}
+
+static void progress(void)
+{
+    run.ops_done++;
+    if (!run.o->progress || (run.ops_done & 4095)) return;
+    double now = ts_wtime();
+    if (now - run.last_progress < 2.0) return;
+    run.last_progress = now;
+    fprintf(stderr, "trainsim: simulated %.6f s, %ld/%ld ops done, %ld flows\n",
+            simgrid_get_clock() - run.t0, run.ops_done, run.ops_total, run.res->ncomms);
+}
+
+static void stream_actor(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    stream_ctx *sc = sg_actor_self_get_data();
+    rank_ctx *rc = sc->rc;
+    const og_rank *rk = &run.g->ranks[rc->rank];
+    for (sc->cur = 0; sc->cur < sc->nops; sc->cur++) {
+        const og_op *op = &rk->ops[sc->ops[sc->cur]];
+        if (!deps_done(rc, op)) {
+            sc->state = ST_DEPS;
+            sg_mutex_lock(rc->mu);
+            while (!deps_done(rc, op)) sg_cond_wait(rc->cv, rc->mu);
+            sg_mutex_unlock(rc->mu);
+        }
+        sc->state = ST_OP;
+        double t = simgrid_get_clock();
+        run.res->start[rc->rank][op->id] = t - run.t0;
+        switch (op->kind) {
+        case OG_COMPUTE: run_compute(op, rc->host); break;
+        case OG_SEND:
+            sg_mailbox_put(p2p_mailbox(rc->rank, op->peer, op->tag), &payload_token, (long)op->bytes);
+            run.res->ncomms++;
+            break;
+        case OG_RECV: sg_mailbox_get(p2p_mailbox(op->peer, rc->rank, op->tag)); break;
+        case OG_COLL: run_coll(op, rc->rank); break;
+        default: break;
+        }
+        run.res->end[rc->rank][op->id] = simgrid_get_clock() - run.t0;
+        rc->done[op->id] = 1;
+        if (rc->cv) sg_cond_notify_all(rc->cv);
+        progress();
+    }
+    sc->state = ST_DONE;
+}
+
+/* --- set-up ---------------------------------------------------------------- */
+
+static int host_cmp(const void *a, const void *b)
+{
+    return ts_natcmp(sg_host_get_name(*(sg_host_t const *)a), sg_host_get_name(*(sg_host_t const *)b));
+}
+
+static int place_ranks(const og_graph *g, char *err, size_t errlen)
+{
+    size_t nh = sg_host_count();
+    sg_host_t *all = sg_host_list();
+    qsort(all, nh, sizeof *all, host_cmp);
+    int named = 0;
+    for (int r = 0; r < g->nranks; r++) named += g->ranks[r].host != NULL;
+    if (!named && (size_t)g->nranks > nh) {
+        free(all);
+        return ts_err(err, errlen, "%d ranks but the platform has only %zu hosts", g->nranks, nh);
+    }
+    for (int r = 0; r < g->nranks; r++) {
+        if (g->ranks[r].host) {
+            run.hosts[r] = sg_host_by_name(g->ranks[r].host);
+            if (!run.hosts[r]) {
+                free(all);
+                return ts_err(err, errlen, "rank %d: host '%s' is not in the platform", r,
+                              g->ranks[r].host);
+            }
+        } else if ((size_t)r < nh) {
+            run.hosts[r] = all[r];
+        } else {
+            free(all);
+            return ts_err(err, errlen, "rank %d has no host and the platform has only %zu", r, nh);
+        }
+    }
+    free(all);
+    return 0;
+}
+
+/* Group positions, collective sequence numbers and forced algorithms. */
+static int index_collectives(const og_graph *g, char *err, size_t errlen)
+{
+    for (int gi = 0; gi < g->ngroups; gi++)
+        for (int i = 0; i < g->groups[gi].n; i++) {
+            int r = g->groups[gi].ranks[i];
+            run.gp[r] = ts_realloc(run.gp[r], (run.ngp[r] + 1) * sizeof(gpos));
+            run.gp[r][run.ngp[r]++] = (gpos){gi, i};
+        }
+    int *seq = ts_calloc(g->ngroups ? g->ngroups : 1, sizeof(int));
+    for (int r = 0; r < g->nranks; r++) {
+        qsort(run.gp[r], run.ngp[r], sizeof(gpos), gpos_cmp);
+        const og_rank *rk = &g->ranks[r];
+        run.coll_seq[r] = ts_calloc(rk->nops, sizeof(int));
+        run.coll_algo[r] = ts_calloc(rk->nops, sizeof(int));
+        for (int i = 0; i < g->ngroups; i++) seq[i] = 0;
+        for (int i = 0; i < rk->nops; i++) {
+            const og_op *op = &rk->ops[i];
+            if (op->kind != OG_COLL) continue;
+            run.coll_seq[r][i] = seq[op->group]++;
+            int a = -1;
+            if (op->algo) {
+                char msg[TS_ERRLEN];
+                a = coll_algo_find(op->algo, op->coll, msg, sizeof msg);
+                if (a < 0) {
+                    free(seq);
+                    return ts_err(err, errlen, "rank %d op %d: %s", r, i, msg);
+                }
+            }
+            coll_plan p;
+            char msg[TS_ERRLEN];
+            if (coll_plan_init(&p, op->coll, g->groups[op->group].n, op->root, op->bytes,
+                               op->vbytes, a, msg, sizeof msg) < 0) {
+                free(seq);
+                return ts_err(err, errlen, "rank %d op %d: %s", r, i, msg);
+            }
+            run.coll_algo[r][i] = p.algo;
+        }
+    }
+    free(seq);
+    return 0;
+}
+
+static double union_length(double (*iv)[2], int n)
+{
+    /* intervals sorted by start */
+    double total = 0, cs = 0, ce = -1;
+    int open = 0;
+    for (int i = 0; i < n; i++) {
+        if (!open || iv[i][0] > ce) {
+            if (open) total += ce - cs;
+            cs = iv[i][0];
+            ce = iv[i][1];
+            open = 1;
+        } else if (iv[i][1] > ce) {
+            ce = iv[i][1];
+        }
+    }
+    if (open) total += ce - cs;
+    return total;
+}
+
+static int iv_cmp(const void *a, const void *b)
+{
+    const double *x = a, *y = b;
+    return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+static void rank_stats(const og_graph *g, eng_result *res)
+{
+    for (int r = 0; r < g->nranks; r++) {
+        const og_rank *rk = &g->ranks[r];
+        double(*comp)[2] = ts_malloc((rk->nops + 1) * sizeof *comp);
+        double(*comm)[2] = ts_malloc((rk->nops + 1) * sizeof *comm);
+        double(*both)[2] = ts_malloc((rk->nops + 1) * sizeof *both);
+        int nc = 0, nm = 0, nb = 0;
+        eng_rank_stats *s = &res->ranks[r];
+        for (int i = 0; i < rk->nops; i++) {
+            double a = res->start[r][i], b = res->end[r][i];
+            if (b > s->finish) s->finish = b;
+            if (b <= a) continue;
+            if (rk->ops[i].kind == OG_COMPUTE) {
+                comp[nc][0] = a;
+                comp[nc++][1] = b;
+            } else {
+                comm[nm][0] = a;
+                comm[nm++][1] = b;
+            }
+            both[nb][0] = a;
+            both[nb++][1] = b;
+        }
+        qsort(comp, nc, sizeof *comp, iv_cmp);
+        qsort(comm, nm, sizeof *comm, iv_cmp);
+        qsort(both, nb, sizeof *both, iv_cmp);
+        s->compute = union_length(comp, nc);
+        s->comm = union_length(comm, nm);
+        double busy = union_length(both, nb);
+        s->exposed = busy - s->compute;
+        s->idle = res->makespan - busy;
+        free(comp);
+        free(comm);
+        free(both);
+    }
+}
+
+static int link_cmp(const void *a, const void *b)
+{
+    const eng_link *x = a, *y = b;
+    if (x->busy != y->busy) return x->busy < y->busy ? 1 : -1;
+    if (x->bytes != y->bytes) return x->bytes < y->bytes ? 1 : -1;
+    return strcmp(x->name, y->name);
+}
+
+static void collect_links(eng_result *res, int keep)
+{
+    size_t n = sg_link_count();
+    sg_link_t *ls = sg_link_list();
+    eng_link *all = ts_calloc(n, sizeof *all);
+    int k = 0;
+    for (size_t i = 0; i < n; i++) {
+        double bytes = sg_link_get_cum_load(ls[i]);
+        if (bytes <= 0) continue;
+        all[k].name = (char *)sg_link_get_name(ls[i]);
+        all[k].bytes = bytes;
+        all[k].bandwidth = sg_link_get_bandwidth(ls[i]);
+        all[k].busy = res->makespan > 0 ? bytes / (all[k].bandwidth * res->makespan) : 0;
+        k++;
+    }
+    qsort(all, k, sizeof *all, link_cmp);
+    if (k > keep) k = keep;
+    for (int i = 0; i < k; i++) all[i].name = ts_strdup(all[i].name);
+    res->links = all;
+    res->nlinks = k;
+    free(ls);
+}
+
+static void reset_links(void)
+{
+    size_t n = sg_link_count();
+    sg_link_t *ls = sg_link_list();
+    for (size_t i = 0; i < n; i++) sg_link_load_reset(ls[i]);
+    free(ls);
+}
+
+static void describe_wait(const og_op *op, char *buf, size_t n)
+{
+    switch (op->kind) {
+    case OG_SEND: snprintf(buf, n, "send to rank %d, tag %d, %lld bytes", op->peer, op->tag, (long long)op->bytes); break;
+    case OG_RECV: snprintf(buf, n, "recv from rank %d, tag %d, %lld bytes", op->peer, op->tag, (long long)op->bytes); break;
+    case OG_COLL: snprintf(buf, n, "%s on group %d, waiting for its other members", og_coll_name(op->coll), op->group); break;
+    default: snprintf(buf, n, "%s", og_kind_name(op->kind));
+    }
+}
+
+/* After a run that did not finish: one clause per blocked stream. */
+static int deadlock_report(stream_ctx *scs, int nsc, char *err, size_t errlen)
+{
+    int nblocked = 0, used;
+    used = snprintf(err, errlen, "deadlock: ");
+    for (int i = 0; i < nsc; i++) {
+        stream_ctx *sc = &scs[i];
+        if (sc->state == ST_DONE) continue;
+        const og_op *op = &run.g->ranks[sc->rc->rank].ops[sc->ops[sc->cur]];
+        char what[160];
+        if (sc->state == ST_DEPS) {
+            int d = -1;
+            for (int j = 0; j < op->ndeps && d < 0; j++)
+                if (!sc->rc->done[op->deps[j]]) d = op->deps[j];
+            snprintf(what, sizeof what, "waits for op %d", d);
+        } else {
+            describe_wait(op, what, sizeof what);
+        }
+        if ((size_t)used < errlen)
+            used += snprintf(err + used, errlen - used, "%srank %d stream %d op %d (%s)",
+                             nblocked ? "; " : "", sc->rc->rank, sc->stream, op->id, what);
+        nblocked++;
+    }
+    if ((size_t)used < errlen)
+        snprintf(err + used, errlen - used, " [%d stream%s blocked]", nblocked, nblocked == 1 ? "" : "s");
+    return -1;
+}
+
+static void run_free(const og_graph *g)
+{
+    for (int r = 0; r < g->nranks; r++) {
+        if (run.coll_seq) free(run.coll_seq[r]);
+        if (run.coll_algo) free(run.coll_algo[r]);
+        if (run.gp) free(run.gp[r]);
+        if (run.rcs) free(run.rcs[r].done);
+        if (run.rcs && run.rcs[r].cv && !run.deadlocked) {
+            sg_cond_destroy(run.rcs[r].cv);
+            sg_mutex_destroy(run.rcs[r].mu);
+        }
+    }
+    free(run.coll_seq);
+    free(run.coll_algo);
+    free(run.gp);
+    free(run.ngp);
+    free(run.hosts);
+    free(run.rcs);
+    memset(&run, 0, sizeof run);
+}
+
+int eng_run(const og_graph *g, const eng_opts *o, eng_result **out, char *err, size_t errlen)
+{
+    double wall0 = ts_wtime();
+    *out = NULL;
+    if (poisoned)
+        return ts_err(err, errlen, "a previous run in this process deadlocked; start a new process");
+    memset(&run, 0, sizeof run);
+    run.g = g;
+    run.o = o;
+    run.hosts = ts_calloc(g->nranks, sizeof *run.hosts);
+    run.coll_seq = ts_calloc(g->nranks, sizeof *run.coll_seq);
+    run.coll_algo = ts_calloc(g->nranks, sizeof *run.coll_algo);
+    run.gp = ts_calloc(g->nranks, sizeof *run.gp);
+    run.ngp = ts_calloc(g->nranks, sizeof *run.ngp);
+    if (place_ranks(g, err, errlen) < 0 || index_collectives(g, err, errlen) < 0) {
+        run_free(g);
+        return -1;
+    }
+
+    eng_result *res = ts_calloc(1, sizeof *res);
+    res->nranks = g->nranks;
+    res->fidelity = o->fidelity;
+    res->start = ts_calloc(g->nranks, sizeof *res->start);
+    res->end = ts_calloc(g->nranks, sizeof *res->end);
+    res->host = ts_calloc(g->nranks, sizeof *res->host);
+    res->ranks = ts_calloc(g->nranks, sizeof *res->ranks);
+    run.res = res;
+    run.rcs = ts_calloc(g->nranks, sizeof *run.rcs);
+
+    /* Streams: one actor per (rank, stream) that has ops. */
+    int nsc = 0;
+    stream_ctx *scs = NULL;
+    size_t sccap = 0;
+    for (int r = 0; r < g->nranks; r++) {
+        const og_rank *rk = &g->ranks[r];
+        rank_ctx *rc = &run.rcs[r];
+        rc->rank = r;
+        rc->host = run.hosts[r];
+        rc->done = ts_calloc(rk->nops, 1);
+        res->start[r] = ts_calloc(rk->nops, sizeof(double));
+        res->end[r] = ts_calloc(rk->nops, sizeof(double));
+        res->host[r] = ts_strdup(sg_host_get_name(run.hosts[r]));
+        int count[OG_MAX_STREAMS] = {0}, nstreams = 0;
+        for (int i = 0; i < rk->nops; i++)
+            if (count[rk->ops[i].stream]++ == 0) nstreams++;
+        if (nstreams > 1) {
+            rc->mu = sg_mutex_init();
+            rc->cv = sg_cond_init();
+        }
+        for (int s = 0; s < OG_MAX_STREAMS; s++) {
+            if (!count[s]) continue;
+            ts_grow(&scs, sizeof *scs, &sccap, (size_t)nsc + 1);
+            stream_ctx *sc = &scs[nsc++];
+            memset(sc, 0, sizeof *sc);
+            sc->rc = rc;
+            sc->stream = s;
+            sc->ops = ts_malloc(count[s] * sizeof(int));
+            for (int i = 0; i < rk->nops; i++)
+                if (rk->ops[i].stream == s) sc->ops[sc->nops++] = i;
+        }
+        run.ops_total += rk->nops;
+    }
+
+    if (track_links) reset_links();
+    run.t0 = simgrid_get_clock();
+    run.last_progress = ts_wtime();
+    for (int i = 0; i < nsc; i++) {
+        char name[48];
+        snprintf(name, sizeof name, "r%d.s%d", scs[i].rc->rank, scs[i].stream);
+        sg_actor_t a = sg_actor_init(name, scs[i].rc->host);
+        sg_actor_set_data(a, &scs[i]);
+        sg_actor_start(a, stream_actor, 0, NULL);
+    }
+    simgrid_run();
+
+    int rc = 0;
+    for (int i = 0; i < nsc; i++)
+        if (scs[i].state != ST_DONE) {
+            rc = deadlock_report(scs, nsc, err, errlen);
+            run.deadlocked = poisoned = 1;
+            break;
+        }
+    if (rc == 0) {
+        for (int r = 0; r < g->nranks; r++)
+            for (int i = 0; i < g->ranks[r].nops; i++)
+                if (res->end[r][i] > res->makespan) res->makespan = res->end[r][i];
+        rank_stats(g, res);
+        if (track_links && o->links > 0) collect_links(res, o->links);
+        res->wall = ts_wtime() - wall0;
+        *out = res;
+    } else {
+        eng_result_free(res);
+    }
+    for (int i = 0; i < nsc; i++) free(scs[i].ops);
+    free(scs);
+    run_free(g);
+    return rc;
+}
+
+void eng_result_free(eng_result *r)
+{
+    if (!r) return;
+    for (int i = 0; i < r->nranks; i++) {
+        free(r->start[i]);
+        free(r->end[i]);
+        free(r->host[i]);
+    }
+    for (int i = 0; i < r->nlinks; i++) free(r->links[i].name);
+    free(r->links);
+    free(r->start);
+    free(r->end);
+    free(r->host);
+    free(r->ranks);
+    free(r);
+}

@@ -1,0 +1,64 @@
+/* The engine: runs an op graph on a SimGrid platform (flow-level, CM02 without
+ * cross-traffic) and returns timings per op, per rank and per link. */
+#ifndef TS_ENGINE_H
+#define TS_ENGINE_H
+
+#include <stdint.h>
+
+#include "opgraph.h"
+
+typedef enum { ENG_STEP, ENG_PIPELINED, ENG_NFIDELITY } eng_fidelity;
+
+typedef struct eng_opts {
+    eng_fidelity fidelity;
+    int links;          /* > 0: record per-link load and keep the N busiest */
+    int progress;       /* print progress lines on stderr */
+} eng_opts;
+
+typedef struct eng_rank_stats {
+    double compute;     /* time covered by compute ops */
+    double comm;        /* time covered by communication ops */
+    double exposed;     /* communication time not overlapped by compute */
+    double idle;        /* neither computing nor communicating, until the makespan */
+    double finish;      /* end of the rank's last op */
+} eng_rank_stats;
+
+typedef struct eng_link {
+    char *name;
+    double bytes;       /* bytes carried */
+    double bandwidth;   /* bytes/s */
+    double busy;        /* bytes / (bandwidth x makespan) */
+} eng_link;
+
+typedef struct eng_result {
+    int nranks;
+    double makespan;    /* simulated seconds, first op start to last op end */
+    double **start;     /* start[rank][op] */
+    double **end;
+    char **host;        /* host of each rank */
+    eng_rank_stats *ranks;
+    long ncomms;        /* point-to-point flows simulated */
+    int nlinks;
+    eng_link *links;    /* busiest first */
+    double wall;        /* wall-clock seconds of the simulation */
+    eng_fidelity fidelity;
+} eng_result;
+
+/* Start SimGrid with trainsim's network configuration (CM02, no cross-traffic,
+ * large TCP-gamma, no actor stack guards). Call once per process, before
+ * eng_load_platform. argc/argv may carry SimGrid's own --cfg/--log options. */
+void eng_init(int *argc, char **argv, int track_links);
+
+/* Load a SimGrid XML platform (once per process: a SimGrid limit). */
+int eng_load_platform(const char *path, char *err, size_t errlen);
+
+/* Run g on the loaded platform. Ranks map to g's host names, or else to the
+ * platform's hosts in natural name order. A deadlock is an error naming every
+ * blocked rank and what it waits for. */
+int eng_run(const og_graph *g, const eng_opts *o, eng_result **out, char *err, size_t errlen);
+void eng_result_free(eng_result *r);
+
+const char *eng_fidelity_name(eng_fidelity f);
+int eng_fidelity_from_name(const char *s);
+
+#endif

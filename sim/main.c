@@ -1,0 +1,84 @@
+/* bin/trainsim: the command table (git's style) and dispatch. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmds.h"
+
+static int cmd_help(int argc, char **argv);
+
+static const struct cmd {
+    const char *name;
+    const char *summary;
+    int (*fn)(int argc, char **argv);
+} cmds[] = {
+    {"sim", "simulate a trace (op graph) on a platform", cmd_sim},
+    {"validate-trace", "check a trace for errors without simulating it", cmd_validate_trace},
+    {"help", "list the commands, or show one command's options", cmd_help},
+};
+#define NCMDS (sizeof cmds / sizeof cmds[0])
+
+int cmd_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "trainsim %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, " (see 'trainsim %s --help')\n", cmd);
+    return EXIT_USAGE;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: trainsim <command> [options]\n\n"
+               "trainsim simulates GPU clusters running parallel training: op graphs\n"
+               "(traces) on SimGrid platforms, flow-level, with timelines and per-link load.\n\n"
+               "commands:\n");
+    for (size_t i = 0; i < NCMDS; i++) fprintf(f, "  %-16s %s\n", cmds[i].name, cmds[i].summary);
+    fprintf(f, "\n'trainsim <command> --help' shows a command's options.\n"
+               "exit status: 0 success, 1 simulation failed (e.g. deadlock), 2 bad input or usage.\n");
+}
+
+static const struct cmd *find(const char *name)
+{
+    for (size_t i = 0; i < NCMDS; i++)
+        if (strcmp(cmds[i].name, name) == 0) return &cmds[i];
+    return NULL;
+}
+
+static int cmd_help(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        usage(stdout);
+        return EXIT_OK;
+    }
+    const struct cmd *c = find(argv[1]);
+    if (!c || c->fn == cmd_help) {
+        if (c) return usage(stdout), EXIT_OK;
+        fprintf(stderr, "trainsim help: unknown command '%s'\n", argv[1]);
+        return EXIT_USAGE;
+    }
+    char *av[] = {argv[1], "--help", NULL};
+    return c->fn(2, av);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        usage(stdout);
+        return EXIT_OK;
+    }
+    const struct cmd *c = find(argv[1]);
+    if (!c) {
+        fprintf(stderr, "trainsim: unknown command '%s' (commands:", argv[1]);
+        for (size_t i = 0; i < NCMDS; i++) fprintf(stderr, " %s", cmds[i].name);
+        fprintf(stderr, ")\n");
+        return EXIT_USAGE;
+    }
+    return c->fn(argc - 1, argv + 1);
+}

@@ -1,0 +1,180 @@
+/* Writers for engine results: text summary, JSON and Chrome trace timeline.
+ * Output is deterministic: the same inputs give byte-identical files. */
+#include "report.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "util.h"
+
+#define MS(x) ((x) * 1e3)
+
+static void rank_row(FILE *f, const eng_result *r, int i)
+{
+    const eng_rank_stats *s = &r->ranks[i];
+    fprintf(f, "%6d  %-16s %12.6f %12.6f %12.6f %12.6f %12.6f\n", i, r->host[i], MS(s->compute),
+            MS(s->comm), MS(s->exposed), MS(s->idle), MS(s->finish));
+}
+
+void eng_report_summary(FILE *f, const og_graph *g, const eng_result *r)
+{
+    fprintf(f, "ranks %d, ops %d, groups %d, fidelity %s\n", g->nranks, og_total_ops(g), g->ngroups,
+            eng_fidelity_name(r->fidelity));
+    fprintf(f, "simulated time   %.6f ms\n", MS(r->makespan));
+    fprintf(f, "flows simulated  %ld in %.3f s of wall time (%.0f flows/s)\n", r->ncomms, r->wall,
+            r->wall > 0 ? r->ncomms / r->wall : 0.0);
+
+    eng_rank_stats mean = {0}, mx = {0};
+    for (int i = 0; i < r->nranks; i++) {
+        const eng_rank_stats *s = &r->ranks[i];
+        mean.compute += s->compute / r->nranks;
+        mean.comm += s->comm / r->nranks;
+        mean.exposed += s->exposed / r->nranks;
+        mean.idle += s->idle / r->nranks;
+        if (s->exposed > mx.exposed) mx.exposed = s->exposed;
+    }
+    fprintf(f, "per rank (mean)  compute %.6f ms, communication %.6f ms, exposed communication "
+               "%.6f ms (max %.6f), idle %.6f ms\n",
+            MS(mean.compute), MS(mean.comm), MS(mean.exposed), MS(mx.exposed), MS(mean.idle));
+
+    fprintf(f, "\n%6s  %-16s %12s %12s %12s %12s %12s\n", "rank", "host", "compute_ms", "comm_ms",
+            "exposed_ms", "idle_ms", "finish_ms");
+    int show = r->nranks <= 32 ? r->nranks : 8;
+    for (int i = 0; i < show; i++) rank_row(f, r, i);
+    if (show < r->nranks) {
+        fprintf(f, "%6s  (%d more ranks: --json has them all)\n", "...", r->nranks - show - 1);
+        rank_row(f, r, r->nranks - 1);
+    }
+
+    if (r->nlinks > 0) {
+        fprintf(f, "\n%-40s %14s %12s %8s\n", "busiest links", "bytes", "GB/s", "busy %");
+        for (int i = 0; i < r->nlinks; i++)
+            fprintf(f, "%-40s %14.0f %12.3f %8.2f\n", r->links[i].name, r->links[i].bytes,
+                    r->links[i].bandwidth / 1e9, 100 * r->links[i].busy);
+    }
+}
+
+static FILE *open_out(const char *path, char *err, size_t errlen)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+    if (!f) ts_err(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+    return f;
+}
+
+static int close_out(FILE *f, const char *path, char *err, size_t errlen)
+{
+    int bad = ferror(f);
+    if (f == stdout) bad |= fflush(f) != 0;
+    else bad |= fclose(f) != 0;
+    return bad ? ts_err(err, errlen, "%s: write failed", path) : 0;
+}
+
+static void num(FILE *f, double d)
+{
+    char b[40];
+    ts_fmt_double(b, sizeof b, d);
+    fputs(b, f);
+}
+
+int eng_report_json(const char *path, const og_graph *g, const eng_result *r, char *err, size_t errlen)
+{
+    FILE *f = open_out(path, err, errlen);
+    if (!f) return -1;
+    fprintf(f, "{\n  \"fidelity\": \"%s\",\n  \"time_s\": ", eng_fidelity_name(r->fidelity));
+    num(f, r->makespan);
+    fprintf(f, ",\n  \"flows\": %ld,\n  \"ranks\": [\n", r->ncomms);
+    for (int i = 0; i < r->nranks; i++) {
+        const eng_rank_stats *s = &r->ranks[i];
+        fprintf(f, "    {\"rank\": %d, \"host\": ", i);
+        ts_json_string(f, r->host[i]);
+        fputs(", \"compute_s\": ", f);
+        num(f, s->compute);
+        fputs(", \"comm_s\": ", f);
+        num(f, s->comm);
+        fputs(", \"exposed_comm_s\": ", f);
+        num(f, s->exposed);
+        fputs(", \"idle_s\": ", f);
+        num(f, s->idle);
+        fputs(", \"finish_s\": ", f);
+        num(f, s->finish);
+        fputs(",\n     \"ops\": [", f);
+        for (int k = 0; k < g->ranks[i].nops; k++) {
+            fputs(k ? ", [" : "[", f);
+            num(f, r->start[i][k]);
+            fputs(", ", f);
+            num(f, r->end[i][k]);
+            fputs("]", f);
+        }
+        fprintf(f, "]}%s\n", i + 1 < r->nranks ? "," : "");
+    }
+    fputs("  ],\n  \"links\": [", f);
+    for (int i = 0; i < r->nlinks; i++) {
+        fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", f);
+        ts_json_string(f, r->links[i].name);
+        fputs(", \"bytes\": ", f);
+        num(f, r->links[i].bytes);
+        fputs(", \"bandwidth\": ", f);
+        num(f, r->links[i].bandwidth);
+        fputs(", \"busy\": ", f);
+        num(f, r->links[i].busy);
+        fputs("}", f);
+    }
+    fputs(r->nlinks ? "\n  ]\n}\n" : "]\n}\n", f);
+    return close_out(f, path, err, errlen);
+}
+
+static void op_name(FILE *f, const og_op *op, const og_graph *g)
+{
+    char b[128];
+    if (op->label) {
+        ts_json_string(f, op->label);
+        return;
+    }
+    switch (op->kind) {
+    case OG_SEND: snprintf(b, sizeof b, "send to %d", op->peer); break;
+    case OG_RECV: snprintf(b, sizeof b, "recv from %d", op->peer); break;
+    case OG_COLL: snprintf(b, sizeof b, "%s (%d ranks)", og_coll_name(op->coll), g->groups[op->group].n); break;
+    default: snprintf(b, sizeof b, "compute");
+    }
+    ts_json_string(f, b);
+}
+
+int eng_report_timeline(const char *path, const og_graph *g, const eng_result *r, char *err, size_t errlen)
+{
+    FILE *f = open_out(path, err, errlen);
+    if (!f) return -1;
+    fputs("{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n", f);
+    int first = 1;
+    for (int i = 0; i < r->nranks; i++) {
+        fprintf(f, "%s{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %d, \"args\": {\"name\": ",
+                first ? "" : ",\n", i);
+        first = 0;
+        char b[300];
+        snprintf(b, sizeof b, "rank %d (%s)", i, r->host[i]);
+        ts_json_string(f, b);
+        fputs("}}", f);
+        unsigned long long seen = 0;
+        for (int k = 0; k < g->ranks[i].nops; k++) {
+            int s = g->ranks[i].ops[k].stream;
+            if (seen & (1ULL << s)) continue;
+            seen |= 1ULL << s;
+            fprintf(f, ",\n{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %d, \"tid\": %d, "
+                       "\"args\": {\"name\": \"stream %d\"}}", i, s, s);
+        }
+        for (int k = 0; k < g->ranks[i].nops; k++) {
+            const og_op *op = &g->ranks[i].ops[k];
+            fputs(",\n{\"ph\": \"X\", \"name\": ", f);
+            op_name(f, op, g);
+            fprintf(f, ", \"cat\": \"%s\", \"pid\": %d, \"tid\": %d, \"ts\": ", og_kind_name(op->kind), i,
+                    op->stream);
+            num(f, r->start[i][k] * 1e6);
+            fputs(", \"dur\": ", f);
+            num(f, (r->end[i][k] - r->start[i][k]) * 1e6);
+            fprintf(f, ", \"args\": {\"op\": %d", k);
+            if (op->kind != OG_COMPUTE) fprintf(f, ", \"bytes\": %lld", (long long)op->bytes);
+            fputs("}}", f);
+        }
+    }
+    fputs("\n]}\n", f);
+    return close_out(f, path, err, errlen);
+}

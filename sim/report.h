@@ -1,0 +1,15 @@
+/* Engine results for people and tools: a readable summary, JSON, and a
+ * Chrome-trace/Perfetto timeline. */
+#ifndef TS_REPORT_H
+#define TS_REPORT_H
+
+#include <stdio.h>
+
+#include "engine.h"
+#include "opgraph.h"
+
+void eng_report_summary(FILE *f, const og_graph *g, const eng_result *r);
+int eng_report_json(const char *path, const og_graph *g, const eng_result *r, char *err, size_t errlen);
+int eng_report_timeline(const char *path, const og_graph *g, const eng_result *r, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,79 @@
+/* Test helpers: forked simulations, generated platforms, running the CLI. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tests.h"
+
+int test_sim(const char *platform, const og_graph *g, const eng_opts *o, test_outcome *out)
+{
+    int fd[2];
+    memset(out, 0, sizeof *out);
+    if (pipe(fd) < 0) return out->rc = -2;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fd[0]);
+        test_outcome t;
+        memset(&t, 0, sizeof t);
+        int argc = 1;
+        char *argv[] = {"test", NULL};
+        eng_init(&argc, argv, o->links > 0);
+        eng_result *res = NULL;
+        t.rc = eng_load_platform(platform, t.err, sizeof t.err);
+        if (t.rc == 0) t.rc = eng_run(g, o, &res, t.err, sizeof t.err);
+        if (res) {
+            t.makespan = res->makespan;
+            t.ncomms = res->ncomms;
+            t.wall = res->wall;
+            t.nranks = res->nranks;
+            for (int i = 0; i < res->nranks && i < TEST_MAX_RANKS; i++) t.ranks[i] = res->ranks[i];
+        }
+        ssize_t w = write(fd[1], &t, sizeof t);
+        _exit(w == (ssize_t)sizeof t ? 0 : 1);
+    }
+    close(fd[1]);
+    size_t got = 0;
+    ssize_t n;
+    while (got < sizeof *out && (n = read(fd[0], (char *)out + got, sizeof *out - got)) > 0) got += n;
+    close(fd[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    if (got != sizeof *out) {
+        memset(out, 0, sizeof *out);
+        out->rc = -2;
+        snprintf(out->err, sizeof out->err, "child died (status %d)", status);
+    }
+    return out->rc;
+}
+
+const char *test_crossbar(int n, double bw, double lat)
+{
+    static char path[4][256];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(path[k], sizeof path[k], "/tmp/trainsim-test-xbar-%d-%d-%d.xml", (int)getpid(), n, k);
+    FILE *f = fopen(path[k], "w");
+    if (!f) return NULL;
+    fprintf(f, "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+               "<platform version=\"4.1\">\n<zone id=\"world\" routing=\"Full\">\n"
+               "  <cluster id=\"xbar\" prefix=\"gpu-\" suffix=\"\" radical=\"0-%d\" speed=\"100Tf\"\n"
+               "           bw=\"%.17gBps\" lat=\"%.17gs\" sharing_policy=\"SPLITDUPLEX\"/>\n"
+               "</zone>\n</platform>\n", n - 1, bw, lat);
+    fclose(f);
+    return path[k];
+}
+
+int test_cli(const char *args, char *out, size_t outlen)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "bin/trainsim %s 2>&1", args);
+    FILE *p = popen(cmd, "r");
+    if (!p) return -1;
+    size_t got = fread(out, 1, outlen - 1, p);
+    out[got] = 0;
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
