@@ -21,9 +21,10 @@ TEST_OBJ := $(TEST_SRC:%.c=build/%.o)
 .PHONY: all deps check test clean demo bench
 all: bin/trainsim
 
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 deps:
-	apt-get update
-	DEBIAN_FRONTEND=noninteractive apt-get install -y $(DEB_PACKAGES)
+	$(SUDO) apt-get update
+	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(DEB_PACKAGES)
 
 build/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -41,6 +42,10 @@ bin/test_trainsim: $(TEST_OBJ) build/libtrainsim.a
 	$(CC) $(CFLAGS) -o $@ $^ -lcunit $(LDLIBS)
 
 build/tests/%.o: CFLAGS += -Itests
+
+bin/bench_ring: build/experiments/bench/bench_ring.o build/libtrainsim.a
+	@mkdir -p bin
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 # make check: CUnit suites (they also run bin/trainsim for CLI behaviour).
 check test: bin/trainsim bin/test_trainsim

@@ -150,7 +150,7 @@ int cmd_sim(int argc, char **argv)
     og_graph *g = load_trace("sim", trace);
     if (!g) goto out;
     char *err = ts_malloc(BIGERR);
-    eng_init(&sgc, sgv, o.links > 0);
+    eng_init(&sgc, sgv);
     eng_result *res = NULL;
     if (eng_load_platform(platform, err, BIGERR) < 0) {
         fprintf(stderr, "trainsim sim: %s\n", err);

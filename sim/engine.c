@@ -11,10 +11,10 @@
 #include <simgrid/link.h>
 #include <simgrid/mailbox.h>
 #include <simgrid/mutex.h>
-#include <simgrid/plugins/load.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xbt/config.h>
+#include <xbt/dynar.h>
 #include <xbt/log.h>
 #include <libxml/parser.h>
 
@@ -63,15 +63,14 @@ static struct {
     long ops_done, ops_total;
     double last_progress;
     int deadlocked;     /* blocked actors still hold the rank's mutex/cond */
+    ts_sums pair_bytes; /* (src rank, dst rank) -> bytes, when links are reported */
 } run;
 
-static int track_links;
 static int poisoned; /* a deadlocked run leaves blocked actors behind */
 static char payload_token;
 
-void eng_init(int *argc, char **argv, int links)
+void eng_init(int *argc, char **argv)
 {
-    track_links = links;
     simgrid_init(argc, argv);
     sg_cfg_set_string("network/model", "CM02");
     sg_cfg_set_boolean("network/crosstraffic", "no");
@@ -79,7 +78,6 @@ void eng_init(int *argc, char **argv, int links)
     sg_cfg_set_int("contexts/guard-size", 0);
     /* The deadlock report is ours; keep SimGrid's verbose one out. */
     xbt_log_control_set("root.thresh:error");
-    if (links) sg_link_load_plugin_init();
 }
 
 int eng_load_platform(const char *path, char *err, size_t errlen)
@@ -131,6 +129,14 @@ static int group_index(int rank, int group)
     return p ? p->idx : -1;
 }
 
+/* Per-link load: bytes are summed per (src, dst) rank pair during the run and
+ * spread over each pair's route once at the end (routes are fixed). */
+static void account(int src, int dst, int64_t bytes)
+{
+    run.res->ncomms++;
+    if (run.o->links > 0) ts_sums_add(&run.pair_bytes, (uint64_t)src << 32 | (uint32_t)dst, (double)bytes);
+}
+
 static sg_mailbox_t p2p_mailbox(int src, int dst, int tag)
 {
     char name[64];
@@ -170,12 +176,12 @@ static void run_step(const coll_step *st, const og_group *gr, int me, int group,
         int dst = gr->ranks[st->send[i].peer];
         comms[k++] = sg_mailbox_put_async(coll_mailbox(group, seq, me, dst), &payload_token,
                                           (long)st->send[i].bytes);
+        account(me, dst, st->send[i].bytes);
     }
     for (int i = 0; i < st->nrecv; i++) {
         int src = gr->ranks[st->recv[i].peer];
         comms[k++] = sg_mailbox_get_async(coll_mailbox(group, seq, src, me), &sink[i]);
     }
-    run.res->ncomms += st->nsend;
     sg_comm_wait_all(comms, k);
 }
 
@@ -189,9 +195,10 @@ static void run_coll(const og_op *op, int rank)
     if (coll_plan_init(&p, op->coll, gr->n, op->root, op->bytes, op->vbytes,
                        run.coll_algo[rank][op->id], err, sizeof err) < 0 || p.nsteps == 0)
         return;
-    coll_step *st = coll_step_new(gr->n);
-    sg_comm_t *comms = ts_malloc(2 * gr->n * sizeof *comms);
-    void **sink = ts_malloc(gr->n * sizeof *sink);
+    int cap = run.o->fidelity == ENG_STEP ? p.width : p.merged_width;
+    coll_step *st = coll_step_new(cap);
+    sg_comm_t *comms = ts_malloc(2 * cap * sizeof *comms);
+    void **sink = ts_malloc(cap * sizeof *sink);
     if (run.o->fidelity == ENG_STEP) {
         for (int s = 0; s < p.nsteps; s++) {
             coll_plan_step(&p, me, s, st);
@@ -257,8 +264,8 @@ static void stream_actor(int argc, char **argv)
         switch (op->kind) {
         case OG_COMPUTE: run_compute(op, rc->host); break;
         case OG_SEND:
+            account(rc->rank, op->peer, op->bytes);
             sg_mailbox_put(p2p_mailbox(rc->rank, op->peer, op->tag), &payload_token, (long)op->bytes);
-            run.res->ncomms++;
             break;
         case OG_RECV: sg_mailbox_get(p2p_mailbox(op->peer, rc->rank, op->tag)); break;
         case OG_COLL: run_coll(op, rc->rank); break;
@@ -424,17 +431,27 @@ static int link_cmp(const void *a, const void *b)
 
 static void collect_links(eng_result *res, int keep)
 {
-    size_t n = sg_link_count();
-    sg_link_t *ls = sg_link_list();
-    eng_link *all = ts_calloc(n, sizeof *all);
+    ts_sums per_link = {0};
+    xbt_dynar_t route = xbt_dynar_new(sizeof(sg_link_t), NULL);
+    for (size_t i = 0; i < run.pair_bytes.cap; i++) {
+        if (!run.pair_bytes.used[i]) continue;
+        uint64_t key = run.pair_bytes.keys[i];
+        xbt_dynar_reset(route);
+        sg_host_get_route(run.hosts[key >> 32], run.hosts[(uint32_t)key], route);
+        for (unsigned long j = 0; j < xbt_dynar_length(route); j++)
+            ts_sums_add(&per_link, (uint64_t)(uintptr_t)xbt_dynar_get_as(route, j, sg_link_t),
+                        run.pair_bytes.vals[i]);
+    }
+    xbt_dynar_free(&route);
+    eng_link *all = ts_calloc(per_link.n, sizeof *all);
     int k = 0;
-    for (size_t i = 0; i < n; i++) {
-        double bytes = sg_link_get_cum_load(ls[i]);
-        if (bytes <= 0) continue;
-        all[k].name = (char *)sg_link_get_name(ls[i]);
-        all[k].bytes = bytes;
-        all[k].bandwidth = sg_link_get_bandwidth(ls[i]);
-        all[k].busy = res->makespan > 0 ? bytes / (all[k].bandwidth * res->makespan) : 0;
+    for (size_t i = 0; i < per_link.cap; i++) {
+        if (!per_link.used[i] || per_link.vals[i] <= 0) continue;
+        sg_link_t l = (sg_link_t)(uintptr_t)per_link.keys[i];
+        all[k].name = (char *)sg_link_get_name(l);
+        all[k].bytes = per_link.vals[i];
+        all[k].bandwidth = sg_link_get_bandwidth(l);
+        all[k].busy = res->makespan > 0 ? all[k].bytes / (all[k].bandwidth * res->makespan) : 0;
         k++;
     }
     qsort(all, k, sizeof *all, link_cmp);
@@ -442,15 +459,7 @@ static void collect_links(eng_result *res, int keep)
     for (int i = 0; i < k; i++) all[i].name = ts_strdup(all[i].name);
     res->links = all;
     res->nlinks = k;
-    free(ls);
-}
-
-static void reset_links(void)
-{
-    size_t n = sg_link_count();
-    sg_link_t *ls = sg_link_list();
-    for (size_t i = 0; i < n; i++) sg_link_load_reset(ls[i]);
-    free(ls);
+    ts_sums_free(&per_link);
 }
 
 static void describe_wait(const og_op *op, char *buf, size_t n)
@@ -509,6 +518,7 @@ static void run_free(const og_graph *g)
     free(run.ngp);
     free(run.hosts);
     free(run.rcs);
+    ts_sums_free(&run.pair_bytes);
     memset(&run, 0, sizeof run);
 }
 
@@ -575,7 +585,6 @@ int eng_run(const og_graph *g, const eng_opts *o, eng_result **out, char *err, s
         run.ops_total += rk->nops;
     }
 
-    if (track_links) reset_links();
     run.t0 = simgrid_get_clock();
     run.last_progress = ts_wtime();
     for (int i = 0; i < nsc; i++) {
@@ -599,7 +608,7 @@ int eng_run(const og_graph *g, const eng_opts *o, eng_result **out, char *err, s
             for (int i = 0; i < g->ranks[r].nops; i++)
                 if (res->end[r][i] > res->makespan) res->makespan = res->end[r][i];
         rank_stats(g, res);
-        if (track_links && o->links > 0) collect_links(res, o->links);
+        if (o->links > 0) collect_links(res, o->links);
         res->wall = ts_wtime() - wall0;
         *out = res;
     } else {

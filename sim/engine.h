@@ -47,7 +47,7 @@ typedef struct eng_result {
 /* Start SimGrid with trainsim's network configuration (CM02, no cross-traffic,
  * large TCP-gamma, no actor stack guards). Call once per process, before
  * eng_load_platform. argc/argv may carry SimGrid's own --cfg/--log options. */
-void eng_init(int *argc, char **argv, int track_links);
+void eng_init(int *argc, char **argv);
 
 /* Load a SimGrid XML platform (once per process: a SimGrid limit). */
 int eng_load_platform(const char *path, char *err, size_t errlen);

@@ -69,40 +69,33 @@ static int close_out(FILE *f, const char *path, char *err, size_t errlen)
     return bad ? ts_err(err, errlen, "%s: write failed", path) : 0;
 }
 
-static void num(FILE *f, double d)
-{
-    char b[40];
-    ts_fmt_double(b, sizeof b, d);
-    fputs(b, f);
-}
-
 int eng_report_json(const char *path, const og_graph *g, const eng_result *r, char *err, size_t errlen)
 {
     FILE *f = open_out(path, err, errlen);
     if (!f) return -1;
     fprintf(f, "{\n  \"fidelity\": \"%s\",\n  \"time_s\": ", eng_fidelity_name(r->fidelity));
-    num(f, r->makespan);
+    ts_json_number(f, r->makespan);
     fprintf(f, ",\n  \"flows\": %ld,\n  \"ranks\": [\n", r->ncomms);
     for (int i = 0; i < r->nranks; i++) {
         const eng_rank_stats *s = &r->ranks[i];
         fprintf(f, "    {\"rank\": %d, \"host\": ", i);
         ts_json_string(f, r->host[i]);
         fputs(", \"compute_s\": ", f);
-        num(f, s->compute);
+        ts_json_number(f, s->compute);
         fputs(", \"comm_s\": ", f);
-        num(f, s->comm);
+        ts_json_number(f, s->comm);
         fputs(", \"exposed_comm_s\": ", f);
-        num(f, s->exposed);
+        ts_json_number(f, s->exposed);
         fputs(", \"idle_s\": ", f);
-        num(f, s->idle);
+        ts_json_number(f, s->idle);
         fputs(", \"finish_s\": ", f);
-        num(f, s->finish);
+        ts_json_number(f, s->finish);
         fputs(",\n     \"ops\": [", f);
         for (int k = 0; k < g->ranks[i].nops; k++) {
             fputs(k ? ", [" : "[", f);
-            num(f, r->start[i][k]);
+            ts_json_number(f, r->start[i][k]);
             fputs(", ", f);
-            num(f, r->end[i][k]);
+            ts_json_number(f, r->end[i][k]);
             fputs("]", f);
         }
         fprintf(f, "]}%s\n", i + 1 < r->nranks ? "," : "");
@@ -112,11 +105,11 @@ int eng_report_json(const char *path, const og_graph *g, const eng_result *r, ch
         fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", f);
         ts_json_string(f, r->links[i].name);
         fputs(", \"bytes\": ", f);
-        num(f, r->links[i].bytes);
+        ts_json_number(f, r->links[i].bytes);
         fputs(", \"bandwidth\": ", f);
-        num(f, r->links[i].bandwidth);
+        ts_json_number(f, r->links[i].bandwidth);
         fputs(", \"busy\": ", f);
-        num(f, r->links[i].busy);
+        ts_json_number(f, r->links[i].busy);
         fputs("}", f);
     }
     fputs(r->nlinks ? "\n  ]\n}\n" : "]\n}\n", f);
@@ -167,9 +160,9 @@ int eng_report_timeline(const char *path, const og_graph *g, const eng_result *r
             op_name(f, op, g);
             fprintf(f, ", \"cat\": \"%s\", \"pid\": %d, \"tid\": %d, \"ts\": ", og_kind_name(op->kind), i,
                     op->stream);
-            num(f, r->start[i][k] * 1e6);
+            ts_json_number(f, r->start[i][k] * 1e6);
             fputs(", \"dur\": ", f);
-            num(f, (r->end[i][k] - r->start[i][k]) * 1e6);
+            ts_json_number(f, (r->end[i][k] - r->start[i][k]) * 1e6);
             fprintf(f, ", \"args\": {\"op\": %d", k);
             if (op->kind != OG_COMPUTE) fprintf(f, ", \"bytes\": %lld", (long long)op->bytes);
             fputs("}}", f);

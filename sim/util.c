@@ -64,7 +64,7 @@ void ts_grow(void *arrp, size_t elsz, size_t *cap, size_t need)
 
 void ts_fmt_double(char *buf, size_t n, double d)
 {
-    if (d == (double)(long long)d && d > -1e15 && d < 1e15) {
+    if (d > -1e15 && d < 1e15 && d == (double)(long long)d) {
         snprintf(buf, n, "%lld", (long long)d);
         return;
     }
@@ -78,18 +78,23 @@ void ts_json_string(FILE *f, const char *s)
 {
     putc('"', f);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
-        case '"': fputs("\\\"", f); break;
-        case '\\': fputs("\\\\", f); break;
-        case '\n': fputs("\\n", f); break;
-        case '\t': fputs("\\t", f); break;
-        case '\r': fputs("\\r", f); break;
-        default:
-            if (*p < 0x20) fprintf(f, "\\u%04x", *p);
-            else putc(*p, f);
+        if (*p == '"' || *p == '\\') {
+            putc('\\', f);
+            putc(*p, f);
+        } else if (*p < 0x20) {
+            fprintf(f, "\\u%04x", *p);
+        } else {
+            putc(*p, f);
         }
     }
     putc('"', f);
+}
+
+void ts_json_number(FILE *f, double d)
+{
+    char buf[40];
+    ts_fmt_double(buf, sizeof buf, d);
+    fputs(buf, f);
 }
 
 int ts_natcmp(const char *a, const char *b)
@@ -122,4 +127,43 @@ long ts_peak_rss(void)
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     return ru.ru_maxrss * 1024L;
+}
+
+static size_t slot_of(const ts_sums *m, uint64_t key)
+{
+    uint64_t h = key * 0x9E3779B97F4A7C15ULL;
+    size_t i = (size_t)(h >> 17) & (m->cap - 1);
+    while (m->used[i] && m->keys[i] != key) i = (i + 1) & (m->cap - 1);
+    return i;
+}
+
+void ts_sums_add(ts_sums *m, uint64_t key, double v)
+{
+    if (2 * (m->n + 1) > m->cap) {
+        ts_sums old = *m;
+        m->cap = old.cap ? 2 * old.cap : 64;
+        m->keys = ts_malloc(m->cap * sizeof *m->keys);
+        m->vals = ts_malloc(m->cap * sizeof *m->vals);
+        m->used = ts_calloc(m->cap, 1);
+        m->n = 0;
+        for (size_t i = 0; i < old.cap; i++)
+            if (old.used[i]) ts_sums_add(m, old.keys[i], old.vals[i]);
+        ts_sums_free(&old);
+    }
+    size_t i = slot_of(m, key);
+    if (!m->used[i]) {
+        m->used[i] = 1;
+        m->keys[i] = key;
+        m->vals[i] = 0;
+        m->n++;
+    }
+    m->vals[i] += v;
+}
+
+void ts_sums_free(ts_sums *m)
+{
+    free(m->keys);
+    free(m->vals);
+    free(m->used);
+    memset(m, 0, sizeof *m);
 }

@@ -26,11 +26,23 @@ void ts_grow(void *arrp, size_t elsz, size_t *cap, size_t need);
 /* Write d with the fewest significant digits that read back as exactly d. */
 void ts_fmt_double(char *buf, size_t n, double d);
 
-/* Write s as a JSON string literal (quoted, escaped). */
+/* Write s as a JSON string literal (quoted; control characters as \u00XX),
+ * and d as a JSON number in its shortest round-trip form. */
 void ts_json_string(FILE *f, const char *s);
+void ts_json_number(FILE *f, double d);
 
 /* Natural (numeric-aware) string compare: "gpu-2" < "gpu-10". */
 int ts_natcmp(const char *a, const char *b);
+
+/* A small open-addressing map from nonzero-able 64-bit keys to double sums. */
+typedef struct ts_sums {
+    size_t n, cap;
+    uint64_t *keys;
+    double *vals;
+    unsigned char *used;
+} ts_sums;
+void ts_sums_add(ts_sums *m, uint64_t key, double v);
+void ts_sums_free(ts_sums *m);
 
 /* Wall-clock seconds (monotonic), and peak resident set size in bytes. */
 double ts_wtime(void);

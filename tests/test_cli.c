@@ -1,7 +1,174 @@
-/* Tests: cli (being written). */
+/* CLI behaviour: help on every command, one-line errors with exit status 2,
+ * deadlock exit status 1, JSON and timeline outputs that parse, determinism. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
 #include "tests.h"
+
+#define PLATFORM "configs/platforms/dgx-2node.xml"
+#define TRACE "configs/traces/dp-overlap-16.json"
+
+static char out[1 << 16];
+
+static int lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++) n += *s == '\n';
+    return n;
+}
+
+static void test_help(void)
+{
+    CU_ASSERT_EQUAL(test_cli("--help", out, sizeof out), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "validate-trace"));
+    const char *cmds[] = {"sim", "validate-trace", "help"};
+    for (int i = 0; i < 3; i++) {
+        char args[64];
+        snprintf(args, sizeof args, "%s --help", cmds[i]);
+        CU_ASSERT_EQUAL(test_cli(args, out, sizeof out), 0);
+        CU_ASSERT_PTR_NOT_NULL(strstr(out, "usage: trainsim"));
+    }
+    CU_ASSERT_EQUAL(test_cli("help sim", out, sizeof out), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "--fidelity"));
+}
+
+static void expect_usage_error(const char *args, const char *needle)
+{
+    int rc = test_cli(args, out, sizeof out);
+    CU_ASSERT_EQUAL(rc, 2);
+    CU_ASSERT_EQUAL(lines(out), 1);
+    if (!strstr(out, needle) || rc != 2 || lines(out) != 1)
+        fprintf(stderr, "\n'%s' gave %d: %s(wanted '%s')\n", args, rc, out, needle);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, needle));
+}
+
+static void test_usage_errors(void)
+{
+    expect_usage_error("frobnicate", "unknown command 'frobnicate'");
+    expect_usage_error("sim --bogus", "unknown option '--bogus'");
+    expect_usage_error("sim --platform", "option '--platform' needs a value");
+    expect_usage_error("sim --trace " TRACE, "--platform and --trace are required");
+    expect_usage_error("sim --platform " PLATFORM " --trace " TRACE " --fidelity exact",
+                       "unknown fidelity 'exact' (valid: step, pipelined)");
+    expect_usage_error("sim --platform " PLATFORM " --trace " TRACE " --links many", "--links wants a count");
+    expect_usage_error("sim --platform " PLATFORM " --trace /nonexistent.json", "/nonexistent.json: cannot open");
+    expect_usage_error("sim --platform /nonexistent.xml --trace " TRACE, "/nonexistent.xml: cannot open platform");
+    expect_usage_error("sim --platform tests/data/p2p.xml --trace " TRACE,
+                       "16 ranks but the platform has only 2 hosts");
+    expect_usage_error("validate-trace --frob", "unknown option '--frob'");
+    expect_usage_error("validate-trace", "no trace given");
+}
+
+static const char *write_tmp(const char *name, const char *text)
+{
+    static char path[4][256];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(path[k], sizeof path[k], "/tmp/trainsim-cli-%d-%s", (int)getpid(), name);
+    FILE *f = fopen(path[k], "w");
+    fputs(text, f);
+    fclose(f);
+    return path[k];
+}
+
+static void test_malformed_inputs(void)
+{
+    char args[1024];
+    const char *bad = write_tmp("bad.json", "{\n  \"format\": \"trainsim-trace\",\n  \"version\": 1,\n  oops\n}\n");
+    snprintf(args, sizeof args, "validate-trace %s", bad);
+    expect_usage_error(args, ":4:");
+    snprintf(args, sizeof args, "sim --platform " PLATFORM " --trace %s", bad);
+    expect_usage_error(args, ":4:");
+    const char *xml = write_tmp("bad.xml", "<?xml version='1.0'?>\n<platform version=\"4.1\">\n<zone>\n</platform>\n");
+    snprintf(args, sizeof args, "sim --platform %s --trace " TRACE, xml);
+    expect_usage_error(args, "malformed XML platform");
+    const char *notplat = write_tmp("np.xml", "<?xml version='1.0'?>\n<html/>\n");
+    snprintf(args, sizeof args, "sim --platform %s --trace " TRACE, notplat);
+    expect_usage_error(args, "not a SimGrid platform");
+}
+
+static void test_validate_ok(void)
+{
+    CU_ASSERT_EQUAL(test_cli("validate-trace " TRACE, out, sizeof out), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "ok (16 ranks, 1168 ops, 1 groups)"));
+}
+
+static void test_deadlock_exit_status(void)
+{
+    const char *t = write_tmp("dead.json",
+        "{\n  \"format\": \"trainsim-trace\",\n  \"version\": 1,\n  \"nranks\": 3,\n  \"ranks\": [\n"
+        "    {\"rank\": 0, \"ops\": [\n      {\"id\": 0, \"kind\": \"recv\", \"peer\": 1, \"bytes\": 8},\n"
+        "      {\"id\": 1, \"kind\": \"send\", \"peer\": 2, \"bytes\": 8}\n    ]},\n"
+        "    {\"rank\": 1, \"ops\": [\n      {\"id\": 0, \"kind\": \"recv\", \"peer\": 2, \"bytes\": 8},\n"
+        "      {\"id\": 1, \"kind\": \"send\", \"peer\": 0, \"bytes\": 8}\n    ]},\n"
+        "    {\"rank\": 2, \"ops\": [\n      {\"id\": 0, \"kind\": \"recv\", \"peer\": 0, \"bytes\": 8},\n"
+        "      {\"id\": 1, \"kind\": \"send\", \"peer\": 1, \"bytes\": 8}\n    ]}\n  ]\n}\n");
+    char args[1024];
+    snprintf(args, sizeof args, "sim --platform " PLATFORM " --trace %s", t);
+    CU_ASSERT_EQUAL(test_cli(args, out, sizeof out), 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "deadlock: rank 0 stream 0 op 0 (recv from rank 1"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "rank 2 stream 0 op 0 (recv from rank 0"));
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    rewind(f);
+    char *b = malloc(n + 1);
+    b[fread(b, 1, n, f)] = 0;
+    fclose(f);
+    return b;
+}
+
+static void test_outputs(void)
+{
+    char args[1024];
+    const char *j1 = write_tmp("r1.json", ""), *t1 = write_tmp("t1.json", "");
+    snprintf(args, sizeof args, "sim --quiet --links 3 --platform " PLATFORM " --trace " TRACE " --json %s --timeline %s", j1, t1);
+    CU_ASSERT_EQUAL_FATAL(test_cli(args, out, sizeof out), 0);
+    json_error_t e;
+    json_t *r = json_load_file(j1, 0, &e);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    CU_ASSERT_EQUAL(json_array_size(json_object_get(r, "ranks")), 16);
+    CU_ASSERT(json_real_value(json_object_get(r, "time_s")) > 0);
+    CU_ASSERT_EQUAL(json_array_size(json_object_get(r, "links")), 3);
+    json_t *rank0 = json_array_get(json_object_get(r, "ranks"), 0);
+    CU_ASSERT_EQUAL(json_array_size(json_object_get(rank0, "ops")), 73);
+    json_decref(r);
+    json_t *t = json_load_file(t1, 0, &e);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    json_t *ev = json_object_get(t, "traceEvents");
+    size_t nx = 0, i;
+    json_t *x;
+    json_array_foreach(ev, i, x) nx += strcmp(json_string_value(json_object_get(x, "ph")), "X") == 0;
+    CU_ASSERT_EQUAL(nx, 1168);
+    json_decref(t);
+    /* determinism: a second run writes the same bytes */
+    const char *j2 = write_tmp("r2.json", "");
+    snprintf(args, sizeof args, "sim --quiet --links 3 --platform " PLATFORM " --trace " TRACE " --json %s", j2);
+    CU_ASSERT_EQUAL_FATAL(test_cli(args, out, sizeof out), 0);
+    char *a = slurp(j1), *b = slurp(j2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    CU_ASSERT_STRING_EQUAL(a, b);
+    free(a);
+    free(b);
+}
 
 void suite_cli(void)
 {
-    test_add_suite("cli", NULL);
+    test_add_suite("cli",
+                   "--help on every command", test_help,
+                   "usage errors: one line, exit 2", test_usage_errors,
+                   "malformed trace and platform files", test_malformed_inputs,
+                   "validate-trace accepts the example", test_validate_ok,
+                   "deadlock exits 1 naming the ranks", test_deadlock_exit_status,
+                   "JSON and timeline outputs, determinism", test_outputs,
+                   NULL);
 }

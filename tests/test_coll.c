@@ -57,7 +57,7 @@ static int run_symbolic(const coll_plan *p, char *err, size_t errlen)
     init_state(&s, p);
     int n = p->n, k = p->nchunks;
     coll_step **st = ts_malloc(n * sizeof *st);
-    for (int r = 0; r < n; r++) st[r] = coll_step_new(n);
+    for (int r = 0; r < n; r++) st[r] = coll_step_new(p->width);
     set_t *next = ts_malloc((size_t)n * k * sizeof(set_t));
     int64_t *sent = ts_calloc((size_t)n * n, sizeof(int64_t)); /* per (src,dst) totals */
     int rc = 0;
@@ -125,7 +125,7 @@ static int run_symbolic(const coll_plan *p, char *err, size_t errlen)
                             expected(p, r, c, h));
         }
     /* the merged (pipelined) view carries exactly the step totals */
-    coll_step *m = coll_step_new(n);
+    coll_step *m = coll_step_new(p->merged_width);
     for (int r = 0; r < n && rc == 0; r++) {
         coll_plan_merged(p, r, m);
         int64_t tot = 0, want = 0;

@@ -20,7 +20,7 @@ int test_sim(const char *platform, const og_graph *g, const eng_opts *o, test_ou
         memset(&t, 0, sizeof t);
         int argc = 1;
         char *argv[] = {"test", NULL};
-        eng_init(&argc, argv, o->links > 0);
+        eng_init(&argc, argv);
         eng_result *res = NULL;
         t.rc = eng_load_platform(platform, t.err, sizeof t.err);
         if (t.rc == 0) t.rc = eng_run(g, o, &res, t.err, sizeof t.err);

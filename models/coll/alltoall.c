@@ -1,10 +1,12 @@
 /* All-to-all family: pairwise exchange (step s: send to rank+s, receive from rank-s). */
 #include "coll_algos.h"
 
-int coll_pairwise_nsteps(const coll_plan *p, int *nchunks)
+void coll_pairwise_setup(coll_plan *p)
 {
-    *nchunks = p->n * p->n;
-    return p->n - 1;
+    p->nchunks = p->n * p->n;
+    p->nsteps = p->n - 1;
+    p->width = 1;
+    p->merged_width = p->n - 1;
 }
 
 void coll_pairwise_step(const coll_plan *p, int me, int s, coll_step *out)

@@ -14,11 +14,11 @@
 static const coll_algo algos[] = {
     {"ring", "ring: reduce-scatter then all-gather around the group (NCCL Ring)",
      BIT(OG_ALLREDUCE) | BIT(OG_ALLGATHER) | BIT(OG_REDUCESCATTER) | BIT(OG_BARRIER),
-     coll_ring_nsteps, coll_ring_step, coll_ring_merged},
+     coll_ring_setup, coll_ring_step, coll_ring_merged},
     {"chain", "pipelined chain from the root (broadcast) or towards it (reduce)",
-     BIT(OG_BROADCAST) | BIT(OG_REDUCE), coll_chain_nsteps, coll_chain_step, NULL},
+     BIT(OG_BROADCAST) | BIT(OG_REDUCE), coll_chain_setup, coll_chain_step, NULL},
     {"pairwise", "pairwise exchange: step s sends to rank+s and receives from rank-s",
-     BIT(OG_ALLTOALL) | BIT(OG_ALLTOALLV), coll_pairwise_nsteps, coll_pairwise_step, NULL},
+     BIT(OG_ALLTOALL) | BIT(OG_ALLTOALLV), coll_pairwise_setup, coll_pairwise_step, NULL},
 };
 #define NALGOS ((int)(sizeof algos / sizeof algos[0]))
 
@@ -71,15 +71,15 @@ int coll_plan_init(coll_plan *p, og_coll coll, int n, int root, int64_t bytes,
     p->vbytes = vbytes;
     p->algo = algo;
     p->nchunks = 1;
-    p->nsteps = n == 1 ? 0 : algos[algo].nsteps(p, &p->nchunks);
+    if (n > 1) algos[algo].setup(p);
     return 0;
 }
 
-coll_step *coll_step_new(int n)
+coll_step *coll_step_new(int cap)
 {
     coll_step *st = ts_calloc(1, sizeof *st);
-    st->send = ts_calloc(n, sizeof *st->send);
-    st->recv = ts_calloc(n, sizeof *st->recv);
+    st->send = ts_calloc(cap, sizeof *st->send);
+    st->recv = ts_calloc(cap, sizeof *st->recv);
     return st;
 }
 
@@ -116,7 +116,7 @@ void coll_plan_merged(const coll_plan *p, int me, coll_step *out)
         algos[p->algo].merged(p, me, out);
         return;
     }
-    coll_step *st = coll_step_new(p->n);
+    coll_step *st = coll_step_new(p->width);
     for (int s = 0; s < p->nsteps; s++) {
         coll_plan_step(p, me, s, st);
         for (int i = 0; i < st->nsend; i++) merge_into(out->send, &out->nsend, &st->send[i]);

@@ -34,13 +34,15 @@ typedef struct coll_plan {
     int algo;               /* row of the algorithm table */
     int nsteps;
     int nchunks;
+    int width;              /* most transfers one rank posts in one step, per direction */
+    int merged_width;       /* most peers of one rank over the whole schedule */
 } coll_plan;
 
 typedef struct coll_algo {
     const char *name;
     const char *desc;
     unsigned colls;         /* bitmask of (1u << og_coll) it implements */
-    int (*nsteps)(const coll_plan *p, int *nchunks);
+    void (*setup)(coll_plan *p); /* sets nsteps, nchunks, width, merged_width */
     void (*step)(const coll_plan *p, int me, int s, coll_step *out);
     /* optional: all steps' transfers merged per peer, in O(1) per peer */
     void (*merged)(const coll_plan *p, int me, coll_step *out);
@@ -61,8 +63,9 @@ int coll_select(og_coll coll, int n, int64_t bytes);
 int coll_plan_init(coll_plan *p, og_coll coll, int n, int root, int64_t bytes,
                    const int64_t *vbytes, int algo, char *err, size_t errlen);
 
-/* Steps of rank me (group index). */
-coll_step *coll_step_new(int n);
+/* Steps of rank me (group index); a step holds up to cap transfers each way
+ * (plan->width for steps, plan->merged_width for the merged view). */
+coll_step *coll_step_new(int cap);
 void coll_step_free(coll_step *st);
 void coll_plan_step(const coll_plan *p, int me, int s, coll_step *out);
 

@@ -8,12 +8,12 @@
 void coll_add_send(coll_step *st, int peer, int64_t bytes, int chunk, int nchunk, int reduce);
 void coll_add_recv(coll_step *st, int peer, int64_t bytes, int chunk, int nchunk, int reduce);
 
-int coll_ring_nsteps(const coll_plan *p, int *nchunks);
+void coll_ring_setup(coll_plan *p);
 void coll_ring_step(const coll_plan *p, int me, int s, coll_step *out);
 void coll_ring_merged(const coll_plan *p, int me, coll_step *out);
-int coll_chain_nsteps(const coll_plan *p, int *nchunks);
+void coll_chain_setup(coll_plan *p);
 void coll_chain_step(const coll_plan *p, int me, int s, coll_step *out);
-int coll_pairwise_nsteps(const coll_plan *p, int *nchunks);
+void coll_pairwise_setup(coll_plan *p);
 void coll_pairwise_step(const coll_plan *p, int me, int s, coll_step *out);
 
 #endif

@@ -14,10 +14,11 @@ void coll_add_recv(coll_step *st, int peer, int64_t bytes, int chunk, int nchunk
     st->recv[st->nrecv++] = (coll_xfer){peer, bytes, chunk, nchunk, reduce};
 }
 
-int coll_ring_nsteps(const coll_plan *p, int *nchunks)
+void coll_ring_setup(coll_plan *p)
 {
-    *nchunks = p->n;
-    return (p->coll == OG_ALLREDUCE || p->coll == OG_BARRIER) ? 2 * (p->n - 1) : p->n - 1;
+    p->nchunks = p->n;
+    p->nsteps = (p->coll == OG_ALLREDUCE || p->coll == OG_BARRIER) ? 2 * (p->n - 1) : p->n - 1;
+    p->width = p->merged_width = 1;
 }
 
 /* Reduce-scatter step t: after n-1 steps rank me holds chunk me reduced. */
@@ -50,10 +51,11 @@ void coll_ring_step(const coll_plan *p, int me, int s, coll_step *out)
 /* Chain: position 0 .. n-1 along the ring; broadcast starts at the root,
  * reduce ends at it. The buffer is cut into n chunks that follow each other
  * down the chain, one hop per step. */
-int coll_chain_nsteps(const coll_plan *p, int *nchunks)
+void coll_chain_setup(coll_plan *p)
 {
-    *nchunks = p->n;
-    return (p->n - 1) + (*nchunks - 1);
+    p->nchunks = p->n;
+    p->nsteps = (p->n - 1) + (p->nchunks - 1);
+    p->width = p->merged_width = 1;
 }
 
 void coll_chain_step(const coll_plan *p, int me, int s, coll_step *out)
