@@ -3,10 +3,13 @@ CC      ?= cc
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Isim -Imodels -Imodels/coll -Iplatforms -Ivalidate \
            $(shell pkg-config --cflags libxml-2.0 igraph 2>/dev/null)
-LDLIBS  := -lsimgrid -ljansson -lgsl -lgslcblas -lm \
+CXX     ?= g++
+CXXFLAGS ?= -O2 -g
+CXXFLAGS += -std=c++17 -Wall -Wextra -Werror -Iplatforms -Isim
+LDLIBS  := -lsimgrid -ljansson -lgsl -lgslcblas -lm -lstdc++ \
            $(shell pkg-config --libs libxml-2.0 igraph 2>/dev/null)
 
-DEB_PACKAGES := build-essential pkg-config libsimgrid-dev libigraph-dev libgsl-dev \
+DEB_PACKAGES := build-essential g++ pkg-config libsimgrid-dev libigraph-dev libgsl-dev \
                 libopenmpi-dev openmpi-bin libxml2-dev libcunit1-dev libjansson-dev
 
 # Every .c under the library folders belongs to libtrainsim, except the CLI.
@@ -14,7 +17,8 @@ CLI_SRC  := sim/main.c $(wildcard sim/cmd_*.c)
 CLI_OBJ  := $(CLI_SRC:%.c=build/%.o)
 LIB_SRC  := $(filter-out $(CLI_SRC), $(wildcard sim/*.c sim/*/*.c models/*.c models/*/*.c \
               platforms/*.c))
-LIB_OBJ  := $(LIB_SRC:%.c=build/%.o)
+LIB_CXX  := $(wildcard platforms/*.cpp)
+LIB_OBJ  := $(LIB_SRC:%.c=build/%.o) $(LIB_CXX:%.cpp=build/%.o)
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=build/%.o)
 
@@ -29,6 +33,10 @@ deps:
 build/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+build/%.o: %.cpp
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) -MMD -MP -c $< -o $@
 
 build/libtrainsim.a: $(LIB_OBJ)
 	ar rcs $@ $^

@@ -15,12 +15,16 @@
 
 static const char sim_help[] =
     "usage: trainsim sim --platform P --trace T [options]\n\n"
-    "Simulate the op graph T (native trace format, docs/trace-format.md) on the\n"
-    "SimGrid platform P (an XML file) and print the iteration time and a per-rank\n"
+    "Simulate the op graph T (native trace format, docs/trace-format.md) on P, a\n"
+    "cluster (shipped name such as dgx-h100-superpod, NAME:NODES, or a cluster JSON:\n"
+    "docs/clusters.md) or a SimGrid XML platform, and print the iteration time and a per-rank\n"
     "breakdown. Rank r runs on the host named in the trace, or else on the r-th\n"
     "host of the platform in natural name order (gpu-2 before gpu-10).\n\n"
     "options:\n"
-    "  --platform P       SimGrid XML platform file\n"
+    "  --platform P       cluster name/JSON or SimGrid XML platform file\n"
+    "  --cluster P        the same as --platform\n"
+    "  --nodes N          cluster node count (overrides the description)\n"
+    "  --calibration F    apply a calibration JSON to the cluster\n"
     "  --trace T          trace file (native JSON)\n"
     "  --fidelity F       collectives: 'pipelined' (one flow per peer, default) or\n"
     "                     'step' (each schedule step waits for the previous one)\n"
@@ -80,15 +84,18 @@ int cmd_validate_trace(int argc, char **argv)
 
 int cmd_sim(int argc, char **argv)
 {
-    enum { O_PLATFORM = 256, O_TRACE, O_FIDELITY, O_JSON, O_TIMELINE, O_LINKS, O_PROGRESS, O_QUIET };
+    enum { O_PLATFORM = 256, O_TRACE, O_FIDELITY, O_JSON, O_TIMELINE, O_LINKS, O_PROGRESS, O_QUIET, O_NODES, O_CALIB };
     static const struct option longopts[] = {
         {"platform", required_argument, 0, O_PLATFORM}, {"trace", required_argument, 0, O_TRACE},
+        {"cluster", required_argument, 0, O_PLATFORM},  {"nodes", required_argument, 0, O_NODES},
+        {"calibration", required_argument, 0, O_CALIB},
         {"fidelity", required_argument, 0, O_FIDELITY}, {"json", required_argument, 0, O_JSON},
         {"timeline", required_argument, 0, O_TIMELINE}, {"links", required_argument, 0, O_LINKS},
         {"progress", no_argument, 0, O_PROGRESS},       {"quiet", no_argument, 0, O_QUIET},
         {"help", no_argument, 0, 'h'},                  {0, 0, 0, 0},
     };
-    const char *platform = NULL, *trace = NULL, *json = NULL, *timeline = NULL;
+    const char *platform = NULL, *trace = NULL, *json = NULL, *timeline = NULL, *calib = NULL;
+    int nodes = 0;
     eng_opts o = {ENG_PIPELINED, 0, isatty(2)};
     int quiet = 0;
     /* SimGrid's own options travel separately to simgrid_init. */
@@ -111,6 +118,17 @@ int cmd_sim(int argc, char **argv)
         case O_TIMELINE: timeline = optarg; break;
         case O_PROGRESS: o.progress = 1; break;
         case O_QUIET: quiet = 1; break;
+        case O_CALIB: calib = optarg; break;
+        case O_NODES: {
+            char *end;
+            long n = strtol(optarg, &end, 10);
+            if (*end || n < 1 || n > 1000000) {
+                rc = cmd_usage_error("sim", "--nodes wants a count from 1 to 1000000, not '%s'", optarg);
+                goto out;
+            }
+            nodes = (int)n;
+            break;
+        }
         case O_FIDELITY: {
             int f = eng_fidelity_from_name(optarg);
             if (f < 0) {
@@ -150,9 +168,9 @@ int cmd_sim(int argc, char **argv)
     og_graph *g = load_trace("sim", trace);
     if (!g) goto out;
     char *err = ts_malloc(BIGERR);
-    eng_init(&sgc, sgv);
     eng_result *res = NULL;
-    if (eng_load_platform(platform, err, BIGERR) < 0) {
+    eng_init(&sgc, sgv);
+    if (eng_load(platform, nodes, calib, err, BIGERR) < 0) {
         fprintf(stderr, "trainsim sim: %s\n", err);
     } else if (eng_run(g, &o, &res, err, BIGERR) < 0) {
         fprintf(stderr, "trainsim sim: %s: %s\n", trace, err);

@@ -18,6 +18,7 @@
 #include <xbt/log.h>
 #include <libxml/parser.h>
 
+#include "cluster.h"
 #include "coll.h"
 #include "util.h"
 
@@ -99,6 +100,20 @@ int eng_load_platform(const char *path, char *err, size_t errlen)
     simgrid_load_platform(path);
     if (sg_host_count() == 0) return ts_err(err, errlen, "%s: platform has no hosts", path);
     return 0;
+}
+
+int eng_load(const char *spec, int nodes, const char *calib, char *err, size_t errlen)
+{
+    if (!topo_is_cluster_spec(spec)) {
+        if (nodes > 0 || calib)
+            return ts_err(err, errlen, "%s: --nodes and --calibration apply to clusters, not to SimGrid XML files",
+                          spec);
+        return eng_load_platform(spec, err, errlen);
+    }
+    topo_cluster c;
+    if (topo_load(spec, nodes, &c, err, errlen) < 0 || (calib && topo_calibrate(&c, calib, err, errlen) < 0))
+        return -1;
+    return topo_sg_build(&c, err, errlen);
 }
 
 const char *eng_fidelity_name(eng_fidelity f)

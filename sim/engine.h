@@ -52,6 +52,11 @@ void eng_init(int *argc, char **argv);
 /* Load a SimGrid XML platform (once per process: a SimGrid limit). */
 int eng_load_platform(const char *path, char *err, size_t errlen);
 
+/* Load what --platform/--cluster names: a SimGrid XML file, or a cluster
+ * (shipped name, NAME:NODES or cluster JSON) built in-process; nodes > 0 and
+ * calib (a calibration JSON, or NULL) apply to clusters only. */
+int eng_load(const char *spec, int nodes, const char *calib, char *err, size_t errlen);
+
 /* Run g on the loaded platform. Ranks map to g's host names, or else to the
  * platform's hosts in natural name order. A deadlock is an error naming every
  * blocked rank and what it waits for. */

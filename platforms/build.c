@@ -1,0 +1,549 @@
+/* Cluster -> SimGrid platform, all zones with Full routing: node zones (GPUs,
+ * intra-node links, NICs, a gateway) nested in switch/leaf/group zones so that
+ * no zone holds more than a few thousand routes. One emitter, two sinks: XML
+ * (libxml2, `platform export`) and in-process S4U calls (sg_build.cpp).
+ * Conventions (docs/clusters.md): every link is split-duplex; a route's latency
+ * is the sum of its links' latencies; aggregated links stand for parallel ones. */
+#include <libxml/xmlwriter.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cluster.h"
+#include "util.h"
+
+typedef struct {
+    topo_sink *k;
+    const topo_cluster *c;
+} emitter;
+
+static void zone(emitter *e, const char *id) { e->k->zone_begin(e->k, id); }
+static void end(emitter *e) { e->k->zone_end(e->k); }
+
+static void link_el(emitter *e, const char *id, double bw, double lat) { e->k->link(e->k, id, bw, lat); }
+
+/* A zone holding only a router: the gateway of a switch-level zone. */
+static void core_zone(emitter *e, const char *prefix)
+{
+    char id[96];
+    snprintf(id, sizeof id, "%s-core", prefix);
+    zone(e, id);
+    snprintf(id, sizeof id, "%s-sw", prefix);
+    e->k->router(e->k, id);
+    end(e);
+}
+
+/* zoneRoute between two child zones through their gateways over links. */
+static void zroute(emitter *e, const char *src, const char *dst, const char *gs, const char *gd,
+                   const char *const *links, const int *up, int n)
+{
+    e->k->route(e->k, src, dst, gs, gd, n, links, up);
+}
+
+/* ---------------------------------------------------------------- a node */
+
+/* A node's GPUs, links and intra-node routes; with its own gateway router
+ * and GPU-to-gateway routes unless flat (GPUs placed in the switch's zone). */
+static void emit_node_body(emitter *e, int k, int flat)
+{
+    const topo_cluster *c = e->c;
+    const topo_node *n = &c->node;
+    char a[96], b[96], src[64], dst[64];
+    for (int g = 0; g < n->gpus; g++) {
+        char vals[5][32];
+        const char *keys[] = {"node", "gpu", "nic", "nvls", "hbm_bw"}, *vp[5];
+        snprintf(vals[0], sizeof vals[0], "%d", k);
+        snprintf(vals[1], sizeof vals[1], "%d", g);
+        snprintf(vals[2], sizeof vals[2], "%d", topo_nic_of(n, g));
+        snprintf(vals[3], sizeof vals[3], "%d", n->nvls);
+        snprintf(vals[4], sizeof vals[4], "%.17g", c->gpu.hbm_bw);
+        for (int i = 0; i < 5; i++) vp[i] = vals[i];
+        snprintf(a, sizeof a, "gpu-%ld", (long)k * n->gpus + g);
+        e->k->host(e->k, a, c->gpu.flops, 5, keys, vp);
+    }
+    if (!flat) {
+        snprintf(a, sizeof a, "n%d-gw", k);
+        e->k->router(e->k, a);
+    }
+    double ibw = n->bw * c->intra_bw_eff;
+    if (n->fabric == TOPO_NVSWITCH || n->fabric == TOPO_PCIE) {
+        for (int g = 0; g < n->gpus; g++) {
+            snprintf(a, sizeof a, "n%d-g%d", k, g);
+            link_el(e, a, ibw, n->lat / 2 + c->intra_lat_add / 2);
+        }
+    } else {
+        for (int l = 0; l < n->nlinks; l++) {
+            snprintf(a, sizeof a, "n%d-l%d-%d", k, n->links[l].a, n->links[l].b);
+            link_el(e, a, ibw * n->links[l].count, n->lat + c->intra_lat_add);
+        }
+    }
+    for (int j = 0; j < n->nnics; j++) {
+        snprintf(a, sizeof a, "n%d-nic%d", k, j);
+        link_el(e, a, n->nics[j].bw * c->inter_bw_eff, n->nics[j].lat + c->inter_lat_add);
+    }
+    char names[TOPO_MAX_LINKS][64];
+    const char *ls[TOPO_MAX_LINKS];
+    int up[TOPO_MAX_LINKS];
+    for (int x = 0; x < n->gpus; x++)
+        for (int y = x + 1; y < n->gpus; y++) {
+            int nl = 0;
+            snprintf(src, sizeof src, "gpu-%ld", (long)k * n->gpus + x);
+            snprintf(dst, sizeof dst, "gpu-%ld", (long)k * n->gpus + y);
+            if (n->fabric == TOPO_NVSWITCH || n->fabric == TOPO_PCIE) {
+                snprintf(names[0], sizeof names[0], "n%d-g%d", k, x);
+                snprintf(names[1], sizeof names[1], "n%d-g%d", k, y);
+                up[0] = 1;
+                up[1] = 0;
+                nl = 2;
+            } else {
+                int hops[TOPO_MAX_LINKS], nh = topo_node_route(n, x, y, hops, TOPO_MAX_LINKS), at = x;
+                for (int h = 0; h < nh; h++) {
+                    const topo_link *l = &n->links[hops[h]];
+                    snprintf(names[nl], sizeof names[nl], "n%d-l%d-%d", k, l->a, l->b);
+                    up[nl++] = l->a == at; /* UP runs from the lower GPU index to the higher */
+                    at = l->a == at ? l->b : l->a;
+                }
+            }
+            for (int i = 0; i < nl; i++) ls[i] = names[i];
+            e->k->route(e->k, src, dst, NULL, NULL, nl, ls, up);
+        }
+    if (flat) return;
+    snprintf(b, sizeof b, "n%d-gw", k);
+    for (int g = 0; g < n->gpus; g++) {
+        snprintf(src, sizeof src, "gpu-%ld", (long)k * n->gpus + g);
+        snprintf(names[0], sizeof names[0], "n%d-nic%d", k, topo_nic_of(n, g));
+        ls[0] = names[0];
+        up[0] = 1;
+        e->k->route(e->k, src, b, NULL, NULL, 1, ls, up);
+    }
+}
+
+static void emit_node(emitter *e, int k)
+{
+    char id[32];
+    snprintf(id, sizeof id, "n%d", k);
+    zone(e, id);
+    emit_node_body(e, k, 0);
+    end(e);
+}
+
+/* Node uplinks: one aggregated link per node for all its NICs' ports. */
+static double node_port_bw(const topo_cluster *c)
+{
+    return c->node.nnics * c->net.bw * c->inter_bw_eff;
+}
+
+/* A switch-level zone with the GPUs of nodes [lo, hi) directly inside (no
+ * node zones): SimGrid 3.32 checks every new link and host name against every
+ * zone of the platform, so fewer zones is what makes 75,000 GPUs load. */
+static void emit_flat_switch_zone(emitter *e, const char *prefix, int lo, int hi)
+{
+    const topo_cluster *c = e->c;
+    const topo_node *n = &c->node;
+    int G = n->gpus;
+    char id[96], sw[128], l[4][64], src[64], dst[64];
+    zone(e, prefix);
+    for (int k = lo; k < hi; k++) emit_node_body(e, k, 1);
+    snprintf(sw, sizeof sw, "%s-sw", prefix);
+    e->k->router(e->k, sw);
+    for (int k = lo; k < hi; k++) {
+        snprintf(id, sizeof id, "n%d-up", k);
+        link_el(e, id, node_port_bw(c), c->net.lat);
+    }
+    const char *ls[4] = {l[0], l[1], l[2], l[3]};
+    int up4[4] = {1, 1, 0, 0};
+    for (long x = (long)lo * G; x < (long)hi * G; x++) {
+        int kx = (int)(x / G);
+        snprintf(src, sizeof src, "gpu-%ld", x);
+        snprintf(l[0], sizeof l[0], "n%d-nic%d", kx, topo_nic_of(n, (int)(x % G)));
+        snprintf(l[1], sizeof l[1], "n%d-up", kx);
+        for (long y = ((long)kx + 1) * G; y < (long)hi * G; y++) {
+            int ky = (int)(y / G);
+            snprintf(dst, sizeof dst, "gpu-%ld", y);
+            snprintf(l[2], sizeof l[2], "n%d-up", ky);
+            snprintf(l[3], sizeof l[3], "n%d-nic%d", ky, topo_nic_of(n, (int)(y % G)));
+            e->k->route(e->k, src, dst, NULL, NULL, 4, ls, up4);
+        }
+        e->k->route(e->k, src, sw, NULL, NULL, 2, ls, up4);
+    }
+    end(e);
+}
+
+/* A switch-level zone: nodes [lo, hi) under one switch `prefix`-sw. */
+static void emit_switch_zone(emitter *e, const char *prefix, int lo, int hi)
+{
+    char id[96], gw[96], a[96], b[96], ga[96], gb[96];
+    zone(e, prefix);
+    for (int k = lo; k < hi; k++) emit_node(e, k);
+    core_zone(e, prefix);
+    for (int k = lo; k < hi; k++) {
+        snprintf(id, sizeof id, "n%d-up", k);
+        link_el(e, id, node_port_bw(e->c), e->c->net.lat);
+    }
+    snprintf(id, sizeof id, "%s-core", prefix);
+    snprintf(gw, sizeof gw, "%s-sw", prefix);
+    for (int x = lo; x < hi; x++) {
+        snprintf(a, sizeof a, "n%d", x);
+        snprintf(ga, sizeof ga, "n%d-gw", x);
+        char ua[96];
+        snprintf(ua, sizeof ua, "n%d-up", x);
+        for (int y = x + 1; y < hi; y++) {
+            char ub[96];
+            snprintf(b, sizeof b, "n%d", y);
+            snprintf(gb, sizeof gb, "n%d-gw", y);
+            snprintf(ub, sizeof ub, "n%d-up", y);
+            const char *ls[] = {ua, ub};
+            int up[] = {1, 0};
+            zroute(e, a, b, ga, gb, ls, up, 2);
+        }
+        const char *ls[] = {ua};
+        int up[] = {1};
+        zroute(e, a, id, ga, gw, ls, up, 1);
+    }
+    end(e);
+}
+
+/* Children zones fmt_zone(i), i in [lo, hi), with gateways fmt_gw(i), joined
+ * pairwise through one uplink each (an aggregated non-blocking core above). */
+static void pairwise_uplinks(emitter *e, int lo, int hi, const char *fmt_zone, const char *fmt_gw,
+                             const char *fmt_up)
+{
+    char a[96], b[96], ga[96], gb[96], ua[96], ub[96];
+    for (int x = lo; x < hi; x++)
+        for (int y = x + 1; y < hi; y++) {
+            snprintf(a, sizeof a, fmt_zone, x);
+            snprintf(b, sizeof b, fmt_zone, y);
+            snprintf(ga, sizeof ga, fmt_gw, x);
+            snprintf(gb, sizeof gb, fmt_gw, y);
+            snprintf(ua, sizeof ua, fmt_up, x);
+            snprintf(ub, sizeof ub, fmt_up, y);
+            const char *ls[] = {ua, ub};
+            int up[] = {1, 0};
+            zroute(e, a, b, ga, gb, ls, up, 2);
+        }
+}
+
+static int nodes_per_leaf(const topo_cluster *c)
+{
+    const topo_net *t = &c->net;
+    return t->rails ? t->radix / 2 : (t->radix / 2) / c->node.nnics;
+}
+
+static int leaf_nodes(const topo_cluster *c, int l)
+{
+    int per = nodes_per_leaf(c), hi = (l + 1) * per < c->nodes ? (l + 1) * per : c->nodes;
+    return hi - l * per;
+}
+
+/* Fat-tree: leaf zones of nodes_per_leaf nodes; the spine (and, with 3 levels,
+ * the core) is one aggregated non-blocking switch reached over one uplink per
+ * leaf (pod) whose bandwidth is the leaf's node ports / oversubscription. */
+static void emit_fattree(emitter *e)
+{
+    const topo_cluster *c = e->c;
+    int K = c->nodes, per = nodes_per_leaf(c), leaves = (K + per - 1) / per;
+    char id[96];
+    if (c->net.levels == 1 || leaves == 1) {
+        emit_switch_zone(e, "leaf0", 0, K);
+        return;
+    }
+    int per_pod = c->net.levels == 3 ? c->net.radix / 2 : leaves;
+    int pods = (leaves + per_pod - 1) / per_pod;
+    for (int p = 0; p < pods; p++) {
+        int l0 = p * per_pod, l1 = l0 + per_pod < leaves ? l0 + per_pod : leaves;
+        if (pods > 1) {
+            snprintf(id, sizeof id, "pod%d", p);
+            zone(e, id);
+        }
+        for (int l = l0; l < l1; l++) {
+            snprintf(id, sizeof id, "leaf%d", l);
+            emit_switch_zone(e, id, l * per, l * per + leaf_nodes(c, l));
+        }
+        if (pods > 1) {
+            snprintf(id, sizeof id, "pod%d", p);
+            core_zone(e, id);
+        }
+        for (int l = l0; l < l1; l++) {
+            snprintf(id, sizeof id, "leaf%d-spine", l);
+            link_el(e, id, leaf_nodes(c, l) * node_port_bw(c) / c->net.oversub, c->net.lat);
+        }
+        pairwise_uplinks(e, l0, l1, "leaf%d", "leaf%d-sw", "leaf%d-spine");
+        if (pods > 1) {
+            char core[96], sw[96], a[96], ga[96], ua[96];
+            snprintf(core, sizeof core, "pod%d-core", p);
+            snprintf(sw, sizeof sw, "pod%d-sw", p);
+            for (int l = l0; l < l1; l++) {
+                snprintf(a, sizeof a, "leaf%d", l);
+                snprintf(ga, sizeof ga, "leaf%d-sw", l);
+                snprintf(ua, sizeof ua, "leaf%d-spine", l);
+                const char *ls[] = {ua};
+                int up[] = {1};
+                zroute(e, a, core, ga, sw, ls, up, 1);
+            }
+            end(e);
+        }
+    }
+    if (pods > 1) {
+        for (int p = 0; p < pods; p++) {
+            long nn = 0;
+            for (int l = p * per_pod; l < (p + 1) * per_pod && l < leaves; l++) nn += leaf_nodes(c, l);
+            snprintf(id, sizeof id, "pod%d-up", p);
+            link_el(e, id, nn * node_port_bw(c) / c->net.oversub, c->net.lat);
+        }
+        pairwise_uplinks(e, 0, pods, "pod%d", "pod%d-sw", "pod%d-up");
+    }
+}
+
+/* Which switch of group g owns the (aggregated) global link to group h. */
+int topo_dragonfly_owner(const topo_net *t, int g, int h)
+{
+    int idx = ((h - g - 1) % t->groups + t->groups) % t->groups; /* 0 .. groups-2 */
+    return idx % t->switches;
+}
+
+static void emit_dragonfly(emitter *e)
+{
+    const topo_cluster *c = e->c;
+    const topo_net *t = &c->net;
+    int K = c->nodes, per_sw = t->nodes_per_switch, per_g = t->switches * per_sw;
+    char id[96], a[96], b[96], ga[96], gb[96], l[96];
+    for (int g = 0; g < t->groups; g++) {
+        snprintf(id, sizeof id, "g%d", g);
+        zone(e, id);
+        for (int s = 0; s < t->switches; s++) {
+            int lo = g * per_g + s * per_sw, hi = lo + per_sw;
+            if (lo > K) lo = K;
+            if (hi > K) hi = K;
+            snprintf(id, sizeof id, "g%ds%d", g, s);
+            emit_flat_switch_zone(e, id, lo, hi);
+        }
+        for (int x = 0; x < t->switches; x++)
+            for (int y = x + 1; y < t->switches; y++) {
+                snprintf(l, sizeof l, "g%d-s%d-s%d", g, x, y);
+                link_el(e, l, t->bw * c->inter_bw_eff, t->lat);
+            }
+        for (int x = 0; x < t->switches; x++)
+            for (int y = x + 1; y < t->switches; y++) {
+                snprintf(a, sizeof a, "g%ds%d", g, x);
+                snprintf(b, sizeof b, "g%ds%d", g, y);
+                snprintf(ga, sizeof ga, "g%ds%d-sw", g, x);
+                snprintf(gb, sizeof gb, "g%ds%d-sw", g, y);
+                snprintf(l, sizeof l, "g%d-s%d-s%d", g, x, y);
+                const char *ls[] = {l};
+                int up[] = {1};
+                zroute(e, a, b, ga, gb, ls, up, 1);
+            }
+        end(e);
+    }
+    for (int x = 0; x < t->groups; x++)
+        for (int y = x + 1; y < t->groups; y++) {
+            snprintf(l, sizeof l, "g%d-g%d", x, y);
+            link_el(e, l, t->global_links * t->global_bw * c->inter_bw_eff, t->global_lat);
+        }
+    for (int x = 0; x < t->groups; x++)
+        for (int y = x + 1; y < t->groups; y++) {
+            snprintf(a, sizeof a, "g%d", x);
+            snprintf(b, sizeof b, "g%d", y);
+            snprintf(ga, sizeof ga, "g%ds%d-sw", x, topo_dragonfly_owner(t, x, y));
+            snprintf(gb, sizeof gb, "g%ds%d-sw", y, topo_dragonfly_owner(t, y, x));
+            snprintf(l, sizeof l, "g%d-g%d", x, y);
+            const char *ls[] = {l};
+            int up[] = {1};
+            zroute(e, a, b, ga, gb, ls, up, 1);
+        }
+}
+
+static void torus_coord(const topo_net *t, int k, int *xyz)
+{
+    xyz[0] = k % t->dims[0];
+    xyz[1] = k / t->dims[0] % t->dims[1];
+    xyz[2] = k / (t->dims[0] * t->dims[1]);
+}
+
+static int torus_index(const topo_net *t, const int *xyz)
+{
+    return xyz[0] + t->dims[0] * (xyz[1] + t->dims[1] * xyz[2]);
+}
+
+/* Torus: node k's link "t<k>-d<d>" goes to its + neighbour in dimension d;
+ * routes are dimension-ordered and take the shorter way round. */
+static void emit_torus(emitter *e)
+{
+    const topo_cluster *c = e->c;
+    const topo_net *t = &c->net;
+    int K = c->nodes;
+    char l[96], a[96], b[96], ga[96], gb[96];
+    for (int k = 0; k < K; k++) emit_node(e, k);
+    for (int k = 0; k < K; k++)
+        for (int d = 0; d < 3; d++) {
+            int xyz[3];
+            torus_coord(t, k, xyz);
+            if (t->dims[d] == 1 || (t->dims[d] == 2 && xyz[d] == 1)) continue;
+            snprintf(l, sizeof l, "t%d-d%d", k, d);
+            link_el(e, l, t->bw * c->inter_bw_eff, t->lat);
+        }
+    char(*names)[96] = ts_malloc(3 * 1024 * sizeof *names);
+    const char **ls = ts_malloc(3 * 1024 * sizeof *ls);
+    int *up = ts_malloc(3 * 1024 * sizeof *up);
+    for (int x = 0; x < K; x++)
+        for (int y = x + 1; y < K; y++) {
+            int cur[3], dst[3], n = 0;
+            torus_coord(t, x, cur);
+            torus_coord(t, y, dst);
+            for (int d = 0; d < 3; d++) {
+                int D = t->dims[d], fwd = ((dst[d] - cur[d]) % D + D) % D;
+                int dir = fwd <= D - fwd ? 1 : -1, steps = dir > 0 ? fwd : D - fwd;
+                for (int s = 0; s < steps; s++) {
+                    int from[3] = {cur[0], cur[1], cur[2]};
+                    if (dir < 0) from[d] = (cur[d] - 1 + D) % D; /* the link belongs to the lower end */
+                    int goes_up = dir > 0;
+                    if (D == 2) { /* one link between the two; UP runs from coordinate 0 */
+                        goes_up = cur[d] == 0;
+                        from[d] = 0;
+                    }
+                    snprintf(names[n], sizeof names[n], "t%d-d%d", torus_index(t, from), d);
+                    ls[n] = names[n];
+                    up[n++] = goes_up;
+                    cur[d] = (cur[d] + dir + D) % D;
+                }
+            }
+            snprintf(a, sizeof a, "n%d", x);
+            snprintf(b, sizeof b, "n%d", y);
+            snprintf(ga, sizeof ga, "n%d-gw", x);
+            snprintf(gb, sizeof gb, "n%d-gw", y);
+            zroute(e, a, b, ga, gb, ls, up, n);
+        }
+    free(names);
+    free(ls);
+    free(up);
+}
+
+static void emit_switch(emitter *e)
+{
+    const topo_cluster *c = e->c;
+    char id[96];
+    for (int k = 0; k < c->nodes; k++) emit_node(e, k);
+    for (int k = 0; k < c->nodes; k++) {
+        snprintf(id, sizeof id, "n%d-up", k);
+        link_el(e, id, node_port_bw(c), c->net.lat);
+    }
+    pairwise_uplinks(e, 0, c->nodes, "n%d", "n%d-gw", "n%d-up");
+}
+
+void topo_emit(const topo_cluster *c, topo_sink *k)
+{
+    emitter e = {k, c};
+    zone(&e, c->name);
+    switch (c->net.kind) {
+    case TOPO_SWITCH: emit_switch(&e); break;
+    case TOPO_FATTREE: emit_fattree(&e); break;
+    case TOPO_DRAGONFLY: emit_dragonfly(&e); break;
+    case TOPO_TORUS: emit_torus(&e); break;
+    }
+    end(&e);
+}
+
+/* ---------------------------------------------------------- the XML sink */
+
+typedef struct {
+    topo_sink k;
+    xmlTextWriterPtr w;
+} xml_sink;
+
+#define W(k) (((xml_sink *)(k))->w)
+#define CHECK(k, call) ((k)->bad |= (call) < 0)
+
+static void xattr(topo_sink *k, const char *name, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void xattr(topo_sink *k, const char *name, const char *fmt, ...)
+{
+    char buf[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    CHECK(k, xmlTextWriterWriteAttribute(W(k), BAD_CAST name, BAD_CAST buf));
+}
+
+static void xstart(topo_sink *k, const char *el) { CHECK(k, xmlTextWriterStartElement(W(k), BAD_CAST el)); }
+static void xend(topo_sink *k) { CHECK(k, xmlTextWriterEndElement(W(k))); }
+
+static void x_zone_begin(topo_sink *k, const char *id)
+{
+    xstart(k, "zone");
+    xattr(k, "id", "%s", id);
+    xattr(k, "routing", "Full");
+}
+
+static void x_host(topo_sink *k, const char *id, double speed, int n, const char *const *keys,
+                   const char *const *vals)
+{
+    xstart(k, "host");
+    xattr(k, "id", "%s", id);
+    xattr(k, "speed", "%.17gf", speed);
+    for (int i = 0; i < n; i++) {
+        xstart(k, "prop");
+        xattr(k, "id", "%s", keys[i]);
+        xattr(k, "value", "%s", vals[i]);
+        xend(k);
+    }
+    xend(k);
+}
+
+static void x_router(topo_sink *k, const char *id)
+{
+    xstart(k, "router");
+    xattr(k, "id", "%s", id);
+    xend(k);
+}
+
+static void x_link(topo_sink *k, const char *id, double bw, double lat)
+{
+    xstart(k, "link");
+    xattr(k, "id", "%s", id);
+    xattr(k, "bandwidth", "%.17gBps", bw);
+    xattr(k, "latency", "%.17gs", lat);
+    xattr(k, "sharing_policy", "SPLITDUPLEX");
+    xend(k);
+}
+
+static void x_route(topo_sink *k, const char *src, const char *dst, const char *gs, const char *gd, int n,
+                    const char *const *links, const int *up)
+{
+    xstart(k, gs ? "zoneRoute" : "route");
+    xattr(k, "src", "%s", src);
+    xattr(k, "dst", "%s", dst);
+    if (gs) {
+        xattr(k, "gw_src", "%s", gs);
+        xattr(k, "gw_dst", "%s", gd);
+    }
+    for (int i = 0; i < n; i++) {
+        xstart(k, "link_ctn");
+        xattr(k, "id", "%s", links[i]);
+        xattr(k, "direction", up[i] ? "UP" : "DOWN");
+        xend(k);
+    }
+    xend(k);
+}
+
+int topo_write_platform(const topo_cluster *c, const char *path, char *err, size_t errlen)
+{
+    xml_sink s = {{x_zone_begin, xend, x_host, x_router, x_link, x_route, 0, NULL}, xmlNewTextWriterFilename(path, 0)};
+    topo_sink *k = &s.k;
+    if (!s.w) return ts_err(err, errlen, "%s: cannot write platform", path);
+    xmlTextWriterSetIndent(s.w, 1);
+    xmlTextWriterSetIndentString(s.w, BAD_CAST " ");
+    CHECK(k, xmlTextWriterStartDocument(s.w, NULL, "UTF-8", NULL));
+    CHECK(k, xmlTextWriterWriteDTD(s.w, BAD_CAST "platform", NULL, BAD_CAST "https://simgrid.org/simgrid.dtd", NULL));
+    char comment[1200];
+    snprintf(comment, sizeof comment, " trainsim cluster %s: %d nodes x %d %s GPUs. %s ", c->name, c->nodes,
+             c->node.gpus, c->gpu.name, c->comment);
+    for (char *p = comment; (p = strstr(p, "--")); p++) p[1] = ' '; /* no "--" inside XML comments */
+    CHECK(k, xmlTextWriterWriteComment(s.w, BAD_CAST comment));
+    xstart(k, "platform");
+    xattr(k, "version", "4.1");
+    topo_emit(c, k);
+    xend(k);
+    CHECK(k, xmlTextWriterEndDocument(s.w));
+    xmlFreeTextWriter(s.w);
+    return k->bad ? ts_err(err, errlen, "%s: writing the platform failed (disk full?)", path) : 0;
+}

@@ -1,0 +1,139 @@
+/* Cluster descriptions (JSON files in configs/clusters, docs/clusters.md): the node,
+ * its intra-node fabric and NICs, the fabric between nodes. topo_ builds the
+ * SimGrid platform and the igraph view from them. */
+#ifndef TS_CLUSTER_H
+#define TS_CLUSTER_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TOPO_MAX_GPUS 16
+#define TOPO_MAX_NICS 16
+#define TOPO_MAX_LINKS 64
+
+typedef enum { TOPO_NVSWITCH, TOPO_MESH, TOPO_GRAPH, TOPO_PCIE } topo_fabric_kind;
+typedef enum { TOPO_SWITCH, TOPO_FATTREE, TOPO_DRAGONFLY, TOPO_TORUS } topo_net_kind;
+
+typedef struct topo_gpu {
+    char name[64];
+    double flops;       /* peak dense bf16 FLOP/s */
+    double hbm_bw;      /* bytes/s */
+    double hbm_bytes;
+} topo_gpu;
+
+typedef struct topo_link {
+    int a, b;           /* local GPU indices */
+    int count;          /* parallel physical links */
+} topo_link;
+
+typedef struct topo_nic {
+    double bw, lat;     /* per direction, bytes/s and s */
+    unsigned gpus;      /* bitmask of local GPUs it serves */
+} topo_nic;
+
+typedef struct topo_node {
+    int gpus;
+    topo_fabric_kind fabric;
+    double bw;          /* nvswitch/pcie: per GPU per direction; mesh/graph: per physical link */
+    double lat;         /* per hop */
+    int nvls;           /* NVSwitch in-network reduction available */
+    int nlinks;
+    topo_link links[TOPO_MAX_LINKS]; /* mesh/graph */
+    int nnics;
+    topo_nic nics[TOPO_MAX_NICS];
+} topo_node;
+
+typedef struct topo_net {
+    topo_net_kind kind;
+    double bw, lat;     /* one port / link, per direction; lat per switch hop */
+    /* fat-tree */
+    int levels, radix, rails;
+    double oversub;
+    /* dragonfly */
+    int groups, switches, nodes_per_switch, global_links;
+    double global_bw, global_lat;
+    /* torus */
+    int dims[3];
+} topo_net;
+
+typedef struct topo_cluster {
+    char name[64];
+    char comment[1024];
+    int nodes;
+    topo_gpu gpu;
+    topo_node node;
+    topo_net net;
+    double intra_bw_eff, inter_bw_eff; /* calibration factors on bandwidth (default 1) */
+    double intra_lat_add, inter_lat_add; /* calibration: seconds added per route */
+} topo_cluster;
+
+/* Load a cluster: a path to a JSON file, or a shipped name ("frontier"),
+ * optionally with a node count ("frontier:64"). nodes > 0 overrides the count.
+ * Errors name the file and the offending field. */
+int topo_load(const char *spec, int nodes, topo_cluster *c, char *err, size_t errlen);
+
+/* Apply a calibration JSON (docs/clusters.md) on top of c. */
+int topo_calibrate(topo_cluster *c, const char *path, char *err, size_t errlen);
+
+/* Is spec a cluster (name or .json) rather than a SimGrid XML file? */
+int topo_is_cluster_spec(const char *spec);
+
+/* The GPUs served by each NIC, and the NIC of a GPU (-1: none). */
+int topo_nic_of(const topo_node *n, int gpu);
+int topo_gpus_of_nic(const topo_node *n, int nic);
+
+/* Write the SimGrid XML platform of c to path. */
+int topo_write_platform(const topo_cluster *c, const char *path, char *err, size_t errlen);
+
+/* Dragonfly: the switch of group g that owns the global link(s) to group h. */
+int topo_dragonfly_owner(const topo_net *t, int g, int h);
+
+/* Route between two GPUs of one node, as a list of local link indices into
+ * node->links (mesh/graph fabrics; igraph shortest paths, fewest hops then
+ * widest). Returns the hop count, or -1 when unreachable. */
+int topo_node_route(const topo_node *n, int a, int b, int *links, int max);
+
+/* Figures for `platform show`, from the igraph view of the cluster. */
+typedef struct topo_summary {
+    long gpus, nodes, switches, links;
+    double injection_bw;    /* per GPU, bytes/s */
+    double bisection_bw;    /* bytes/s, one direction, max flow between the two node halves */
+    int diameter;           /* switch-to-switch hops of the longest shortest GPU-GPU path */
+    int diameter_exact;     /* 1: igraph_diameter; 0: eccentricity of gpu-0 (symmetric fabrics) */
+} topo_summary;
+int topo_summarize(const topo_cluster *c, topo_summary *s, char *err, size_t errlen);
+
+const char *topo_fabric_name(topo_fabric_kind k);
+const char *topo_net_name(topo_net_kind k);
+
+/* A platform being built: the emitter calls these in document order (zones
+ * nest; a zone's hosts, routers and links come before its routes). Routes
+ * with gateways join child zones; without, hosts and routers. */
+typedef struct topo_sink topo_sink;
+struct topo_sink {
+    void (*zone_begin)(topo_sink *k, const char *id);
+    void (*zone_end)(topo_sink *k);
+    void (*host)(topo_sink *k, const char *id, double speed, int nprops, const char *const *keys,
+                 const char *const *vals);
+    void (*router)(topo_sink *k, const char *id);
+    void (*link)(topo_sink *k, const char *id, double bw, double lat);
+    void (*route)(topo_sink *k, const char *src, const char *dst, const char *gw_src, const char *gw_dst, int n,
+                  const char *const *links, const int *up);
+    int bad;
+    void *impl;
+};
+void topo_emit(const topo_cluster *c, topo_sink *k);
+
+/* Build the platform in this process with SimGrid's S4U API (simgrid_init
+ * done, no platform loaded yet): linear time, unlike loading the XML, whose
+ * link lookups make SimGrid 3.32 quadratic in the platform size. */
+int topo_sg_build(const topo_cluster *c, char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

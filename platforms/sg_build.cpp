@@ -1,0 +1,120 @@
+/* The in-process sink of the platform emitter: SimGrid S4U calls (the C API of
+ * SimGrid 3.32 cannot create zones, links or routes). The only C++ file. */
+#include <simgrid/s4u.hpp>
+
+#include <cstdio>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "cluster.h"
+
+namespace sg4 = simgrid::s4u;
+using simgrid::kernel::routing::NetPoint;
+
+namespace {
+
+struct S4uSink {
+    topo_sink k;
+    std::vector<sg4::NetZone*> zones;
+    std::unordered_map<std::string, NetPoint*> points; // hosts, routers, zones
+    std::unordered_map<std::string, sg4::Link*> links;
+    std::string error;
+};
+
+S4uSink* self(topo_sink* k) { return static_cast<S4uSink*>(k->impl); }
+
+void fail(topo_sink* k, const std::string& msg)
+{
+    if (!k->bad) self(k)->error = msg;
+    k->bad = 1;
+}
+
+void zone_begin(topo_sink* k, const char* id)
+{
+    S4uSink* s = self(k);
+    sg4::NetZone* z = sg4::create_full_zone(id);
+    if (!s->zones.empty()) z->set_parent(s->zones.back());
+    s->zones.push_back(z);
+    s->points[id] = z->get_netpoint();
+}
+
+void zone_end(topo_sink* k)
+{
+    S4uSink* s = self(k);
+    s->zones.back()->seal();
+    s->zones.pop_back();
+}
+
+void host(topo_sink* k, const char* id, double speed, int n, const char* const* keys, const char* const* vals)
+{
+    S4uSink* s = self(k);
+    sg4::Host* h = s->zones.back()->create_host(id, speed);
+    for (int i = 0; i < n; i++) h->set_property(keys[i], vals[i]);
+    h->seal();
+    s->points[id] = h->get_netpoint();
+}
+
+void router(topo_sink* k, const char* id)
+{
+    S4uSink* s = self(k);
+    s->points[id] = s->zones.back()->create_router(id);
+}
+
+/* Links are created in the root zone: SimGrid 3.32 checks each new link name
+ * with a depth-first search from the root that stops at the first zone
+ * holding it; keeping every link in the root's map (and the other zones'
+ * maps empty) turns that quadratic cost into a logarithmic one. Routes hold
+ * link pointers, so where a link is declared does not change any route. */
+void link(topo_sink* k, const char* id, double bw, double lat)
+{
+    S4uSink* s = self(k);
+    sg4::SplitDuplexLink* l = s->zones.front()->create_split_duplex_link(id, bw);
+    l->set_latency(lat);
+    l->seal();
+    s->links[id] = l;
+}
+
+NetPoint* point(topo_sink* k, const char* name)
+{
+    auto it = self(k)->points.find(name);
+    if (it == self(k)->points.end()) {
+        fail(k, std::string("route names unknown point '") + name + "'");
+        return nullptr;
+    }
+    return it->second;
+}
+
+void route(topo_sink* k, const char* src, const char* dst, const char* gs, const char* gd, int n,
+           const char* const* names, const int* up)
+{
+    S4uSink* s = self(k);
+    std::vector<sg4::LinkInRoute> path;
+    for (int i = 0; i < n; i++) {
+        auto it = s->links.find(names[i]);
+        if (it == s->links.end()) return fail(k, std::string("route uses unknown link '") + names[i] + "'");
+        path.emplace_back(it->second, up[i] ? sg4::LinkInRoute::Direction::UP : sg4::LinkInRoute::Direction::DOWN);
+    }
+    NetPoint *a = point(k, src), *b = point(k, dst);
+    NetPoint *ga = gs ? point(k, gs) : nullptr, *gb = gd ? point(k, gd) : nullptr;
+    if (k->bad) return;
+    s->zones.back()->add_route(a, b, ga, gb, path, true);
+}
+
+} // namespace
+
+extern "C" int topo_sg_build(const topo_cluster* c, char* err, size_t errlen)
+{
+    S4uSink s;
+    s.k = {zone_begin, zone_end, host, router, link, route, 0, &s};
+    try {
+        topo_emit(c, &s.k);
+    } catch (const std::exception& e) {
+        fail(&s.k, e.what());
+    }
+    if (s.k.bad) {
+        std::snprintf(err, errlen, "%s: building the SimGrid platform failed: %s", c->name, s.error.c_str());
+        return -1;
+    }
+    return 0;
+}
