@@ -19,6 +19,18 @@ static const coll_algo algos[] = {
      BIT(OG_BROADCAST) | BIT(OG_REDUCE), coll_chain_setup, coll_chain_step, NULL},
     {"pairwise", "pairwise exchange: step s sends to rank+s and receives from rank-s",
      BIT(OG_ALLTOALL) | BIT(OG_ALLTOALLV), coll_pairwise_setup, coll_pairwise_step, NULL},
+    {"direct", "direct all-to-all: every peer at once, one step",
+     BIT(OG_ALLTOALL) | BIT(OG_ALLTOALLV), coll_direct_setup, coll_direct_step, coll_direct_merged},
+    {"tree", "double binary tree, pipelined (NCCL Tree)",
+     BIT(OG_ALLREDUCE) | BIT(OG_BROADCAST) | BIT(OG_REDUCE), coll_tree_setup, coll_tree_step, NULL},
+    {"rhd", "recursive doubling (all-reduce, all-gather) / halving (reduce-scatter)",
+     BIT(OG_ALLREDUCE) | BIT(OG_ALLGATHER) | BIT(OG_REDUCESCATTER), coll_rhd_setup, coll_rhd_step, NULL},
+    {"rabenseifner", "recursive-halving reduce-scatter then recursive-doubling all-gather",
+     BIT(OG_ALLREDUCE), coll_rab_setup, coll_rab_step, NULL},
+    {"bruck", "Bruck: log2(n) steps of distance 2^k (all-gather, all-to-all)",
+     BIT(OG_ALLGATHER) | BIT(OG_ALLTOALL), coll_bruck_setup, coll_bruck_step, NULL},
+    {"dissemination", "dissemination barrier: log2(n) rounds of distance 2^k",
+     BIT(OG_BARRIER), coll_bruck_setup, coll_bruck_step, NULL},
 };
 #define NALGOS ((int)(sizeof algos / sizeof algos[0]))
 

@@ -14,6 +14,21 @@ void coll_add_recv(coll_step *st, int peer, int64_t bytes, int chunk, int nchunk
     st->recv[st->nrecv++] = (coll_xfer){peer, bytes, chunk, nchunk, reduce};
 }
 
+void coll_add_range(const coll_plan *p, coll_step *st, int send, int peer, int chunk, int nchunk, int reduce)
+{
+    if (nchunk <= 0) return;
+    int64_t b = coll_chunk_range_bytes(p->bytes, p->nchunks, chunk, nchunk);
+    if (send) coll_add_send(st, peer, b, chunk, nchunk, reduce);
+    else coll_add_recv(st, peer, b, chunk, nchunk, reduce);
+}
+
+void coll_add_wrap(const coll_plan *p, coll_step *st, int send, int peer, int chunk, int nchunk, int reduce)
+{
+    int k = p->nchunks, first = k - chunk < nchunk ? k - chunk : nchunk;
+    coll_add_range(p, st, send, peer, chunk, first, reduce);
+    coll_add_range(p, st, send, peer, 0, nchunk - first, reduce);
+}
+
 void coll_ring_setup(coll_plan *p)
 {
     p->nchunks = p->n;
