@@ -101,6 +101,33 @@ int eng_load_platform(const char *path, char *err, size_t errlen)
     return 0;
 }
 
+static int host_cmp(const void *a, const void *b)
+{
+    return ts_natcmp(sg_host_get_name(*(sg_host_t const *)a), sg_host_get_name(*(sg_host_t const *)b));
+}
+
+int eng_route(const char *src, const char *dst, double *lat, double *bw)
+{
+    sg_host_t a = sg_host_by_name(src), b = sg_host_by_name(dst);
+    if (!a || !b) return -1;
+    *lat = sg_host_get_route_latency(a, b);
+    *bw = sg_host_get_route_bandwidth(a, b);
+    return 0;
+}
+
+char **eng_host_names(int *n)
+{
+    size_t nh = sg_host_count();
+    sg_host_t *all = sg_host_list();
+    qsort(all, nh, sizeof *all, host_cmp);
+    char **names = ts_malloc((nh + 1) * sizeof *names);
+    for (size_t i = 0; i < nh; i++) names[i] = ts_strdup(sg_host_get_name(all[i]));
+    names[nh] = NULL;
+    free(all);
+    *n = (int)nh;
+    return names;
+}
+
 const char *eng_fidelity_name(eng_fidelity f)
 {
     static const char *names[ENG_NFIDELITY] = {"step", "pipelined"};
@@ -169,14 +196,14 @@ static void run_compute(const og_op *op, sg_host_t host)
 
 /* Post the transfers of one (possibly merged) step and wait for all of them. */
 static void run_step(const coll_step *st, const og_group *gr, int me, int group, int seq,
-                     sg_comm_t *comms, void **sink)
+                     coll_proto proto, sg_comm_t *comms, void **sink)
 {
     int k = 0;
     for (int i = 0; i < st->nsend; i++) {
         int dst = gr->ranks[st->send[i].peer];
-        comms[k++] = sg_mailbox_put_async(coll_mailbox(group, seq, me, dst), &payload_token,
-                                          (long)st->send[i].bytes);
-        account(me, dst, st->send[i].bytes);
+        int64_t b = coll_wire_bytes(proto, st->send[i].bytes);
+        comms[k++] = sg_mailbox_put_async(coll_mailbox(group, seq, me, dst), &payload_token, (long)b);
+        account(me, dst, b);
     }
     for (int i = 0; i < st->nrecv; i++) {
         int src = gr->ranks[st->recv[i].peer];
@@ -192,9 +219,12 @@ static void run_coll(const og_op *op, int rank)
     coll_plan p;
     char err[TS_ERRLEN];
     /* The plan was checked for every op before the run started. */
-    if (coll_plan_init(&p, op->coll, gr->n, op->root, op->bytes, op->vbytes,
-                       run.coll_algo[rank][op->id], err, sizeof err) < 0 || p.nsteps == 0)
+    int code = run.coll_algo[rank][op->id];
+    if (coll_plan_init(&p, op->coll, gr->n, op->root, op->bytes, op->vbytes, code & 0xff, err,
+                       sizeof err) < 0 || p.nsteps == 0)
         return;
+    p.proto = code >> 8;
+    double plat = coll_proto_step_latency(p.proto);
     int cap = run.o->fidelity == ENG_STEP ? p.width : p.merged_width;
     coll_step *st = coll_step_new(cap);
     sg_comm_t *comms = ts_malloc(2 * cap * sizeof *comms);
@@ -202,7 +232,9 @@ static void run_coll(const og_op *op, int rank)
     if (run.o->fidelity == ENG_STEP) {
         for (int s = 0; s < p.nsteps; s++) {
             coll_plan_step(&p, me, s, st);
-            run_step(st, gr, rank, op->group, seq, comms, sink);
+            if (st->nsend + st->nrecv == 0) continue;
+            if (plat > 0) sg_actor_sleep_for(plat);
+            run_step(st, gr, rank, op->group, seq, p.proto, comms, sink);
         }
     } else {
         /* One flow per peer carrying all steps' bytes, then the latency of
@@ -217,8 +249,9 @@ static void run_coll(const og_op *op, int rank)
             double l = sg_host_get_route_latency(run.hosts[gr->ranks[st->recv[i].peer]], run.hosts[rank]);
             if (l > alpha) alpha = l;
         }
-        run_step(st, gr, rank, op->group, seq, comms, sink);
-        if (p.nsteps > 1 && alpha > 0) sg_actor_sleep_for((p.nsteps - 1) * alpha);
+        run_step(st, gr, rank, op->group, seq, p.proto, comms, sink);
+        double tail = (p.nsteps - 1) * alpha + p.nsteps * plat;
+        if (tail > 0) sg_actor_sleep_for(tail);
     }
     free(sink);
     free(comms);
@@ -281,11 +314,6 @@ static void stream_actor(int argc, char **argv)
 
 /* --- set-up ---------------------------------------------------------------- */
 
-static int host_cmp(const void *a, const void *b)
-{
-    return ts_natcmp(sg_host_get_name(*(sg_host_t const *)a), sg_host_get_name(*(sg_host_t const *)b));
-}
-
 static int place_ranks(const og_graph *g, char *err, size_t errlen)
 {
     size_t nh = sg_host_count();
@@ -316,6 +344,19 @@ static int place_ranks(const og_graph *g, char *err, size_t errlen)
     return 0;
 }
 
+/* What the selection policy sees of a group: the route between its first two
+ * members (latency and bandwidth). */
+static coll_hw group_hw(const og_group *gr)
+{
+    coll_hw hw = {5e-6, 25e9, gr->n, 0};
+    if (gr->n > 1) {
+        sg_host_t a = run.hosts[gr->ranks[0]], b = run.hosts[gr->ranks[1]];
+        hw.alpha = sg_host_get_route_latency(a, b);
+        hw.bw = sg_host_get_route_bandwidth(a, b);
+    }
+    return hw;
+}
+
 /* Group positions, collective sequence numbers and forced algorithms. */
 static int index_collectives(const og_graph *g, char *err, size_t errlen)
 {
@@ -336,23 +377,25 @@ static int index_collectives(const og_graph *g, char *err, size_t errlen)
             const og_op *op = &rk->ops[i];
             if (op->kind != OG_COLL) continue;
             run.coll_seq[r][i] = seq[op->group]++;
+            const og_group *gr = &g->groups[op->group];
             int a = -1;
-            if (op->algo) {
-                char msg[TS_ERRLEN];
-                a = coll_algo_find(op->algo, op->coll, msg, sizeof msg);
-                if (a < 0) {
-                    free(seq);
-                    return ts_err(err, errlen, "rank %d op %d: %s", r, i, msg);
-                }
-            }
-            coll_plan p;
+            coll_proto pr = COLL_SIMPLE;
             char msg[TS_ERRLEN];
-            if (coll_plan_init(&p, op->coll, g->groups[op->group].n, op->root, op->bytes,
-                               op->vbytes, a, msg, sizeof msg) < 0) {
+            if (coll_check_size(op->coll, gr->n, op->bytes, og_dtype_size(op->dtype), msg, sizeof msg) < 0 ||
+                (op->algo && coll_algo_parse(op->algo, op->coll, &a, &pr, msg, sizeof msg) < 0)) {
                 free(seq);
                 return ts_err(err, errlen, "rank %d op %d: %s", r, i, msg);
             }
-            run.coll_algo[r][i] = p.algo;
+            if (a < 0) {
+                coll_hw hw = group_hw(gr);
+                a = coll_select(op->coll, gr->n, op->bytes, &hw, &pr);
+            }
+            coll_plan p;
+            if (coll_plan_init(&p, op->coll, gr->n, op->root, op->bytes, op->vbytes, a, msg, sizeof msg) < 0) {
+                free(seq);
+                return ts_err(err, errlen, "rank %d op %d: %s", r, i, msg);
+            }
+            run.coll_algo[r][i] = p.algo | pr << 8;
         }
     }
     free(seq);

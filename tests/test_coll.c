@@ -192,6 +192,23 @@ static void test_errors(void)
     CU_ASSERT_EQUAL(coll_plan_init(&p, OG_BROADCAST, 4, 4, 100, NULL, -1, err, sizeof err), -1);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "root 4 outside the group of 4"));
     CU_ASSERT_EQUAL(coll_plan_init(&p, OG_ALLTOALLV, 4, 0, 100, NULL, -1, err, sizeof err), -1);
+    /* sizes that do not cut into whole elements */
+    CU_ASSERT_EQUAL(coll_check_size(OG_ALLGATHER, 3, 1000, 4, err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "all_gather of 1000 bytes on 3 ranks: not a multiple of 3 ranks x 4-byte"));
+    CU_ASSERT_EQUAL(coll_check_size(OG_ALLGATHER, 3, 1200, 4, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(coll_check_size(OG_ALLREDUCE, 3, 1002, 4, err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "not a multiple of the 4-byte element"));
+    CU_ASSERT_EQUAL(coll_check_size(OG_ALLREDUCE, 3, 1000, 4, err, sizeof err), 0);
+    /* algorithm:protocol specs */
+    int a;
+    coll_proto pr;
+    CU_ASSERT_EQUAL(coll_algo_parse("tree:ll128", OG_ALLREDUCE, &a, &pr, err, sizeof err), 0);
+    CU_ASSERT_STRING_EQUAL(coll_algo_get(a)->name, "tree");
+    CU_ASSERT_EQUAL(pr, COLL_LL128);
+    CU_ASSERT_EQUAL(coll_algo_parse("ring:fast", OG_ALLREDUCE, &a, &pr, err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "unknown protocol 'fast' in 'ring:fast' (valid: simple, ll128, ll)"));
+    CU_ASSERT_EQUAL(coll_algo_parse("tree", OG_ALLGATHER, &a, &pr, err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "unknown algorithm 'tree' for all_gather (valid: ring, rhd, bruck)"));
 }
 
 static void test_busbw_factors(void)

@@ -52,13 +52,67 @@ int coll_algo_find(const char *name, og_coll coll, char *err, size_t errlen)
                   og_coll_name(coll), list);
 }
 
-int coll_select(og_coll coll, int n, int64_t bytes)
+int coll_algo_parse(const char *spec, og_coll coll, int *algo, coll_proto *proto, char *err, size_t errlen)
 {
-    (void)n;
-    (void)bytes;
-    for (int i = 0; i < NALGOS; i++)
-        if (algos[i].colls & BIT(coll)) return i;
-    return -1;
+    char name[64];
+    const char *colon = strchr(spec, ':');
+    size_t len = colon ? (size_t)(colon - spec) : strlen(spec);
+    if (len >= sizeof name) len = sizeof name - 1;
+    memcpy(name, spec, len);
+    name[len] = 0;
+    *proto = COLL_SIMPLE;
+    if (colon) {
+        int pr = coll_proto_from_name(colon + 1);
+        if (pr < 0)
+            return ts_err(err, errlen, "unknown protocol '%s' in '%s' (valid: simple, ll128, ll)", colon + 1,
+                          spec);
+        *proto = pr;
+    }
+    *algo = coll_algo_find(name, coll, err, errlen);
+    return *algo < 0 ? -1 : 0;
+}
+
+double coll_estimate(const coll_plan *p, double alpha, double bw)
+{
+    if (p->nsteps == 0) return 0;
+    int probe[4] = {0, p->n / 2, p->n - 1, p->root};
+    int64_t most = 0;
+    coll_step *m = coll_step_new(p->merged_width);
+    for (int i = 0; i < 4; i++) {
+        coll_plan_merged(p, probe[i], m);
+        int64_t out = 0, in = 0;
+        for (int j = 0; j < m->nsend; j++) out += coll_wire_bytes(p->proto, m->send[j].bytes);
+        for (int j = 0; j < m->nrecv; j++) in += coll_wire_bytes(p->proto, m->recv[j].bytes);
+        if (out > most) most = out;
+        if (in > most) most = in;
+    }
+    coll_step_free(m);
+    return p->nsteps * (alpha + coll_proto_step_latency(p->proto)) + (double)most / bw;
+}
+
+int coll_select(og_coll coll, int n, int64_t bytes, const coll_hw *hw, coll_proto *proto)
+{
+    static const coll_hw dflt = {5e-6, 25e9, 0, 0};
+    if (!hw) hw = &dflt;
+    int best = -1;
+    double tbest = 0;
+    *proto = COLL_SIMPLE;
+    for (int a = 0; a < NALGOS; a++) {
+        if (!(algos[a].colls & BIT(coll))) continue;
+        if (n == 1 || coll == OG_ALLTOALLV) return a; /* nothing to choose from sizes */
+        for (int pr = 0; pr < COLL_NPROTOS; pr++) {
+            coll_plan p;
+            if (coll_plan_init(&p, coll, n, 0, bytes, NULL, a, NULL, 0) < 0) continue;
+            p.proto = pr;
+            double t = coll_estimate(&p, hw->alpha, hw->bw);
+            if (best < 0 || t < tbest * (1 - 1e-9)) {
+                best = a;
+                tbest = t;
+                *proto = pr;
+            }
+        }
+    }
+    return best;
 }
 
 int coll_plan_init(coll_plan *p, og_coll coll, int n, int root, int64_t bytes,
@@ -72,7 +126,8 @@ int coll_plan_init(coll_plan *p, og_coll coll, int n, int root, int64_t bytes,
                       root, n);
     if (coll == OG_ALLTOALLV && !vbytes)
         return ts_err(err, errlen, "alltoallv without per-rank send sizes");
-    if (algo < 0) algo = coll_select(coll, n, bytes);
+    coll_proto proto = COLL_SIMPLE;
+    if (algo < 0) algo = coll_select(coll, n, bytes, NULL, &proto);
     if (algo < 0 || algo >= NALGOS || !(algos[algo].colls & BIT(coll)))
         return ts_err(err, errlen, "no algorithm implements %s", og_coll_name(coll));
     memset(p, 0, sizeof *p);
@@ -82,6 +137,7 @@ int coll_plan_init(coll_plan *p, og_coll coll, int n, int root, int64_t bytes,
     p->bytes = bytes;
     p->vbytes = vbytes;
     p->algo = algo;
+    p->proto = proto;
     p->nchunks = 1;
     if (n > 1) algos[algo].setup(p);
     return 0;
@@ -147,6 +203,18 @@ int64_t coll_chunk_range_bytes(int64_t bytes, int k, int c, int nchunk)
     int64_t b = 0;
     for (int i = 0; i < nchunk; i++) b += coll_chunk_bytes(bytes, k, (c + i) % k);
     return b;
+}
+
+int coll_check_size(og_coll coll, int n, int64_t bytes, int elsize, char *err, size_t errlen)
+{
+    int per_rank = coll == OG_ALLGATHER || coll == OG_REDUCESCATTER || coll == OG_ALLTOALL;
+    int64_t unit = (int64_t)elsize * (per_rank ? n : 1);
+    if (coll == OG_BARRIER || coll == OG_ALLTOALLV || unit <= 0 || bytes % unit == 0) return 0;
+    if (per_rank)
+        return ts_err(err, errlen, "%s of %lld bytes on %d ranks: not a multiple of %d ranks x %d-byte elements",
+                      og_coll_name(coll), (long long)bytes, n, n, elsize);
+    return ts_err(err, errlen, "%s of %lld bytes: not a multiple of the %d-byte element", og_coll_name(coll),
+                  (long long)bytes, elsize);
 }
 
 double coll_busbw_factor(og_coll coll, int n)

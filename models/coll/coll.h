@@ -25,6 +25,16 @@ typedef struct coll_step {
     coll_xfer *send, *recv; /* capacity: coll_step_new(n) */
 } coll_step;
 
+/* NCCL's protocols: LL moves 4 data bytes per 8-byte flagged line (lowest
+ * latency, half the bandwidth), LL128 120 of 128 bytes, Simple all of them but
+ * pays a flag/fence synchronisation per step. */
+typedef enum { COLL_SIMPLE, COLL_LL128, COLL_LL, COLL_NPROTOS } coll_proto;
+const char *coll_proto_name(coll_proto pr);
+int coll_proto_from_name(const char *s);
+double coll_proto_efficiency(coll_proto pr); /* useful bytes / wire bytes */
+double coll_proto_step_latency(coll_proto pr); /* seconds added to every step */
+int64_t coll_wire_bytes(coll_proto pr, int64_t bytes);
+
 typedef struct coll_plan {
     og_coll coll;
     int n;                  /* group size */
@@ -32,6 +42,7 @@ typedef struct coll_plan {
     int64_t bytes;          /* nccl-tests "size" of the collective */
     const int64_t *vbytes;  /* all-to-allv: bytes this rank sends to each member */
     int algo;               /* row of the algorithm table */
+    coll_proto proto;       /* COLL_SIMPLE unless selected or forced */
     int nsteps;
     int nchunks;
     int width;              /* most transfers one rank posts in one step, per direction */
@@ -56,8 +67,25 @@ const coll_algo *coll_algo_get(int id);
  * names for that collective in err. */
 int coll_algo_find(const char *name, og_coll coll, char *err, size_t errlen);
 
-/* The automatic choice (NCCL-tuner-like policy). */
-int coll_select(og_coll coll, int n, int64_t bytes);
+/* Parse "algo" or "algo:proto" (proto: simple, ll128, ll) for coll; -1 with
+ * the valid names in err. *proto is COLL_SIMPLE when not given. */
+int coll_algo_parse(const char *spec, og_coll coll, int *algo, coll_proto *proto, char *err, size_t errlen);
+
+/* What the selection knows of the hardware: a typical member-to-member
+ * latency and bandwidth, the number of nodes the group spans and whether they
+ * all have NVLS-capable switches. NULL: 5 us, 25 GB/s, one node per member. */
+typedef struct coll_hw {
+    double alpha, bw;
+    int nnodes, nvls;
+} coll_hw;
+
+/* The automatic choice (NCCL-tuner-like: the algorithm and protocol of least
+ * predicted time, coll_estimate, among those that implement coll). */
+int coll_select(og_coll coll, int n, int64_t bytes, const coll_hw *hw, coll_proto *proto);
+
+/* The tuner's closed-form estimate of a plan: nsteps x (alpha + protocol step
+ * latency) + the most wire bytes a rank sends or receives over bw. */
+double coll_estimate(const coll_plan *p, double alpha, double bw);
 
 /* Fill a plan; algo < 0 selects automatically. Returns 0 or -1 with err. */
 int coll_plan_init(coll_plan *p, og_coll coll, int n, int root, int64_t bytes,
@@ -76,6 +104,23 @@ void coll_plan_merged(const coll_plan *p, int me, coll_step *out);
 /* Size of chunk c when `bytes` is cut into k near-equal chunks. */
 int64_t coll_chunk_bytes(int64_t bytes, int k, int c);
 int64_t coll_chunk_range_bytes(int64_t bytes, int k, int c, int nchunk);
+
+/* Closed-form (analytical) cost of a plan, no simulation. route(ctx, a, b,
+ * &lat, &bw) gives the latency (s) and bandwidth (bytes/s) from member a to
+ * member b. Transfers that share an endpoint in one step share its bandwidth:
+ * a transfer r->q takes lat + max(bytes r sends, bytes q receives)/bw from
+ * when both r and q are ready. COLL_COST_STEP chains the steps per rank (the
+ * `step` fidelity's model); COLL_COST_PIPELINED merges each pair's steps into
+ * one flow and adds (nsteps - 1) x the rank's largest peer latency (the
+ * `pipelined` fidelity's model). Both add the protocol's per-step latency. */
+typedef void (*coll_route_fn)(void *ctx, int a, int b, double *lat, double *bw);
+typedef enum { COLL_COST_STEP, COLL_COST_PIPELINED } coll_cost_kind;
+double coll_cost(const coll_plan *p, coll_cost_kind kind, coll_route_fn route, void *ctx);
+
+/* A size that the collective cannot cut into whole elements: -1 with err.
+ * all-gather, reduce-scatter and all-to-all need bytes divisible by
+ * n x elsize; the others by elsize. */
+int coll_check_size(og_coll coll, int n, int64_t bytes, int elsize, char *err, size_t errlen);
 
 /* nccl-tests' algbw/busbw factor: busbw = algbw * factor. */
 double coll_busbw_factor(og_coll coll, int n);
