@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "tests.h"
+#include "coll.h"
 #include "util.h"
 
 int test_sim(const char *platform, const og_graph *g, const eng_opts *o, test_outcome *out)
@@ -81,11 +82,5 @@ int test_cli(const char *args, char *out, size_t outlen)
 
 og_graph *test_one_collective(int n, og_coll c, int64_t bytes, const char *algo)
 {
-    og_graph *g = og_new(n);
-    int *ranks = ts_malloc(n * sizeof(int));
-    for (int i = 0; i < n; i++) ranks[i] = i;
-    int gid = og_add_group(g, n, ranks);
-    for (int r = 0; r < n; r++) og_set_algo(og_collective(g, r, 0, c, gid, bytes, OG_F32), algo);
-    free(ranks);
-    return g;
+    return coll_graph(c, n, bytes, OG_F32, 0, algo);
 }

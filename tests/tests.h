@@ -12,6 +12,7 @@ void suite_engine(void);
 void suite_coll(void);
 void suite_cli(void);
 void suite_collsim(void);
+void suite_cmd_coll(void);
 
 /* Path of a fixture in tests/data/. */
 const char *test_data(const char *name);

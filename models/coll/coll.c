@@ -217,6 +217,21 @@ int coll_check_size(og_coll coll, int n, int64_t bytes, int elsize, char *err, s
                   (long long)bytes, elsize);
 }
 
+og_graph *coll_graph(og_coll coll, int n, int64_t bytes, og_dtype dtype, int root, const char *algo)
+{
+    og_graph *g = og_new(n);
+    int *ranks = ts_malloc(n * sizeof(int));
+    for (int i = 0; i < n; i++) ranks[i] = i;
+    int gid = og_add_group(g, n, ranks);
+    for (int r = 0; r < n; r++) {
+        og_op *op = og_collective(g, r, 0, coll, gid, bytes, dtype);
+        op->root = root;
+        if (algo) og_set_algo(op, algo);
+    }
+    free(ranks);
+    return g;
+}
+
 double coll_busbw_factor(og_coll coll, int n)
 {
     switch (coll) {

@@ -122,6 +122,11 @@ double coll_cost(const coll_plan *p, coll_cost_kind kind, coll_route_fn route, v
  * n x elsize; the others by elsize. */
 int coll_check_size(og_coll coll, int n, int64_t bytes, int elsize, char *err, size_t errlen);
 
+/* A graph of n ranks, one group of all of them, and one collective on it
+ * (forced to algo, "name[:proto]", unless NULL): what `trainsim coll` and the
+ * benchmarks simulate. */
+og_graph *coll_graph(og_coll coll, int n, int64_t bytes, og_dtype dtype, int root, const char *algo);
+
 /* nccl-tests' algbw/busbw factor: busbw = algbw * factor. */
 double coll_busbw_factor(og_coll coll, int n);
 
