@@ -127,6 +127,7 @@ static int forced_spec(const opts *o, char *buf, size_t n, char *err, size_t err
 
 typedef struct route_ctx {
     char **hosts;
+    coll_topo *topo;
 } route_ctx;
 
 static void host_route(void *ctx, int a, int b, double *lat, double *bw)
@@ -144,12 +145,12 @@ static int run_size(const opts *o, const char *forced, route_ctx *rctx, int64_t 
     if (forced[0]) {
         if (coll_algo_parse(forced, o->op, &a, &pr, err, errlen) < 0) return -1;
     } else {
-        coll_hw hw = {5e-6, 25e9, n, 0};
+        coll_hw hw = {5e-6, 25e9, rctx->topo};
         if (n > 1 && eng_route(rctx->hosts[0], rctx->hosts[1], &hw.alpha, &hw.bw) < 0) return -1;
         a = coll_select(o->op, n, bytes, &hw, &pr);
     }
     coll_plan p;
-    if (coll_plan_init(&p, o->op, n, o->root, bytes, NULL, a, err, errlen) < 0) return -1;
+    if (coll_plan_init_topo(&p, o->op, n, o->root, bytes, NULL, a, rctx->topo, err, errlen) < 0) return -1;
     p.proto = pr;
     res->algo = a;
     res->proto = pr;
@@ -357,7 +358,7 @@ int cmd_coll(int argc, char **argv)
     int rc = parse_opts(nours, ours, &o);
     char err[TS_ERRLEN], forced[96];
     result *rs = NULL;
-    route_ctx rctx = {NULL};
+    route_ctx rctx = {NULL, NULL};
     int nhosts = 0, nr = 0;
     if (rc != 0) {
         rc = rc < 0 ? EXIT_OK : rc;
@@ -385,6 +386,7 @@ int cmd_coll(int argc, char **argv)
         fprintf(stderr, "trainsim coll: --root %d outside the group of %d\n", o.root, o.gpus);
         goto out;
     }
+    rctx.topo = eng_topo((const char *const *)rctx.hosts, o.gpus);
     print_header(&o);
     int64_t unit = (int64_t)og_dtype_size(o.dtype) * (per_rank_count(o.op) ? o.gpus : 1);
     int align = 16 / og_dtype_size(o.dtype);
@@ -421,6 +423,7 @@ int cmd_coll(int argc, char **argv)
 out:
     for (int i = 0; rctx.hosts && rctx.hosts[i]; i++) free(rctx.hosts[i]);
     free(rctx.hosts);
+    coll_topo_free(rctx.topo);
     free(rs);
     free(sgv);
     free(ours);

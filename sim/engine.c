@@ -64,6 +64,7 @@ static struct {
     double last_progress;
     int deadlocked;     /* blocked actors still hold the rank's mutex/cond */
     ts_sums pair_bytes; /* (src rank, dst rank) -> bytes, when links are reported */
+    coll_topo **topo;   /* per group, for the topology-aware collectives */
 } run;
 
 static int poisoned; /* a deadlocked run leaves blocked actors behind */
@@ -113,6 +114,37 @@ int eng_route(const char *src, const char *dst, double *lat, double *bw)
     *lat = sg_host_get_route_latency(a, b);
     *bw = sg_host_get_route_bandwidth(a, b);
     return 0;
+}
+
+static struct coll_topo *topo_of(const sg_host_t *hosts, int n)
+{
+    int *ids = ts_malloc(n * sizeof *ids), nvls = n > 0;
+    for (int i = 0; i < n; i++) {
+        const char *v = sg_host_get_property_value(hosts[i], "node");
+        char *end = NULL;
+        long id = v ? strtol(v, &end, 10) : 0;
+        /* hosts without a (valid) node are their own node: ids below any real one */
+        ids[i] = v && end != v && !*end && id >= 0 && id < (1L << 30) ? (int)id : -1 - i;
+        const char *nv = sg_host_get_property_value(hosts[i], "nvls");
+        if (!nv || strcmp(nv, "1")) nvls = 0;
+    }
+    coll_topo *t = coll_topo_new(n, ids, nvls);
+    free(ids);
+    return t;
+}
+
+coll_topo *eng_topo(const char *const *hosts, int n)
+{
+    sg_host_t *hs = ts_malloc((n ? n : 1) * sizeof *hs);
+    for (int i = 0; i < n; i++) hs[i] = sg_host_by_name(hosts[i]);
+    for (int i = 0; i < n; i++)
+        if (!hs[i]) {
+            free(hs);
+            return NULL;
+        }
+    coll_topo *t = topo_of(hs, n);
+    free(hs);
+    return t;
 }
 
 char **eng_host_names(int *n)
@@ -220,18 +252,18 @@ static void run_coll(const og_op *op, int rank)
     char err[TS_ERRLEN];
     /* The plan was checked for every op before the run started. */
     int code = run.coll_algo[rank][op->id];
-    if (coll_plan_init(&p, op->coll, gr->n, op->root, op->bytes, op->vbytes, code & 0xff, err,
-                       sizeof err) < 0 || p.nsteps == 0)
+    if (coll_plan_init_topo(&p, op->coll, gr->n, op->root, op->bytes, op->vbytes, code & 0xff,
+                            run.topo[op->group], err, sizeof err) < 0 || p.nsteps == 0)
         return;
     p.proto = code >> 8;
     double plat = coll_proto_step_latency(p.proto);
-    int cap = run.o->fidelity == ENG_STEP ? p.width : p.merged_width;
+    int cap = (run.o->fidelity == ENG_STEP ? p.width : p.merged_width) + 1;
     coll_step *st = coll_step_new(cap);
     sg_comm_t *comms = ts_malloc(2 * cap * sizeof *comms);
     void **sink = ts_malloc(cap * sizeof *sink);
     if (run.o->fidelity == ENG_STEP) {
         for (int s = 0; s < p.nsteps; s++) {
-            coll_plan_step(&p, me, s, st);
+            coll_plan_step_phys(&p, me, s, st);
             if (st->nsend + st->nrecv == 0) continue;
             if (plat > 0) sg_actor_sleep_for(plat);
             run_step(st, gr, rank, op->group, seq, p.proto, comms, sink);
@@ -239,7 +271,7 @@ static void run_coll(const og_op *op, int rank)
     } else {
         /* One flow per peer carrying all steps' bytes, then the latency of
          * the remaining steps (the pipeline's fill and drain). */
-        coll_plan_merged(&p, me, st);
+        coll_plan_merged_phys(&p, me, st);
         double alpha = 0;
         for (int i = 0; i < st->nsend; i++) {
             double l = sg_host_get_route_latency(run.hosts[rank], run.hosts[gr->ranks[st->send[i].peer]]);
@@ -348,7 +380,7 @@ static int place_ranks(const og_graph *g, char *err, size_t errlen)
  * members (latency and bandwidth). */
 static coll_hw group_hw(const og_group *gr)
 {
-    coll_hw hw = {5e-6, 25e9, gr->n, 0};
+    coll_hw hw = {5e-6, 25e9, run.topo[gr->id]};
     if (gr->n > 1) {
         sg_host_t a = run.hosts[gr->ranks[0]], b = run.hosts[gr->ranks[1]];
         hw.alpha = sg_host_get_route_latency(a, b);
@@ -367,6 +399,14 @@ static int index_collectives(const og_graph *g, char *err, size_t errlen)
             run.gp[r][run.ngp[r]++] = (gpos){gi, i};
         }
     int *seq = ts_calloc(g->ngroups ? g->ngroups : 1, sizeof(int));
+    run.topo = ts_calloc(g->ngroups ? g->ngroups : 1, sizeof *run.topo);
+    for (int gi = 0; gi < g->ngroups; gi++) {
+        const og_group *gr = &g->groups[gi];
+        sg_host_t *hs = ts_malloc((gr->n ? gr->n : 1) * sizeof *hs);
+        for (int i = 0; i < gr->n; i++) hs[i] = run.hosts[gr->ranks[i]];
+        run.topo[gi] = topo_of(hs, gr->n);
+        free(hs);
+    }
     for (int r = 0; r < g->nranks; r++) {
         qsort(run.gp[r], run.ngp[r], sizeof(gpos), gpos_cmp);
         const og_rank *rk = &g->ranks[r];
@@ -391,7 +431,8 @@ static int index_collectives(const og_graph *g, char *err, size_t errlen)
                 a = coll_select(op->coll, gr->n, op->bytes, &hw, &pr);
             }
             coll_plan p;
-            if (coll_plan_init(&p, op->coll, gr->n, op->root, op->bytes, op->vbytes, a, msg, sizeof msg) < 0) {
+            if (coll_plan_init_topo(&p, op->coll, gr->n, op->root, op->bytes, op->vbytes, a, run.topo[op->group],
+                                    msg, sizeof msg) < 0) {
                 free(seq);
                 return ts_err(err, errlen, "rank %d op %d: %s", r, i, msg);
             }
@@ -555,6 +596,8 @@ static void run_free(const og_graph *g)
             sg_mutex_destroy(run.rcs[r].mu);
         }
     }
+    for (int gi = 0; run.topo && gi < g->ngroups; gi++) coll_topo_free(run.topo[gi]);
+    free(run.topo);
     free(run.coll_seq);
     free(run.coll_algo);
     free(run.gp);

@@ -66,6 +66,11 @@ int eng_route(const char *src, const char *dst, double *lat, double *bw);
  * NULL-terminated; the caller frees each name and the array. */
 char **eng_host_names(int *n);
 
+/* The topology of n hosts of the loaded platform for the collectives: host
+ * property "node" (an integer; hosts without one are each their own node)
+ * and "nvls" ("1" on every host: NVLS-capable). */
+struct coll_topo *eng_topo(const char *const *hosts, int n);
+
 const char *eng_fidelity_name(eng_fidelity f);
 int eng_fidelity_from_name(const char *s);
 

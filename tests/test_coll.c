@@ -17,11 +17,14 @@ typedef struct {
 
 static set_t full(int n) { return n == 64 ? ~0ULL : (1ULL << n) - 1; }
 
+/* Rows n .. n + nnodes - 1 of the state are the nodes' NVSwitch buffers. */
+static int nrows(const coll_plan *p) { return p->n + (p->topo ? p->topo->nnodes : 0); }
+
 static void init_state(state *s, const coll_plan *p)
 {
     s->n = p->n;
     s->nchunks = p->nchunks;
-    s->have = ts_calloc((size_t)p->n * p->nchunks, sizeof(set_t));
+    s->have = ts_calloc((size_t)nrows(p) * p->nchunks, sizeof(set_t));
     for (int r = 0; r < p->n; r++)
         for (int c = 0; c < p->nchunks; c++) {
             set_t *h = &s->have[r * p->nchunks + c];
@@ -58,18 +61,18 @@ static int run_symbolic(const coll_plan *p, char *err, size_t errlen)
     int n = p->n, k = p->nchunks;
     coll_step **st = ts_malloc(n * sizeof *st);
     for (int r = 0; r < n; r++) st[r] = coll_step_new(p->width);
-    set_t *next = ts_malloc((size_t)n * k * sizeof(set_t));
+    set_t *next = ts_malloc((size_t)nrows(p) * k * sizeof(set_t));
     int64_t *sent = ts_calloc((size_t)n * n, sizeof(int64_t)); /* per (src,dst) totals */
     int rc = 0;
     for (int step = 0; step < p->nsteps && rc == 0; step++) {
         for (int r = 0; r < n; r++) coll_plan_step(p, r, step, st[r]);
-        memcpy(next, s.have, (size_t)n * k * sizeof(set_t));
+        memcpy(next, s.have, (size_t)nrows(p) * k * sizeof(set_t));
         for (int r = 0; r < n && rc == 0; r++)
             for (int i = 0; i < st[r]->nsend && rc == 0; i++) {
                 coll_xfer *x = &st[r]->send[i];
-                /* the matching receive on the peer */
-                int found = 0;
-                for (int j = 0; j < st[x->peer]->nrecv; j++) {
+                /* the matching receive on the peer (a switch always takes it) */
+                int found = coll_is_switch(n, x->peer);
+                for (int j = 0; !found && j < st[x->peer]->nrecv; j++) {
                     coll_xfer *y = &st[x->peer]->recv[j];
                     if (y->peer == r && y->chunk == x->chunk && y->nchunk == x->nchunk &&
                         y->reduce == x->reduce && (y->bytes == x->bytes || y->bytes < 0))
@@ -87,7 +90,7 @@ static int run_symbolic(const coll_plan *p, char *err, size_t errlen)
                                 x->peer, (long long)x->bytes, x->chunk);
                     break;
                 }
-                sent[r * n + x->peer] += x->bytes;
+                if (!coll_is_switch(n, x->peer)) sent[r * n + x->peer] += x->bytes;
                 for (int c = x->chunk; c < x->chunk + x->nchunk; c++) {
                     set_t src = s.have[r * k + c], *dst = &next[x->peer * k + c];
                     if (!src) {
@@ -107,16 +110,33 @@ static int run_symbolic(const coll_plan *p, char *err, size_t errlen)
                     }
                 }
             }
+        /* reads from a switch see its buffer as the step starts */
+        for (int r = 0; r < n && rc == 0; r++)
+            for (int i = 0; i < st[r]->nrecv && rc == 0; i++) {
+                coll_xfer *x = &st[r]->recv[i];
+                if (!coll_is_switch(n, x->peer)) continue;
+                if (x->bytes != coll_chunk_range_bytes(p->bytes, k, x->chunk, x->nchunk))
+                    rc = ts_err(err, errlen, "step %d: rank %d reads %lld bytes from its switch", step, r,
+                                (long long)x->bytes);
+                if (x->peer != n + p->topo->node[r])
+                    rc = ts_err(err, errlen, "step %d: rank %d reads another node's switch", step, r);
+                for (int c = x->chunk; c < x->chunk + x->nchunk && rc == 0; c++) {
+                    if (!s.have[x->peer * k + c])
+                        rc = ts_err(err, errlen, "step %d: rank %d reads chunk %d the switch lacks", step, r, c);
+                    next[r * k + c] = s.have[x->peer * k + c];
+                }
+            }
         /* every receive must have a sender */
         for (int r = 0; r < n && rc == 0; r++) {
-            int nsend_to_r = 0;
+            int nsend_to_r = 0, nswitch = 0;
             for (int q = 0; q < n; q++)
                 for (int i = 0; i < st[q]->nsend; i++) nsend_to_r += st[q]->send[i].peer == r;
-            if (nsend_to_r != st[r]->nrecv)
+            for (int i = 0; i < st[r]->nrecv; i++) nswitch += coll_is_switch(n, st[r]->recv[i].peer);
+            if (nsend_to_r != st[r]->nrecv - nswitch)
                 rc = ts_err(err, errlen, "step %d: rank %d posts %d recvs for %d sends", step, r, st[r]->nrecv,
                             nsend_to_r);
         }
-        memcpy(s.have, next, (size_t)n * k * sizeof(set_t));
+        memcpy(s.have, next, (size_t)nrows(p) * k * sizeof(set_t));
     }
     for (int r = 0; r < n && rc == 0; r++)
         for (int c = 0; c < k && rc == 0; c++) {
@@ -131,6 +151,7 @@ static int run_symbolic(const coll_plan *p, char *err, size_t errlen)
         coll_plan_merged(p, r, m);
         int64_t tot = 0, want = 0;
         for (int i = 0; i < m->nsend; i++) {
+            if (coll_is_switch(n, m->send[i].peer)) continue;
             tot += m->send[i].bytes;
             if (m->send[i].bytes != sent[r * n + m->send[i].peer])
                 rc = ts_err(err, errlen, "merged %d->%d: %lld bytes, steps sent %lld", r, m->send[i].peer,
@@ -150,25 +171,55 @@ static int run_symbolic(const coll_plan *p, char *err, size_t errlen)
     return rc;
 }
 
+/* Topologies for group size n: t = 0 none; t = 1..4 nodes of ppn 1, 2, 3, 4
+ * members (consecutive), t = 5 one NVLS node, t = 6 nodes of 2 interleaved. */
+static coll_topo *make_topo(int n, int t)
+{
+    static const int ppn[] = {0, 1, 2, 3, 4};
+    int *ids = ts_malloc(n * sizeof(int));
+    if (t == 0 || (t <= 4 && n % ppn[t]) || (t == 6 && n % 2)) {
+        free(ids);
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) ids[i] = t <= 4 ? 100 + i / ppn[t] : t == 5 ? 7 : i % (n / 2);
+    coll_topo *tp = coll_topo_new(n, ids, 1);
+    free(ids);
+    return tp;
+}
+
 static void check_all(og_coll coll)
 {
     int64_t sizes[] = {0, 1, 1000, 1 << 20, 12345679};
+    int ran = 0;
     for (int a = 0; a < coll_nalgos(); a++) {
-        if (!(coll_algo_get(a)->colls & (1u << coll))) continue;
+        const coll_algo *al = coll_algo_get(a);
+        if (!(al->colls & (1u << coll))) continue;
         for (int n = 1; n <= 33; n++)
-            for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
-                for (int root = 0; root < n; root += (n > 3 ? n / 3 : 1)) {
-                    coll_plan p;
-                    char err[TS_ERRLEN];
-                    CU_ASSERT_EQUAL_FATAL(coll_plan_init(&p, coll, n, root, sizes[si], NULL, a, err, sizeof err), 0);
-                    int rc = run_symbolic(&p, err, sizeof err);
-                    if (rc)
-                        fprintf(stderr, "%s/%s n=%d root=%d size=%lld: %s\n", og_coll_name(coll),
-                                coll_algo_get(a)->name, n, root, (long long)sizes[si], err);
-                    CU_ASSERT_EQUAL_FATAL(rc, 0);
-                    if (coll != OG_BROADCAST && coll != OG_REDUCE) break; /* root matters only there */
-                }
+            for (int t = al->unfit ? 1 : 0; t <= (al->unfit ? 6 : 0); t++) {
+                coll_topo *tp = make_topo(n, t);
+                if (t && !tp) continue;
+                for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
+                    for (int root = 0; root < n; root += (n > 3 ? n / 3 : 1)) {
+                        coll_plan p;
+                        char err[TS_ERRLEN];
+                        if (coll_plan_init_topo(&p, coll, n, root, sizes[si], NULL, a, tp, err, sizeof err) < 0) {
+                            /* only the topology may rule an algorithm out, with a reason */
+                            CU_ASSERT_PTR_NOT_NULL(al->unfit);
+                            CU_ASSERT_PTR_NOT_NULL(strstr(err, al->name));
+                            break;
+                        }
+                        int rc = run_symbolic(&p, err, sizeof err);
+                        if (rc)
+                            fprintf(stderr, "%s/%s n=%d topo=%d root=%d size=%lld: %s\n", og_coll_name(coll),
+                                    al->name, n, t, root, (long long)sizes[si], err);
+                        CU_ASSERT_EQUAL_FATAL(rc, 0);
+                        ran++;
+                        if (coll != OG_BROADCAST && coll != OG_REDUCE) break; /* root matters only there */
+                    }
+                coll_topo_free(tp);
+            }
     }
+    CU_ASSERT(ran >= 33 * 5);
 }
 
 static void test_allreduce(void) { check_all(OG_ALLREDUCE); }
@@ -183,7 +234,7 @@ static void test_errors(void)
 {
     char err[TS_ERRLEN];
     CU_ASSERT_EQUAL(coll_algo_find("rign", OG_ALLREDUCE, err, sizeof err), -1);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err, "unknown algorithm 'rign' for all_reduce (valid: ring, tree, rhd, rabenseifner)"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "unknown algorithm 'rign' for all_reduce (valid: ring, tree, rhd, rabenseifner, hierarchical, nvls, nvlstree)"));
     CU_ASSERT_EQUAL(coll_algo_find("ring", OG_ALLTOALL, err, sizeof err), -1);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "valid: pairwise, direct, bruck)"));
     coll_plan p;
@@ -208,7 +259,7 @@ static void test_errors(void)
     CU_ASSERT_EQUAL(coll_algo_parse("ring:fast", OG_ALLREDUCE, &a, &pr, err, sizeof err), -1);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "unknown protocol 'fast' in 'ring:fast' (valid: simple, ll128, ll)"));
     CU_ASSERT_EQUAL(coll_algo_parse("tree", OG_ALLGATHER, &a, &pr, err, sizeof err), -1);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err, "unknown algorithm 'tree' for all_gather (valid: ring, rhd, bruck)"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "unknown algorithm 'tree' for all_gather (valid: ring, rhd, bruck, pat, nvls)"));
 }
 
 static void test_busbw_factors(void)

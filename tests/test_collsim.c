@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "coll.h"
 #include "tests.h"
@@ -62,7 +63,7 @@ static void closed_form(og_coll c, const char *algo, int n, double S, double wan
         want[0] = want[1] = a + ag;
     else if (!strcmp(algo, "dissemination"))
         want[0] = want[1] = L * a;
-    else if (!strcmp(algo, "bruck") && c == OG_ALLGATHER)
+    else if ((!strcmp(algo, "bruck") && c == OG_ALLGATHER) || !strcmp(algo, "pat"))
         want[0] = want[1] = L * a + ag;
     else if ((n & (n - 1)) == 0) { /* powers of two */
         if (!strcmp(algo, "bruck")) want[0] = want[1] = L * (a + S / 2 / B);
@@ -84,7 +85,7 @@ static void check_all_algorithms(int n)
         if (c == OG_ALLTOALLV) continue; /* per-rank sizes: covered by all-to-all */
         for (int a = 0; a < coll_nalgos(); a++) {
             const coll_algo *al = coll_algo_get(a);
-            if (!(al->colls & (1u << c))) continue;
+            if (!(al->colls & (1u << c)) || al->unfit) continue; /* topology-aware: test_topology */
             int64_t S = c == OG_BARRIER ? 0 : (int64_t)n * 4 << 20;
             double want[2];
             closed_form(c, al->name, n, (double)S, want);
@@ -120,11 +121,117 @@ static void test_pow2(void) { check_all_algorithms(8); }
 static void test_nonpow2(void) { check_all_algorithms(6); }
 static void test_two(void) { check_all_algorithms(2); }
 
+/* Two nodes of four GPUs: NVLink (NVSwitch) inside a node, one NIC per GPU
+ * (rails) between nodes; every GPU host carries <prop id="node"> and, when
+ * nvls, <prop id="nvls" value="1">. Routes: own up-link, peer's down-link. */
+static const double BI = 100e9, LI = 0.5e-6, BN = 25e9, LN = 2e-6;
+
+static const char *two_nodes(int nvls)
+{
+    static char path[2][128];
+    snprintf(path[nvls], sizeof path[nvls], "/tmp/trainsim-test-2node-%d-%d.xml", (int)getpid(), nvls);
+    FILE *f = fopen(path[nvls], "w");
+    if (!f) return NULL;
+    fprintf(f, "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+               "<platform version=\"4.1\">\n<zone id=\"w\" routing=\"Full\">\n");
+    for (int i = 0; i < 8; i++) {
+        fprintf(f, "  <host id=\"gpu-%d\" speed=\"100Tf\"><prop id=\"node\" value=\"%d\"/>", i, i / 4);
+        if (nvls) fprintf(f, "<prop id=\"nvls\" value=\"1\"/>");
+        fprintf(f, "</host>\n");
+    }
+    for (int i = 0; i < 8; i++)
+        fprintf(f, "  <link id=\"nv%d-up\" bandwidth=\"%gBps\" latency=\"%gs\"/><link id=\"nv%d-dn\" bandwidth=\"%gBps\" "
+                   "latency=\"%gs\"/>\n  <link id=\"nic%d-up\" bandwidth=\"%gBps\" latency=\"%gs\"/><link id=\"nic%d-dn\" "
+                   "bandwidth=\"%gBps\" latency=\"%gs\"/>\n",
+                i, BI, LI, i, BI, LI, i, BN, LN, i, BN, LN);
+    for (int a = 0; a < 8; a++)
+        for (int b = 0; b < 8; b++) {
+            if (a == b) continue;
+            const char *k = a / 4 == b / 4 ? "nv" : "nic";
+            fprintf(f, "  <route src=\"gpu-%d\" dst=\"gpu-%d\" symmetrical=\"NO\"><link_ctn id=\"%s%d-up\"/>"
+                       "<link_ctn id=\"%s%d-dn\"/></route>\n", a, b, k, a, k, b);
+        }
+    fprintf(f, "</zone>\n</platform>\n");
+    fclose(f);
+    return path[nvls];
+}
+
+static void two_node_route(void *ctx, int a, int b, double *lat, double *bw)
+{
+    (void)ctx;
+    int same = a / 4 == b / 4;
+    *lat = 2 * (same ? LI : LN);
+    *bw = same ? BI : BN;
+}
+
+static void test_topology(void)
+{
+    const char *plat = two_nodes(1);
+    const int64_t S = (int64_t)64 << 20;
+    const double pl = coll_proto_step_latency(COLL_SIMPLE), ai = 2 * LI + pl, an = 2 * LN + pl;
+    int ids[8];
+    for (int i = 0; i < 8; i++) ids[i] = i / 4;
+    coll_topo *t8 = coll_topo_new(8, ids, 1), *t4 = coll_topo_new(4, ids, 1);
+    struct {
+        const char *algo;
+        int n;
+        double want_step;   /* 0: analytical only */
+    } cases[] = {
+        /* L = 4 members per node, M = 2 nodes */
+        {"hierarchical", 8, 2 * 3 * (ai + S / 4.0 / BI) + 2 * 1 * (an + S / 8.0 / BN)},
+        {"nvls", 4, 2 * (ai + S / BI)},
+        {"nvlstree", 8, 0},
+        {"ring", 8, 0},
+        {"rhd", 8, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        coll_plan p;
+        char err[TS_ERRLEN];
+        int a = coll_algo_find(cases[i].algo, OG_ALLREDUCE, err, sizeof err);
+        CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p, OG_ALLREDUCE, cases[i].n, 0, S, NULL, a,
+                                                  cases[i].n == 8 ? t8 : t4, err, sizeof err), 0);
+        for (int f = 0; f < 2; f++) {
+            double t = simulate(plat, cases[i].n, OG_ALLREDUCE, S, cases[i].algo, f);
+            double c = coll_cost(&p, f == ENG_STEP ? COLL_COST_STEP : COLL_COST_PIPELINED, two_node_route, NULL);
+            if (REL(t, c) >= 0.01)
+                fprintf(stderr, "%s %s: simgrid %.9g analytical %.9g\n", cases[i].algo, eng_fidelity_name(f), t, c);
+            CU_ASSERT(REL(t, c) < 0.01);
+            if (f == ENG_STEP && cases[i].want_step > 0) {
+                if (REL(t, cases[i].want_step) >= 0.01)
+                    fprintf(stderr, "%s step: simgrid %.9g closed form %.9g\n", cases[i].algo, t, cases[i].want_step);
+                CU_ASSERT(REL(t, cases[i].want_step) < 0.01);
+            }
+        }
+    }
+    /* NVLS pipelined: the data goes up once and the result comes down once,
+     * both directions at once: S/B plus two steps of latency */
+    double t = simulate(plat, 4, OG_ALLREDUCE, S, "nvls", ENG_PIPELINED);
+    CU_ASSERT(REL(t, 2 * ai + S / BI) < 0.01);
+    /* one node with NVLS: the tuner takes NVLS for large sizes; ring/tree without it */
+    coll_hw hw = {2 * LI, BI, t4};
+    coll_proto pr;
+    CU_ASSERT_STRING_EQUAL(coll_algo_get(coll_select(OG_ALLREDUCE, 4, S, &hw, &pr))->name, "nvls");
+    coll_topo *plain = coll_topo_new(4, ids, 0);
+    hw.topo = plain;
+    CU_ASSERT_STRING_NOT_EQUAL(coll_algo_get(coll_select(OG_ALLREDUCE, 4, S, &hw, &pr))->name, "nvls");
+    /* without NVLS on the hosts the engine refuses nvls, naming the property */
+    og_graph *g = test_one_collective(4, OG_ALLREDUCE, S, "nvls");
+    eng_opts o = {ENG_PIPELINED, 0, 0};
+    test_outcome out;
+    CU_ASSERT_EQUAL(test_sim(two_nodes(0), g, &o, &out), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out.err, "algorithm 'nvls' needs NVLS-capable nodes (host property nvls=\"1\")"));
+    og_free(g);
+    coll_topo_free(plain);
+    coll_topo_free(t8);
+    coll_topo_free(t4);
+}
+
 void suite_collsim(void)
 {
     test_add_suite("collsim",
                    "every algorithm on a crossbar, n=8: closed form and analytical", test_pow2,
                    "every algorithm on a crossbar, n=6: closed form and analytical", test_nonpow2,
                    "every algorithm on a crossbar, n=2: closed form and analytical", test_two,
+                   "hierarchical, NVLS, NVLS+tree on two NVSwitch nodes", test_topology,
                    NULL);
 }

@@ -3,18 +3,9 @@
  * (Hensgen, Finkel and Manber 1988), which has the same communication pattern. */
 #include "coll_algos.h"
 
-static int mod(int a, int n) { return ((a % n) + n) % n; }
-
-static int log2_ceil(int n)
-{
-    int k = 0;
-    while ((1 << k) < n) k++;
-    return k;
-}
-
 void coll_bruck_setup(coll_plan *p)
 {
-    p->nsteps = log2_ceil(p->n);
+    p->nsteps = coll_log2_ceil(p->n);
     if (p->coll == OG_ALLTOALL) {
         p->nchunks = p->n * p->n;
         p->width = (p->n + 1) / 2;
@@ -37,11 +28,11 @@ static void a2a_step(const coll_plan *p, int me, int k, coll_step *out)
     int n = p->n, d = 1 << k;
     for (int delta = d; delta < n; delta++) {
         if (!(delta & d)) continue;
-        int o = mod(me - (delta & (d - 1)), n), t = mod(o + delta, n);
-        coll_add_send(out, mod(me + d, n), coll_chunk_bytes(p->bytes, n, t), o * n + t, 1, 0);
-        o = mod(me - d - (delta & (d - 1)), n);
-        t = mod(o + delta, n);
-        coll_add_recv(out, mod(me - d, n), coll_chunk_bytes(p->bytes, n, t), o * n + t, 1, 0);
+        int o = coll_mod(me - (delta & (d - 1)), n), t = coll_mod(o + delta, n);
+        coll_add_send(out, coll_mod(me + d, n), coll_chunk_bytes(p->bytes, n, t), o * n + t, 1, 0);
+        o = coll_mod(me - d - (delta & (d - 1)), n);
+        t = coll_mod(o + delta, n);
+        coll_add_recv(out, coll_mod(me - d, n), coll_chunk_bytes(p->bytes, n, t), o * n + t, 1, 0);
     }
 }
 
@@ -51,13 +42,13 @@ void coll_bruck_step(const coll_plan *p, int me, int s, coll_step *out)
     switch (p->coll) {
     case OG_ALLTOALL: a2a_step(p, me, s, out); break;
     case OG_BARRIER: /* dissemination: what I know goes 2^s ahead */
-        coll_add_range(p, out, 1, mod(me + d, n), 0, 1, 1);
-        coll_add_range(p, out, 0, mod(me - d, n), 0, 1, 1);
+        coll_add_range(p, out, 1, coll_mod(me + d, n), 0, 1, 1);
+        coll_add_range(p, out, 0, coll_mod(me - d, n), 0, 1, 1);
         break;
     default: { /* all-gather: I hold [me, me + d) and pass it 2^s back */
         int cnt = d < n - d ? d : n - d;
-        coll_add_wrap(p, out, 1, mod(me - d, n), me, cnt, 0);
-        coll_add_wrap(p, out, 0, mod(me + d, n), mod(me + d, n), cnt, 0);
+        coll_add_wrap(p, out, 1, coll_mod(me - d, n), me, cnt, 0);
+        coll_add_wrap(p, out, 0, coll_mod(me + d, n), coll_mod(me + d, n), cnt, 0);
     }
     }
 }

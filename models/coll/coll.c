@@ -14,23 +14,32 @@
 static const coll_algo algos[] = {
     {"ring", "ring: reduce-scatter then all-gather around the group (NCCL Ring)",
      BIT(OG_ALLREDUCE) | BIT(OG_ALLGATHER) | BIT(OG_REDUCESCATTER) | BIT(OG_BARRIER),
-     coll_ring_setup, coll_ring_step, coll_ring_merged},
+     coll_ring_setup, coll_ring_step, coll_ring_merged, NULL},
     {"chain", "pipelined chain from the root (broadcast) or towards it (reduce)",
-     BIT(OG_BROADCAST) | BIT(OG_REDUCE), coll_chain_setup, coll_chain_step, NULL},
+     BIT(OG_BROADCAST) | BIT(OG_REDUCE), coll_chain_setup, coll_chain_step, NULL, NULL},
     {"pairwise", "pairwise exchange: step s sends to rank+s and receives from rank-s",
-     BIT(OG_ALLTOALL) | BIT(OG_ALLTOALLV), coll_pairwise_setup, coll_pairwise_step, NULL},
+     BIT(OG_ALLTOALL) | BIT(OG_ALLTOALLV), coll_pairwise_setup, coll_pairwise_step, NULL, NULL},
     {"direct", "direct all-to-all: every peer at once, one step",
-     BIT(OG_ALLTOALL) | BIT(OG_ALLTOALLV), coll_direct_setup, coll_direct_step, coll_direct_merged},
+     BIT(OG_ALLTOALL) | BIT(OG_ALLTOALLV), coll_direct_setup, coll_direct_step, coll_direct_merged, NULL},
     {"tree", "double binary tree, pipelined (NCCL Tree)",
-     BIT(OG_ALLREDUCE) | BIT(OG_BROADCAST) | BIT(OG_REDUCE), coll_tree_setup, coll_tree_step, NULL},
+     BIT(OG_ALLREDUCE) | BIT(OG_BROADCAST) | BIT(OG_REDUCE), coll_tree_setup, coll_tree_step, NULL, NULL},
     {"rhd", "recursive doubling (all-reduce, all-gather) / halving (reduce-scatter)",
-     BIT(OG_ALLREDUCE) | BIT(OG_ALLGATHER) | BIT(OG_REDUCESCATTER), coll_rhd_setup, coll_rhd_step, NULL},
+     BIT(OG_ALLREDUCE) | BIT(OG_ALLGATHER) | BIT(OG_REDUCESCATTER), coll_rhd_setup, coll_rhd_step, NULL, NULL},
     {"rabenseifner", "recursive-halving reduce-scatter then recursive-doubling all-gather",
-     BIT(OG_ALLREDUCE), coll_rab_setup, coll_rab_step, NULL},
+     BIT(OG_ALLREDUCE), coll_rab_setup, coll_rab_step, NULL, NULL},
     {"bruck", "Bruck: log2(n) steps of distance 2^k (all-gather, all-to-all)",
-     BIT(OG_ALLGATHER) | BIT(OG_ALLTOALL), coll_bruck_setup, coll_bruck_step, NULL},
+     BIT(OG_ALLGATHER) | BIT(OG_ALLTOALL), coll_bruck_setup, coll_bruck_step, NULL, NULL},
     {"dissemination", "dissemination barrier: log2(n) rounds of distance 2^k",
-     BIT(OG_BARRIER), coll_bruck_setup, coll_bruck_step, NULL},
+     BIT(OG_BARRIER), coll_bruck_setup, coll_bruck_step, NULL, NULL},
+    {"pat", "parallel aggregated trees (NCCL PAT): log2(n) steps, one rank per node",
+     BIT(OG_ALLGATHER) | BIT(OG_REDUCESCATTER), coll_pat_setup, coll_pat_step, NULL, NULL},
+    {"hierarchical", "ring reduce-scatter in the node, ring all-reduce per rail across nodes, all-gather in the node",
+     BIT(OG_ALLREDUCE), coll_hier_setup, coll_hier_step, NULL, coll_hier_unfit},
+    {"nvls", "NVSwitch in-switch reduction inside one node (NCCL NVLS)",
+     BIT(OG_ALLREDUCE) | BIT(OG_ALLGATHER) | BIT(OG_REDUCESCATTER), coll_nvls_setup, coll_nvls_step, NULL,
+     coll_nvls_unfit},
+    {"nvlstree", "NVLS inside nodes, binary tree per local rank across nodes (NCCL NVLS_TREE)",
+     BIT(OG_ALLREDUCE), coll_nvlstree_setup, coll_nvlstree_step, NULL, coll_nvlstree_unfit},
 };
 #define NALGOS ((int)(sizeof algos / sizeof algos[0]))
 
@@ -77,9 +86,9 @@ double coll_estimate(const coll_plan *p, double alpha, double bw)
     if (p->nsteps == 0) return 0;
     int probe[4] = {0, p->n / 2, p->n - 1, p->root};
     int64_t most = 0;
-    coll_step *m = coll_step_new(p->merged_width);
+    coll_step *m = coll_step_new(p->merged_width + 1);
     for (int i = 0; i < 4; i++) {
-        coll_plan_merged(p, probe[i], m);
+        coll_plan_merged_phys(p, probe[i], m);
         int64_t out = 0, in = 0;
         for (int j = 0; j < m->nsend; j++) out += coll_wire_bytes(p->proto, m->send[j].bytes);
         for (int j = 0; j < m->nrecv; j++) in += coll_wire_bytes(p->proto, m->recv[j].bytes);
@@ -92,7 +101,7 @@ double coll_estimate(const coll_plan *p, double alpha, double bw)
 
 int coll_select(og_coll coll, int n, int64_t bytes, const coll_hw *hw, coll_proto *proto)
 {
-    static const coll_hw dflt = {5e-6, 25e9, 0, 0};
+    static const coll_hw dflt = {5e-6, 25e9, NULL};
     if (!hw) hw = &dflt;
     int best = -1;
     double tbest = 0;
@@ -102,7 +111,7 @@ int coll_select(og_coll coll, int n, int64_t bytes, const coll_hw *hw, coll_prot
         if (n == 1 || coll == OG_ALLTOALLV) return a; /* nothing to choose from sizes */
         for (int pr = 0; pr < COLL_NPROTOS; pr++) {
             coll_plan p;
-            if (coll_plan_init(&p, coll, n, 0, bytes, NULL, a, NULL, 0) < 0) continue;
+            if (coll_plan_init_topo(&p, coll, n, 0, bytes, NULL, a, hw->topo, NULL, 0) < 0) continue;
             p.proto = pr;
             double t = coll_estimate(&p, hw->alpha, hw->bw);
             if (best < 0 || t < tbest * (1 - 1e-9)) {
@@ -118,6 +127,12 @@ int coll_select(og_coll coll, int n, int64_t bytes, const coll_hw *hw, coll_prot
 int coll_plan_init(coll_plan *p, og_coll coll, int n, int root, int64_t bytes,
                    const int64_t *vbytes, int algo, char *err, size_t errlen)
 {
+    return coll_plan_init_topo(p, coll, n, root, bytes, vbytes, algo, NULL, err, errlen);
+}
+
+int coll_plan_init_topo(coll_plan *p, og_coll coll, int n, int root, int64_t bytes, const int64_t *vbytes,
+                        int algo, const coll_topo *topo, char *err, size_t errlen)
+{
     if (n < 1) return ts_err(err, errlen, "%s on a group of %d ranks", og_coll_name(coll), n);
     if (bytes < 0) return ts_err(err, errlen, "%s of negative size %lld", og_coll_name(coll),
                                  (long long)bytes);
@@ -126,8 +141,11 @@ int coll_plan_init(coll_plan *p, og_coll coll, int n, int root, int64_t bytes,
                       root, n);
     if (coll == OG_ALLTOALLV && !vbytes)
         return ts_err(err, errlen, "alltoallv without per-rank send sizes");
+    if (topo && topo->n != n)
+        return ts_err(err, errlen, "%s: topology of %d members for a group of %d", og_coll_name(coll), topo->n, n);
     coll_proto proto = COLL_SIMPLE;
-    if (algo < 0) algo = coll_select(coll, n, bytes, NULL, &proto);
+    coll_hw hw = {5e-6, 25e9, topo};
+    if (algo < 0) algo = coll_select(coll, n, bytes, &hw, &proto);
     if (algo < 0 || algo >= NALGOS || !(algos[algo].colls & BIT(coll)))
         return ts_err(err, errlen, "no algorithm implements %s", og_coll_name(coll));
     memset(p, 0, sizeof *p);
@@ -139,6 +157,9 @@ int coll_plan_init(coll_plan *p, og_coll coll, int n, int root, int64_t bytes,
     p->algo = algo;
     p->proto = proto;
     p->nchunks = 1;
+    p->topo = topo;
+    const char *why = algos[algo].unfit ? algos[algo].unfit(p) : NULL;
+    if (why) return ts_err(err, errlen, "%s: algorithm '%s' %s", og_coll_name(coll), algos[algo].name, why);
     if (n > 1) algos[algo].setup(p);
     return 0;
 }

@@ -35,6 +35,29 @@ double coll_proto_efficiency(coll_proto pr); /* useful bytes / wire bytes */
 double coll_proto_step_latency(coll_proto pr); /* seconds added to every step */
 int64_t coll_wire_bytes(coll_proto pr, int64_t bytes);
 
+/* Which node each group member is on (from the hosts' "node" property; a
+ * host without one is its own node) and whether the nodes have NVLS-capable
+ * NVSwitches (every host's "nvls" property is "1"). Derived tables let the
+ * topology-aware algorithms find their peers in O(1). */
+typedef struct coll_topo {
+    int n, nnodes;
+    int nvls;
+    int ppn;            /* members per node when every node has as many, else 0 */
+    int *node;          /* node of member i, renumbered 0.. in order of first appearance */
+    int *local;         /* index of member i among its node's members */
+    int *first;         /* [nnodes + 1]: node k's members are order[first[k] .. first[k+1]) */
+    int *order;         /* members sorted by (node, member index) */
+} coll_topo;
+
+/* node_ids: any integers per member (NULL: every member its own node). */
+coll_topo *coll_topo_new(int n, const int *node_ids, int nvls);
+void coll_topo_free(coll_topo *t);
+
+/* A transfer's peer at or beyond the group size is node (peer - n)'s
+ * NVSwitch (NVLS): sending to it adds into the switch's multicast buffer
+ * (reduce) or stores into it; receiving from it reads the buffer. */
+static inline int coll_is_switch(int n, int peer) { return peer >= n; }
+
 typedef struct coll_plan {
     og_coll coll;
     int n;                  /* group size */
@@ -47,6 +70,7 @@ typedef struct coll_plan {
     int nchunks;
     int width;              /* most transfers one rank posts in one step, per direction */
     int merged_width;       /* most peers of one rank over the whole schedule */
+    const coll_topo *topo;  /* optional (NULL: every member its own node, no NVLS) */
 } coll_plan;
 
 typedef struct coll_algo {
@@ -57,6 +81,9 @@ typedef struct coll_algo {
     void (*step)(const coll_plan *p, int me, int s, coll_step *out);
     /* optional: all steps' transfers merged per peer, in O(1) per peer */
     void (*merged)(const coll_plan *p, int me, coll_step *out);
+    /* optional: why this algorithm cannot run on p's group and topology
+     * (NULL when it can); checked by coll_plan_init */
+    const char *(*unfit)(const coll_plan *p);
 } coll_algo;
 
 /* The algorithm table. */
@@ -76,7 +103,7 @@ int coll_algo_parse(const char *spec, og_coll coll, int *algo, coll_proto *proto
  * all have NVLS-capable switches. NULL: 5 us, 25 GB/s, one node per member. */
 typedef struct coll_hw {
     double alpha, bw;
-    int nnodes, nvls;
+    const coll_topo *topo;  /* NULL: every member its own node */
 } coll_hw;
 
 /* The automatic choice (NCCL-tuner-like: the algorithm and protocol of least
@@ -87,9 +114,12 @@ int coll_select(og_coll coll, int n, int64_t bytes, const coll_hw *hw, coll_prot
  * latency) + the most wire bytes a rank sends or receives over bw. */
 double coll_estimate(const coll_plan *p, double alpha, double bw);
 
-/* Fill a plan; algo < 0 selects automatically. Returns 0 or -1 with err. */
+/* Fill a plan; algo < 0 selects automatically. Returns 0 or -1 with err.
+ * coll_plan_init_topo also gives the group's topology (it must outlive p). */
 int coll_plan_init(coll_plan *p, og_coll coll, int n, int root, int64_t bytes,
                    const int64_t *vbytes, int algo, char *err, size_t errlen);
+int coll_plan_init_topo(coll_plan *p, og_coll coll, int n, int root, int64_t bytes, const int64_t *vbytes,
+                        int algo, const coll_topo *topo, char *err, size_t errlen);
 
 /* Steps of rank me (group index); a step holds up to cap transfers each way
  * (plan->width for steps, plan->merged_width for the merged view). */
@@ -100,6 +130,15 @@ void coll_plan_step(const coll_plan *p, int me, int s, coll_step *out);
 /* All transfers of rank me merged into one per peer and direction (the
  * pipelined fidelity): chunk fields are meaningless there, bytes are totals. */
 void coll_plan_merged(const coll_plan *p, int me, coll_step *out);
+
+/* The same, lowered to member-to-member flows that the engine and the cost
+ * run: transfers to and from a node's NVSwitch become one flow from each
+ * member to the next member of its node carrying max(what the member sends
+ * to the switch, what the next member receives from it): a member's NVLink
+ * carries its data up to the switch once and the result down once, both
+ * directions at once. out needs room for width + 1 (merged_width + 1). */
+void coll_plan_step_phys(const coll_plan *p, int me, int s, coll_step *out);
+void coll_plan_merged_phys(const coll_plan *p, int me, coll_step *out);
 
 /* Size of chunk c when `bytes` is cut into k near-equal chunks. */
 int64_t coll_chunk_bytes(int64_t bytes, int k, int c);

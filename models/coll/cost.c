@@ -54,12 +54,12 @@ static int rcache_build(rcache *c, const coll_plan *p, coll_route_fn route, void
 {
     memset(c, 0, sizeof *c);
     if ((int64_t)p->n * p->merged_width * 2 > CACHE_MAX) return 0;
-    coll_step *m = coll_step_new(p->merged_width);
+    coll_step *m = coll_step_new(p->merged_width + 1);
     size_t cap = 0;
     int64_t k = 0;
     c->off = ts_malloc((p->n + 1) * sizeof *c->off);
     for (int r = 0; r < p->n; r++) {
-        coll_plan_merged(p, r, m);
+        coll_plan_merged_phys(p, r, m);
         c->off[r] = k;
         for (int i = 0; i < m->nsend + m->nrecv; i++) {
             int q = i < m->nsend ? m->send[i].peer : m->recv[i - m->nsend].peer;
@@ -106,6 +106,37 @@ static void rcache_free(rcache *c)
     free(c->off);
 }
 
+/* Bytes a rank sends (or receives) per route bandwidth: transfers over
+ * different kinds of links (NVLink and NIC) do not share an endpoint link. */
+#define NCLASS 4
+typedef struct {
+    double bw[NCLASS];
+    int64_t bytes[NCLASS];
+    int n;
+} classes;
+
+static void cls_add(classes *c, double bw, int64_t b)
+{
+    for (int i = 0; i < c->n; i++)
+        if (c->bw[i] == bw) {
+            c->bytes[i] += b;
+            return;
+        }
+    if (c->n < NCLASS) {
+        c->bw[c->n] = bw;
+        c->bytes[c->n++] = b;
+    } else {
+        c->bytes[NCLASS - 1] += b; /* more kinds than we track: count them together */
+    }
+}
+
+static int64_t cls_get(const classes *c, double bw)
+{
+    for (int i = 0; i < c->n; i++)
+        if (c->bw[i] == bw) return c->bytes[i];
+    return c->n ? c->bytes[c->n - 1] : 0;
+}
+
 static double xfer_time(double lat, double bw, int64_t bytes)
 {
     return lat + (bw > 0 ? (double)bytes / bw : 0);
@@ -115,20 +146,22 @@ static double cost_steps(const coll_plan *p, const rcache *c, coll_route_fn rout
 {
     int n = p->n;
     double *ready = ts_calloc(n, sizeof *ready), *next = ts_malloc(n * sizeof *next);
-    int64_t *out = ts_malloc(n * sizeof *out), *in = ts_malloc(n * sizeof *in);
+    classes *out = ts_malloc(n * sizeof *out), *in = ts_malloc(n * sizeof *in);
     coll_step **st = ts_malloc(n * sizeof *st);
-    for (int r = 0; r < n; r++) st[r] = coll_step_new(p->width);
+    for (int r = 0; r < n; r++) st[r] = coll_step_new(p->width + 1);
     double plat = coll_proto_step_latency(p->proto);
     for (int s = 0; s < p->nsteps; s++) {
         for (int r = 0; r < n; r++) {
-            coll_plan_step(p, r, s, st[r]);
-            out[r] = in[r] = 0;
+            coll_plan_step_phys(p, r, s, st[r]);
+            out[r].n = in[r].n = 0;
         }
         for (int r = 0; r < n; r++)
             for (int i = 0; i < st[r]->nsend; i++) {
                 int64_t b = coll_wire_bytes(p->proto, st[r]->send[i].bytes);
-                out[r] += b;
-                in[st[r]->send[i].peer] += b;
+                double lat, bw;
+                lookup(c, p, route, ctx, r, st[r]->send[i].peer, &lat, &bw);
+                cls_add(&out[r], bw, b);
+                cls_add(&in[st[r]->send[i].peer], bw, b);
             }
         for (int r = 0; r < n; r++) next[r] = ready[r] + (st[r]->nsend + st[r]->nrecv ? plat : 0);
         for (int r = 0; r < n; r++)
@@ -136,8 +169,9 @@ static double cost_steps(const coll_plan *p, const rcache *c, coll_route_fn rout
                 int q = st[r]->send[i].peer;
                 double lat, bw;
                 lookup(c, p, route, ctx, r, q, &lat, &bw);
+                int64_t o = cls_get(&out[r], bw), x = cls_get(&in[q], bw);
                 double t0 = ready[r] > ready[q] ? ready[r] : ready[q];
-                double e = t0 + plat + xfer_time(lat, bw, out[r] > in[q] ? out[r] : in[q]);
+                double e = t0 + plat + xfer_time(lat, bw, o > x ? o : x);
                 if (e > next[r]) next[r] = e;
                 if (e > next[q]) next[q] = e;
             }
@@ -158,19 +192,21 @@ static double cost_steps(const coll_plan *p, const rcache *c, coll_route_fn rout
 static double cost_pipelined(const coll_plan *p, const rcache *c, coll_route_fn route, void *ctx)
 {
     int n = p->n;
-    int64_t *out = ts_calloc(n, sizeof *out), *in = ts_calloc(n, sizeof *in);
+    classes *out = ts_calloc(n, sizeof *out), *in = ts_calloc(n, sizeof *in);
     double *end = ts_calloc(n, sizeof *end), *alpha = ts_calloc(n, sizeof *alpha);
-    coll_step *m = coll_step_new(p->merged_width);
+    coll_step *m = coll_step_new(p->merged_width + 1);
     for (int r = 0; r < n; r++) {
-        coll_plan_merged(p, r, m);
+        coll_plan_merged_phys(p, r, m);
         for (int i = 0; i < m->nsend; i++) {
             int64_t b = coll_wire_bytes(p->proto, m->send[i].bytes);
-            out[r] += b;
-            in[m->send[i].peer] += b;
+            double lat, bw;
+            lookup(c, p, route, ctx, r, m->send[i].peer, &lat, &bw);
+            cls_add(&out[r], bw, b);
+            cls_add(&in[m->send[i].peer], bw, b);
         }
     }
     for (int r = 0; r < n; r++) {
-        coll_plan_merged(p, r, m);
+        coll_plan_merged_phys(p, r, m);
         for (int i = 0; i < m->nsend + m->nrecv; i++) {
             int send = i < m->nsend, q = send ? m->send[i].peer : m->recv[i - m->nsend].peer;
             double lat, bw;
@@ -178,7 +214,8 @@ static double cost_pipelined(const coll_plan *p, const rcache *c, coll_route_fn 
             else lookup(c, p, route, ctx, q, r, &lat, &bw);
             if (lat > alpha[r]) alpha[r] = lat;
             if (!send) continue;
-            double e = xfer_time(lat, bw, out[r] > in[q] ? out[r] : in[q]);
+            int64_t o = cls_get(&out[r], bw), x = cls_get(&in[q], bw);
+            double e = xfer_time(lat, bw, o > x ? o : x);
             if (e > end[r]) end[r] = e;
             if (e > end[q]) end[q] = e;
         }

@@ -7,17 +7,15 @@
 
 #define TREE_CHUNK ((int64_t)1 << 20) /* bytes per pipeline chunk, at most 64 chunks */
 
-static int mod(int a, int n) { return ((a % n) + n) % n; }
-
 /* NCCL's ncclGetBtree over positions 0..n-1: in-order tree, root 0. */
-static int bt_parent(int pos, int n)
+int coll_bt_parent(int pos, int n)
 {
     if (pos == 0) return -1;
     int bit = pos & -pos, up = (pos ^ bit) | (bit << 1);
     return up >= n ? pos ^ bit : up;
 }
 
-static int bt_children(int pos, int n, int ch[2])
+int coll_bt_children(int pos, int n, int ch[2])
 {
     int k = 0;
     if (pos == 0) {
@@ -27,14 +25,14 @@ static int bt_children(int pos, int n, int ch[2])
         return k;
     }
     for (int b = (pos & -pos) >> 1; b > 0 && k < 2; b >>= 1) {
-        if (bt_parent(pos - b, n) == pos) ch[k++] = pos - b;
-        if (pos + b < n && bt_parent(pos + b, n) == pos) ch[k++] = pos + b;
+        if (coll_bt_parent(pos - b, n) == pos) ch[k++] = pos - b;
+        if (pos + b < n && coll_bt_parent(pos + b, n) == pos) ch[k++] = pos + b;
     }
     return k;
 }
 
 /* Height of a node: log2(lowest set bit) (its left subtree is complete). */
-static int bt_height(int pos, int n)
+int coll_bt_height(int pos, int n)
 {
     int h = 0;
     if (pos == 0) {
@@ -45,11 +43,11 @@ static int bt_height(int pos, int n)
     return h;
 }
 
-static int bt_depth(int pos, int n)
+int coll_bt_depth(int pos, int n)
 {
     int d = 0;
     while (pos) {
-        pos = bt_parent(pos, n);
+        pos = coll_bt_parent(pos, n);
         d++;
     }
     return d;
@@ -61,17 +59,17 @@ static int bt_depth(int pos, int n)
 static int to_pos(const coll_plan *p, int t, int r)
 {
     int n = p->n;
-    if (p->coll == OG_ALLREDUCE) return t == 0 ? r : n % 2 ? mod(r - 1, n) : n - 1 - r;
-    int q = mod(r - p->root, n);
+    if (p->coll == OG_ALLREDUCE) return t == 0 ? r : n % 2 ? coll_mod(r - 1, n) : n - 1 - r;
+    int q = coll_mod(r - p->root, n);
     return t == 0 || q == 0 ? q : 1 + q % (n - 1);
 }
 
 static int to_rank(const coll_plan *p, int t, int pos)
 {
     int n = p->n;
-    if (p->coll == OG_ALLREDUCE) return t == 0 ? pos : n % 2 ? mod(pos + 1, n) : n - 1 - pos;
+    if (p->coll == OG_ALLREDUCE) return t == 0 ? pos : n % 2 ? coll_mod(pos + 1, n) : n - 1 - pos;
     int q = t == 0 || pos == 0 ? pos : pos == 1 ? n - 1 : pos - 1;
-    return mod(q + p->root, n);
+    return coll_mod(q + p->root, n);
 }
 
 static int tree_k(const coll_plan *p) { return p->nchunks / 2; }
@@ -82,29 +80,29 @@ void coll_tree_setup(coll_plan *p)
     if (k < 1) k = 1;
     if (k > 64) k = 64;
     p->nchunks = 2 * (int)k;
-    int H = bt_height(0, p->n);
+    int H = coll_bt_height(0, p->n);
     p->nsteps = (int)k + (p->coll == OG_ALLREDUCE ? 2 * H : H) - 1;
     p->width = p->merged_width = 6;
 }
 
 void coll_tree_step(const coll_plan *p, int me, int s, coll_step *out)
 {
-    int n = p->n, K = tree_k(p), H = bt_height(0, n);
+    int n = p->n, K = tree_k(p), H = coll_bt_height(0, n);
     int up = p->coll != OG_BROADCAST, down = p->coll != OG_REDUCE;
     int off = p->coll == OG_ALLREDUCE ? H : 0; /* the down phase follows the reduction */
     for (int t = 0; t < 2; t++) {
-        int pos = to_pos(p, t, me), par = bt_parent(pos, n), ch[2], nch = bt_children(pos, n, ch);
+        int pos = to_pos(p, t, me), par = coll_bt_parent(pos, n), ch[2], nch = coll_bt_children(pos, n, ch);
         int base = t * K, c;
         if (up) {
-            c = s - bt_height(pos, n);
+            c = s - coll_bt_height(pos, n);
             if (par >= 0 && c >= 0 && c < K) coll_add_range(p, out, 1, to_rank(p, t, par), base + c, 1, 1);
             for (int i = 0; i < nch; i++) {
-                c = s - bt_height(ch[i], n);
+                c = s - coll_bt_height(ch[i], n);
                 if (c >= 0 && c < K) coll_add_range(p, out, 0, to_rank(p, t, ch[i]), base + c, 1, 1);
             }
         }
         if (down) {
-            int d = bt_depth(pos, n);
+            int d = coll_bt_depth(pos, n);
             c = s - off - d;
             for (int i = 0; i < nch; i++)
                 if (c >= 0 && c < K) coll_add_range(p, out, 1, to_rank(p, t, ch[i]), base + c, 1, 0);
