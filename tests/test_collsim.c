@@ -226,6 +226,51 @@ static void test_topology(void)
     coll_topo_free(t4);
 }
 
+/* tests/data/fattree-2to1.xml: 16 hosts, 4 per leaf, 2 uplinks per leaf,
+ * 25 GB/s and 1 us everywhere: 2 hops inside a leaf, 4 across the core. */
+static int ft_host(int r, int across) { return across ? (r % 4) * 4 + r / 4 : r; }
+
+static void ft_route(void *ctx, int a, int b, double *lat, double *bw)
+{
+    int across = *(int *)ctx, ha = ft_host(a, across), hb = ft_host(b, across);
+    *lat = ha / 4 == hb / 4 ? 2e-6 : 4e-6;
+    *bw = 25e9;
+}
+
+/* A ring whose every edge leaves its leaf puts 4 flows on each leaf's 2
+ * uplinks: SimGrid is 2x slower than the analytical level (which sees no
+ * contention) on the bandwidth term. A ring in host order crosses the core
+ * once per leaf: no contention, both agree. */
+static void test_fattree(void)
+{
+    const int64_t S = (int64_t)1 << 30;
+    for (int across = 0; across < 2; across++) {
+        og_graph *g = test_one_collective(16, OG_ALLREDUCE, S, "ring");
+        for (int r = 0; r < 16; r++) {
+            char h[32];
+            snprintf(h, sizeof h, "gpu-%d", ft_host(r, across));
+            og_set_host(g, r, h);
+        }
+        eng_opts o = {ENG_PIPELINED, 0, 0};
+        test_outcome t;
+        CU_ASSERT_EQUAL_FATAL(test_sim(test_data("fattree-2to1.xml"), g, &o, &t), 0);
+        og_free(g);
+        coll_plan p;
+        char err[TS_ERRLEN];
+        CU_ASSERT_EQUAL_FATAL(coll_plan_init(&p, OG_ALLREDUCE, 16, 0, S, NULL, coll_algo_find("ring", OG_ALLREDUCE, err,
+                                             sizeof err), err, sizeof err), 0);
+        double an = coll_cost(&p, COLL_COST_PIPELINED, ft_route, &across);
+        /* the analytical level is the contention-free alpha-beta cost */
+        double alpha = 4e-6 + coll_proto_step_latency(COLL_SIMPLE), beta = 2.0 * 15 / 16 * S / 25e9;
+        CU_ASSERT(REL(an, 30 * alpha + beta) < 1e-9);
+        double want = across ? 30 * alpha + 2 * beta : an; /* oversubscription 2:1 on the bandwidth term */
+        fprintf(stderr, "\n  fat-tree ring %s: simgrid %.6g s, analytical %.6g s, ratio %.4f",
+                across ? "across the core" : "in host order", t.makespan, an, t.makespan / an);
+        CU_ASSERT(REL(t.makespan, want) < 0.01);
+        if (across) CU_ASSERT(fabs(t.makespan / an - 2.0) < 0.02);
+    }
+}
+
 void suite_collsim(void)
 {
     test_add_suite("collsim",
@@ -233,5 +278,6 @@ void suite_collsim(void)
                    "every algorithm on a crossbar, n=6: closed form and analytical", test_nonpow2,
                    "every algorithm on a crossbar, n=2: closed form and analytical", test_two,
                    "hierarchical, NVLS, NVLS+tree on two NVSwitch nodes", test_topology,
+                   "ring across a 2:1 oversubscribed fat-tree core", test_fattree,
                    NULL);
 }
