@@ -262,6 +262,36 @@ static void test_errors(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "unknown algorithm 'tree' for all_gather (valid: ring, rhd, bruck, pat, nvls)"));
 }
 
+/* The tuner: the least estimated nsteps x (alpha + protocol latency) + bytes
+ * through the busiest rank / B, among NCCL's algorithms and protocols. */
+static void test_selection(void)
+{
+    coll_hw hw = {2e-6, 25e9, NULL};
+    coll_proto pr;
+    /* 1 KiB on 8: latency-bound: tree (6 steps) beats ring (14); LL has no
+     * per-step synchronisation and its doubled bytes cost nothing here */
+    CU_ASSERT_STRING_EQUAL(coll_algo_get(coll_select(OG_ALLREDUCE, 8, 1024, &hw, &pr))->name, "tree");
+    CU_ASSERT_EQUAL(pr, COLL_LL);
+    /* 1 GiB on 8: ring moves 1.75 S per rank, the double tree 2 S: ring, Simple */
+    CU_ASSERT_STRING_EQUAL(coll_algo_get(coll_select(OG_ALLREDUCE, 8, 1 << 30, &hw, &pr))->name, "ring");
+    CU_ASSERT_EQUAL(pr, COLL_SIMPLE);
+    /* MPI-style algorithms are never chosen automatically, only when forced */
+    for (int n = 2; n <= 64; n *= 2)
+        for (int64_t b = 1; b <= (1 << 30); b *= 32)
+            for (int c = 0; c < OG_NCOLLS; c++) {
+                int a = coll_select(c, n, b, &hw, &pr);
+                CU_ASSERT(a >= 0 && coll_algo_get(a)->tuner != COLL_TUNER_NO);
+            }
+    CU_ASSERT_STRING_EQUAL(coll_algo_get(coll_select(OG_ALLTOALLV, 8, 1 << 20, &hw, &pr))->name, "direct");
+    /* PAT only with one member per node */
+    CU_ASSERT_STRING_EQUAL(coll_algo_get(coll_select(OG_ALLGATHER, 8, 1 << 20, &hw, &pr))->name, "pat");
+    int ids[8] = {0, 0, 1, 1, 2, 2, 3, 3};
+    coll_topo *t = coll_topo_new(8, ids, 0);
+    hw.topo = t;
+    CU_ASSERT_STRING_NOT_EQUAL(coll_algo_get(coll_select(OG_ALLGATHER, 8, 1 << 20, &hw, &pr))->name, "pat");
+    coll_topo_free(t);
+}
+
 static void test_busbw_factors(void)
 {
     CU_ASSERT_DOUBLE_EQUAL(coll_busbw_factor(OG_ALLREDUCE, 8), 1.75, 1e-12);
@@ -281,5 +311,6 @@ void suite_coll(void)
                    "barrier schedules are correct, n=1..33", test_barrier,
                    "bad algorithm names and plans", test_errors,
                    "nccl-tests busbw factors", test_busbw_factors,
+                   "automatic selection of algorithm and protocol", test_selection,
                    NULL);
 }

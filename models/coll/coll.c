@@ -14,32 +14,44 @@
 static const coll_algo algos[] = {
     {"ring", "ring: reduce-scatter then all-gather around the group (NCCL Ring)",
      BIT(OG_ALLREDUCE) | BIT(OG_ALLGATHER) | BIT(OG_REDUCESCATTER) | BIT(OG_BARRIER),
-     coll_ring_setup, coll_ring_step, coll_ring_merged, NULL},
+     coll_ring_setup, coll_ring_step, coll_ring_merged, NULL, COLL_TUNER_YES},
+
     {"chain", "pipelined chain from the root (broadcast) or towards it (reduce)",
-     BIT(OG_BROADCAST) | BIT(OG_REDUCE), coll_chain_setup, coll_chain_step, NULL, NULL},
+     BIT(OG_BROADCAST) | BIT(OG_REDUCE), coll_chain_setup, coll_chain_step, NULL, NULL, COLL_TUNER_YES},
+
     {"pairwise", "pairwise exchange: step s sends to rank+s and receives from rank-s",
-     BIT(OG_ALLTOALL) | BIT(OG_ALLTOALLV), coll_pairwise_setup, coll_pairwise_step, NULL, NULL},
+     BIT(OG_ALLTOALL) | BIT(OG_ALLTOALLV), coll_pairwise_setup, coll_pairwise_step, NULL, NULL, COLL_TUNER_NO},
+
     {"direct", "direct all-to-all: every peer at once, one step",
-     BIT(OG_ALLTOALL) | BIT(OG_ALLTOALLV), coll_direct_setup, coll_direct_step, coll_direct_merged, NULL},
+     BIT(OG_ALLTOALL) | BIT(OG_ALLTOALLV), coll_direct_setup, coll_direct_step, coll_direct_merged, NULL, COLL_TUNER_YES},
+
     {"tree", "double binary tree, pipelined (NCCL Tree)",
-     BIT(OG_ALLREDUCE) | BIT(OG_BROADCAST) | BIT(OG_REDUCE), coll_tree_setup, coll_tree_step, NULL, NULL},
+     BIT(OG_ALLREDUCE) | BIT(OG_BROADCAST) | BIT(OG_REDUCE), coll_tree_setup, coll_tree_step, NULL, NULL, COLL_TUNER_YES},
+
     {"rhd", "recursive doubling (all-reduce, all-gather) / halving (reduce-scatter)",
-     BIT(OG_ALLREDUCE) | BIT(OG_ALLGATHER) | BIT(OG_REDUCESCATTER), coll_rhd_setup, coll_rhd_step, NULL, NULL},
+     BIT(OG_ALLREDUCE) | BIT(OG_ALLGATHER) | BIT(OG_REDUCESCATTER), coll_rhd_setup, coll_rhd_step, NULL, NULL, COLL_TUNER_NO},
+
     {"rabenseifner", "recursive-halving reduce-scatter then recursive-doubling all-gather",
-     BIT(OG_ALLREDUCE), coll_rab_setup, coll_rab_step, NULL, NULL},
+     BIT(OG_ALLREDUCE), coll_rab_setup, coll_rab_step, NULL, NULL, COLL_TUNER_NO},
+
     {"bruck", "Bruck: log2(n) steps of distance 2^k (all-gather, all-to-all)",
-     BIT(OG_ALLGATHER) | BIT(OG_ALLTOALL), coll_bruck_setup, coll_bruck_step, NULL, NULL},
+     BIT(OG_ALLGATHER) | BIT(OG_ALLTOALL), coll_bruck_setup, coll_bruck_step, NULL, NULL, COLL_TUNER_NO},
+
     {"dissemination", "dissemination barrier: log2(n) rounds of distance 2^k",
-     BIT(OG_BARRIER), coll_bruck_setup, coll_bruck_step, NULL, NULL},
+     BIT(OG_BARRIER), coll_bruck_setup, coll_bruck_step, NULL, NULL, COLL_TUNER_YES},
+
     {"pat", "parallel aggregated trees (NCCL PAT): log2(n) steps, one rank per node",
-     BIT(OG_ALLGATHER) | BIT(OG_REDUCESCATTER), coll_pat_setup, coll_pat_step, NULL, NULL},
+     BIT(OG_ALLGATHER) | BIT(OG_REDUCESCATTER), coll_pat_setup, coll_pat_step, NULL, NULL, COLL_TUNER_ONE_PER_NODE},
+
     {"hierarchical", "ring reduce-scatter in the node, ring all-reduce per rail across nodes, all-gather in the node",
-     BIT(OG_ALLREDUCE), coll_hier_setup, coll_hier_step, NULL, coll_hier_unfit},
+     BIT(OG_ALLREDUCE), coll_hier_setup, coll_hier_step, NULL, coll_hier_unfit, COLL_TUNER_YES},
+
     {"nvls", "NVSwitch in-switch reduction inside one node (NCCL NVLS)",
      BIT(OG_ALLREDUCE) | BIT(OG_ALLGATHER) | BIT(OG_REDUCESCATTER), coll_nvls_setup, coll_nvls_step, NULL,
-     coll_nvls_unfit},
+     coll_nvls_unfit, COLL_TUNER_YES},
+
     {"nvlstree", "NVLS inside nodes, binary tree per local rank across nodes (NCCL NVLS_TREE)",
-     BIT(OG_ALLREDUCE), coll_nvlstree_setup, coll_nvlstree_step, NULL, coll_nvlstree_unfit},
+     BIT(OG_ALLREDUCE), coll_nvlstree_setup, coll_nvlstree_step, NULL, coll_nvlstree_unfit, COLL_TUNER_YES},
 };
 #define NALGOS ((int)(sizeof algos / sizeof algos[0]))
 
@@ -108,6 +120,8 @@ int coll_select(og_coll coll, int n, int64_t bytes, const coll_hw *hw, coll_prot
     *proto = COLL_SIMPLE;
     for (int a = 0; a < NALGOS; a++) {
         if (!(algos[a].colls & BIT(coll))) continue;
+        if (algos[a].tuner == COLL_TUNER_NO) continue;
+        if (algos[a].tuner == COLL_TUNER_ONE_PER_NODE && hw->topo && hw->topo->nnodes != n) continue;
         if (n == 1 || coll == OG_ALLTOALLV) return a; /* nothing to choose from sizes */
         for (int pr = 0; pr < COLL_NPROTOS; pr++) {
             coll_plan p;

@@ -84,7 +84,13 @@ typedef struct coll_algo {
     /* optional: why this algorithm cannot run on p's group and topology
      * (NULL when it can); checked by coll_plan_init */
     const char *(*unfit)(const coll_plan *p);
+    /* whether the automatic selection considers it: COLL_TUNER_NO (MPI-style
+     * algorithms NCCL does not run: only when forced), COLL_TUNER_YES, or
+     * COLL_TUNER_ONE_PER_NODE (NCCL's PAT: only with one member per node) */
+    int tuner;
 } coll_algo;
+
+enum { COLL_TUNER_NO, COLL_TUNER_YES, COLL_TUNER_ONE_PER_NODE };
 
 /* The algorithm table. */
 int coll_nalgos(void);
