@@ -106,105 +106,222 @@ static void rcache_free(rcache *c)
     free(c->off);
 }
 
-/* Bytes a rank sends (or receives) per route bandwidth: transfers over
- * different kinds of links (NVLink and NIC) do not share an endpoint link. */
+/* The endpoint fluid model. Each rank has, per direction and per kind of
+ * link (route bandwidth: NVLink and NIC routes do not share), one link of
+ * that bandwidth; a flow uses its sender's out-link and its receiver's
+ * in-link, starts moving bytes after its route latency, and flows share links
+ * max-min fairly (SimGrid's CM02 sharing) until they finish. */
 #define NCLASS 4
+
 typedef struct {
     double bw[NCLASS];
-    int64_t bytes[NCLASS];
     int n;
-} classes;
+} kinds;
 
-static void cls_add(classes *c, double bw, int64_t b)
+/* Index of bandwidth bw among a rank's link kinds (the last one when more). */
+static int kind_of(kinds *k, double bw)
 {
-    for (int i = 0; i < c->n; i++)
-        if (c->bw[i] == bw) {
-            c->bytes[i] += b;
-            return;
+    for (int i = 0; i < k->n; i++)
+        if (k->bw[i] == bw) return i;
+    if (k->n < NCLASS) {
+        k->bw[k->n] = bw;
+        return k->n++;
+    }
+    return NCLASS - 1;
+}
+
+typedef struct {
+    int res[2];         /* sender's out-link, receiver's in-link */
+    double arrive;      /* when it starts moving bytes */
+    double rem, rate, end;
+    int state;          /* 0 waiting, 1 active, 2 done */
+} flow;
+
+typedef struct {
+    flow *f;
+    size_t nf, cap;
+    kinds *out, *in;    /* per rank */
+    double *rcap;       /* per resource: bandwidth */
+    double *left;       /* water-filling scratch */
+    int *cnt;
+} fluid;
+
+static void fluid_init(fluid *fl, int n)
+{
+    memset(fl, 0, sizeof *fl);
+    fl->out = ts_calloc(n, sizeof *fl->out);
+    fl->in = ts_calloc(n, sizeof *fl->in);
+    fl->rcap = ts_calloc((size_t)n * 2 * NCLASS, sizeof *fl->rcap);
+    fl->left = ts_calloc((size_t)n * 2 * NCLASS, sizeof *fl->left);
+    fl->cnt = ts_calloc((size_t)n * 2 * NCLASS, sizeof *fl->cnt);
+}
+
+static void fluid_free(fluid *fl)
+{
+    free(fl->f);
+    free(fl->out);
+    free(fl->in);
+    free(fl->rcap);
+    free(fl->left);
+    free(fl->cnt);
+}
+
+static void fluid_add(fluid *fl, int r, int q, double start, double lat, double bw, int64_t bytes)
+{
+    ts_grow(&fl->f, sizeof *fl->f, &fl->cap, fl->nf + 1);
+    flow *f = &fl->f[fl->nf++];
+    f->res[0] = (r * 2 + 0) * NCLASS + kind_of(&fl->out[r], bw);
+    f->res[1] = (q * 2 + 1) * NCLASS + kind_of(&fl->in[q], bw);
+    fl->rcap[f->res[0]] = fl->rcap[f->res[1]] = bw > 0 ? bw : 1e300;
+    f->arrive = start + lat;
+    f->rem = (double)bytes;
+    f->rate = 0;
+    f->end = f->arrive;
+    f->state = 0;
+}
+
+/* Max-min fair rates of the active flows by progressive filling: the links
+ * with the smallest fair share fix their flows' rates, repeatedly. */
+static void water_fill(fluid *fl)
+{
+    size_t nact = 0;
+    for (size_t i = 0; i < fl->nf; i++) {
+        flow *f = &fl->f[i];
+        if (f->state != 1) continue;
+        for (int k = 0; k < 2; k++) {
+            fl->left[f->res[k]] = fl->rcap[f->res[k]];
+            fl->cnt[f->res[k]] = 0;
         }
-    if (c->n < NCLASS) {
-        c->bw[c->n] = bw;
-        c->bytes[c->n++] = b;
-    } else {
-        c->bytes[NCLASS - 1] += b; /* more kinds than we track: count them together */
+        f->rate = -1;
+        nact++;
+    }
+    for (size_t i = 0; i < fl->nf; i++)
+        if (fl->f[i].state == 1) fl->cnt[fl->f[i].res[0]]++, fl->cnt[fl->f[i].res[1]]++;
+    while (nact > 0) {
+        double m = 1e300;
+        for (size_t i = 0; i < fl->nf; i++) {
+            flow *f = &fl->f[i];
+            if (f->state != 1 || f->rate >= 0) continue;
+            for (int k = 0; k < 2; k++) {
+                double sh = fl->left[f->res[k]] / fl->cnt[f->res[k]];
+                if (sh < m) m = sh;
+            }
+        }
+        /* mark, then fix: shares must not move while we look */
+        for (size_t i = 0; i < fl->nf; i++) {
+            flow *f = &fl->f[i];
+            if (f->state != 1 || f->rate >= 0) continue;
+            for (int k = 0; k < 2; k++)
+                if (fl->left[f->res[k]] / fl->cnt[f->res[k]] <= m * (1 + 1e-12)) f->rate = -2;
+        }
+        for (size_t i = 0; i < fl->nf; i++) {
+            flow *f = &fl->f[i];
+            if (f->state != 1 || f->rate != -2) continue;
+            f->rate = m;
+            for (int k = 0; k < 2; k++) {
+                fl->left[f->res[k]] -= m;
+                fl->cnt[f->res[k]]--;
+            }
+            nact--;
+        }
     }
 }
 
-static int64_t cls_get(const classes *c, double bw)
+/* Run the flows to completion; each flow's end time is set. */
+static void fluid_run(fluid *fl)
 {
-    for (int i = 0; i < c->n; i++)
-        if (c->bw[i] == bw) return c->bytes[i];
-    return c->n ? c->bytes[c->n - 1] : 0;
+    double t = 0;
+    size_t left = fl->nf;
+    for (;;) {
+        int changed = 0;
+        for (size_t i = 0; i < fl->nf; i++) {
+            flow *f = &fl->f[i];
+            if (f->state == 0 && f->arrive <= t) f->state = 1, changed = 1;
+            if (f->state == 1 && f->rem <= 0) f->state = 2, f->end = t > f->arrive ? t : f->arrive, left--, changed = 1;
+        }
+        if (left == 0) break;
+        if (changed) water_fill(fl);
+        double tn = 1e300;
+        for (size_t i = 0; i < fl->nf; i++) {
+            flow *f = &fl->f[i];
+            if (f->state == 0 && f->arrive < tn) tn = f->arrive;
+            if (f->state == 1 && f->rate > 0 && t + f->rem / f->rate < tn) tn = t + f->rem / f->rate;
+        }
+        if (tn >= 1e300) break; /* impossible: an active flow without a rate */
+        for (size_t i = 0; i < fl->nf; i++) {
+            flow *f = &fl->f[i];
+            if (f->state != 1) continue;
+            if (f->rate <= 0) continue;
+            /* flows due at tn finish exactly there (no rounding leftovers) */
+            if (t + f->rem / f->rate <= tn * (1 + 1e-12)) f->rem = 0;
+            else f->rem -= f->rate * (tn - t);
+        }
+        t = tn;
+    }
+    for (size_t i = 0; i < fl->nf; i++) fl->f[i].state = 0;
 }
 
-static double xfer_time(double lat, double bw, int64_t bytes)
+static void fluid_clear(fluid *fl, int n)
 {
-    return lat + (bw > 0 ? (double)bytes / bw : 0);
+    fl->nf = 0;
+    memset(fl->out, 0, n * sizeof *fl->out);
+    memset(fl->in, 0, n * sizeof *fl->in);
 }
 
 static double cost_steps(const coll_plan *p, const rcache *c, coll_route_fn route, void *ctx)
 {
     int n = p->n;
     double *ready = ts_calloc(n, sizeof *ready), *next = ts_malloc(n * sizeof *next);
-    classes *out = ts_malloc(n * sizeof *out), *in = ts_malloc(n * sizeof *in);
-    coll_step **st = ts_malloc(n * sizeof *st);
-    for (int r = 0; r < n; r++) st[r] = coll_step_new(p->width + 1);
+    coll_step *st = coll_step_new(p->width + 1);
     double plat = coll_proto_step_latency(p->proto);
+    fluid fl;
+    fluid_init(&fl, n);
     for (int s = 0; s < p->nsteps; s++) {
+        fluid_clear(&fl, n);
+        memcpy(next, ready, n * sizeof *ready);
         for (int r = 0; r < n; r++) {
-            coll_plan_step_phys(p, r, s, st[r]);
-            out[r].n = in[r].n = 0;
-        }
-        for (int r = 0; r < n; r++)
-            for (int i = 0; i < st[r]->nsend; i++) {
-                int64_t b = coll_wire_bytes(p->proto, st[r]->send[i].bytes);
-                double lat, bw;
-                lookup(c, p, route, ctx, r, st[r]->send[i].peer, &lat, &bw);
-                cls_add(&out[r], bw, b);
-                cls_add(&in[st[r]->send[i].peer], bw, b);
-            }
-        for (int r = 0; r < n; r++) next[r] = ready[r] + (st[r]->nsend + st[r]->nrecv ? plat : 0);
-        for (int r = 0; r < n; r++)
-            for (int i = 0; i < st[r]->nsend; i++) {
-                int q = st[r]->send[i].peer;
-                double lat, bw;
+            coll_plan_step_phys(p, r, s, st);
+            if (st->nsend + st->nrecv) next[r] = ready[r] + plat;
+            for (int i = 0; i < st->nsend; i++) {
+                int q = st->send[i].peer;
+                double lat, bw, t0 = ready[r] > ready[q] ? ready[r] : ready[q];
                 lookup(c, p, route, ctx, r, q, &lat, &bw);
-                int64_t o = cls_get(&out[r], bw), x = cls_get(&in[q], bw);
-                double t0 = ready[r] > ready[q] ? ready[r] : ready[q];
-                double e = t0 + plat + xfer_time(lat, bw, o > x ? o : x);
+                fluid_add(&fl, r, q, t0 + plat, lat, bw, coll_wire_bytes(p->proto, st->send[i].bytes));
+            }
+        }
+        fluid_run(&fl);
+        /* flows were added sender by sender: find each one's endpoints again */
+        size_t k = 0;
+        for (int r = 0; r < n; r++) {
+            coll_plan_step_phys(p, r, s, st);
+            for (int i = 0; i < st->nsend; i++, k++) {
+                int q = st->send[i].peer;
+                double e = fl.f[k].end;
                 if (e > next[r]) next[r] = e;
                 if (e > next[q]) next[q] = e;
             }
+        }
         memcpy(ready, next, n * sizeof *ready);
     }
     double t = 0;
     for (int r = 0; r < n; r++)
         if (ready[r] > t) t = ready[r];
-    for (int r = 0; r < n; r++) coll_step_free(st[r]);
-    free(st);
+    fluid_free(&fl);
+    coll_step_free(st);
     free(ready);
     free(next);
-    free(out);
-    free(in);
     return t;
 }
 
 static double cost_pipelined(const coll_plan *p, const rcache *c, coll_route_fn route, void *ctx)
 {
     int n = p->n;
-    classes *out = ts_calloc(n, sizeof *out), *in = ts_calloc(n, sizeof *in);
     double *end = ts_calloc(n, sizeof *end), *alpha = ts_calloc(n, sizeof *alpha);
     coll_step *m = coll_step_new(p->merged_width + 1);
-    for (int r = 0; r < n; r++) {
-        coll_plan_merged_phys(p, r, m);
-        for (int i = 0; i < m->nsend; i++) {
-            int64_t b = coll_wire_bytes(p->proto, m->send[i].bytes);
-            double lat, bw;
-            lookup(c, p, route, ctx, r, m->send[i].peer, &lat, &bw);
-            cls_add(&out[r], bw, b);
-            cls_add(&in[m->send[i].peer], bw, b);
-        }
-    }
+    fluid fl;
+    fluid_init(&fl, n);
+    int *src = NULL, *dst = NULL;
+    size_t cap = 0;
     for (int r = 0; r < n; r++) {
         coll_plan_merged_phys(p, r, m);
         for (int i = 0; i < m->nsend + m->nrecv; i++) {
@@ -214,20 +331,28 @@ static double cost_pipelined(const coll_plan *p, const rcache *c, coll_route_fn 
             else lookup(c, p, route, ctx, q, r, &lat, &bw);
             if (lat > alpha[r]) alpha[r] = lat;
             if (!send) continue;
-            int64_t o = cls_get(&out[r], bw), x = cls_get(&in[q], bw);
-            double e = xfer_time(lat, bw, o > x ? o : x);
-            if (e > end[r]) end[r] = e;
-            if (e > end[q]) end[q] = e;
+            size_t c2 = cap;
+            ts_grow(&src, sizeof *src, &c2, fl.nf + 1);
+            ts_grow(&dst, sizeof *dst, &cap, fl.nf + 1);
+            src[fl.nf] = r;
+            dst[fl.nf] = q;
+            fluid_add(&fl, r, q, 0, lat, bw, coll_wire_bytes(p->proto, m->send[i].bytes));
         }
+    }
+    fluid_run(&fl);
+    for (size_t i = 0; i < fl.nf; i++) {
+        if (fl.f[i].end > end[src[i]]) end[src[i]] = fl.f[i].end;
+        if (fl.f[i].end > end[dst[i]]) end[dst[i]] = fl.f[i].end;
     }
     double t = 0, plat = coll_proto_step_latency(p->proto);
     for (int r = 0; r < n; r++) {
         double f = end[r] + (p->nsteps - 1) * alpha[r] + p->nsteps * plat;
         if (f > t) t = f;
     }
+    fluid_free(&fl);
+    free(src);
+    free(dst);
     coll_step_free(m);
-    free(out);
-    free(in);
     free(end);
     free(alpha);
     return t;
