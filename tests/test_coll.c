@@ -230,6 +230,47 @@ static void test_reduce(void) { check_all(OG_REDUCE); }
 static void test_alltoall(void) { check_all(OG_ALLTOALL); }
 static void test_barrier(void) { check_all(OG_BARRIER); }
 
+/* All-to-allv: every rank sends vbytes[q] to every other q exactly once (the
+ * receiver does not know the size: -1), every block src*n+dst once. */
+static void test_alltoallv(void)
+{
+    for (int a = 0; a < coll_nalgos(); a++) {
+        if (!(coll_algo_get(a)->colls & (1u << OG_ALLTOALLV))) continue;
+        for (int n = 1; n <= 17; n++) {
+            int64_t *vb = ts_malloc(n * sizeof *vb);
+            for (int q = 0; q < n; q++) vb[q] = 1000 * q + 7;
+            coll_plan p;
+            char err[TS_ERRLEN];
+            CU_ASSERT_EQUAL_FATAL(coll_plan_init(&p, OG_ALLTOALLV, n, 0, 0, vb, a, err, sizeof err), 0);
+            int *sent = ts_calloc((size_t)n * n, sizeof(int)), *got = ts_calloc((size_t)n * n, sizeof(int));
+            coll_step *st = coll_step_new(p.width);
+            for (int r = 0; r < n; r++)
+                for (int s = 0; s < p.nsteps; s++) {
+                    coll_plan_step(&p, r, s, st);
+                    for (int i = 0; i < st->nsend; i++) {
+                        int q = st->send[i].peer;
+                        CU_ASSERT_EQUAL(st->send[i].bytes, vb[q]);
+                        CU_ASSERT_EQUAL(st->send[i].chunk, r * n + q);
+                        sent[r * n + q]++;
+                    }
+                    for (int i = 0; i < st->nrecv; i++) {
+                        CU_ASSERT_EQUAL(st->recv[i].bytes, -1);
+                        CU_ASSERT_EQUAL(st->recv[i].chunk, st->recv[i].peer * n + r);
+                        got[st->recv[i].peer * n + r]++;
+                    }
+                }
+            for (int i = 0; i < n * n; i++) {
+                CU_ASSERT_EQUAL(sent[i], i / n != i % n);
+                CU_ASSERT_EQUAL(got[i], i / n != i % n);
+            }
+            coll_step_free(st);
+            free(sent);
+            free(got);
+            free(vb);
+        }
+    }
+}
+
 static void test_errors(void)
 {
     char err[TS_ERRLEN];
@@ -309,6 +350,7 @@ void suite_coll(void)
                    "reduce schedules are correct, every root", test_reduce,
                    "all-to-all schedules are correct, n=1..33", test_alltoall,
                    "barrier schedules are correct, n=1..33", test_barrier,
+                   "all-to-allv sends every block once with its size", test_alltoallv,
                    "bad algorithm names and plans", test_errors,
                    "nccl-tests busbw factors", test_busbw_factors,
                    "automatic selection of algorithm and protocol", test_selection,
