@@ -324,7 +324,8 @@ static int parse_opts(int argc, char **argv, opts *o)
         case 'b':
         case 'e':
         case 'i':
-            if (parse_size(optarg, c == 'b' ? &o->minb : c == 'e' ? &o->maxb : &o->stepb) < 0)
+            if (parse_size(optarg, c == 'b' ? &o->minb : c == 'e' ? &o->maxb : &o->stepb) < 0 ||
+                (c == 'i' && o->stepb == 0))
                 return cmd_usage_error("coll", "-%c wants a size like 8, 64K, 1M or 8G, not '%s'", c, optarg);
             break;
         case 'f':

@@ -1,6 +1,7 @@
 /* `trainsim coll` against real nccl-tests logs (../shared/data/nccl-tests):
  * the column header lines are identical, every data line has the same column
  * layout (field widths), and size/count/type/redop/root agree line by line. */
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,6 +183,40 @@ static void test_override_csv(void)
     CU_ASSERT_EQUAL(rows, 3);
 }
 
+/* JSON: one record per size with the nccl-tests quantities; the same run
+ * twice gives byte-identical output. */
+static void test_json_deterministic(void)
+{
+    char cmd[512], path[64];
+    snprintf(path, sizeof path, "/tmp/trainsim-coll-%d.json", (int)getpid());
+    snprintf(cmd, sizeof cmd, "coll --platform %s --op reduce_scatter -b 1K -e 1M -f 4 --json %s",
+             test_crossbar(4, 25e9, 1e-6), path);
+    CU_ASSERT_EQUAL_FATAL(test_cli(cmd, out, sizeof out), 0);
+    char *first = ts_strdup(out);
+    json_error_t je;
+    json_t *root = json_load_file(path, 0, &je);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+    json_t *rs = json_object_get(root, "results");
+    CU_ASSERT_EQUAL(json_array_size(rs), 6); /* 1K 4K 16K 64K 256K 1M */
+    for (size_t i = 0; i < json_array_size(rs); i++) {
+        json_t *r = json_array_get(rs, i);
+        double size = json_number_value(json_object_get(r, "size")), t = json_number_value(json_object_get(r, "time_us"));
+        double alg = json_number_value(json_object_get(r, "algbw_gbs")), bus = json_number_value(json_object_get(r, "busbw_gbs"));
+        CU_ASSERT(t > 0);
+        CU_ASSERT_DOUBLE_EQUAL(alg, size / (t * 1e-6) / 1e9, 1e-9 * alg);
+        CU_ASSERT_DOUBLE_EQUAL(bus, alg * 3 / 4, 1e-9 * alg);
+        CU_ASSERT_PTR_NOT_NULL(json_string_value(json_object_get(r, "algorithm")));
+    }
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(root, "op")), "reduce_scatter");
+    json_decref(root);
+    unlink(path);
+    CU_ASSERT_EQUAL(test_cli(cmd, out, sizeof out), 0);
+    CU_ASSERT_STRING_EQUAL(out, first);
+    free(first);
+    unlink(path);
+    expect_error("--op all_reduce -i 0", "-i wants a size");
+}
+
 void suite_cmd_coll(void)
 {
     test_add_suite("cmd_coll",
@@ -191,5 +226,6 @@ void suite_cmd_coll(void)
                    "algbw and busbw definitions", test_bandwidths,
                    "bad input: one line, exit 2", test_errors,
                    "--coll override and CSV", test_override_csv,
+                   "JSON output, determinism", test_json_deterministic,
                    NULL);
 }
