@@ -65,14 +65,22 @@ static void closed_form(og_coll c, const char *algo, int n, double S, double wan
         want[0] = want[1] = L * a;
     else if ((!strcmp(algo, "bruck") && c == OG_ALLGATHER) || !strcmp(algo, "pat"))
         want[0] = want[1] = L * a + ag;
-    else if ((n & (n - 1)) == 0) { /* powers of two */
+    else if (!strcmp(algo, "rhd") && c == OG_ALLGATHER && n == 6) {
+        /* fold (1 chunk), doubling with ranks 0, 1 carrying their extra's
+         * chunk (2 then 4 chunks), unfold (5 chunks), in sixths of S; merged,
+         * rank 0 sends 2 + 4 + 5 = 11 sixths at once */
+        want[0] = 4 * a + (1 + 2 + 4 + 5) * S / 6 / B;
+        want[1] = 4 * a + 11 * S / 6 / B;
+    } else if ((n & (n - 1)) == 0) { /* powers of two */
         if (!strcmp(algo, "bruck")) want[0] = want[1] = L * (a + S / 2 / B);
         else if (!strcmp(algo, "rabenseifner")) want[0] = want[1] = 2 * L * a + 2 * ag;
         else if (!strcmp(algo, "rhd"))
             want[0] = want[1] = c == OG_ALLREDUCE ? L * (a + S / B) : L * a + ag;
         else if (!strcmp(algo, "tree") && c == OG_ALLREDUCE && n == 2) {
+            /* each step moves one chunk of each tree each way but the first
+             * and last; pipelined: one flow of S each way */
             double K = (int64_t)S / (2 << 20); /* pipeline chunks per tree */
-            want[0] = (K + 1) * a + S / B;
+            want[0] = want[1] = (K + 1) * a + S / B;
         }
     }
 }
@@ -203,6 +211,12 @@ static void test_topology(void)
             }
         }
     }
+    /* hierarchical pipelined: the in-node flow carries 2(L-1)/L S over NVLink,
+     * the per-rail flow 2(M-1)/(LM) S over the NIC, side by side; then the
+     * other 7 steps' latency at the larger (NIC) route latency */
+    double th = simulate(plat, 8, OG_ALLREDUCE, S, "hierarchical", ENG_PIPELINED);
+    double fi = 2 * LI + 1.5 * S / BI, fn = 2 * LN + 0.25 * S / BN;
+    CU_ASSERT(REL(th, (fi > fn ? fi : fn) + 7 * 2 * LN + 8 * pl) < 0.01);
     /* NVLS pipelined: the data goes up once and the result comes down once,
      * both directions at once: S/B plus two steps of latency */
     double t = simulate(plat, 4, OG_ALLREDUCE, S, "nvls", ENG_PIPELINED);
