@@ -389,6 +389,32 @@ static coll_hw group_hw(const og_group *gr)
     return hw;
 }
 
+/* Every member of a group makes the same choice for the same collective:
+ * remember the last few choices per group (selection costs thousands of
+ * operations; 16,384 members would repeat it 16,384 times). */
+#define SEL_CACHE 16
+typedef struct sel_entry {
+    og_coll coll;
+    int64_t bytes;
+    int algo, proto, used;
+} sel_entry;
+static sel_entry (*sel_cache)[SEL_CACHE];
+
+static int select_cached(const og_group *gr, const og_op *op, coll_proto *pr)
+{
+    sel_entry *c = sel_cache[gr->id];
+    for (int i = 0; i < SEL_CACHE; i++)
+        if (c[i].used && c[i].coll == op->coll && c[i].bytes == op->bytes) {
+            *pr = c[i].proto;
+            return c[i].algo;
+        }
+    coll_hw hw = group_hw(gr);
+    int a = coll_select(op->coll, gr->n, op->bytes, &hw, pr);
+    memmove(&c[1], &c[0], (SEL_CACHE - 1) * sizeof *c);
+    c[0] = (sel_entry){op->coll, op->bytes, a, *pr, 1};
+    return a;
+}
+
 /* Group positions, collective sequence numbers and forced algorithms. */
 static int index_collectives(const og_graph *g, char *err, size_t errlen)
 {
@@ -400,6 +426,7 @@ static int index_collectives(const og_graph *g, char *err, size_t errlen)
         }
     int *seq = ts_calloc(g->ngroups ? g->ngroups : 1, sizeof(int));
     run.topo = ts_calloc(g->ngroups ? g->ngroups : 1, sizeof *run.topo);
+    sel_cache = ts_calloc(g->ngroups ? g->ngroups : 1, sizeof *sel_cache);
     for (int gi = 0; gi < g->ngroups; gi++) {
         const og_group *gr = &g->groups[gi];
         sg_host_t *hs = ts_malloc((gr->n ? gr->n : 1) * sizeof *hs);
@@ -426,10 +453,7 @@ static int index_collectives(const og_graph *g, char *err, size_t errlen)
                 free(seq);
                 return ts_err(err, errlen, "rank %d op %d: %s", r, i, msg);
             }
-            if (a < 0) {
-                coll_hw hw = group_hw(gr);
-                a = coll_select(op->coll, gr->n, op->bytes, &hw, &pr);
-            }
+            if (a < 0) a = select_cached(gr, op, &pr);
             coll_plan p;
             if (coll_plan_init_topo(&p, op->coll, gr->n, op->root, op->bytes, op->vbytes, a, run.topo[op->group],
                                     msg, sizeof msg) < 0) {
@@ -598,6 +622,8 @@ static void run_free(const og_graph *g)
     }
     for (int gi = 0; run.topo && gi < g->ngroups; gi++) coll_topo_free(run.topo[gi]);
     free(run.topo);
+    free(sel_cache);
+    sel_cache = NULL;
     free(run.coll_seq);
     free(run.coll_algo);
     free(run.gp);
