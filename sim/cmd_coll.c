@@ -366,12 +366,13 @@ int cmd_coll(int argc, char **argv)
         goto out;
     }
     rc = EXIT_USAGE;
+    int check_algo;
+    coll_proto check_proto;
     if (forced_spec(&o, forced, sizeof forced, err, sizeof err) < 0 ||
-        (forced[0] && coll_algo_parse(forced, o.op, &nr, &(coll_proto){0}, err, sizeof err) < 0)) {
+        (forced[0] && coll_algo_parse(forced, o.op, &check_algo, &check_proto, err, sizeof err) < 0)) {
         fprintf(stderr, "trainsim coll: %s\n", err);
         goto out;
     }
-    nr = 0;
     eng_init(&sgc, sgv);
     if (eng_load_platform(o.platform, err, sizeof err) < 0) {
         fprintf(stderr, "trainsim coll: %s\n", err);
