@@ -285,6 +285,25 @@ static void test_fattree(void)
     }
 }
 
+/* The engine refuses what a collective cannot cut into whole elements. */
+static void test_bad_sizes(void)
+{
+    og_graph *g = test_one_collective(3, OG_ALLGATHER, 1000, NULL);
+    eng_opts o = {ENG_PIPELINED, 0, 0};
+    test_outcome t;
+    CU_ASSERT_EQUAL(test_sim(test_crossbar(3, BW, LAT), g, &o, &t), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(t.err, "rank 0 op 0: all_gather of 1000 bytes on 3 ranks: not a multiple of 3 ranks x 4-byte elements"));
+    og_free(g);
+    g = test_one_collective(3, OG_ALLREDUCE, 1002, "tree");
+    CU_ASSERT_EQUAL(test_sim(test_crossbar(3, BW, LAT), g, &o, &t), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(t.err, "all_reduce of 1002 bytes: not a multiple of the 4-byte element"));
+    og_free(g);
+    g = test_one_collective(3, OG_ALLREDUCE, 1000, "nvlstree");
+    CU_ASSERT_EQUAL(test_sim(test_crossbar(3, BW, LAT), g, &o, &t), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(t.err, "all_reduce: algorithm 'nvlstree' needs NVLS-capable nodes"));
+    og_free(g);
+}
+
 void suite_collsim(void)
 {
     test_add_suite("collsim",
@@ -293,5 +312,6 @@ void suite_collsim(void)
                    "every algorithm on a crossbar, n=2: closed form and analytical", test_two,
                    "hierarchical, NVLS, NVLS+tree on two NVSwitch nodes", test_topology,
                    "ring across a 2:1 oversubscribed fat-tree core", test_fattree,
+                   "sizes that do not divide and unfit algorithms are refused", test_bad_sizes,
                    NULL);
 }
