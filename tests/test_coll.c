@@ -172,16 +172,17 @@ static int run_symbolic(const coll_plan *p, char *err, size_t errlen)
 }
 
 /* Topologies for group size n: t = 0 none; t = 1..4 nodes of ppn 1, 2, 3, 4
- * members (consecutive), t = 5 one NVLS node, t = 6 nodes of 2 interleaved. */
+ * members (consecutive), t = 5 one NVLS node, t = 6 nodes of 2 interleaved,
+ * t = 7 two nodes of 3 and n - 3 members (uneven unless n = 6). */
 static coll_topo *make_topo(int n, int t)
 {
     static const int ppn[] = {0, 1, 2, 3, 4};
     int *ids = ts_malloc(n * sizeof(int));
-    if (t == 0 || (t <= 4 && n % ppn[t]) || (t == 6 && n % 2)) {
+    if (t == 0 || (t <= 4 && n % ppn[t]) || (t == 6 && n % 2) || (t == 7 && n < 4)) {
         free(ids);
         return NULL;
     }
-    for (int i = 0; i < n; i++) ids[i] = t <= 4 ? 100 + i / ppn[t] : t == 5 ? 7 : i % (n / 2);
+    for (int i = 0; i < n; i++) ids[i] = t <= 4 ? 100 + i / ppn[t] : t == 5 ? 7 : t == 6 ? i % (n / 2) : i < 3;
     coll_topo *tp = coll_topo_new(n, ids, 1);
     free(ids);
     return tp;
@@ -195,7 +196,7 @@ static void check_all(og_coll coll)
         const coll_algo *al = coll_algo_get(a);
         if (!(al->colls & (1u << coll))) continue;
         for (int n = 1; n <= 33; n++)
-            for (int t = al->unfit ? 1 : 0; t <= (al->unfit ? 6 : 0); t++) {
+            for (int t = al->unfit ? 1 : 0; t <= (al->unfit ? 7 : 0); t++) {
                 coll_topo *tp = make_topo(n, t);
                 if (t && !tp) continue;
                 for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
