@@ -55,6 +55,10 @@ bin/bench_ring: build/experiments/bench/bench_ring.o build/libtrainsim.a
 	@mkdir -p bin
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
+bin/bench_coll: build/experiments/bench/bench_coll.o build/libtrainsim.a
+	@mkdir -p bin
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
 # make check: CUnit suites (they also run bin/trainsim for CLI behaviour).
 check test: bin/trainsim bin/test_trainsim
 	bin/test_trainsim

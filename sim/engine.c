@@ -65,6 +65,7 @@ static struct {
     double last_progress;
     int deadlocked;     /* blocked actors still hold the rank's mutex/cond */
     ts_sums pair_bytes; /* (src rank, dst rank) -> bytes, when links are reported */
+    coll_topo **topo;   /* per group, for the topology-aware collectives */
 } run;
 
 static int poisoned; /* a deadlocked run leaves blocked actors behind */
@@ -114,6 +115,64 @@ int eng_load(const char *spec, int nodes, const char *calib, char *err, size_t e
     if (topo_load(spec, nodes, &c, err, errlen) < 0 || (calib && topo_calibrate(&c, calib, err, errlen) < 0))
         return -1;
     return topo_sg_build(&c, err, errlen);
+}
+
+static int host_cmp(const void *a, const void *b)
+{
+    return ts_natcmp(sg_host_get_name(*(sg_host_t const *)a), sg_host_get_name(*(sg_host_t const *)b));
+}
+
+int eng_route(const char *src, const char *dst, double *lat, double *bw)
+{
+    sg_host_t a = sg_host_by_name(src), b = sg_host_by_name(dst);
+    if (!a || !b) return -1;
+    *lat = sg_host_get_route_latency(a, b);
+    *bw = sg_host_get_route_bandwidth(a, b);
+    return 0;
+}
+
+static struct coll_topo *topo_of(const sg_host_t *hosts, int n)
+{
+    int *ids = ts_malloc(n * sizeof *ids), nvls = n > 0;
+    for (int i = 0; i < n; i++) {
+        const char *v = sg_host_get_property_value(hosts[i], "node");
+        char *end = NULL;
+        long id = v ? strtol(v, &end, 10) : 0;
+        /* hosts without a (valid) node are their own node: ids below any real one */
+        ids[i] = v && end != v && !*end && id >= 0 && id < (1L << 30) ? (int)id : -1 - i;
+        const char *nv = sg_host_get_property_value(hosts[i], "nvls");
+        if (!nv || strcmp(nv, "1")) nvls = 0;
+    }
+    coll_topo *t = coll_topo_new(n, ids, nvls);
+    free(ids);
+    return t;
+}
+
+coll_topo *eng_topo(const char *const *hosts, int n)
+{
+    sg_host_t *hs = ts_malloc((n ? n : 1) * sizeof *hs);
+    for (int i = 0; i < n; i++) hs[i] = sg_host_by_name(hosts[i]);
+    for (int i = 0; i < n; i++)
+        if (!hs[i]) {
+            free(hs);
+            return NULL;
+        }
+    coll_topo *t = topo_of(hs, n);
+    free(hs);
+    return t;
+}
+
+char **eng_host_names(int *n)
+{
+    size_t nh = sg_host_count();
+    sg_host_t *all = sg_host_list();
+    qsort(all, nh, sizeof *all, host_cmp);
+    char **names = ts_malloc((nh + 1) * sizeof *names);
+    for (size_t i = 0; i < nh; i++) names[i] = ts_strdup(sg_host_get_name(all[i]));
+    names[nh] = NULL;
+    free(all);
+    *n = (int)nh;
+    return names;
 }
 
 const char *eng_fidelity_name(eng_fidelity f)
@@ -184,14 +243,14 @@ static void run_compute(const og_op *op, sg_host_t host)
 
 /* Post the transfers of one (possibly merged) step and wait for all of them. */
 static void run_step(const coll_step *st, const og_group *gr, int me, int group, int seq,
-                     sg_comm_t *comms, void **sink)
+                     coll_proto proto, sg_comm_t *comms, void **sink)
 {
     int k = 0;
     for (int i = 0; i < st->nsend; i++) {
         int dst = gr->ranks[st->send[i].peer];
-        comms[k++] = sg_mailbox_put_async(coll_mailbox(group, seq, me, dst), &payload_token,
-                                          (long)st->send[i].bytes);
-        account(me, dst, st->send[i].bytes);
+        int64_t b = coll_wire_bytes(proto, st->send[i].bytes);
+        comms[k++] = sg_mailbox_put_async(coll_mailbox(group, seq, me, dst), &payload_token, (long)b);
+        account(me, dst, b);
     }
     for (int i = 0; i < st->nrecv; i++) {
         int src = gr->ranks[st->recv[i].peer];
@@ -207,22 +266,27 @@ static void run_coll(const og_op *op, int rank)
     coll_plan p;
     char err[TS_ERRLEN];
     /* The plan was checked for every op before the run started. */
-    if (coll_plan_init(&p, op->coll, gr->n, op->root, op->bytes, op->vbytes,
-                       run.coll_algo[rank][op->id], err, sizeof err) < 0 || p.nsteps == 0)
+    int code = run.coll_algo[rank][op->id];
+    if (coll_plan_init_topo(&p, op->coll, gr->n, op->root, op->bytes, op->vbytes, code & 0xff,
+                            run.topo[op->group], err, sizeof err) < 0 || p.nsteps == 0)
         return;
-    int cap = run.o->fidelity == ENG_STEP ? p.width : p.merged_width;
+    p.proto = code >> 8;
+    double plat = coll_proto_step_latency(p.proto);
+    int cap = (run.o->fidelity == ENG_STEP ? p.width : p.merged_width) + 1;
     coll_step *st = coll_step_new(cap);
     sg_comm_t *comms = ts_malloc(2 * cap * sizeof *comms);
     void **sink = ts_malloc(cap * sizeof *sink);
     if (run.o->fidelity == ENG_STEP) {
         for (int s = 0; s < p.nsteps; s++) {
-            coll_plan_step(&p, me, s, st);
-            run_step(st, gr, rank, op->group, seq, comms, sink);
+            coll_plan_step_phys(&p, me, s, st);
+            if (st->nsend + st->nrecv == 0) continue;
+            if (plat > 0) sg_actor_sleep_for(plat);
+            run_step(st, gr, rank, op->group, seq, p.proto, comms, sink);
         }
     } else {
         /* One flow per peer carrying all steps' bytes, then the latency of
          * the remaining steps (the pipeline's fill and drain). */
-        coll_plan_merged(&p, me, st);
+        coll_plan_merged_phys(&p, me, st);
         double alpha = 0;
         for (int i = 0; i < st->nsend; i++) {
             double l = sg_host_get_route_latency(run.hosts[rank], run.hosts[gr->ranks[st->send[i].peer]]);
@@ -232,8 +296,9 @@ static void run_coll(const og_op *op, int rank)
             double l = sg_host_get_route_latency(run.hosts[gr->ranks[st->recv[i].peer]], run.hosts[rank]);
             if (l > alpha) alpha = l;
         }
-        run_step(st, gr, rank, op->group, seq, comms, sink);
-        if (p.nsteps > 1 && alpha > 0) sg_actor_sleep_for((p.nsteps - 1) * alpha);
+        run_step(st, gr, rank, op->group, seq, p.proto, comms, sink);
+        double tail = (p.nsteps - 1) * alpha + p.nsteps * plat;
+        if (tail > 0) sg_actor_sleep_for(tail);
     }
     free(sink);
     free(comms);
@@ -296,11 +361,6 @@ static void stream_actor(int argc, char **argv)
 
 /* --- set-up ---------------------------------------------------------------- */
 
-static int host_cmp(const void *a, const void *b)
-{
-    return ts_natcmp(sg_host_get_name(*(sg_host_t const *)a), sg_host_get_name(*(sg_host_t const *)b));
-}
-
 static int place_ranks(const og_graph *g, char *err, size_t errlen)
 {
     size_t nh = sg_host_count();
@@ -331,6 +391,45 @@ static int place_ranks(const og_graph *g, char *err, size_t errlen)
     return 0;
 }
 
+/* What the selection policy sees of a group: the route between its first two
+ * members (latency and bandwidth). */
+static coll_hw group_hw(const og_group *gr)
+{
+    coll_hw hw = {5e-6, 25e9, run.topo[gr->id]};
+    if (gr->n > 1) {
+        sg_host_t a = run.hosts[gr->ranks[0]], b = run.hosts[gr->ranks[1]];
+        hw.alpha = sg_host_get_route_latency(a, b);
+        hw.bw = sg_host_get_route_bandwidth(a, b);
+    }
+    return hw;
+}
+
+/* Every member of a group makes the same choice for the same collective:
+ * remember the last few choices per group (selection costs thousands of
+ * operations; 16,384 members would repeat it 16,384 times). */
+#define SEL_CACHE 16
+typedef struct sel_entry {
+    og_coll coll;
+    int64_t bytes;
+    int algo, proto, used;
+} sel_entry;
+static sel_entry (*sel_cache)[SEL_CACHE];
+
+static int select_cached(const og_group *gr, const og_op *op, coll_proto *pr)
+{
+    sel_entry *c = sel_cache[gr->id];
+    for (int i = 0; i < SEL_CACHE; i++)
+        if (c[i].used && c[i].coll == op->coll && c[i].bytes == op->bytes) {
+            *pr = c[i].proto;
+            return c[i].algo;
+        }
+    coll_hw hw = group_hw(gr);
+    int a = coll_select(op->coll, gr->n, op->bytes, &hw, pr);
+    memmove(&c[1], &c[0], (SEL_CACHE - 1) * sizeof *c);
+    c[0] = (sel_entry){op->coll, op->bytes, a, *pr, 1};
+    return a;
+}
+
 /* Group positions, collective sequence numbers and forced algorithms. */
 static int index_collectives(const og_graph *g, char *err, size_t errlen)
 {
@@ -341,6 +440,15 @@ static int index_collectives(const og_graph *g, char *err, size_t errlen)
             run.gp[r][run.ngp[r]++] = (gpos){gi, i};
         }
     int *seq = ts_calloc(g->ngroups ? g->ngroups : 1, sizeof(int));
+    run.topo = ts_calloc(g->ngroups ? g->ngroups : 1, sizeof *run.topo);
+    sel_cache = ts_calloc(g->ngroups ? g->ngroups : 1, sizeof *sel_cache);
+    for (int gi = 0; gi < g->ngroups; gi++) {
+        const og_group *gr = &g->groups[gi];
+        sg_host_t *hs = ts_malloc((gr->n ? gr->n : 1) * sizeof *hs);
+        for (int i = 0; i < gr->n; i++) hs[i] = run.hosts[gr->ranks[i]];
+        run.topo[gi] = topo_of(hs, gr->n);
+        free(hs);
+    }
     for (int r = 0; r < g->nranks; r++) {
         qsort(run.gp[r], run.ngp[r], sizeof(gpos), gpos_cmp);
         const og_rank *rk = &g->ranks[r];
@@ -351,23 +459,23 @@ static int index_collectives(const og_graph *g, char *err, size_t errlen)
             const og_op *op = &rk->ops[i];
             if (op->kind != OG_COLL) continue;
             run.coll_seq[r][i] = seq[op->group]++;
+            const og_group *gr = &g->groups[op->group];
             int a = -1;
-            if (op->algo) {
-                char msg[TS_ERRLEN];
-                a = coll_algo_find(op->algo, op->coll, msg, sizeof msg);
-                if (a < 0) {
-                    free(seq);
-                    return ts_err(err, errlen, "rank %d op %d: %s", r, i, msg);
-                }
-            }
-            coll_plan p;
+            coll_proto pr = COLL_SIMPLE;
             char msg[TS_ERRLEN];
-            if (coll_plan_init(&p, op->coll, g->groups[op->group].n, op->root, op->bytes,
-                               op->vbytes, a, msg, sizeof msg) < 0) {
+            if (coll_check_size(op->coll, gr->n, op->bytes, og_dtype_size(op->dtype), msg, sizeof msg) < 0 ||
+                (op->algo && coll_algo_parse(op->algo, op->coll, &a, &pr, msg, sizeof msg) < 0)) {
                 free(seq);
                 return ts_err(err, errlen, "rank %d op %d: %s", r, i, msg);
             }
-            run.coll_algo[r][i] = p.algo;
+            if (a < 0) a = select_cached(gr, op, &pr);
+            coll_plan p;
+            if (coll_plan_init_topo(&p, op->coll, gr->n, op->root, op->bytes, op->vbytes, a, run.topo[op->group],
+                                    msg, sizeof msg) < 0) {
+                free(seq);
+                return ts_err(err, errlen, "rank %d op %d: %s", r, i, msg);
+            }
+            run.coll_algo[r][i] = p.algo | pr << 8;
         }
     }
     free(seq);
@@ -527,6 +635,10 @@ static void run_free(const og_graph *g)
             sg_mutex_destroy(run.rcs[r].mu);
         }
     }
+    for (int gi = 0; run.topo && gi < g->ngroups; gi++) coll_topo_free(run.topo[gi]);
+    free(run.topo);
+    free(sel_cache);
+    sel_cache = NULL;
     free(run.coll_seq);
     free(run.coll_algo);
     free(run.gp);

@@ -63,6 +63,19 @@ int eng_load(const char *spec, int nodes, const char *calib, char *err, size_t e
 int eng_run(const og_graph *g, const eng_opts *o, eng_result **out, char *err, size_t errlen);
 void eng_result_free(eng_result *r);
 
+/* Latency (s) and bandwidth (bytes/s) of the route between two hosts of the
+ * loaded platform, without simulating (-1 when a host is unknown). */
+int eng_route(const char *src, const char *dst, double *lat, double *bw);
+
+/* The loaded platform's host names in natural order (gpu-2 before gpu-10),
+ * NULL-terminated; the caller frees each name and the array. */
+char **eng_host_names(int *n);
+
+/* The topology of n hosts of the loaded platform for the collectives: host
+ * property "node" (an integer; hosts without one are each their own node)
+ * and "nvls" ("1" on every host: NVLS-capable). */
+struct coll_topo *eng_topo(const char *const *hosts, int n);
+
 const char *eng_fidelity_name(eng_fidelity f);
 int eng_fidelity_from_name(const char *s);
 

@@ -13,6 +13,7 @@ static const struct cmd {
     int (*fn)(int argc, char **argv);
 } cmds[] = {
     {"sim", "simulate a trace (op graph) on a platform", cmd_sim},
+    {"coll", "simulate an nccl-tests sweep of one collective (nccl-tests' output)", cmd_coll},
     {"validate-trace", "check a trace for errors without simulating it", cmd_validate_trace},
     {"platform", "show a cluster's figures or export its SimGrid platform", cmd_platform},
     {"help", "list the commands, or show one command's options", cmd_help},

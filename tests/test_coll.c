@@ -17,11 +17,14 @@ typedef struct {
 
 static set_t full(int n) { return n == 64 ? ~0ULL : (1ULL << n) - 1; }
 
+/* Rows n .. n + nnodes - 1 of the state are the nodes' NVSwitch buffers. */
+static int nrows(const coll_plan *p) { return p->n + (p->topo ? p->topo->nnodes : 0); }
+
 static void init_state(state *s, const coll_plan *p)
 {
     s->n = p->n;
     s->nchunks = p->nchunks;
-    s->have = ts_calloc((size_t)p->n * p->nchunks, sizeof(set_t));
+    s->have = ts_calloc((size_t)nrows(p) * p->nchunks, sizeof(set_t));
     for (int r = 0; r < p->n; r++)
         for (int c = 0; c < p->nchunks; c++) {
             set_t *h = &s->have[r * p->nchunks + c];
@@ -58,18 +61,18 @@ static int run_symbolic(const coll_plan *p, char *err, size_t errlen)
     int n = p->n, k = p->nchunks;
     coll_step **st = ts_malloc(n * sizeof *st);
     for (int r = 0; r < n; r++) st[r] = coll_step_new(p->width);
-    set_t *next = ts_malloc((size_t)n * k * sizeof(set_t));
+    set_t *next = ts_malloc((size_t)nrows(p) * k * sizeof(set_t));
     int64_t *sent = ts_calloc((size_t)n * n, sizeof(int64_t)); /* per (src,dst) totals */
     int rc = 0;
     for (int step = 0; step < p->nsteps && rc == 0; step++) {
         for (int r = 0; r < n; r++) coll_plan_step(p, r, step, st[r]);
-        memcpy(next, s.have, (size_t)n * k * sizeof(set_t));
+        memcpy(next, s.have, (size_t)nrows(p) * k * sizeof(set_t));
         for (int r = 0; r < n && rc == 0; r++)
             for (int i = 0; i < st[r]->nsend && rc == 0; i++) {
                 coll_xfer *x = &st[r]->send[i];
-                /* the matching receive on the peer */
-                int found = 0;
-                for (int j = 0; j < st[x->peer]->nrecv; j++) {
+                /* the matching receive on the peer (a switch always takes it) */
+                int found = coll_is_switch(n, x->peer);
+                for (int j = 0; !found && j < st[x->peer]->nrecv; j++) {
                     coll_xfer *y = &st[x->peer]->recv[j];
                     if (y->peer == r && y->chunk == x->chunk && y->nchunk == x->nchunk &&
                         y->reduce == x->reduce && (y->bytes == x->bytes || y->bytes < 0))
@@ -87,7 +90,7 @@ static int run_symbolic(const coll_plan *p, char *err, size_t errlen)
                                 x->peer, (long long)x->bytes, x->chunk);
                     break;
                 }
-                sent[r * n + x->peer] += x->bytes;
+                if (!coll_is_switch(n, x->peer)) sent[r * n + x->peer] += x->bytes;
                 for (int c = x->chunk; c < x->chunk + x->nchunk; c++) {
                     set_t src = s.have[r * k + c], *dst = &next[x->peer * k + c];
                     if (!src) {
@@ -95,7 +98,8 @@ static int run_symbolic(const coll_plan *p, char *err, size_t errlen)
                         break;
                     }
                     if (x->reduce) {
-                        if (*dst & src) {
+                        /* a barrier's "sum" is knowledge: idempotent */
+                        if ((*dst & src) && p->coll != OG_BARRIER) {
                             rc = ts_err(err, errlen, "step %d: chunk %d reduced twice into rank %d", step, c,
                                         x->peer);
                             break;
@@ -106,16 +110,33 @@ static int run_symbolic(const coll_plan *p, char *err, size_t errlen)
                     }
                 }
             }
+        /* reads from a switch see its buffer as the step starts */
+        for (int r = 0; r < n && rc == 0; r++)
+            for (int i = 0; i < st[r]->nrecv && rc == 0; i++) {
+                coll_xfer *x = &st[r]->recv[i];
+                if (!coll_is_switch(n, x->peer)) continue;
+                if (x->bytes != coll_chunk_range_bytes(p->bytes, k, x->chunk, x->nchunk))
+                    rc = ts_err(err, errlen, "step %d: rank %d reads %lld bytes from its switch", step, r,
+                                (long long)x->bytes);
+                if (x->peer != n + p->topo->node[r])
+                    rc = ts_err(err, errlen, "step %d: rank %d reads another node's switch", step, r);
+                for (int c = x->chunk; c < x->chunk + x->nchunk && rc == 0; c++) {
+                    if (!s.have[x->peer * k + c])
+                        rc = ts_err(err, errlen, "step %d: rank %d reads chunk %d the switch lacks", step, r, c);
+                    next[r * k + c] = s.have[x->peer * k + c];
+                }
+            }
         /* every receive must have a sender */
         for (int r = 0; r < n && rc == 0; r++) {
-            int nsend_to_r = 0;
+            int nsend_to_r = 0, nswitch = 0;
             for (int q = 0; q < n; q++)
                 for (int i = 0; i < st[q]->nsend; i++) nsend_to_r += st[q]->send[i].peer == r;
-            if (nsend_to_r != st[r]->nrecv)
+            for (int i = 0; i < st[r]->nrecv; i++) nswitch += coll_is_switch(n, st[r]->recv[i].peer);
+            if (nsend_to_r != st[r]->nrecv - nswitch)
                 rc = ts_err(err, errlen, "step %d: rank %d posts %d recvs for %d sends", step, r, st[r]->nrecv,
                             nsend_to_r);
         }
-        memcpy(s.have, next, (size_t)n * k * sizeof(set_t));
+        memcpy(s.have, next, (size_t)nrows(p) * k * sizeof(set_t));
     }
     for (int r = 0; r < n && rc == 0; r++)
         for (int c = 0; c < k && rc == 0; c++) {
@@ -130,6 +151,7 @@ static int run_symbolic(const coll_plan *p, char *err, size_t errlen)
         coll_plan_merged(p, r, m);
         int64_t tot = 0, want = 0;
         for (int i = 0; i < m->nsend; i++) {
+            if (coll_is_switch(n, m->send[i].peer)) continue;
             tot += m->send[i].bytes;
             if (m->send[i].bytes != sent[r * n + m->send[i].peer])
                 rc = ts_err(err, errlen, "merged %d->%d: %lld bytes, steps sent %lld", r, m->send[i].peer,
@@ -149,25 +171,56 @@ static int run_symbolic(const coll_plan *p, char *err, size_t errlen)
     return rc;
 }
 
+/* Topologies for group size n: t = 0 none; t = 1..4 nodes of ppn 1, 2, 3, 4
+ * members (consecutive), t = 5 one NVLS node, t = 6 nodes of 2 interleaved,
+ * t = 7 two nodes of 3 and n - 3 members (uneven unless n = 6). */
+static coll_topo *make_topo(int n, int t)
+{
+    static const int ppn[] = {0, 1, 2, 3, 4};
+    int *ids = ts_malloc(n * sizeof(int));
+    if (t == 0 || (t <= 4 && n % ppn[t]) || (t == 6 && n % 2) || (t == 7 && n < 4)) {
+        free(ids);
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) ids[i] = t <= 4 ? 100 + i / ppn[t] : t == 5 ? 7 : t == 6 ? i % (n / 2) : i < 3;
+    coll_topo *tp = coll_topo_new(n, ids, 1);
+    free(ids);
+    return tp;
+}
+
 static void check_all(og_coll coll)
 {
     int64_t sizes[] = {0, 1, 1000, 1 << 20, 12345679};
+    int ran = 0;
     for (int a = 0; a < coll_nalgos(); a++) {
-        if (!(coll_algo_get(a)->colls & (1u << coll))) continue;
+        const coll_algo *al = coll_algo_get(a);
+        if (!(al->colls & (1u << coll))) continue;
         for (int n = 1; n <= 33; n++)
-            for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
-                for (int root = 0; root < n; root += (n > 3 ? n / 3 : 1)) {
-                    coll_plan p;
-                    char err[TS_ERRLEN];
-                    CU_ASSERT_EQUAL_FATAL(coll_plan_init(&p, coll, n, root, sizes[si], NULL, a, err, sizeof err), 0);
-                    int rc = run_symbolic(&p, err, sizeof err);
-                    if (rc)
-                        fprintf(stderr, "%s/%s n=%d root=%d size=%lld: %s\n", og_coll_name(coll),
-                                coll_algo_get(a)->name, n, root, (long long)sizes[si], err);
-                    CU_ASSERT_EQUAL_FATAL(rc, 0);
-                    if (coll != OG_BROADCAST && coll != OG_REDUCE) break; /* root matters only there */
-                }
+            for (int t = al->unfit ? 1 : 0; t <= (al->unfit ? 7 : 0); t++) {
+                coll_topo *tp = make_topo(n, t);
+                if (t && !tp) continue;
+                for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
+                    for (int root = 0; root < n; root += (n > 3 ? n / 3 : 1)) {
+                        coll_plan p;
+                        char err[TS_ERRLEN];
+                        if (coll_plan_init_topo(&p, coll, n, root, sizes[si], NULL, a, tp, err, sizeof err) < 0) {
+                            /* only the topology may rule an algorithm out, with a reason */
+                            CU_ASSERT_PTR_NOT_NULL(al->unfit);
+                            CU_ASSERT_PTR_NOT_NULL(strstr(err, al->name));
+                            break;
+                        }
+                        int rc = run_symbolic(&p, err, sizeof err);
+                        if (rc)
+                            fprintf(stderr, "%s/%s n=%d topo=%d root=%d size=%lld: %s\n", og_coll_name(coll),
+                                    al->name, n, t, root, (long long)sizes[si], err);
+                        CU_ASSERT_EQUAL_FATAL(rc, 0);
+                        ran++;
+                        if (coll != OG_BROADCAST && coll != OG_REDUCE) break; /* root matters only there */
+                    }
+                coll_topo_free(tp);
+            }
     }
+    CU_ASSERT(ran >= 33 * 5);
 }
 
 static void test_allreduce(void) { check_all(OG_ALLREDUCE); }
@@ -176,20 +229,109 @@ static void test_reducescatter(void) { check_all(OG_REDUCESCATTER); }
 static void test_broadcast(void) { check_all(OG_BROADCAST); }
 static void test_reduce(void) { check_all(OG_REDUCE); }
 static void test_alltoall(void) { check_all(OG_ALLTOALL); }
+static void test_barrier(void) { check_all(OG_BARRIER); }
+
+/* All-to-allv: every rank sends vbytes[q] to every other q exactly once (the
+ * receiver does not know the size: -1), every block src*n+dst once. */
+static void test_alltoallv(void)
+{
+    for (int a = 0; a < coll_nalgos(); a++) {
+        if (!(coll_algo_get(a)->colls & (1u << OG_ALLTOALLV))) continue;
+        for (int n = 1; n <= 17; n++) {
+            int64_t *vb = ts_malloc(n * sizeof *vb);
+            for (int q = 0; q < n; q++) vb[q] = 1000 * q + 7;
+            coll_plan p;
+            char err[TS_ERRLEN];
+            CU_ASSERT_EQUAL_FATAL(coll_plan_init(&p, OG_ALLTOALLV, n, 0, 0, vb, a, err, sizeof err), 0);
+            int *sent = ts_calloc((size_t)n * n, sizeof(int)), *got = ts_calloc((size_t)n * n, sizeof(int));
+            coll_step *st = coll_step_new(p.width);
+            for (int r = 0; r < n; r++)
+                for (int s = 0; s < p.nsteps; s++) {
+                    coll_plan_step(&p, r, s, st);
+                    for (int i = 0; i < st->nsend; i++) {
+                        int q = st->send[i].peer;
+                        CU_ASSERT_EQUAL(st->send[i].bytes, vb[q]);
+                        CU_ASSERT_EQUAL(st->send[i].chunk, r * n + q);
+                        sent[r * n + q]++;
+                    }
+                    for (int i = 0; i < st->nrecv; i++) {
+                        CU_ASSERT_EQUAL(st->recv[i].bytes, -1);
+                        CU_ASSERT_EQUAL(st->recv[i].chunk, st->recv[i].peer * n + r);
+                        got[st->recv[i].peer * n + r]++;
+                    }
+                }
+            for (int i = 0; i < n * n; i++) {
+                CU_ASSERT_EQUAL(sent[i], i / n != i % n);
+                CU_ASSERT_EQUAL(got[i], i / n != i % n);
+            }
+            coll_step_free(st);
+            free(sent);
+            free(got);
+            free(vb);
+        }
+    }
+}
 
 static void test_errors(void)
 {
     char err[TS_ERRLEN];
     CU_ASSERT_EQUAL(coll_algo_find("rign", OG_ALLREDUCE, err, sizeof err), -1);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err, "unknown algorithm 'rign' for all_reduce (valid: ring)"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "unknown algorithm 'rign' for all_reduce (valid: ring, tree, rhd, rabenseifner, hierarchical, nvls, nvlstree)"));
     CU_ASSERT_EQUAL(coll_algo_find("ring", OG_ALLTOALL, err, sizeof err), -1);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err, "valid: pairwise"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "valid: pairwise, direct, bruck)"));
     coll_plan p;
     CU_ASSERT_EQUAL(coll_plan_init(&p, OG_ALLREDUCE, 0, 0, 100, NULL, -1, err, sizeof err), -1);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "group of 0 ranks"));
     CU_ASSERT_EQUAL(coll_plan_init(&p, OG_BROADCAST, 4, 4, 100, NULL, -1, err, sizeof err), -1);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "root 4 outside the group of 4"));
     CU_ASSERT_EQUAL(coll_plan_init(&p, OG_ALLTOALLV, 4, 0, 100, NULL, -1, err, sizeof err), -1);
+    /* sizes that do not cut into whole elements */
+    CU_ASSERT_EQUAL(coll_check_size(OG_ALLGATHER, 3, 1000, 4, err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "all_gather of 1000 bytes on 3 ranks: not a multiple of 3 ranks x 4-byte"));
+    CU_ASSERT_EQUAL(coll_check_size(OG_ALLGATHER, 3, 1200, 4, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(coll_check_size(OG_ALLREDUCE, 3, 1002, 4, err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "not a multiple of the 4-byte element"));
+    CU_ASSERT_EQUAL(coll_check_size(OG_ALLREDUCE, 3, 1000, 4, err, sizeof err), 0);
+    /* algorithm:protocol specs */
+    int a;
+    coll_proto pr;
+    CU_ASSERT_EQUAL(coll_algo_parse("tree:ll128", OG_ALLREDUCE, &a, &pr, err, sizeof err), 0);
+    CU_ASSERT_STRING_EQUAL(coll_algo_get(a)->name, "tree");
+    CU_ASSERT_EQUAL(pr, COLL_LL128);
+    CU_ASSERT_EQUAL(coll_algo_parse("ring:fast", OG_ALLREDUCE, &a, &pr, err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "unknown protocol 'fast' in 'ring:fast' (valid: simple, ll128, ll)"));
+    CU_ASSERT_EQUAL(coll_algo_parse("tree", OG_ALLGATHER, &a, &pr, err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "unknown algorithm 'tree' for all_gather (valid: ring, rhd, bruck, pat, nvls)"));
+}
+
+/* The tuner: the least estimated nsteps x (alpha + protocol latency) + bytes
+ * through the busiest rank / B, among NCCL's algorithms and protocols. */
+static void test_selection(void)
+{
+    coll_hw hw = {2e-6, 25e9, NULL};
+    coll_proto pr;
+    /* 1 KiB on 8: latency-bound: tree (6 steps) beats ring (14); LL has no
+     * per-step synchronisation and its doubled bytes cost nothing here */
+    CU_ASSERT_STRING_EQUAL(coll_algo_get(coll_select(OG_ALLREDUCE, 8, 1024, &hw, &pr))->name, "tree");
+    CU_ASSERT_EQUAL(pr, COLL_LL);
+    /* 1 GiB on 8: ring moves 1.75 S per rank, the double tree 2 S: ring, Simple */
+    CU_ASSERT_STRING_EQUAL(coll_algo_get(coll_select(OG_ALLREDUCE, 8, 1 << 30, &hw, &pr))->name, "ring");
+    CU_ASSERT_EQUAL(pr, COLL_SIMPLE);
+    /* MPI-style algorithms are never chosen automatically, only when forced */
+    for (int n = 2; n <= 64; n *= 2)
+        for (int64_t b = 1; b <= (1 << 30); b *= 32)
+            for (int c = 0; c < OG_NCOLLS; c++) {
+                int a = coll_select(c, n, b, &hw, &pr);
+                CU_ASSERT(a >= 0 && coll_algo_get(a)->tuner != COLL_TUNER_NO);
+            }
+    CU_ASSERT_STRING_EQUAL(coll_algo_get(coll_select(OG_ALLTOALLV, 8, 1 << 20, &hw, &pr))->name, "direct");
+    /* PAT only with one member per node */
+    CU_ASSERT_STRING_EQUAL(coll_algo_get(coll_select(OG_ALLGATHER, 8, 1 << 20, &hw, &pr))->name, "pat");
+    int ids[8] = {0, 0, 1, 1, 2, 2, 3, 3};
+    coll_topo *t = coll_topo_new(8, ids, 0);
+    hw.topo = t;
+    CU_ASSERT_STRING_NOT_EQUAL(coll_algo_get(coll_select(OG_ALLGATHER, 8, 1 << 20, &hw, &pr))->name, "pat");
+    coll_topo_free(t);
 }
 
 static void test_busbw_factors(void)
@@ -208,7 +350,10 @@ void suite_coll(void)
                    "broadcast schedules are correct, every root", test_broadcast,
                    "reduce schedules are correct, every root", test_reduce,
                    "all-to-all schedules are correct, n=1..33", test_alltoall,
+                   "barrier schedules are correct, n=1..33", test_barrier,
+                   "all-to-allv sends every block once with its size", test_alltoallv,
                    "bad algorithm names and plans", test_errors,
                    "nccl-tests busbw factors", test_busbw_factors,
+                   "automatic selection of algorithm and protocol", test_selection,
                    NULL);
 }

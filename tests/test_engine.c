@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll.h"
 #include "tests.h"
 #include "util.h"
 
@@ -29,28 +30,19 @@ static void test_p2p_closed_form(void)
     }
 }
 
-static og_graph *one_collective(int n, og_coll c, int64_t bytes, const char *algo)
-{
-    og_graph *g = og_new(n);
-    int *ranks = ts_malloc(n * sizeof(int));
-    for (int i = 0; i < n; i++) ranks[i] = i;
-    int gid = og_add_group(g, n, ranks);
-    for (int r = 0; r < n; r++) og_set_algo(og_collective(g, r, 0, c, gid, bytes, OG_F32), algo);
-    free(ranks);
-    return g;
-}
 
 /* Ring all-reduce on a contention-free crossbar: 2(N-1)/N S/B + 2(N-1) alpha,
- * alpha = route latency (2 private links of lat each). */
+ * alpha = route latency (2 private links of lat each) + the Simple protocol's
+ * per-step synchronisation. */
 static void test_ring_allreduce_closed_form(void)
 {
-    const double bw = 50e9, lat = 1.5e-6, alpha = 2 * lat;
+    const double bw = 50e9, lat = 1.5e-6, alpha = 2 * lat + coll_proto_step_latency(COLL_SIMPLE);
     int ns[] = {2, 8, 64};
     for (int f = 0; f < ENG_NFIDELITY; f++)
         for (int i = 0; i < 3; i++) {
             int n = ns[i];
             int64_t S = (int64_t)64 << 20; /* divisible by every n */
-            og_graph *g = one_collective(n, OG_ALLREDUCE, S, "ring");
+            og_graph *g = test_one_collective(n, OG_ALLREDUCE, S, "ring");
             eng_opts o = {f, 0, 0};
             test_outcome t;
             CU_ASSERT_EQUAL_FATAL(test_sim(test_crossbar(n, bw, lat), g, &o, &t), 0);
@@ -68,21 +60,22 @@ static void test_ring_allreduce_closed_form(void)
 /* The other ring collectives against their own closed forms. */
 static void test_ring_family_closed_form(void)
 {
-    const double bw = 40e9, lat = 1e-6, alpha = 2 * lat;
+    const double bw = 40e9, lat = 1e-6, alpha = 2 * lat + coll_proto_step_latency(COLL_SIMPLE);
     const int n = 8;
     const int64_t S = (int64_t)8 << 20;
     struct {
         og_coll c;
+        const char *algo;
         double want;
     } cases[] = {
-        {OG_ALLGATHER, (n - 1.0) / n * S / bw + (n - 1) * alpha},
-        {OG_REDUCESCATTER, (n - 1.0) / n * S / bw + (n - 1) * alpha},
-        {OG_ALLTOALL, (n - 1.0) / n * S / bw + (n - 1) * alpha},
+        {OG_ALLGATHER, "ring", (n - 1.0) / n * S / bw + (n - 1) * alpha},
+        {OG_REDUCESCATTER, "ring", (n - 1.0) / n * S / bw + (n - 1) * alpha},
+        {OG_ALLTOALL, "pairwise", (n - 1.0) / n * S / bw + (n - 1) * alpha},
         /* chain with n chunks, step fidelity: (2n-2) steps of S/n */
-        {OG_BROADCAST, (2.0 * n - 2) * (S / n / bw + alpha)},
+        {OG_BROADCAST, "chain", (2.0 * n - 2) * (S / n / bw + alpha)},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        og_graph *g = one_collective(n, cases[i].c, S, NULL);
+        og_graph *g = test_one_collective(n, cases[i].c, S, cases[i].algo);
         eng_opts o = {ENG_STEP, 0, 0};
         test_outcome t;
         CU_ASSERT_EQUAL_FATAL(test_sim(test_crossbar(n, bw, lat), g, &o, &t), 0);

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include "tests.h"
+#include "coll.h"
+#include "util.h"
 
 int test_sim(const char *platform, const og_graph *g, const eng_opts *o, test_outcome *out)
 {
@@ -76,4 +78,9 @@ int test_cli(const char *args, char *out, size_t outlen)
     out[got] = 0;
     int st = pclose(p);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+og_graph *test_one_collective(int n, og_coll c, int64_t bytes, const char *algo)
+{
+    return coll_graph(c, n, bytes, OG_F32, 0, algo);
 }

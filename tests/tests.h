@@ -11,6 +11,8 @@ void suite_opgraph_check(void);
 void suite_engine(void);
 void suite_coll(void);
 void suite_cli(void);
+void suite_collsim(void);
+void suite_cmd_coll(void);
 
 /* Path of a fixture in tests/data/. */
 const char *test_data(const char *name);
@@ -32,6 +34,10 @@ typedef struct test_outcome {
     eng_rank_stats ranks[TEST_MAX_RANKS];
     char err[4096];
 } test_outcome;
+
+/* A graph of n ranks, one group of all of them, one collective c of bytes
+ * (float) on each, forced to algorithm algo (NULL: automatic). */
+og_graph *test_one_collective(int n, og_coll c, int64_t bytes, const char *algo);
 
 int test_sim(const char *platform, const og_graph *g, const eng_opts *o, test_outcome *out);
 

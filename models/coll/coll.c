@@ -14,11 +14,44 @@
 static const coll_algo algos[] = {
     {"ring", "ring: reduce-scatter then all-gather around the group (NCCL Ring)",
      BIT(OG_ALLREDUCE) | BIT(OG_ALLGATHER) | BIT(OG_REDUCESCATTER) | BIT(OG_BARRIER),
-     coll_ring_setup, coll_ring_step, coll_ring_merged},
+     coll_ring_setup, coll_ring_step, coll_ring_merged, NULL, COLL_TUNER_YES},
+
     {"chain", "pipelined chain from the root (broadcast) or towards it (reduce)",
-     BIT(OG_BROADCAST) | BIT(OG_REDUCE), coll_chain_setup, coll_chain_step, NULL},
+     BIT(OG_BROADCAST) | BIT(OG_REDUCE), coll_chain_setup, coll_chain_step, NULL, NULL, COLL_TUNER_YES},
+
     {"pairwise", "pairwise exchange: step s sends to rank+s and receives from rank-s",
-     BIT(OG_ALLTOALL) | BIT(OG_ALLTOALLV), coll_pairwise_setup, coll_pairwise_step, NULL},
+     BIT(OG_ALLTOALL) | BIT(OG_ALLTOALLV), coll_pairwise_setup, coll_pairwise_step, NULL, NULL, COLL_TUNER_NO},
+
+    {"direct", "direct all-to-all: every peer at once, one step",
+     BIT(OG_ALLTOALL) | BIT(OG_ALLTOALLV), coll_direct_setup, coll_direct_step, coll_direct_merged, NULL, COLL_TUNER_YES},
+
+    {"tree", "double binary tree, pipelined (NCCL Tree)",
+     BIT(OG_ALLREDUCE) | BIT(OG_BROADCAST) | BIT(OG_REDUCE), coll_tree_setup, coll_tree_step, NULL, NULL, COLL_TUNER_YES},
+
+    {"rhd", "recursive doubling (all-reduce, all-gather) / halving (reduce-scatter)",
+     BIT(OG_ALLREDUCE) | BIT(OG_ALLGATHER) | BIT(OG_REDUCESCATTER), coll_rhd_setup, coll_rhd_step, NULL, NULL, COLL_TUNER_NO},
+
+    {"rabenseifner", "recursive-halving reduce-scatter then recursive-doubling all-gather",
+     BIT(OG_ALLREDUCE), coll_rab_setup, coll_rab_step, NULL, NULL, COLL_TUNER_NO},
+
+    {"bruck", "Bruck: log2(n) steps of distance 2^k (all-gather, all-to-all)",
+     BIT(OG_ALLGATHER) | BIT(OG_ALLTOALL), coll_bruck_setup, coll_bruck_step, NULL, NULL, COLL_TUNER_NO},
+
+    {"dissemination", "dissemination barrier: log2(n) rounds of distance 2^k",
+     BIT(OG_BARRIER), coll_bruck_setup, coll_bruck_step, NULL, NULL, COLL_TUNER_YES},
+
+    {"pat", "parallel aggregated trees (NCCL PAT): log2(n) steps, one rank per node",
+     BIT(OG_ALLGATHER) | BIT(OG_REDUCESCATTER), coll_pat_setup, coll_pat_step, NULL, NULL, COLL_TUNER_ONE_PER_NODE},
+
+    {"hierarchical", "ring reduce-scatter in the node, ring all-reduce per rail across nodes, all-gather in the node",
+     BIT(OG_ALLREDUCE), coll_hier_setup, coll_hier_step, NULL, coll_hier_unfit, COLL_TUNER_YES},
+
+    {"nvls", "NVSwitch in-switch reduction inside one node (NCCL NVLS)",
+     BIT(OG_ALLREDUCE) | BIT(OG_ALLGATHER) | BIT(OG_REDUCESCATTER), coll_nvls_setup, coll_nvls_step, NULL,
+     coll_nvls_unfit, COLL_TUNER_YES},
+
+    {"nvlstree", "NVLS inside nodes, binary tree per local rank across nodes (NCCL NVLS_TREE)",
+     BIT(OG_ALLREDUCE), coll_nvlstree_setup, coll_nvlstree_step, NULL, coll_nvlstree_unfit, COLL_TUNER_YES},
 };
 #define NALGOS ((int)(sizeof algos / sizeof algos[0]))
 
@@ -40,17 +73,79 @@ int coll_algo_find(const char *name, og_coll coll, char *err, size_t errlen)
                   og_coll_name(coll), list);
 }
 
-int coll_select(og_coll coll, int n, int64_t bytes)
+int coll_algo_parse(const char *spec, og_coll coll, int *algo, coll_proto *proto, char *err, size_t errlen)
 {
-    (void)n;
-    (void)bytes;
-    for (int i = 0; i < NALGOS; i++)
-        if (algos[i].colls & BIT(coll)) return i;
-    return -1;
+    char name[64];
+    const char *colon = strchr(spec, ':');
+    size_t len = colon ? (size_t)(colon - spec) : strlen(spec);
+    if (len >= sizeof name) len = sizeof name - 1;
+    memcpy(name, spec, len);
+    name[len] = 0;
+    *proto = COLL_SIMPLE;
+    if (colon) {
+        int pr = coll_proto_from_name(colon + 1);
+        if (pr < 0)
+            return ts_err(err, errlen, "unknown protocol '%s' in '%s' (valid: simple, ll128, ll)", colon + 1,
+                          spec);
+        *proto = pr;
+    }
+    *algo = coll_algo_find(name, coll, err, errlen);
+    return *algo < 0 ? -1 : 0;
+}
+
+double coll_estimate(const coll_plan *p, double alpha, double bw)
+{
+    if (p->nsteps == 0) return 0;
+    int probe[4] = {0, p->n / 2, p->n - 1, p->root};
+    int64_t most = 0;
+    coll_step *m = coll_step_new(p->merged_width + 1);
+    for (int i = 0; i < 4; i++) {
+        coll_plan_merged_phys(p, probe[i], m);
+        int64_t out = 0, in = 0;
+        for (int j = 0; j < m->nsend; j++) out += coll_wire_bytes(p->proto, m->send[j].bytes);
+        for (int j = 0; j < m->nrecv; j++) in += coll_wire_bytes(p->proto, m->recv[j].bytes);
+        if (out > most) most = out;
+        if (in > most) most = in;
+    }
+    coll_step_free(m);
+    return p->nsteps * (alpha + coll_proto_step_latency(p->proto)) + (double)most / bw;
+}
+
+int coll_select(og_coll coll, int n, int64_t bytes, const coll_hw *hw, coll_proto *proto)
+{
+    static const coll_hw dflt = {5e-6, 25e9, NULL};
+    if (!hw) hw = &dflt;
+    int best = -1;
+    double tbest = 0;
+    *proto = COLL_SIMPLE;
+    for (int a = 0; a < NALGOS; a++) {
+        if (!(algos[a].colls & BIT(coll))) continue;
+        if (algos[a].tuner == COLL_TUNER_NO) continue;
+        if (algos[a].tuner == COLL_TUNER_ONE_PER_NODE && hw->topo && hw->topo->nnodes != n) continue;
+        if (n == 1 || coll == OG_ALLTOALLV) return a; /* nothing to choose from sizes */
+        for (int pr = 0; pr < COLL_NPROTOS; pr++) {
+            coll_plan p;
+            if (coll_plan_init_topo(&p, coll, n, 0, bytes, NULL, a, hw->topo, NULL, 0) < 0) continue;
+            p.proto = pr;
+            double t = coll_estimate(&p, hw->alpha, hw->bw);
+            if (best < 0 || t < tbest * (1 - 1e-9)) {
+                best = a;
+                tbest = t;
+                *proto = pr;
+            }
+        }
+    }
+    return best;
 }
 
 int coll_plan_init(coll_plan *p, og_coll coll, int n, int root, int64_t bytes,
                    const int64_t *vbytes, int algo, char *err, size_t errlen)
+{
+    return coll_plan_init_topo(p, coll, n, root, bytes, vbytes, algo, NULL, err, errlen);
+}
+
+int coll_plan_init_topo(coll_plan *p, og_coll coll, int n, int root, int64_t bytes, const int64_t *vbytes,
+                        int algo, const coll_topo *topo, char *err, size_t errlen)
 {
     if (n < 1) return ts_err(err, errlen, "%s on a group of %d ranks", og_coll_name(coll), n);
     if (bytes < 0) return ts_err(err, errlen, "%s of negative size %lld", og_coll_name(coll),
@@ -60,7 +155,11 @@ int coll_plan_init(coll_plan *p, og_coll coll, int n, int root, int64_t bytes,
                       root, n);
     if (coll == OG_ALLTOALLV && !vbytes)
         return ts_err(err, errlen, "alltoallv without per-rank send sizes");
-    if (algo < 0) algo = coll_select(coll, n, bytes);
+    if (topo && topo->n != n)
+        return ts_err(err, errlen, "%s: topology of %d members for a group of %d", og_coll_name(coll), topo->n, n);
+    coll_proto proto = COLL_SIMPLE;
+    coll_hw hw = {5e-6, 25e9, topo};
+    if (algo < 0) algo = coll_select(coll, n, bytes, &hw, &proto);
     if (algo < 0 || algo >= NALGOS || !(algos[algo].colls & BIT(coll)))
         return ts_err(err, errlen, "no algorithm implements %s", og_coll_name(coll));
     memset(p, 0, sizeof *p);
@@ -70,7 +169,11 @@ int coll_plan_init(coll_plan *p, og_coll coll, int n, int root, int64_t bytes,
     p->bytes = bytes;
     p->vbytes = vbytes;
     p->algo = algo;
+    p->proto = proto;
     p->nchunks = 1;
+    p->topo = topo;
+    const char *why = algos[algo].unfit ? algos[algo].unfit(p) : NULL;
+    if (why) return ts_err(err, errlen, "%s: algorithm '%s' %s", og_coll_name(coll), algos[algo].name, why);
     if (n > 1) algos[algo].setup(p);
     return 0;
 }
@@ -135,6 +238,33 @@ int64_t coll_chunk_range_bytes(int64_t bytes, int k, int c, int nchunk)
     int64_t b = 0;
     for (int i = 0; i < nchunk; i++) b += coll_chunk_bytes(bytes, k, (c + i) % k);
     return b;
+}
+
+int coll_check_size(og_coll coll, int n, int64_t bytes, int elsize, char *err, size_t errlen)
+{
+    int per_rank = coll == OG_ALLGATHER || coll == OG_REDUCESCATTER || coll == OG_ALLTOALL;
+    int64_t unit = (int64_t)elsize * (per_rank ? n : 1);
+    if (coll == OG_BARRIER || coll == OG_ALLTOALLV || unit <= 0 || bytes % unit == 0) return 0;
+    if (per_rank)
+        return ts_err(err, errlen, "%s of %lld bytes on %d ranks: not a multiple of %d ranks x %d-byte elements",
+                      og_coll_name(coll), (long long)bytes, n, n, elsize);
+    return ts_err(err, errlen, "%s of %lld bytes: not a multiple of the %d-byte element", og_coll_name(coll),
+                  (long long)bytes, elsize);
+}
+
+og_graph *coll_graph(og_coll coll, int n, int64_t bytes, og_dtype dtype, int root, const char *algo)
+{
+    og_graph *g = og_new(n);
+    int *ranks = ts_malloc(n * sizeof(int));
+    for (int i = 0; i < n; i++) ranks[i] = i;
+    int gid = og_add_group(g, n, ranks);
+    for (int r = 0; r < n; r++) {
+        og_op *op = og_collective(g, r, 0, coll, gid, bytes, dtype);
+        op->root = root;
+        if (algo) og_set_algo(op, algo);
+    }
+    free(ranks);
+    return g;
 }
 
 double coll_busbw_factor(og_coll coll, int n)

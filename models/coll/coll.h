@@ -25,6 +25,39 @@ typedef struct coll_step {
     coll_xfer *send, *recv; /* capacity: coll_step_new(n) */
 } coll_step;
 
+/* NCCL's protocols: LL moves 4 data bytes per 8-byte flagged line (lowest
+ * latency, half the bandwidth), LL128 120 of 128 bytes, Simple all of them but
+ * pays a flag/fence synchronisation per step. */
+typedef enum { COLL_SIMPLE, COLL_LL128, COLL_LL, COLL_NPROTOS } coll_proto;
+const char *coll_proto_name(coll_proto pr);
+int coll_proto_from_name(const char *s);
+double coll_proto_efficiency(coll_proto pr); /* useful bytes / wire bytes */
+double coll_proto_step_latency(coll_proto pr); /* seconds added to every step */
+int64_t coll_wire_bytes(coll_proto pr, int64_t bytes);
+
+/* Which node each group member is on (from the hosts' "node" property; a
+ * host without one is its own node) and whether the nodes have NVLS-capable
+ * NVSwitches (every host's "nvls" property is "1"). Derived tables let the
+ * topology-aware algorithms find their peers in O(1). */
+typedef struct coll_topo {
+    int n, nnodes;
+    int nvls;
+    int ppn;            /* members per node when every node has as many, else 0 */
+    int *node;          /* node of member i, renumbered 0.. in order of first appearance */
+    int *local;         /* index of member i among its node's members */
+    int *first;         /* [nnodes + 1]: node k's members are order[first[k] .. first[k+1]) */
+    int *order;         /* members sorted by (node, member index) */
+} coll_topo;
+
+/* node_ids: any integers per member (NULL: every member its own node). */
+coll_topo *coll_topo_new(int n, const int *node_ids, int nvls);
+void coll_topo_free(coll_topo *t);
+
+/* A transfer's peer at or beyond the group size is node (peer - n)'s
+ * NVSwitch (NVLS): sending to it adds into the switch's multicast buffer
+ * (reduce) or stores into it; receiving from it reads the buffer. */
+static inline int coll_is_switch(int n, int peer) { return peer >= n; }
+
 typedef struct coll_plan {
     og_coll coll;
     int n;                  /* group size */
@@ -32,10 +65,12 @@ typedef struct coll_plan {
     int64_t bytes;          /* nccl-tests "size" of the collective */
     const int64_t *vbytes;  /* all-to-allv: bytes this rank sends to each member */
     int algo;               /* row of the algorithm table */
+    coll_proto proto;       /* COLL_SIMPLE unless selected or forced */
     int nsteps;
     int nchunks;
     int width;              /* most transfers one rank posts in one step, per direction */
     int merged_width;       /* most peers of one rank over the whole schedule */
+    const coll_topo *topo;  /* optional (NULL: every member its own node, no NVLS) */
 } coll_plan;
 
 typedef struct coll_algo {
@@ -46,7 +81,16 @@ typedef struct coll_algo {
     void (*step)(const coll_plan *p, int me, int s, coll_step *out);
     /* optional: all steps' transfers merged per peer, in O(1) per peer */
     void (*merged)(const coll_plan *p, int me, coll_step *out);
+    /* optional: why this algorithm cannot run on p's group and topology
+     * (NULL when it can); checked by coll_plan_init */
+    const char *(*unfit)(const coll_plan *p);
+    /* whether the automatic selection considers it: COLL_TUNER_NO (MPI-style
+     * algorithms NCCL does not run: only when forced), COLL_TUNER_YES, or
+     * COLL_TUNER_ONE_PER_NODE (NCCL's PAT: only with one member per node) */
+    int tuner;
 } coll_algo;
+
+enum { COLL_TUNER_NO, COLL_TUNER_YES, COLL_TUNER_ONE_PER_NODE };
 
 /* The algorithm table. */
 int coll_nalgos(void);
@@ -56,12 +100,32 @@ const coll_algo *coll_algo_get(int id);
  * names for that collective in err. */
 int coll_algo_find(const char *name, og_coll coll, char *err, size_t errlen);
 
-/* The automatic choice (NCCL-tuner-like policy). */
-int coll_select(og_coll coll, int n, int64_t bytes);
+/* Parse "algo" or "algo:proto" (proto: simple, ll128, ll) for coll; -1 with
+ * the valid names in err. *proto is COLL_SIMPLE when not given. */
+int coll_algo_parse(const char *spec, og_coll coll, int *algo, coll_proto *proto, char *err, size_t errlen);
 
-/* Fill a plan; algo < 0 selects automatically. Returns 0 or -1 with err. */
+/* What the selection knows of the hardware: a typical member-to-member
+ * latency and bandwidth, the number of nodes the group spans and whether they
+ * all have NVLS-capable switches. NULL: 5 us, 25 GB/s, one node per member. */
+typedef struct coll_hw {
+    double alpha, bw;
+    const coll_topo *topo;  /* NULL: every member its own node */
+} coll_hw;
+
+/* The automatic choice (NCCL-tuner-like: the algorithm and protocol of least
+ * predicted time, coll_estimate, among those that implement coll). */
+int coll_select(og_coll coll, int n, int64_t bytes, const coll_hw *hw, coll_proto *proto);
+
+/* The tuner's closed-form estimate of a plan: nsteps x (alpha + protocol step
+ * latency) + the most wire bytes a rank sends or receives over bw. */
+double coll_estimate(const coll_plan *p, double alpha, double bw);
+
+/* Fill a plan; algo < 0 selects automatically. Returns 0 or -1 with err.
+ * coll_plan_init_topo also gives the group's topology (it must outlive p). */
 int coll_plan_init(coll_plan *p, og_coll coll, int n, int root, int64_t bytes,
                    const int64_t *vbytes, int algo, char *err, size_t errlen);
+int coll_plan_init_topo(coll_plan *p, og_coll coll, int n, int root, int64_t bytes, const int64_t *vbytes,
+                        int algo, const coll_topo *topo, char *err, size_t errlen);
 
 /* Steps of rank me (group index); a step holds up to cap transfers each way
  * (plan->width for steps, plan->merged_width for the merged view). */
@@ -73,9 +137,40 @@ void coll_plan_step(const coll_plan *p, int me, int s, coll_step *out);
  * pipelined fidelity): chunk fields are meaningless there, bytes are totals. */
 void coll_plan_merged(const coll_plan *p, int me, coll_step *out);
 
+/* The same, lowered to member-to-member flows that the engine and the cost
+ * run: transfers to and from a node's NVSwitch become one flow from each
+ * member to the next member of its node carrying max(what the member sends
+ * to the switch, what the next member receives from it): a member's NVLink
+ * carries its data up to the switch once and the result down once, both
+ * directions at once. out needs room for width + 1 (merged_width + 1). */
+void coll_plan_step_phys(const coll_plan *p, int me, int s, coll_step *out);
+void coll_plan_merged_phys(const coll_plan *p, int me, coll_step *out);
+
 /* Size of chunk c when `bytes` is cut into k near-equal chunks. */
 int64_t coll_chunk_bytes(int64_t bytes, int k, int c);
 int64_t coll_chunk_range_bytes(int64_t bytes, int k, int c, int nchunk);
+
+/* Closed-form (analytical) cost of a plan, no simulation. route(ctx, a, b,
+ * &lat, &bw) gives the latency (s) and bandwidth (bytes/s) from member a to
+ * member b. Transfers that share an endpoint in one step share its bandwidth:
+ * a transfer r->q takes lat + max(bytes r sends, bytes q receives)/bw from
+ * when both r and q are ready. COLL_COST_STEP chains the steps per rank (the
+ * `step` fidelity's model); COLL_COST_PIPELINED merges each pair's steps into
+ * one flow and adds (nsteps - 1) x the rank's largest peer latency (the
+ * `pipelined` fidelity's model). Both add the protocol's per-step latency. */
+typedef void (*coll_route_fn)(void *ctx, int a, int b, double *lat, double *bw);
+typedef enum { COLL_COST_STEP, COLL_COST_PIPELINED } coll_cost_kind;
+double coll_cost(const coll_plan *p, coll_cost_kind kind, coll_route_fn route, void *ctx);
+
+/* A size that the collective cannot cut into whole elements: -1 with err.
+ * all-gather, reduce-scatter and all-to-all need bytes divisible by
+ * n x elsize; the others by elsize. */
+int coll_check_size(og_coll coll, int n, int64_t bytes, int elsize, char *err, size_t errlen);
+
+/* A graph of n ranks, one group of all of them, and one collective on it
+ * (forced to algo, "name[:proto]", unless NULL): what `trainsim coll` and the
+ * benchmarks simulate. */
+og_graph *coll_graph(og_coll coll, int n, int64_t bytes, og_dtype dtype, int root, const char *algo);
 
 /* nccl-tests' algbw/busbw factor: busbw = algbw * factor. */
 double coll_busbw_factor(og_coll coll, int n);

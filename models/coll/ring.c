@@ -2,8 +2,6 @@
  * the pipelined chain used for broadcast and reduce. */
 #include "coll_algos.h"
 
-static int mod(int a, int n) { return ((a % n) + n) % n; }
-
 void coll_add_send(coll_step *st, int peer, int64_t bytes, int chunk, int nchunk, int reduce)
 {
     st->send[st->nsend++] = (coll_xfer){peer, bytes, chunk, nchunk, reduce};
@@ -12,6 +10,21 @@ void coll_add_send(coll_step *st, int peer, int64_t bytes, int chunk, int nchunk
 void coll_add_recv(coll_step *st, int peer, int64_t bytes, int chunk, int nchunk, int reduce)
 {
     st->recv[st->nrecv++] = (coll_xfer){peer, bytes, chunk, nchunk, reduce};
+}
+
+void coll_add_range(const coll_plan *p, coll_step *st, int send, int peer, int chunk, int nchunk, int reduce)
+{
+    if (nchunk <= 0) return;
+    int64_t b = coll_chunk_range_bytes(p->bytes, p->nchunks, chunk, nchunk);
+    if (send) coll_add_send(st, peer, b, chunk, nchunk, reduce);
+    else coll_add_recv(st, peer, b, chunk, nchunk, reduce);
+}
+
+void coll_add_wrap(const coll_plan *p, coll_step *st, int send, int peer, int chunk, int nchunk, int reduce)
+{
+    int k = p->nchunks, first = k - chunk < nchunk ? k - chunk : nchunk;
+    coll_add_range(p, st, send, peer, chunk, first, reduce);
+    coll_add_range(p, st, send, peer, 0, nchunk - first, reduce);
 }
 
 void coll_ring_setup(coll_plan *p)
@@ -24,17 +37,17 @@ void coll_ring_setup(coll_plan *p)
 /* Reduce-scatter step t: after n-1 steps rank me holds chunk me reduced. */
 static void rs_step(const coll_plan *p, int me, int t, coll_step *out)
 {
-    int n = p->n, cs = mod(me - t - 1, n), cr = mod(me - t - 2, n);
-    coll_add_send(out, mod(me + 1, n), coll_chunk_bytes(p->bytes, n, cs), cs, 1, 1);
-    coll_add_recv(out, mod(me - 1, n), coll_chunk_bytes(p->bytes, n, cr), cr, 1, 1);
+    int n = p->n, cs = coll_mod(me - t - 1, n), cr = coll_mod(me - t - 2, n);
+    coll_add_send(out, coll_mod(me + 1, n), coll_chunk_bytes(p->bytes, n, cs), cs, 1, 1);
+    coll_add_recv(out, coll_mod(me - 1, n), coll_chunk_bytes(p->bytes, n, cr), cr, 1, 1);
 }
 
 /* All-gather step t: rank me starts with chunk me. */
 static void ag_step(const coll_plan *p, int me, int t, coll_step *out)
 {
-    int n = p->n, cs = mod(me - t, n), cr = mod(me - t - 1, n);
-    coll_add_send(out, mod(me + 1, n), coll_chunk_bytes(p->bytes, n, cs), cs, 1, 0);
-    coll_add_recv(out, mod(me - 1, n), coll_chunk_bytes(p->bytes, n, cr), cr, 1, 0);
+    int n = p->n, cs = coll_mod(me - t, n), cr = coll_mod(me - t - 1, n);
+    coll_add_send(out, coll_mod(me + 1, n), coll_chunk_bytes(p->bytes, n, cs), cs, 1, 0);
+    coll_add_recv(out, coll_mod(me - 1, n), coll_chunk_bytes(p->bytes, n, cr), cr, 1, 0);
 }
 
 void coll_ring_step(const coll_plan *p, int me, int s, coll_step *out)
@@ -61,13 +74,13 @@ void coll_chain_setup(coll_plan *p)
 void coll_chain_step(const coll_plan *p, int me, int s, coll_step *out)
 {
     int n = p->n, k = p->nchunks, red = p->coll == OG_REDUCE;
-    int pos = red ? mod(me - p->root - 1, n) : mod(me - p->root, n);
+    int pos = red ? coll_mod(me - p->root - 1, n) : coll_mod(me - p->root, n);
     int c = s - pos;
     if (pos < n - 1 && c >= 0 && c < k)
-        coll_add_send(out, mod(me + 1, n), coll_chunk_bytes(p->bytes, k, c), c, 1, red);
+        coll_add_send(out, coll_mod(me + 1, n), coll_chunk_bytes(p->bytes, k, c), c, 1, red);
     c = s - (pos - 1);
     if (pos > 0 && c >= 0 && c < k)
-        coll_add_recv(out, mod(me - 1, n), coll_chunk_bytes(p->bytes, k, c), c, 1, red);
+        coll_add_recv(out, coll_mod(me - 1, n), coll_chunk_bytes(p->bytes, k, c), c, 1, red);
 }
 
 /* Ring totals per neighbour in closed form, O(1) for any group size: the
@@ -75,14 +88,14 @@ void coll_chain_step(const coll_plan *p, int me, int s, coll_step *out)
  * me-1; the all-gather part sends every chunk but me+1 and receives all but me. */
 void coll_ring_merged(const coll_plan *p, int me, coll_step *out)
 {
-    int n = p->n, next = mod(me + 1, n), prev = mod(me - 1, n);
+    int n = p->n, next = coll_mod(me + 1, n), prev = coll_mod(me - 1, n);
     int64_t S = p->bytes, snd = 0, rcv = 0;
     if (p->coll != OG_ALLGATHER) {
         snd += S - coll_chunk_bytes(S, n, me);
-        rcv += S - coll_chunk_bytes(S, n, mod(me - 1, n));
+        rcv += S - coll_chunk_bytes(S, n, coll_mod(me - 1, n));
     }
     if (p->coll != OG_REDUCESCATTER) {
-        snd += S - coll_chunk_bytes(S, n, mod(me + 1, n));
+        snd += S - coll_chunk_bytes(S, n, coll_mod(me + 1, n));
         rcv += S - coll_chunk_bytes(S, n, me);
     }
     coll_add_send(out, next, snd, 0, 0, p->coll != OG_ALLGATHER);

@@ -1,0 +1,369 @@
+/* Analytical cost of a collective schedule (the `analytical` fidelity): the
+ * alpha-beta cost of its steps from per-pair latency and bandwidth, no SimGrid
+ * run; and the protocol constants (LL, LL128, Simple) both the engine and the
+ * cost use. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll.h"
+#include "util.h"
+
+/* Protocol constants: efficiencies are the wire formats (LL: 4 of 8 bytes;
+ * LL128: 120 of 128); the per-step latencies are the differences between
+ * NCCL 2.x's NVLink ring hardware latencies per protocol in tuning.cc
+ * (LL 0.6 us, LL128 1.9 us, Simple 3.4 us) taking LL's as the link's own. */
+static const struct {
+    const char *name;
+    double eff, lat;
+} protos[COLL_NPROTOS] = {
+    [COLL_SIMPLE] = {"simple", 1.0, 2.8e-6},
+    [COLL_LL128] = {"ll128", 120.0 / 128.0, 1.3e-6},
+    [COLL_LL] = {"ll", 0.5, 0.0},
+};
+
+const char *coll_proto_name(coll_proto pr) { return pr < COLL_NPROTOS ? protos[pr].name : "?"; }
+
+int coll_proto_from_name(const char *s)
+{
+    for (int i = 0; i < COLL_NPROTOS; i++)
+        if (strcasecmp(protos[i].name, s) == 0) return i;
+    return -1;
+}
+
+double coll_proto_efficiency(coll_proto pr) { return protos[pr].eff; }
+double coll_proto_step_latency(coll_proto pr) { return protos[pr].lat; }
+
+int64_t coll_wire_bytes(coll_proto pr, int64_t bytes)
+{
+    if (pr == COLL_SIMPLE || bytes <= 0) return bytes;
+    if (pr == COLL_LL) return 2 * bytes;
+    return (bytes + 119) / 120 * 128;
+}
+
+/* Per-rank route cache, built from the merged view (the peers a rank ever
+ * talks to), when it fits; else every lookup asks route(). */
+typedef struct {
+    int *peer;
+    double *lat, *bw;
+    int64_t *off; /* rank r's peers are [off[r], off[r+1]) sorted by peer */
+} rcache;
+
+#define CACHE_MAX ((int64_t)1 << 22)
+
+static int rcache_build(rcache *c, const coll_plan *p, coll_route_fn route, void *ctx)
+{
+    memset(c, 0, sizeof *c);
+    if ((int64_t)p->n * p->merged_width * 2 > CACHE_MAX) return 0;
+    coll_step *m = coll_step_new(p->merged_width + 1);
+    size_t cap = 0;
+    int64_t k = 0;
+    c->off = ts_malloc((p->n + 1) * sizeof *c->off);
+    for (int r = 0; r < p->n; r++) {
+        coll_plan_merged_phys(p, r, m);
+        c->off[r] = k;
+        for (int i = 0; i < m->nsend + m->nrecv; i++) {
+            int q = i < m->nsend ? m->send[i].peer : m->recv[i - m->nsend].peer;
+            int64_t j = c->off[r];
+            while (j < k && c->peer[j] != q) j++;
+            if (j < k) continue;
+            if ((size_t)k + 1 > cap) {
+                size_t nc = cap;
+                ts_grow(&c->peer, sizeof *c->peer, &nc, k + 1);
+                nc = cap;
+                ts_grow(&c->lat, sizeof *c->lat, &nc, k + 1);
+                ts_grow(&c->bw, sizeof *c->bw, &cap, k + 1);
+            }
+            c->peer[k] = q;
+            route(ctx, r, q, &c->lat[k], &c->bw[k]);
+            k++;
+        }
+    }
+    c->off[p->n] = k;
+    coll_step_free(m);
+    return 1;
+}
+
+/* Route r -> q: the cache holds r's peers (both directions are looked up from r). */
+static void lookup(const rcache *c, const coll_plan *p, coll_route_fn route, void *ctx, int r, int q,
+                   double *lat, double *bw)
+{
+    (void)p;
+    if (c->off)
+        for (int64_t j = c->off[r]; j < c->off[r + 1]; j++)
+            if (c->peer[j] == q) {
+                *lat = c->lat[j];
+                *bw = c->bw[j];
+                return;
+            }
+    route(ctx, r, q, lat, bw);
+}
+
+static void rcache_free(rcache *c)
+{
+    free(c->peer);
+    free(c->lat);
+    free(c->bw);
+    free(c->off);
+}
+
+/* The endpoint fluid model. Each rank has, per direction and per kind of
+ * link (route bandwidth: NVLink and NIC routes do not share), one link of
+ * that bandwidth; a flow uses its sender's out-link and its receiver's
+ * in-link, starts moving bytes after its route latency, and flows share links
+ * max-min fairly (SimGrid's CM02 sharing) until they finish. */
+#define NCLASS 4
+
+typedef struct {
+    double bw[NCLASS];
+    int n;
+} kinds;
+
+/* Index of bandwidth bw among a rank's link kinds (the last one when more). */
+static int kind_of(kinds *k, double bw)
+{
+    for (int i = 0; i < k->n; i++)
+        if (k->bw[i] == bw) return i;
+    if (k->n < NCLASS) {
+        k->bw[k->n] = bw;
+        return k->n++;
+    }
+    return NCLASS - 1;
+}
+
+typedef struct {
+    int res[2];         /* sender's out-link, receiver's in-link */
+    double arrive;      /* when it starts moving bytes */
+    double rem, rate, end;
+    int state;          /* 0 waiting, 1 active, 2 done */
+} flow;
+
+typedef struct {
+    flow *f;
+    size_t nf, cap;
+    kinds *out, *in;    /* per rank */
+    double *rcap;       /* per resource: bandwidth */
+    double *left;       /* water-filling scratch */
+    int *cnt;
+} fluid;
+
+static void fluid_init(fluid *fl, int n)
+{
+    memset(fl, 0, sizeof *fl);
+    fl->out = ts_calloc(n, sizeof *fl->out);
+    fl->in = ts_calloc(n, sizeof *fl->in);
+    fl->rcap = ts_calloc((size_t)n * 2 * NCLASS, sizeof *fl->rcap);
+    fl->left = ts_calloc((size_t)n * 2 * NCLASS, sizeof *fl->left);
+    fl->cnt = ts_calloc((size_t)n * 2 * NCLASS, sizeof *fl->cnt);
+}
+
+static void fluid_free(fluid *fl)
+{
+    free(fl->f);
+    free(fl->out);
+    free(fl->in);
+    free(fl->rcap);
+    free(fl->left);
+    free(fl->cnt);
+}
+
+static void fluid_add(fluid *fl, int r, int q, double start, double lat, double bw, int64_t bytes)
+{
+    ts_grow(&fl->f, sizeof *fl->f, &fl->cap, fl->nf + 1);
+    flow *f = &fl->f[fl->nf++];
+    f->res[0] = (r * 2 + 0) * NCLASS + kind_of(&fl->out[r], bw);
+    f->res[1] = (q * 2 + 1) * NCLASS + kind_of(&fl->in[q], bw);
+    fl->rcap[f->res[0]] = fl->rcap[f->res[1]] = bw > 0 ? bw : 1e300;
+    f->arrive = start + lat;
+    f->rem = (double)bytes;
+    f->rate = 0;
+    f->end = f->arrive;
+    f->state = 0;
+}
+
+/* Max-min fair rates of the active flows by progressive filling: the links
+ * with the smallest fair share fix their flows' rates, repeatedly. */
+static void water_fill(fluid *fl)
+{
+    size_t nact = 0;
+    for (size_t i = 0; i < fl->nf; i++) {
+        flow *f = &fl->f[i];
+        if (f->state != 1) continue;
+        for (int k = 0; k < 2; k++) {
+            fl->left[f->res[k]] = fl->rcap[f->res[k]];
+            fl->cnt[f->res[k]] = 0;
+        }
+        f->rate = -1;
+        nact++;
+    }
+    for (size_t i = 0; i < fl->nf; i++)
+        if (fl->f[i].state == 1) fl->cnt[fl->f[i].res[0]]++, fl->cnt[fl->f[i].res[1]]++;
+    while (nact > 0) {
+        double m = 1e300;
+        for (size_t i = 0; i < fl->nf; i++) {
+            flow *f = &fl->f[i];
+            if (f->state != 1 || f->rate >= 0) continue;
+            for (int k = 0; k < 2; k++) {
+                double sh = fl->left[f->res[k]] / fl->cnt[f->res[k]];
+                if (sh < m) m = sh;
+            }
+        }
+        /* mark, then fix: shares must not move while we look */
+        for (size_t i = 0; i < fl->nf; i++) {
+            flow *f = &fl->f[i];
+            if (f->state != 1 || f->rate >= 0) continue;
+            for (int k = 0; k < 2; k++)
+                if (fl->left[f->res[k]] / fl->cnt[f->res[k]] <= m * (1 + 1e-12)) f->rate = -2;
+        }
+        for (size_t i = 0; i < fl->nf; i++) {
+            flow *f = &fl->f[i];
+            if (f->state != 1 || f->rate != -2) continue;
+            f->rate = m;
+            for (int k = 0; k < 2; k++) {
+                fl->left[f->res[k]] -= m;
+                fl->cnt[f->res[k]]--;
+            }
+            nact--;
+        }
+    }
+}
+
+/* Run the flows to completion; each flow's end time is set. */
+static void fluid_run(fluid *fl)
+{
+    double t = 0;
+    size_t left = fl->nf;
+    for (;;) {
+        int changed = 0;
+        for (size_t i = 0; i < fl->nf; i++) {
+            flow *f = &fl->f[i];
+            if (f->state == 0 && f->arrive <= t) f->state = 1, changed = 1;
+            if (f->state == 1 && f->rem <= 0) f->state = 2, f->end = t > f->arrive ? t : f->arrive, left--, changed = 1;
+        }
+        if (left == 0) break;
+        if (changed) water_fill(fl);
+        double tn = 1e300;
+        for (size_t i = 0; i < fl->nf; i++) {
+            flow *f = &fl->f[i];
+            if (f->state == 0 && f->arrive < tn) tn = f->arrive;
+            if (f->state == 1 && f->rate > 0 && t + f->rem / f->rate < tn) tn = t + f->rem / f->rate;
+        }
+        if (tn >= 1e300) break; /* impossible: an active flow without a rate */
+        for (size_t i = 0; i < fl->nf; i++) {
+            flow *f = &fl->f[i];
+            if (f->state != 1) continue;
+            if (f->rate <= 0) continue;
+            /* flows due at tn finish exactly there (no rounding leftovers) */
+            if (t + f->rem / f->rate <= tn * (1 + 1e-12)) f->rem = 0;
+            else f->rem -= f->rate * (tn - t);
+        }
+        t = tn;
+    }
+    for (size_t i = 0; i < fl->nf; i++) fl->f[i].state = 0;
+}
+
+static void fluid_clear(fluid *fl, int n)
+{
+    fl->nf = 0;
+    memset(fl->out, 0, n * sizeof *fl->out);
+    memset(fl->in, 0, n * sizeof *fl->in);
+}
+
+static double cost_steps(const coll_plan *p, const rcache *c, coll_route_fn route, void *ctx)
+{
+    int n = p->n;
+    double *ready = ts_calloc(n, sizeof *ready), *next = ts_malloc(n * sizeof *next);
+    coll_step *st = coll_step_new(p->width + 1);
+    double plat = coll_proto_step_latency(p->proto);
+    fluid fl;
+    fluid_init(&fl, n);
+    for (int s = 0; s < p->nsteps; s++) {
+        fluid_clear(&fl, n);
+        memcpy(next, ready, n * sizeof *ready);
+        for (int r = 0; r < n; r++) {
+            coll_plan_step_phys(p, r, s, st);
+            if (st->nsend + st->nrecv) next[r] = ready[r] + plat;
+            for (int i = 0; i < st->nsend; i++) {
+                int q = st->send[i].peer;
+                double lat, bw, t0 = ready[r] > ready[q] ? ready[r] : ready[q];
+                lookup(c, p, route, ctx, r, q, &lat, &bw);
+                fluid_add(&fl, r, q, t0 + plat, lat, bw, coll_wire_bytes(p->proto, st->send[i].bytes));
+            }
+        }
+        fluid_run(&fl);
+        /* flows were added sender by sender: find each one's endpoints again */
+        size_t k = 0;
+        for (int r = 0; r < n; r++) {
+            coll_plan_step_phys(p, r, s, st);
+            for (int i = 0; i < st->nsend; i++, k++) {
+                int q = st->send[i].peer;
+                double e = fl.f[k].end;
+                if (e > next[r]) next[r] = e;
+                if (e > next[q]) next[q] = e;
+            }
+        }
+        memcpy(ready, next, n * sizeof *ready);
+    }
+    double t = 0;
+    for (int r = 0; r < n; r++)
+        if (ready[r] > t) t = ready[r];
+    fluid_free(&fl);
+    coll_step_free(st);
+    free(ready);
+    free(next);
+    return t;
+}
+
+static double cost_pipelined(const coll_plan *p, const rcache *c, coll_route_fn route, void *ctx)
+{
+    int n = p->n;
+    double *end = ts_calloc(n, sizeof *end), *alpha = ts_calloc(n, sizeof *alpha);
+    coll_step *m = coll_step_new(p->merged_width + 1);
+    fluid fl;
+    fluid_init(&fl, n);
+    int *src = NULL, *dst = NULL;
+    size_t cap = 0;
+    for (int r = 0; r < n; r++) {
+        coll_plan_merged_phys(p, r, m);
+        for (int i = 0; i < m->nsend + m->nrecv; i++) {
+            int send = i < m->nsend, q = send ? m->send[i].peer : m->recv[i - m->nsend].peer;
+            double lat, bw;
+            if (send) lookup(c, p, route, ctx, r, q, &lat, &bw);
+            else lookup(c, p, route, ctx, q, r, &lat, &bw);
+            if (lat > alpha[r]) alpha[r] = lat;
+            if (!send) continue;
+            size_t c2 = cap;
+            ts_grow(&src, sizeof *src, &c2, fl.nf + 1);
+            ts_grow(&dst, sizeof *dst, &cap, fl.nf + 1);
+            src[fl.nf] = r;
+            dst[fl.nf] = q;
+            fluid_add(&fl, r, q, 0, lat, bw, coll_wire_bytes(p->proto, m->send[i].bytes));
+        }
+    }
+    fluid_run(&fl);
+    for (size_t i = 0; i < fl.nf; i++) {
+        if (fl.f[i].end > end[src[i]]) end[src[i]] = fl.f[i].end;
+        if (fl.f[i].end > end[dst[i]]) end[dst[i]] = fl.f[i].end;
+    }
+    double t = 0, plat = coll_proto_step_latency(p->proto);
+    for (int r = 0; r < n; r++) {
+        double f = end[r] + (p->nsteps - 1) * alpha[r] + p->nsteps * plat;
+        if (f > t) t = f;
+    }
+    fluid_free(&fl);
+    free(src);
+    free(dst);
+    coll_step_free(m);
+    free(end);
+    free(alpha);
+    return t;
+}
+
+double coll_cost(const coll_plan *p, coll_cost_kind kind, coll_route_fn route, void *ctx)
+{
+    if (p->nsteps == 0) return 0;
+    rcache c;
+    rcache_build(&c, p, route, ctx);
+    double t = kind == COLL_COST_STEP ? cost_steps(p, &c, route, ctx) : cost_pipelined(p, &c, route, ctx);
+    rcache_free(&c);
+    return t;
+}

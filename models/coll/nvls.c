@@ -1,0 +1,79 @@
+/* NVLS: in-switch reduction on NVSwitch gen3 nodes (NCCL's NVLS). Model: each
+ * GPU sends its data up to the node's switch once (the switch adds, or stores
+ * for all-gather) and reads the result back once, over its own NVLink; the
+ * engine runs those as flows between neighbouring GPUs (coll_plan_step_phys).
+ * NVLS+tree (all-reduce across nodes): NVLS reduce inside the node, member j
+ * of every node takes part j, a binary tree across nodes all-reduces part j,
+ * then NVLS multicast inside the node. */
+#include "coll_algos.h"
+
+const char *coll_nvls_unfit(const coll_plan *p)
+{
+    if (!p->topo || !p->topo->nvls) return "needs NVLS-capable nodes (host property nvls=\"1\")";
+    if (p->topo->nnodes != 1) return "runs inside one node (use nvlstree across nodes)";
+    return NULL;
+}
+
+const char *coll_nvlstree_unfit(const coll_plan *p)
+{
+    if (!p->topo || !p->topo->nvls) return "needs NVLS-capable nodes (host property nvls=\"1\")";
+    if (p->topo->ppn < 2) return "needs the same number (at least 2) of members on every node";
+    return NULL;
+}
+
+void coll_nvls_setup(coll_plan *p)
+{
+    p->nchunks = p->coll == OG_ALLREDUCE ? 1 : p->n;
+    p->nsteps = 2;
+    p->width = p->merged_width = 1;
+}
+
+void coll_nvls_step(const coll_plan *p, int me, int s, coll_step *out)
+{
+    int sw = p->n + p->topo->node[me], all = p->nchunks;
+    switch (p->coll) {
+    case OG_ALLGATHER: /* multicast store of my chunk, read everything */
+        if (s == 0) coll_add_range(p, out, 1, sw, me, 1, 0);
+        else coll_add_range(p, out, 0, sw, 0, all, 0);
+        break;
+    case OG_REDUCESCATTER: /* add everything, read my chunk */
+        if (s == 0) coll_add_range(p, out, 1, sw, 0, all, 1);
+        else coll_add_range(p, out, 0, sw, me, 1, 0);
+        break;
+    default:
+        if (s == 0) coll_add_range(p, out, 1, sw, 0, all, 1);
+        else coll_add_range(p, out, 0, sw, 0, all, 0);
+    }
+}
+
+void coll_nvlstree_setup(coll_plan *p)
+{
+    int H = coll_bt_height(0, p->topo->nnodes);
+    p->nchunks = p->topo->ppn;
+    p->nsteps = 2 * H + 4;
+    p->width = 3;
+    p->merged_width = 4;
+}
+
+void coll_nvlstree_step(const coll_plan *p, int me, int s, coll_step *out)
+{
+    const coll_topo *t = p->topo;
+    int L = t->ppn, M = t->nnodes, k = t->node[me], j = t->local[me], sw = p->n + k;
+    int H = coll_bt_height(0, M);
+    if (s == 0) coll_add_range(p, out, 1, sw, 0, L, 1);          /* NVLS reduce */
+    else if (s == 1) coll_add_range(p, out, 0, sw, j, 1, 0);     /* part j */
+    else if (s == 2 * H + 2) coll_add_range(p, out, 1, sw, j, 1, 0); /* multicast store */
+    else if (s == 2 * H + 3) coll_add_range(p, out, 0, sw, 0, L, 0);
+    else { /* tree all-reduce of part j over the nodes, one part per step */
+        int u = s - 2, par = coll_bt_parent(k, M), ch[2], nch = coll_bt_children(k, M, ch);
+        int d = coll_bt_depth(k, M);
+#define AT(node) t->order[t->first[node] + j]
+        if (par >= 0 && u == coll_bt_height(k, M)) coll_add_range(p, out, 1, AT(par), j, 1, 1);
+        for (int i = 0; i < nch; i++)
+            if (u == coll_bt_height(ch[i], M)) coll_add_range(p, out, 0, AT(ch[i]), j, 1, 1);
+        if (u == H + d)
+            for (int i = 0; i < nch; i++) coll_add_range(p, out, 1, AT(ch[i]), j, 1, 0);
+        if (par >= 0 && u == H + d - 1) coll_add_range(p, out, 0, AT(par), j, 1, 0);
+#undef AT
+    }
+}

@@ -1,0 +1,37 @@
+/* PAT, NCCL's parallel aggregated trees (2.23) for all-gather and
+ * reduce-scatter at scale (one rank per node): every rank roots a binomial
+ * tree of its chunk; the n trees are aggregated so that each step is one
+ * message per rank. All-gather walks distances from the largest power of two
+ * below n down to 1 (messages grow as the data spreads); reduce-scatter is its
+ * time reversal (distances 1 up, partial sums flowing towards each chunk's
+ * owner). ceil(log2 n) steps, (n-1)/n of the data per rank. */
+#include "coll_algos.h"
+
+void coll_pat_setup(coll_plan *p)
+{
+    p->nchunks = p->n;
+    p->nsteps = coll_log2_ceil(p->n);
+    p->width = p->n / 2 + 1;
+    p->merged_width = 2 * p->nsteps;
+}
+
+/* Chunks that position q passes on at distance d: those whose tree offset
+ * (q - c) mod n is a multiple of 2d with o + d < n. */
+static void tree_chunks(const coll_plan *p, coll_step *out, int send, int q, int peer, int d, int reduce)
+{
+    for (int o = 0; o + d < p->n; o += 2 * d) coll_add_range(p, out, send, peer, coll_mod(q - o, p->n), 1, reduce);
+}
+
+void coll_pat_step(const coll_plan *p, int me, int s, coll_step *out)
+{
+    int n = p->n, L = p->nsteps;
+    if (p->coll == OG_ALLGATHER) {
+        int d = 1 << (L - 1 - s);
+        tree_chunks(p, out, 1, me, coll_mod(me + d, n), d, 0);
+        tree_chunks(p, out, 0, coll_mod(me - d, n), coll_mod(me - d, n), d, 0);
+    } else { /* reduce-scatter: the all-gather's transfers reversed in time and direction */
+        int d = 1 << s;
+        tree_chunks(p, out, 1, coll_mod(me - d, n), coll_mod(me - d, n), d, 1);
+        tree_chunks(p, out, 0, me, coll_mod(me + d, n), d, 1);
+    }
+}

@@ -1,0 +1,121 @@
+/* Group topology for the topology-aware collectives (which node each member
+ * is on, NVLS capability) and the lowering of NVSwitch transfers to flows
+ * between members that the engine and the analytical cost run. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll_algos.h"
+#include "util.h"
+
+coll_topo *coll_topo_new(int n, const int *node_ids, int nvls)
+{
+    coll_topo *t = ts_calloc(1, sizeof *t);
+    t->n = n;
+    t->nvls = nvls;
+    t->node = ts_malloc(n * sizeof(int));
+    t->local = ts_malloc(n * sizeof(int));
+    t->order = ts_malloc(n * sizeof(int));
+    int *ids = ts_malloc(n * sizeof(int)); /* distinct node ids, in order of appearance */
+    for (int i = 0; i < n; i++) {
+        int k = t->nnodes;
+        if (node_ids)
+            for (k = 0; k < t->nnodes && ids[k] != node_ids[i]; k++)
+                ;
+        if (k == t->nnodes) ids[t->nnodes++] = node_ids ? node_ids[i] : i;
+        t->node[i] = k;
+    }
+    free(ids);
+    t->first = ts_calloc(t->nnodes + 1, sizeof(int));
+    for (int i = 0; i < n; i++) t->first[t->node[i] + 1]++;
+    for (int k = 0; k < t->nnodes; k++) t->first[k + 1] += t->first[k];
+    int *fill = ts_calloc(t->nnodes, sizeof(int));
+    for (int i = 0; i < n; i++) {
+        int k = t->node[i];
+        t->local[i] = fill[k];
+        t->order[t->first[k] + fill[k]++] = i;
+    }
+    free(fill);
+    t->ppn = t->nnodes ? n / t->nnodes : 0;
+    for (int k = 0; k < t->nnodes; k++)
+        if (t->first[k + 1] - t->first[k] != t->ppn) t->ppn = 0;
+    return t;
+}
+
+void coll_topo_free(coll_topo *t)
+{
+    if (!t) return;
+    free(t->node);
+    free(t->local);
+    free(t->first);
+    free(t->order);
+    free(t);
+}
+
+/* The member after (dir = 1) or before (dir = -1) me on its node. */
+static int neighbour(const coll_topo *t, int me, int dir)
+{
+    int k = t->node[me], cnt = t->first[k + 1] - t->first[k];
+    return t->order[t->first[k] + ((t->local[me] + dir) % cnt + cnt) % cnt];
+}
+
+/* Bytes rank me sends to and receives from its node's switch in st, and
+ * whether it does at all; the switch entries are removed when strip. */
+typedef struct {
+    int64_t up, down;
+    int has_up, has_down;
+} swio;
+
+static swio switch_io(const coll_plan *p, coll_step *st, int strip)
+{
+    swio io = {0, 0, 0, 0};
+    int k = 0;
+    for (int i = 0; i < st->nsend; i++)
+        if (coll_is_switch(p->n, st->send[i].peer)) {
+            io.up += st->send[i].bytes;
+            io.has_up = 1;
+        } else {
+            st->send[k++] = st->send[i];
+        }
+    if (strip) st->nsend = k;
+    k = 0;
+    for (int i = 0; i < st->nrecv; i++)
+        if (coll_is_switch(p->n, st->recv[i].peer)) {
+            io.down += st->recv[i].bytes;
+            io.has_down = 1;
+        } else {
+            st->recv[k++] = st->recv[i];
+        }
+    if (strip) st->nrecv = k;
+    return io;
+}
+
+/* view(p, who, out): the logical step or merged view of member who. */
+static void lower(const coll_plan *p, int me, coll_step *out, int s, int merged)
+{
+    if (merged) coll_plan_merged(p, me, out);
+    else coll_plan_step(p, me, s, out);
+    if (!p->topo || !p->topo->nvls) return;
+    swio mine = switch_io(p, out, 1);
+    int next = neighbour(p->topo, me, 1), prev = neighbour(p->topo, me, -1);
+    int cap = merged ? p->merged_width : p->width;
+    coll_step *tmp = coll_step_new(cap);
+    if (merged) coll_plan_merged(p, next, tmp);
+    else coll_plan_step(p, next, s, tmp);
+    swio nx = switch_io(p, tmp, 0);
+    if (merged) coll_plan_merged(p, prev, tmp);
+    else coll_plan_step(p, prev, s, tmp);
+    swio pv = switch_io(p, tmp, 0);
+    coll_step_free(tmp);
+    if (next != me && (mine.has_up || nx.has_down))
+        coll_add_send(out, next, mine.up > nx.down ? mine.up : nx.down, 0, 0, 0);
+    if (prev != me && (pv.has_up || mine.has_down))
+        coll_add_recv(out, prev, pv.up > mine.down ? pv.up : mine.down, 0, 0, 0);
+}
+
+void coll_plan_step_phys(const coll_plan *p, int me, int s, coll_step *out) { lower(p, me, out, s, 0); }
+void coll_plan_merged_phys(const coll_plan *p, int me, coll_step *out)
+{
+    out->nsend = out->nrecv = 0;
+    if (p->nsteps == 0) return;
+    lower(p, me, out, 0, 1);
+}

@@ -1,0 +1,433 @@
+/* `trainsim coll`: a simulated nccl-tests sweep (all_reduce_perf and friends):
+ * one collective per size on the first N GPUs of a platform, printed in
+ * nccl-tests' exact header and columns so that real and simulated logs diff. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmds.h"
+#include "coll.h"
+#include "engine.h"
+#include "opgraph.h"
+#include "util.h"
+
+static const char coll_help[] =
+    "usage: trainsim coll --platform P --op OP [options]\n\n"
+    "Simulate an nccl-tests sweep: one collective per size, from -b to -e, on the\n"
+    "first N GPU hosts of platform P (natural name order), and print nccl-tests'\n"
+    "header and columns (size, count, type, redop, root, time, algbw, busbw,\n"
+    "#wrong = N/A; in-place equals out-of-place in simulation) with its algbw and\n"
+    "busbw definitions.\n\n"
+    "options:\n"
+    "  --platform P        SimGrid XML platform file\n"
+    "  --gpus N            group size (default: every host of the platform)\n"
+    "  --op OP             all_reduce, all_gather, reduce_scatter, broadcast, reduce,\n"
+    "                      alltoall (nccl-tests' names; 'allreduce' etc. also work)\n"
+    "  -b, --minbytes S    smallest size (K, M, G suffixes are powers of 1024; default 8)\n"
+    "  -e, --maxbytes S    largest size (default 128M)\n"
+    "  -f, --stepfactor F  multiply the size by F each step (default 2)\n"
+    "  -i, --stepbytes S   add S each step instead\n"
+    "  --algo A[:PROTO]    force an algorithm (and protocol: simple, ll128, ll);\n"
+    "                      default: automatic selection per size (docs/collectives.md)\n"
+    "  --coll SPEC         per-collective forcing, e.g. allreduce=tree,allgather=ring\n"
+    "  --fidelity F        pipelined (default), step, or analytical (closed form,\n"
+    "                      no simulation)\n"
+    "  --dtype T           element type (default float)\n"
+    "  --root R            root of broadcast and reduce (default 0)\n"
+    "  --csv FILE          also write the results as CSV\n"
+    "  --json FILE         also write the results as JSON\n"
+    "  --cfg=K:V, --log=X  passed to SimGrid\n"
+    "  -h, --help          this help\n\n"
+    "exit status: 0 ok, 2 bad input.\n";
+
+enum { FID_STEP = ENG_STEP, FID_PIPELINED = ENG_PIPELINED, FID_ANALYTICAL };
+static const char *fid_names[] = {"step", "pipelined", "analytical"};
+
+typedef struct result {
+    int64_t size, count;
+    double time;        /* seconds */
+    int algo;
+    coll_proto proto;
+} result;
+
+typedef struct opts {
+    const char *platform, *algo, *coll_spec, *csv, *json;
+    int gpus, fidelity, root;
+    og_coll op;
+    og_dtype dtype;
+    int64_t minb, maxb, stepb;
+    double factor;
+} opts;
+
+/* nccl-tests' size syntax: an integer with an optional K, M or G (powers of 1024). */
+static int parse_size(const char *s, int64_t *out)
+{
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    int64_t mul = 1;
+    if (*end == 'K' || *end == 'k') mul = 1 << 10, end++;
+    else if (*end == 'M' || *end == 'm') mul = 1 << 20, end++;
+    else if (*end == 'G' || *end == 'g') mul = 1 << 30, end++;
+    if (end == s || *end || v < 0 || v > OG_MAX_BYTES / mul) return -1;
+    *out = v * mul;
+    return 0;
+}
+
+/* "allreduce" and "all_reduce" both name OG_ALLREDUCE. */
+static int coll_by_name(const char *s)
+{
+    char want[32];
+    size_t k = 0;
+    for (; *s && k + 1 < sizeof want; s++)
+        if (*s != '_') want[k++] = *s;
+    want[k] = 0;
+    for (int c = 0; c < OG_NCOLLS; c++) {
+        char have[32];
+        size_t j = 0;
+        for (const char *t = og_coll_name(c); *t && j + 1 < sizeof have; t++)
+            if (*t != '_') have[j++] = *t;
+        have[j] = 0;
+        if (strcmp(have, want) == 0) return c;
+    }
+    return -1;
+}
+
+/* The algorithm forced for op by --algo or --coll (NULL: automatic). */
+static int forced_spec(const opts *o, char *buf, size_t n, char *err, size_t errlen)
+{
+    buf[0] = 0;
+    if (o->algo) snprintf(buf, n, "%s", o->algo);
+    if (!o->coll_spec) return 0;
+    char *spec = ts_strdup(o->coll_spec), *save = NULL;
+    int rc = 0;
+    for (char *item = strtok_r(spec, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(item, '=');
+        if (!eq) {
+            rc = ts_err(err, errlen, "--coll: '%s' is not COLLECTIVE=ALGORITHM", item);
+            break;
+        }
+        *eq = 0;
+        int c = coll_by_name(item);
+        if (c < 0) {
+            rc = ts_err(err, errlen, "--coll: unknown collective '%s'", item);
+            break;
+        }
+        int a;
+        coll_proto pr;
+        if (coll_algo_parse(eq + 1, c, &a, &pr, err, errlen) < 0) {
+            rc = -1;
+            break;
+        }
+        if (c == (int)o->op && !o->algo) snprintf(buf, n, "%s", eq + 1);
+    }
+    free(spec);
+    return rc;
+}
+
+typedef struct route_ctx {
+    char **hosts;
+    coll_topo *topo;
+} route_ctx;
+
+static void host_route(void *ctx, int a, int b, double *lat, double *bw)
+{
+    route_ctx *rc = ctx;
+    if (eng_route(rc->hosts[a], rc->hosts[b], lat, bw) < 0) *lat = *bw = 0;
+}
+
+/* One size: choose the algorithm as the engine would, then cost or simulate it. */
+static int run_size(const opts *o, const char *forced, route_ctx *rctx, int64_t bytes, result *res, char *err,
+                    size_t errlen)
+{
+    int n = o->gpus, a = -1;
+    coll_proto pr = COLL_SIMPLE;
+    if (forced[0]) {
+        if (coll_algo_parse(forced, o->op, &a, &pr, err, errlen) < 0) return -1;
+    } else {
+        coll_hw hw = {5e-6, 25e9, rctx->topo};
+        if (n > 1 && eng_route(rctx->hosts[0], rctx->hosts[1], &hw.alpha, &hw.bw) < 0) return -1;
+        a = coll_select(o->op, n, bytes, &hw, &pr);
+    }
+    coll_plan p;
+    if (coll_plan_init_topo(&p, o->op, n, o->root, bytes, NULL, a, rctx->topo, err, errlen) < 0) return -1;
+    p.proto = pr;
+    res->algo = a;
+    res->proto = pr;
+    if (o->fidelity == FID_ANALYTICAL) {
+        res->time = coll_cost(&p, COLL_COST_PIPELINED, host_route, rctx);
+        return 0;
+    }
+    char spec[96];
+    snprintf(spec, sizeof spec, "%s:%s", coll_algo_get(a)->name, coll_proto_name(pr));
+    og_graph *g = coll_graph(o->op, n, bytes, o->dtype, o->root, spec);
+    eng_opts eo = {(eng_fidelity)o->fidelity, 0, 0};
+    eng_result *er = NULL;
+    int rc = eng_run(g, &eo, &er, err, errlen);
+    if (rc == 0) res->time = er->makespan;
+    eng_result_free(er);
+    og_free(g);
+    return rc;
+}
+
+/* nccl-tests 2.17's time column: two decimals below 10 ms, then one, then none. */
+static void fmt_time(char *buf, size_t n, double us)
+{
+    snprintf(buf, n, "%7.*f", us < 1e4 ? 2 : us < 1e5 ? 1 : 0, us);
+}
+
+static int per_rank_count(og_coll c)
+{
+    return c == OG_ALLGATHER || c == OG_REDUCESCATTER || c == OG_ALLTOALL;
+}
+
+static const char *redop(og_coll c)
+{
+    return c == OG_ALLREDUCE || c == OG_REDUCE || c == OG_REDUCESCATTER ? "sum" : "none";
+}
+
+static int rooted(og_coll c) { return c == OG_BROADCAST || c == OG_REDUCE; }
+
+static void print_header(const opts *o)
+{
+    printf("# trainsim coll: simulated, not measured: platform %s, %d GPUs, fidelity %s, algorithm %s\n",
+           o->platform, o->gpus, fid_names[o->fidelity], o->algo ? o->algo : "auto");
+    printf("# Collective test starting: %s_perf\n", og_coll_name(o->op));
+    printf("# nThread 1 nGpus 1 minBytes %lld maxBytes %lld step: %lld(%s) warmup iters: 0 iters: 1 agg iters: 1 "
+           "validation: 0 graph: 0\n#\n",
+           (long long)o->minb, (long long)o->maxb, o->stepb ? (long long)o->stepb : (long long)o->factor,
+           o->stepb ? "bytes" : "factor");
+    printf("# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n", "", "", "",
+           "", "");
+    printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s \n", "size", "count", "type", "redop",
+           "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong");
+    printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s \n", "(B)", "(elements)", "", "", "",
+           "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
+}
+
+static void bandwidths(const opts *o, const result *r, double *algbw, double *busbw)
+{
+    *algbw = r->time > 0 ? (double)r->size / r->time / 1e9 : 0;
+    *busbw = *algbw * coll_busbw_factor(o->op, o->gpus);
+}
+
+static void print_row(const opts *o, const result *r)
+{
+    char t[32];
+    double alg, bus;
+    bandwidths(o, r, &alg, &bus);
+    fmt_time(t, sizeof t, r->time * 1e6);
+    printf("%12lld  %12lld  %8s  %6s  %6d", (long long)r->size, (long long)r->count, og_dtype_name(o->dtype),
+           redop(o->op), rooted(o->op) ? o->root : -1);
+    for (int i = 0; i < 2; i++) printf("  %7s  %6.2f  %6.2f  %6s", t, alg, bus, "N/A");
+    printf("\n");
+}
+
+static int write_csv(const opts *o, const result *rs, int nr, char *err, size_t errlen)
+{
+    FILE *f = fopen(o->csv, "w");
+    if (!f) return ts_err(err, errlen, "%s: cannot write: %m", o->csv);
+    fprintf(f, "op,gpus,size,count,type,redop,root,time_us,algbw_gbs,busbw_gbs,algorithm,protocol,fidelity\n");
+    for (int i = 0; i < nr; i++) {
+        double alg, bus;
+        char t[40], a[40], b[40];
+        bandwidths(o, &rs[i], &alg, &bus);
+        ts_fmt_double(t, sizeof t, rs[i].time * 1e6);
+        ts_fmt_double(a, sizeof a, alg);
+        ts_fmt_double(b, sizeof b, bus);
+        fprintf(f, "%s,%d,%lld,%lld,%s,%s,%d,%s,%s,%s,%s,%s,%s\n", og_coll_name(o->op), o->gpus,
+                (long long)rs[i].size, (long long)rs[i].count, og_dtype_name(o->dtype), redop(o->op),
+                rooted(o->op) ? o->root : -1, t, a, b, coll_algo_get(rs[i].algo)->name,
+                coll_proto_name(rs[i].proto), fid_names[o->fidelity]);
+    }
+    return fclose(f) == 0 ? 0 : ts_err(err, errlen, "%s: write failed", o->csv);
+}
+
+static int write_json(const opts *o, const result *rs, int nr, char *err, size_t errlen)
+{
+    FILE *f = fopen(o->json, "w");
+    if (!f) return ts_err(err, errlen, "%s: cannot write: %m", o->json);
+    fprintf(f, "{\"op\": ");
+    ts_json_string(f, og_coll_name(o->op));
+    fprintf(f, ", \"gpus\": %d, \"platform\": ", o->gpus);
+    ts_json_string(f, o->platform);
+    fprintf(f, ", \"fidelity\": \"%s\", \"type\": \"%s\", \"results\": [", fid_names[o->fidelity],
+            og_dtype_name(o->dtype));
+    for (int i = 0; i < nr; i++) {
+        double alg, bus;
+        bandwidths(o, &rs[i], &alg, &bus);
+        fprintf(f, "%s\n  {\"size\": %lld, \"count\": %lld, \"time_us\": ", i ? "," : "", (long long)rs[i].size,
+                (long long)rs[i].count);
+        ts_json_number(f, rs[i].time * 1e6);
+        fprintf(f, ", \"algbw_gbs\": ");
+        ts_json_number(f, alg);
+        fprintf(f, ", \"busbw_gbs\": ");
+        ts_json_number(f, bus);
+        fprintf(f, ", \"algorithm\": \"%s\", \"protocol\": \"%s\"}", coll_algo_get(rs[i].algo)->name,
+                coll_proto_name(rs[i].proto));
+    }
+    fprintf(f, "\n]}\n");
+    return fclose(f) == 0 ? 0 : ts_err(err, errlen, "%s: write failed", o->json);
+}
+
+/* Parse our options (SimGrid's --cfg/--log are split off first). */
+static int parse_opts(int argc, char **argv, opts *o)
+{
+    enum { O_PLATFORM = 256, O_GPUS, O_OP, O_ALGO, O_COLL, O_FIDELITY, O_DTYPE, O_ROOT, O_CSV, O_JSON };
+    static const struct option longopts[] = {
+        {"platform", required_argument, 0, O_PLATFORM}, {"gpus", required_argument, 0, O_GPUS},
+        {"op", required_argument, 0, O_OP},             {"algo", required_argument, 0, O_ALGO},
+        {"coll", required_argument, 0, O_COLL},         {"fidelity", required_argument, 0, O_FIDELITY},
+        {"dtype", required_argument, 0, O_DTYPE},       {"root", required_argument, 0, O_ROOT},
+        {"csv", required_argument, 0, O_CSV},           {"json", required_argument, 0, O_JSON},
+        {"minbytes", required_argument, 0, 'b'},        {"maxbytes", required_argument, 0, 'e'},
+        {"stepfactor", required_argument, 0, 'f'},      {"stepbytes", required_argument, 0, 'i'},
+        {"help", no_argument, 0, 'h'},                  {0, 0, 0, 0},
+    };
+    int c, have_op = 0;
+    char *end;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":hb:e:f:i:", longopts, NULL)) != -1) {
+        switch (c) {
+        case O_PLATFORM: o->platform = optarg; break;
+        case O_ALGO: o->algo = optarg; break;
+        case O_COLL: o->coll_spec = optarg; break;
+        case O_CSV: o->csv = optarg; break;
+        case O_JSON: o->json = optarg; break;
+        case O_GPUS:
+            o->gpus = (int)strtol(optarg, &end, 10);
+            if (*end || o->gpus < 1 || o->gpus > 10000000)
+                return cmd_usage_error("coll", "--gpus wants a group size of at least 1, not '%s'", optarg);
+            break;
+        case O_ROOT:
+            o->root = (int)strtol(optarg, &end, 10);
+            if (*end || o->root < 0) return cmd_usage_error("coll", "--root wants a rank, not '%s'", optarg);
+            break;
+        case O_OP:
+            if ((c = coll_by_name(optarg)) < 0 || c == OG_ALLTOALLV)
+                return cmd_usage_error("coll", "unknown --op '%s' (valid: all_reduce, all_gather, reduce_scatter, "
+                                               "broadcast, reduce, alltoall, barrier)", optarg);
+            o->op = c;
+            have_op = 1;
+            break;
+        case O_FIDELITY:
+            for (o->fidelity = 0; o->fidelity < 3 && strcmp(fid_names[o->fidelity], optarg); o->fidelity++)
+                ;
+            if (o->fidelity == 3)
+                return cmd_usage_error("coll", "unknown fidelity '%s' (valid: step, pipelined, analytical)", optarg);
+            break;
+        case O_DTYPE:
+            if ((c = og_dtype_from_name(optarg)) < 0) return cmd_usage_error("coll", "unknown --dtype '%s'", optarg);
+            o->dtype = c;
+            break;
+        case 'b':
+        case 'e':
+        case 'i':
+            if (parse_size(optarg, c == 'b' ? &o->minb : c == 'e' ? &o->maxb : &o->stepb) < 0 ||
+                (c == 'i' && o->stepb == 0))
+                return cmd_usage_error("coll", "-%c wants a size like 8, 64K, 1M or 8G, not '%s'", c, optarg);
+            break;
+        case 'f':
+            o->factor = strtod(optarg, &end);
+            if (*end || !(o->factor > 1) || o->factor > 1024)
+                return cmd_usage_error("coll", "-f wants a factor above 1, not '%s'", optarg);
+            break;
+        case 'h': fputs(coll_help, stdout); return -1;
+        case ':': return cmd_usage_error("coll", "option '%s' needs a value", argv[optind - 1]);
+        default: return cmd_usage_error("coll", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc) return cmd_usage_error("coll", "unexpected argument '%s'", argv[optind]);
+    if (!o->platform || !have_op) return cmd_usage_error("coll", "--platform and --op are required");
+    if (o->minb > o->maxb)
+        return cmd_usage_error("coll", "-b %lld is larger than -e %lld", (long long)o->minb, (long long)o->maxb);
+    return 0;
+}
+
+int cmd_coll(int argc, char **argv)
+{
+    opts o = {.fidelity = FID_PIPELINED, .op = OG_ALLREDUCE, .dtype = OG_F32, .minb = 8,
+              .maxb = (int64_t)128 << 20, .factor = 2};
+    char **sgv = ts_calloc(argc + 1, sizeof *sgv), **ours = ts_calloc(argc + 1, sizeof *ours);
+    int sgc = 1, nours = 0;
+    sgv[0] = ours[nours++] = argv[0];
+    for (int i = 1; i < argc; i++) {
+        if (strncmp(argv[i], "--cfg=", 6) == 0 || strncmp(argv[i], "--log=", 6) == 0) sgv[sgc++] = argv[i];
+        else ours[nours++] = argv[i];
+    }
+    int rc = parse_opts(nours, ours, &o);
+    char err[TS_ERRLEN], forced[96];
+    result *rs = NULL;
+    route_ctx rctx = {NULL, NULL};
+    int nhosts = 0, nr = 0;
+    if (rc != 0) {
+        rc = rc < 0 ? EXIT_OK : rc;
+        goto out;
+    }
+    rc = EXIT_USAGE;
+    int check_algo;
+    coll_proto check_proto;
+    if (forced_spec(&o, forced, sizeof forced, err, sizeof err) < 0 ||
+        (forced[0] && coll_algo_parse(forced, o.op, &check_algo, &check_proto, err, sizeof err) < 0)) {
+        fprintf(stderr, "trainsim coll: %s\n", err);
+        goto out;
+    }
+    eng_init(&sgc, sgv);
+    if (eng_load_platform(o.platform, err, sizeof err) < 0) {
+        fprintf(stderr, "trainsim coll: %s\n", err);
+        goto out;
+    }
+    rctx.hosts = eng_host_names(&nhosts);
+    if (!o.gpus) o.gpus = nhosts;
+    if (o.gpus > nhosts) {
+        fprintf(stderr, "trainsim coll: --gpus %d but %s has only %d hosts\n", o.gpus, o.platform, nhosts);
+        goto out;
+    }
+    if (rooted(o.op) && o.root >= o.gpus) {
+        fprintf(stderr, "trainsim coll: --root %d outside the group of %d\n", o.root, o.gpus);
+        goto out;
+    }
+    rctx.topo = eng_topo((const char *const *)rctx.hosts, o.gpus);
+    print_header(&o);
+    int64_t unit = (int64_t)og_dtype_size(o.dtype) * (per_rank_count(o.op) ? o.gpus : 1);
+    int align = 16 / og_dtype_size(o.dtype);
+    size_t cap = 0;
+    double sum_bus = 0;
+    for (int64_t size = o.minb; size <= o.maxb;) {
+        ts_grow(&rs, sizeof *rs, &cap, nr + 1);
+        result *r = &rs[nr];
+        /* nccl-tests (2.14 on) rounds each size down to whole elements, and
+         * per-rank counts down to 16 bytes' worth of elements */
+        r->count = o.op == OG_BARRIER ? 0 : size / unit;
+        if (per_rank_count(o.op)) r->count &= -(int64_t)(align > 0 ? align : 1);
+        r->size = r->count * unit;
+        if (run_size(&o, forced, &rctx, r->size, r, err, sizeof err) < 0) {
+            fprintf(stderr, "trainsim coll: %s of %lld bytes: %s\n", og_coll_name(o.op), (long long)r->size, err);
+            goto out;
+        }
+        print_row(&o, r);
+        double alg, bus;
+        bandwidths(&o, r, &alg, &bus);
+        sum_bus += bus;
+        nr++;
+        int64_t next = o.stepb ? size + o.stepb : (int64_t)(size * o.factor);
+        if (next <= size) break;
+        size = next;
+    }
+    printf("# Out of bounds values : 0 OK\n# Avg bus bandwidth    : %g \n#\n", nr ? sum_bus / nr : 0);
+    printf("# Collective test concluded: %s_perf\n", og_coll_name(o.op));
+    fflush(stdout);
+    rc = EXIT_OK;
+    if (o.csv && write_csv(&o, rs, nr, err, sizeof err) < 0) rc = EXIT_USAGE;
+    if (rc == EXIT_OK && o.json && write_json(&o, rs, nr, err, sizeof err) < 0) rc = EXIT_USAGE;
+    if (rc != EXIT_OK) fprintf(stderr, "trainsim coll: %s\n", err);
+out:
+    for (int i = 0; rctx.hosts && rctx.hosts[i]; i++) free(rctx.hosts[i]);
+    free(rctx.hosts);
+    coll_topo_free(rctx.topo);
+    free(rs);
+    free(sgv);
+    free(ours);
+    return rc;
+}
