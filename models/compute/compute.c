@@ -92,16 +92,8 @@ static int cmp_str(const void *a, const void *b) { return ts_natcmp(*(char *cons
 
 int cm_gpu_find(const char *name, const char *dir, cm_gpu *g, char *err, size_t errlen)
 {
-    size_t n = strlen(name);
-    if (strchr(name, '/') || (n > 5 && strcmp(name + n - 5, ".json") == 0))
-        return cm_gpu_load(name, g, err, errlen);
     char path[1024];
-    snprintf(path, sizeof path, "%s/%s.json", dir, name);
-    FILE *f = fopen(path, "r");
-    if (f) {
-        fclose(f);
-        return cm_gpu_load(path, g, err, errlen);
-    }
+    if (ts_config_path(name, dir, path, sizeof path) == 0) return cm_gpu_load(path, g, err, errlen);
     /* unknown: list what there is, sorted */
     char list[512] = "";
     DIR *d = opendir(dir);

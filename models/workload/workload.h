@@ -1,0 +1,82 @@
+/* Training workloads: model specs (HuggingFace config.json or trainsim's own
+ * keys), Megatron-LM / AxoNN layouts, FLOP counts, and the op graph of one
+ * training iteration per rank. Independent of SimGrid. */
+#ifndef TS_WORKLOAD_H
+#define TS_WORKLOAD_H
+
+#include <stddef.h>
+
+#include "compute/compute.h"
+#include "opgraph.h"
+
+typedef struct wl_model {
+    char name[128];
+    int layers, hidden, heads, kv_heads, ffn, vocab, max_seq;
+    int gated;          /* SwiGLU/GeGLU MLP: three matrices (gate, up, down) */
+    int tied;           /* output layer shares the input embedding */
+    int learned_pos;    /* learned position embeddings (GPT-2/GPT-3) instead of rotary */
+    int bias;           /* linear layers carry biases (GPT-2/GPT-3/NeoX) */
+    int experts, topk;  /* MoE: routed experts and experts per token (0: dense) */
+    int moe_ffn;        /* intermediate size of one routed expert */
+    int shared_experts; /* DeepSeek shared experts (each of moe_ffn), every MoE layer */
+    int dense_layers;   /* DeepSeek first_k_dense_replace: leading dense layers */
+} wl_model;
+
+/* Read a model: a HuggingFace config.json as is (llama, mistral, mixtral, gpt2,
+ * gpt_neox, deepseek keys), or trainsim's own keys (docs/workload.md). */
+int wl_model_load(const char *path, wl_model *m, char *err, size_t errlen);
+/* NAME: a path, or configs/models/NAME.json under dir. */
+int wl_model_find(const char *name, const char *dir, wl_model *m, char *err, size_t errlen);
+
+typedef enum { WL_GPIPE, WL_1F1B, WL_INTERLEAVED, WL_ZBH1, WL_NSCHEDULES } wl_schedule;
+typedef enum { WL_RC_NONE, WL_RC_SELECTIVE, WL_RC_FULL, WL_NRECOMPUTE } wl_recompute;
+
+typedef struct wl_layout {
+    int tp, pp, dp, cp, ep, vpp;    /* Megatron-LM parallel sizes (dp 0: derived from the GPU count) */
+    int mbs, gbs;                   /* micro-batch and global batch, in sequences */
+    int zero;                       /* 0: plain DP, 1: distributed optimizer, 2: + sharded grads, 3: + sharded params */
+    int sp;                         /* sequence parallelism (Megatron --sequence-parallel) */
+    wl_recompute recompute;
+    wl_schedule schedule;
+    int axonn, gx, gy, gz;          /* AxoNN 4D: gx*gy*gz tensor parallel grid, plus dp */
+    double bucket;                  /* DP gradient bucket, parameters (Megatron: max(4e7, 1e6*dp)) */
+} wl_layout;
+
+const char *wl_schedule_name(wl_schedule s);
+const char *wl_recompute_name(wl_recompute r);
+
+/* Parse "tp=8,pp=8,dp=16,..." or "gx=..,gy=..,gz=..,dp=.."; unknown keys and
+ * malformed values are errors. Keys left out take Megatron's defaults. */
+int wl_layout_parse(const char *s, wl_layout *l, char *err, size_t errlen);
+
+/* Check l against the model, sequence length and GPU count (0: do not check
+ * the count; a dp of 0 is then an error), filling a derived dp. The error
+ * says which constraint fails and with which values. */
+int wl_layout_check(wl_layout *l, const wl_model *m, int seq, int ngpus, char *err, size_t errlen);
+
+int wl_layout_ngpus(const wl_layout *l);
+int wl_layout_micro(const wl_layout *l);        /* micro-batches per iteration per pipeline */
+void wl_layout_format(const wl_layout *l, char *buf, size_t n);
+
+/* Megatron pads the vocabulary to a multiple of 128 x tp. */
+int wl_padded_vocab(const wl_model *m, const wl_layout *l);
+
+/* Parameters: whole model, and the largest count held by one rank before
+ * ZeRO sharding (the worst pipeline stage, tensor/expert parallel split). */
+double wl_model_params(const wl_model *m, int vocab);
+typedef struct wl_rank_params {
+    double total;       /* on the rank */
+    double dense;       /* of which replicated over all dp ranks (reduced over dp) */
+    double expert;      /* of which expert weights (reduced over dp/ep) */
+    double layer;       /* one transformer layer's parameters on the rank */
+    int stage;          /* the pipeline stage of the count */
+} wl_rank_params;
+void wl_stage_params(const wl_model *m, const wl_layout *l, int stage, wl_rank_params *out);
+
+/* FLOPs of one iteration over all GPUs as the generated op graph counts them
+ * (GEMMs and attention; elementwise ops are costed by bytes), including the
+ * forward recomputation of the recompute mode. model_only: without recompute
+ * (the "model FLOPs" of MFU). */
+double wl_iteration_flops(const wl_model *m, const wl_layout *l, int seq, int model_only);
+
+#endif
