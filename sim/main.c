@@ -14,6 +14,7 @@ static const struct cmd {
 } cmds[] = {
     {"sim", "simulate a trace (op graph) on a platform", cmd_sim},
     {"validate-trace", "check a trace for errors without simulating it", cmd_validate_trace},
+    {"run", "one training iteration of a model under a parallel layout", cmd_run},
     {"help", "list the commands, or show one command's options", cmd_help},
 };
 #define NCMDS (sizeof cmds / sizeof cmds[0])

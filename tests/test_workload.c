@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "analytic/analytic.h"
 #include "memory/memory.h"
 #include "tests.h"
 #include "util.h"
@@ -196,4 +197,229 @@ void suite_workload(void)
     test_add_suite("workload", "model specs", test_models, "bad layouts rejected", test_bad_layouts,
                    "flops vs megatron formula", test_flops_formula, "korthikanti activation equations",
                    test_activation_equations, "memory vs hand calculation", test_memory_hand, NULL);
+}
+
+/* ---- generated op graphs ---- */
+
+static const an_net zero_net = {8, 1e18, 0, 1e18, 0, 0, 0};
+
+static og_graph *build(const char *model, const char *lay, int seq, int fuse, int one, wl_info *info, wl_model *m,
+                       wl_layout *l, cm_gpu *gpu, const an_net *net)
+{
+    char err[TS_ERRLEN];
+    load(model, m);
+    if (layout(lay, m, seq, 0, l, err) < 0) {
+        fprintf(stderr, "%s\n", err);
+        return NULL;
+    }
+    CU_ASSERT_EQUAL_FATAL(cm_gpu_find("a100", "configs/gpus", gpu, err, sizeof err), 0);
+    wl_opts o = {seq, CM_BF16, gpu, net, fuse, one};
+    og_graph *g = NULL;
+    CU_ASSERT_EQUAL(wl_build(m, l, &o, &g, info, err, sizeof err), 0);
+    if (g && og_check(g, lay, err, sizeof err) < 0) {
+        fprintf(stderr, "%s\n", err);
+        CU_FAIL("generated graph fails og_check");
+    }
+    return g;
+}
+
+/* The FLOPs of every compute op of the graph, summed over all ranks, against
+ * Megatron-LM's closed forms (B global batch, s sequence, l layers, h hidden, V vocabulary). */
+static void test_graph_flops(void)
+{
+    const char *names[] = {"megatron-gpt-1.7b", "megatron-gpt-3.6b", "megatron-gpt-7.5b"};
+    const char *lays[] = {"tp=1,pp=2,dp=2,gbs=8", "tp=2,pp=2,dp=1,mbs=2,gbs=8,sp=on", "tp=4,pp=3,dp=1,gbs=6,vpp=2"};
+    for (int i = 0; i < 3; i++)
+        for (int full = 0; full < 2; full++) {
+            wl_model m;
+            wl_layout l;
+            cm_gpu gpu;
+            wl_info info;
+            char lay[128];
+            snprintf(lay, sizeof lay, "%s%s", lays[i], full ? ",recompute=full" : "");
+            og_graph *g = build(names[i], lay, 2048, 0, 0, &info, &m, &l, &gpu, &zero_net);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+            double B = l.gbs, s = 2048, L = m.layers, h = m.hidden, V = m.vocab;
+            double want = full ? 96 * B * s * L * h * h * (1 + s / (6 * h) + V / (16 * L * h))
+                               : 72 * B * s * L * h * h * (1 + s / (6 * h) + V / (12 * L * h));
+            CU_ASSERT(fabs(info.flops - want) / want < 1e-3);
+            CU_ASSERT_EQUAL(info.ranks_built, wl_layout_ngpus(&l));
+            og_free(g);
+        }
+}
+
+/* Sum of bytes and count of ops whose label starts with prefix, on rank r. */
+static int64_t sum_ops(const og_graph *g, int r, const char *prefix, og_kind kind, int *count, int64_t *each)
+{
+    int64_t s = 0;
+    *count = 0;
+    *each = -1;
+    for (int i = 0; i < g->ranks[r].nops; i++) {
+        const og_op *op = &g->ranks[r].ops[i];
+        if (op->kind != kind || !op->label || strncmp(op->label, prefix, strlen(prefix))) continue;
+        s += op->bytes;
+        if (*each < 0) *each = op->bytes;
+        else if (*each != op->bytes) *each = -2;
+        (*count)++;
+    }
+    return s;
+}
+
+/* Megatron GPT 1.7B (h = 2304, 24 layers, V = 51200), s = 2048, tp=2 pp=2 dp=2,
+ * mbs=2, gbs=8 (2 micro-batches), bf16, no SP, plain DP (zero=0), by hand:
+ *   TP all-reduce (after attention and MLP, forward; after their inputs' gradients,
+ *   backward): b*s*h*2 bytes = 2*2048*2304*2 = 18,874,368, 4 per layer and
+ *   micro-batch: 12 layers * 2 micro-batches * 4 = 96 on a rank.
+ *   PP send forward (stage 0 -> 1) and backward (1 -> 0): b*s*h*2 = 18,874,368, 2 each.
+ *   DP all-reduce of fp32 gradients of stage 0: 12 layers * ((12h^2 + 7h)/2 + 6h)
+ *   + embedding 51200*h/2 + positions 2048*h = 12 * 31,872,384 + 58,982,400 + 4,718,592
+ *   = 446,169,600 parameters = 1,784,678,400 bytes, in buckets of 4e7 parameters
+ *   (Megatron: max(4e7, 1e6*dp)): ceil(446,169,600 / 4e7) buckets at most, each but
+ *   the last one at least 160 MB.
+ * With sp=on: all-gather / reduce-scatter of the same 18,874,368 bytes (total, in
+ * nccl-tests' convention), 4 forward and 6 backward per layer (the backward
+ * re-gathers the inputs of QKV and fc1 for their weight gradients), and the PP
+ * message is divided by t: 9,437,184. */
+static void test_message_sizes(void)
+{
+    wl_model m;
+    wl_layout l;
+    cm_gpu gpu;
+    wl_info info;
+    int n;
+    int64_t each;
+    og_graph *g = build("megatron-gpt-1.7b", "tp=2,pp=2,dp=2,mbs=2,gbs=8", 2048, 0, 0, &info, &m, &l, &gpu, &zero_net);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CU_ASSERT_EQUAL(g->nranks, 8);
+    int64_t tp = sum_ops(g, 0, "tp.all_reduce", OG_COLL, &n, &each);
+    CU_ASSERT_EQUAL(n, 96);
+    CU_ASSERT_EQUAL(each, 18874368);
+    CU_ASSERT_EQUAL(tp, 96 * (int64_t)18874368);
+    sum_ops(g, 0, "pp.send.fwd", OG_SEND, &n, &each);
+    CU_ASSERT_EQUAL(n, 2);
+    CU_ASSERT_EQUAL(each, 18874368);
+    int r1 = wl_rank_of(&l, 0, 0, 0, 1); /* stage 1 */
+    CU_ASSERT_EQUAL(r1, 4);
+    sum_ops(g, r1, "pp.send.bwd", OG_SEND, &n, &each);
+    CU_ASSERT_EQUAL(n, 2);
+    CU_ASSERT_EQUAL(each, 18874368);
+    int64_t dp = sum_ops(g, 0, "dp.all_reduce.grads", OG_COLL, &n, &each);
+    CU_ASSERT_EQUAL(dp, (int64_t)446169600 * 4);
+    CU_ASSERT(n >= 1 && n <= 12);
+    /* the DP group of rank 0 is {0, 2}: same tp and pp index; every bucket
+     * but the last holds at least 4e7 fp32 gradients */
+    int small = 0;
+    for (int i = 0; i < g->ranks[0].nops; i++) {
+        const og_op *op = &g->ranks[0].ops[i];
+        if (op->kind == OG_COLL && strncmp(op->label, "dp.all_reduce.grads", 19) == 0) {
+            CU_ASSERT_EQUAL(g->groups[op->group].n, 2);
+            CU_ASSERT_EQUAL(g->groups[op->group].ranks[1], 2);
+            small += op->bytes < (int64_t)160000000;
+        }
+    }
+    CU_ASSERT(small <= 1);
+    og_free(g);
+
+    g = build("megatron-gpt-1.7b", "tp=2,pp=2,dp=2,mbs=2,gbs=8,sp=on", 2048, 0, 0, &info, &m, &l, &gpu, &zero_net);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    sum_ops(g, 0, "tp.all_gather", OG_COLL, &n, &each);
+    CU_ASSERT_EQUAL(n, 12 * 2 * (2 + 4));
+    CU_ASSERT_EQUAL(each, 18874368);
+    sum_ops(g, 0, "tp.reduce_scatter", OG_COLL, &n, &each);
+    CU_ASSERT_EQUAL(n, 12 * 2 * (2 + 2));
+    CU_ASSERT_EQUAL(each, 18874368);
+    sum_ops(g, 0, "pp.send.fwd", OG_SEND, &n, &each);
+    CU_ASSERT_EQUAL(each, 9437184);
+    og_free(g);
+
+    /* Mixtral 8x7B (h = 4096, top-2), s = 4096, tp=1 ep=2 dp=2, one micro-batch:
+     * token all-to-all before and after the experts, forward and backward,
+     * tokens*topk*h*2 = 4096*2*4096*2 = 67,108,864 bytes each, 4 per layer: 128. */
+    g = build("mixtral-8x7b", "tp=1,pp=1,dp=2,ep=2,gbs=2", 4096, 0, 0, &info, &m, &l, &gpu, &zero_net);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    sum_ops(g, 0, "ep.alltoall", OG_COLL, &n, &each);
+    CU_ASSERT_EQUAL(n, 128);
+    CU_ASSERT_EQUAL(each, 67108864);
+    og_free(g);
+}
+
+static double label_duration(const og_graph *g, int r, const char *label)
+{
+    for (int i = 0; i < g->ranks[r].nops; i++)
+        if (g->ranks[r].ops[i].label && strcmp(g->ranks[r].ops[i].label, label) == 0)
+            return g->ranks[r].ops[i].duration;
+    return 0;
+}
+
+/* Bubble fraction of stage 0: idle time over the pipeline's span (the
+ * iteration minus the optimizer step that follows it). */
+static double bubble(const char *lay, double *makespan)
+{
+    wl_model m;
+    wl_layout l;
+    cm_gpu gpu;
+    wl_info info;
+    char err[TS_ERRLEN];
+    og_graph *g = build(test_data("model_equal_stages.json"), lay, 1024, 0, 0, &info, &m, &l, &gpu, &zero_net);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    eng_result *res = NULL;
+    CU_ASSERT_EQUAL_FATAL(an_run(g, &zero_net, &res, err, sizeof err), 0);
+    double b[AN_NCATS];
+    an_breakdown(g, res, 0, b);
+    double span = res->makespan - label_duration(g, 0, "comp.optimizer");
+    *makespan = res->makespan;
+    an_result_free(res);
+    og_free(g);
+    return b[AN_IDLE] / span;
+}
+
+static void test_bubbles(void)
+{
+    double ms;
+    int p = 4, m = 8, v = 2;
+    double f1 = bubble("tp=1,pp=4,dp=1,gbs=8", &ms);
+    double want = (double)(p - 1) / (m + p - 1);
+    CU_ASSERT(fabs(f1 - want) < 0.005);
+    double f8 = bubble("tp=1,pp=4,dp=1,gbs=24", &ms);
+    CU_ASSERT(fabs(f8 - 3.0 / 27) < 0.005);
+    double fi = bubble("tp=1,pp=4,dp=1,gbs=8,vpp=2", &ms);
+    double wanti = (double)(p - 1) / v / (m + (double)(p - 1) / v);
+    CU_ASSERT(fabs(fi - wanti) < 0.005);
+    double fz = bubble("tp=1,pp=4,dp=1,gbs=8,schedule=zbh1", &ms);
+    CU_ASSERT(fz < f1 - 0.05);
+    double fg = bubble("tp=1,pp=4,dp=1,gbs=8,schedule=gpipe", &ms);
+    CU_ASSERT(fabs(fg - want) < 0.005); /* GPipe has the same bubble as 1F1B (more memory) */
+    fprintf(stderr, "  [bubbles p=4 m=8: 1f1b %.4f (closed form %.4f), m=24 %.4f, interleaved v=2 %.4f (%.4f), zbh1 %.4f, gpipe %.4f]\n",
+            f1, want, f8, fi, wanti, fz, fg);
+}
+
+/* The same generated graph on SimGrid (contention-free crossbar, zero latency,
+ * very fast links) and on the analytical model: the same iteration time. */
+static void test_engine_agrees(void)
+{
+    wl_model m;
+    wl_layout l;
+    cm_gpu gpu;
+    wl_info info;
+    char err[TS_ERRLEN];
+    og_graph *g = build(test_data("model_equal_stages.json"), "tp=2,pp=2,dp=2,gbs=8", 1024, 0, 0, &info, &m, &l, &gpu,
+                        &zero_net);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    eng_result *res = NULL;
+    CU_ASSERT_EQUAL_FATAL(an_run(g, &zero_net, &res, err, sizeof err), 0);
+    const char *plat = test_crossbar(8, 1e15, 0);
+    eng_opts o = {ENG_PIPELINED, 0, 0};
+    test_outcome t;
+    CU_ASSERT_EQUAL(test_sim(plat, g, &o, &t), 0);
+    CU_ASSERT(fabs(t.makespan - res->makespan) / res->makespan < 1e-3);
+    remove(plat);
+    an_result_free(res);
+    og_free(g);
+}
+
+void suite_workload_graph(void)
+{
+    test_add_suite("workload_graph", "graph flops vs megatron formula", test_graph_flops, "message sizes by hand",
+                   test_message_sizes, "pipeline bubbles", test_bubbles, "engine agrees with analytic",
+                   test_engine_agrees, NULL);
 }

@@ -13,6 +13,7 @@ void suite_coll(void);
 void suite_cli(void);
 void suite_compute(void);
 void suite_workload(void);
+void suite_workload_graph(void);
 
 /* Path of a fixture in tests/data/. */
 const char *test_data(const char *name);

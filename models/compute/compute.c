@@ -118,7 +118,7 @@ int cm_gpu_find(const char *name, const char *dir, cm_gpu *g, char *err, size_t 
 double cm_gemm_dim(double m, double n, double k)
 {
     double g = cbrt(m * n * k), lo = fmin(m, fmin(n, k));
-    return fmin(g, 4 * lo);
+    return fmin(g, 8 * lo);
 }
 
 static int cmp_calib(const void *a, const void *b)

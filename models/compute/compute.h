@@ -48,7 +48,7 @@ int cm_gpu_find(const char *name, const char *dir, cm_gpu *g, char *err, size_t 
 int cm_gpu_calibrate(cm_gpu *g, const char *csv_path, char *err, size_t errlen);
 
 /* Effective dimension of a GEMM shape: the geometric mean of m, n, k, capped
- * by 4x the smallest (a skinny GEMM cannot fill the tensor cores however
+ * by 8x the smallest (a skinny GEMM cannot fill the tensor cores however
  * large its other sides). */
 double cm_gemm_dim(double m, double n, double k);
 

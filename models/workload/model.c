@@ -362,6 +362,15 @@ static void layer_params(const wl_model *m, int layer, double *tpsplit, double *
     }
 }
 
+void wl_layer_params(const wl_model *m, const wl_layout *l, int layer, double *dense, double *expert)
+{
+    double a, b, c;
+    int t = l->axonn ? l->gx * l->gy * l->gz : l->tp;
+    layer_params(m, layer, &a, &b, &c);
+    *dense = a / t + b;
+    *expert = c / ((double)l->ep * t);
+}
+
 double wl_model_params(const wl_model *m, int vocab)
 {
     double total = (double)vocab * m->hidden * (m->tied ? 1 : 2) + (m->bias ? 2 : 1) * m->hidden;

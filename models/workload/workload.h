@@ -72,11 +72,48 @@ typedef struct wl_rank_params {
     int stage;          /* the pipeline stage of the count */
 } wl_rank_params;
 void wl_stage_params(const wl_model *m, const wl_layout *l, int stage, wl_rank_params *out);
+/* One layer's parameters on a rank: replicated over dp (dense) and expert. */
+void wl_layer_params(const wl_model *m, const wl_layout *l, int layer, double *dense, double *expert);
 
 /* FLOPs of one iteration over all GPUs as the generated op graph counts them
  * (GEMMs and attention; elementwise ops are costed by bytes), including the
  * forward recomputation of the recompute mode. model_only: without recompute
  * (the "model FLOPs" of MFU). */
 double wl_iteration_flops(const wl_model *m, const wl_layout *l, int seq, int model_only);
+
+/* ---- the op graph of one iteration ---- */
+
+#include "analytic/analytic.h"
+
+typedef struct wl_opts {
+    int seq;
+    cm_dtype dtype;
+    const cm_gpu *gpu;          /* compute ops get fixed durations from the roofline */
+    const an_net *net;          /* alpha-beta costs of the collectives folded in analytically */
+    int fuse;                   /* tensor-parallel collectives inside a node become fixed-duration
+                                 * ops (they contend with nothing) and consecutive compute ops merge */
+    int one_replica;            /* build data-parallel replica 0 only (ep replicas for MoE); DP
+                                 * collectives become fixed-duration alpha-beta ops, hosts are
+                                 * named "gpu-<global rank>" */
+} wl_opts;
+
+/* Streams of a rank in the generated graph. */
+enum { WL_S_COMPUTE, WL_S_PP_FWD, WL_S_PP_BWD, WL_S_DP, WL_S_ZERO3, WL_S_CP_SEND, WL_S_CP_RECV, WL_NSTREAMS };
+
+typedef struct wl_info {
+    double flops;               /* GEMM + attention FLOPs of the ranks built (with recompute) */
+    double compute_s;           /* busy compute seconds summed over the ranks built */
+    double fused_tp_s;          /* seconds of TP collectives folded into compute ops (fuse), summed */
+    int ranks_built, ranks_total;
+    int micro;                  /* micro-batches per iteration */
+} wl_info;
+
+/* Global rank of a coordinate in Megatron-LM's order (tp innermost, then cp,
+ * then dp with ep innermost inside it, then pp); AxoNN: gx, gy, gz, dp. */
+int wl_rank_of(const wl_layout *l, int tp, int cp, int dp, int pp);
+
+/* Build the op graph of one training iteration. */
+int wl_build(const wl_model *m, const wl_layout *l, const wl_opts *o, og_graph **out, wl_info *info,
+             char *err, size_t errlen);
 
 #endif

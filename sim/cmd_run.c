@@ -1,0 +1,344 @@
+/* `trainsim run`: one training iteration of a model under a parallel layout:
+ * memory fit, iteration time, throughput, MFU and a time breakdown. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analytic/analytic.h"
+#include "cmds.h"
+#include "compute/compute.h"
+#include "engine.h"
+#include "memory/memory.h"
+#include "report.h"
+#include "util.h"
+#include "workload/workload.h"
+
+#define BIGERR 16384
+#define GIB 1073741824.0
+
+static const char run_help[] =
+    "usage: trainsim run --model M --layout L [--platform P.xml] [options]\n\n"
+    "Predict one training iteration of model M under the parallel layout L: memory per\n"
+    "GPU (and whether it fits), iteration time, tokens/s, TFLOP/s per GPU, MFU and a time\n"
+    "breakdown (compute, exposed TP/CP/EP/PP/DP communication, pipeline bubble).\n"
+    "A layout that does not fit in GPU memory is reported with its breakdown and not\n"
+    "simulated (exit status 1). docs/workload.md documents every modelling choice.\n\n"
+    "options:\n"
+    "  --model M          HuggingFace config.json (or trainsim model JSON), or a name in\n"
+    "                     configs/models/ (gpt3-175b, llama3-70b, mixtral-8x7b, ...)\n"
+    "  --layout L         Megatron-LM: tp=,pp=,dp=,cp=,ep=,vpp=,mbs=,gbs=,zero=0..3,sp=on|off,\n"
+    "                     recompute=none|selective|full,schedule=gpipe|1f1b|interleaved|zbh1,\n"
+    "                     bucket= (DP bucket, parameters); AxoNN 4D: gx=,gy=,gz=,dp=,mbs=,gbs=\n"
+    "  --platform P       SimGrid XML platform (needed unless --fidelity analytical)\n"
+    "  --gpus N           GPU count (derives dp when the layout leaves it out)\n"
+    "  --gpu NAME         GPU spec from configs/gpus/ (a100, h100, h200, mi250x-gcd) or a\n"
+    "                     path; default h100\n"
+    "  --gemm-table CSV   calibrate GEMM efficiency from measured times (m,n,k,dtype,seconds)\n"
+    "  --gpus-per-node N  node size for the network model (default: the GPU's node, 8)\n"
+    "  --seq S            sequence length (default: the model's, at most 8192)\n"
+    "  --dtype T          bf16 (default), fp16, fp8, fp32\n"
+    "  --fidelity F       analytical (closed-form critical path, no SimGrid), pipelined\n"
+    "                     (default with --platform) or step: SimGrid collective fidelity\n"
+    "  --detail D         reduced (default): data-parallel replica 0 only with DP\n"
+    "                     collectives and intra-node TP collectives costed analytically,\n"
+    "                     consecutive compute fused; full: every rank and collective\n"
+    "  --json FILE        write the results as JSON\n"
+    "  --timeline FILE    write a Chrome trace / Perfetto timeline of the simulated ranks\n"
+    "  --progress         progress lines on stderr\n"
+    "  --cfg=K:V, --log=X passed to SimGrid\n"
+    "  -h, --help         this help\n\n"
+    "exit status: 0 ok, 1 the layout does not fit or the simulation failed, 2 bad input.\n";
+
+typedef struct run_out {
+    double iter, tokens_s, tflops, mfu, hw_flops, model_flops;
+    double cat[AN_NCATS];
+} run_out;
+
+static void print_mem(FILE *f, const mem_breakdown *mb)
+{
+    fprintf(f, "memory per GPU   %.2f GiB of %.2f GiB: %s (pipeline stage %d)\n", mb->total / GIB,
+            mb->capacity / GIB, mb->fits ? "fits" : "DOES NOT FIT", mb->stage);
+    fprintf(f, "                 weights %.2f, gradients %.2f, optimizer %.2f, activations %.2f "
+               "(%.2f micro-batches in flight), workspace %.2f GiB\n",
+            mb->weights / GIB, mb->grads / GIB, mb->optim / GIB, mb->activations / GIB, mb->inflight,
+            mb->workspace / GIB);
+}
+
+static void json_mem(FILE *f, const mem_breakdown *mb)
+{
+    fprintf(f, "  \"memory\": {\"weights\": ");
+    ts_json_number(f, mb->weights);
+    fprintf(f, ", \"gradients\": ");
+    ts_json_number(f, mb->grads);
+    fprintf(f, ", \"optimizer\": ");
+    ts_json_number(f, mb->optim);
+    fprintf(f, ", \"activations\": ");
+    ts_json_number(f, mb->activations);
+    fprintf(f, ", \"workspace\": ");
+    ts_json_number(f, mb->workspace);
+    fprintf(f, ", \"total\": ");
+    ts_json_number(f, mb->total);
+    fprintf(f, ", \"capacity\": ");
+    ts_json_number(f, mb->capacity);
+    fprintf(f, ", \"stage\": %d, \"fits\": %s}", mb->stage, mb->fits ? "true" : "false");
+}
+
+static int write_json(const char *path, const wl_model *m, const char *layout, int ngpus, int seq,
+                      const char *fidelity, const mem_breakdown *mb, const run_out *ro, int simulated,
+                      char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return ts_err(err, errlen, "%s: cannot write", path);
+    fprintf(f, "{\n  \"model\": ");
+    ts_json_string(f, m->name);
+    fprintf(f, ",\n  \"layout\": ");
+    ts_json_string(f, layout);
+    fprintf(f, ",\n  \"gpus\": %d,\n  \"seq\": %d,\n  \"fidelity\": ", ngpus, seq);
+    ts_json_string(f, fidelity);
+    fprintf(f, ",\n");
+    json_mem(f, mb);
+    if (simulated) {
+        static const char *keys[] = {"iteration_s", "tokens_per_s", "tflops_per_gpu", "mfu"};
+        double vals[] = {ro->iter, ro->tokens_s, ro->tflops, ro->mfu};
+        for (int i = 0; i < 4; i++) {
+            fprintf(f, ",\n  \"%s\": ", keys[i]);
+            ts_json_number(f, vals[i]);
+        }
+        fprintf(f, ",\n  \"breakdown_s\": {");
+        for (int c = 0; c < AN_NCATS; c++) {
+            fprintf(f, "%s\"%s\": ", c ? ", " : "", c == AN_IDLE ? "bubble" : an_cat_name(c));
+            ts_json_number(f, ro->cat[c]);
+        }
+        fprintf(f, "}");
+    }
+    fprintf(f, "\n}\n");
+    if (fclose(f) != 0) return ts_err(err, errlen, "%s: write failed", path);
+    return 0;
+}
+
+static int parse_int(const char *s, int lo, int hi, int *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (*end || end == s || v < lo || v > hi) return -1;
+    *out = (int)v;
+    return 0;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    enum { O_PLATFORM = 256, O_MODEL, O_LAYOUT, O_SEQ, O_DTYPE, O_FIDELITY, O_JSON, O_TIMELINE, O_GPU, O_GPUS,
+           O_GEMM, O_GPN, O_DETAIL, O_PROGRESS };
+    static const struct option longopts[] = {
+        {"platform", required_argument, 0, O_PLATFORM}, {"model", required_argument, 0, O_MODEL},
+        {"layout", required_argument, 0, O_LAYOUT},     {"seq", required_argument, 0, O_SEQ},
+        {"dtype", required_argument, 0, O_DTYPE},       {"fidelity", required_argument, 0, O_FIDELITY},
+        {"json", required_argument, 0, O_JSON},         {"timeline", required_argument, 0, O_TIMELINE},
+        {"gpu", required_argument, 0, O_GPU},           {"gpus", required_argument, 0, O_GPUS},
+        {"gemm-table", required_argument, 0, O_GEMM},   {"gpus-per-node", required_argument, 0, O_GPN},
+        {"detail", required_argument, 0, O_DETAIL},     {"progress", no_argument, 0, O_PROGRESS},
+        {"help", no_argument, 0, 'h'},                  {0, 0, 0, 0},
+    };
+    const char *platform = NULL, *model = NULL, *layout_s = NULL, *json = NULL, *timeline = NULL;
+    const char *gpu_name = "h100", *gemm = NULL, *fid_name = NULL;
+    int seq = 0, ngpus = 0, gpn = 0, full = 0, progress = 0, analytical = 0;
+    cm_dtype dtype = CM_BF16;
+    char **sgv = ts_calloc(argc + 1, sizeof *sgv), **ours = ts_calloc(argc + 1, sizeof *ours);
+    int sgc = 1, nours = 0;
+    sgv[0] = ours[nours++] = argv[0];
+    for (int i = 1; i < argc; i++) {
+        if (strncmp(argv[i], "--cfg=", 6) == 0 || strncmp(argv[i], "--log=", 6) == 0) sgv[sgc++] = argv[i];
+        else ours[nours++] = argv[i];
+    }
+    int rc = EXIT_USAGE, c;
+    og_graph *g = NULL;
+    eng_result *res = NULL;
+    char *err = ts_malloc(BIGERR);
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(nours, ours, ":h", longopts, NULL)) != -1) {
+        switch (c) {
+        case O_PLATFORM: platform = optarg; break;
+        case O_MODEL: model = optarg; break;
+        case O_LAYOUT: layout_s = optarg; break;
+        case O_JSON: json = optarg; break;
+        case O_TIMELINE: timeline = optarg; break;
+        case O_GPU: gpu_name = optarg; break;
+        case O_GEMM: gemm = optarg; break;
+        case O_FIDELITY: fid_name = optarg; break;
+        case O_PROGRESS: progress = 1; break;
+        case O_SEQ:
+            if (parse_int(optarg, 1, 10000000, &seq) < 0) {
+                rc = cmd_usage_error("run", "--seq wants a positive length, not '%s'", optarg);
+                goto out;
+            }
+            break;
+        case O_GPUS:
+            if (parse_int(optarg, 1, 100000000, &ngpus) < 0) {
+                rc = cmd_usage_error("run", "--gpus wants a positive count, not '%s'", optarg);
+                goto out;
+            }
+            break;
+        case O_GPN:
+            if (parse_int(optarg, 1, 4096, &gpn) < 0) {
+                rc = cmd_usage_error("run", "--gpus-per-node wants 1 to 4096, not '%s'", optarg);
+                goto out;
+            }
+            break;
+        case O_DTYPE: {
+            int t = cm_dtype_from_name(optarg);
+            if (t != CM_BF16 && t != CM_FP16 && t != CM_FP8 && t != CM_FP32) {
+                rc = cmd_usage_error("run", "unknown dtype '%s' (valid: bf16, fp16, fp8, fp32)", optarg);
+                goto out;
+            }
+            dtype = t;
+            break;
+        }
+        case O_DETAIL:
+            if (strcmp(optarg, "full") == 0) full = 1;
+            else if (strcmp(optarg, "reduced") == 0) full = 0;
+            else {
+                rc = cmd_usage_error("run", "unknown detail '%s' (valid: reduced, full)", optarg);
+                goto out;
+            }
+            break;
+        case 'h':
+            fputs(run_help, stdout);
+            rc = EXIT_OK;
+            goto out;
+        case ':': rc = cmd_usage_error("run", "option '%s' needs a value", ours[optind - 1]); goto out;
+        default: rc = cmd_usage_error("run", "unknown option '%s'", ours[optind - 1]); goto out;
+        }
+    }
+    if (optind < nours) {
+        rc = cmd_usage_error("run", "unexpected argument '%s'", ours[optind]);
+        goto out;
+    }
+    if (!model || !layout_s) {
+        rc = cmd_usage_error("run", "--model and --layout are required");
+        goto out;
+    }
+    analytical = fid_name && strcmp(fid_name, "analytical") == 0;
+    eng_opts eo = {ENG_PIPELINED, 0, progress};
+    if (fid_name && !analytical) {
+        int f = eng_fidelity_from_name(fid_name);
+        if (f < 0) {
+            rc = cmd_usage_error("run", "unknown fidelity '%s' (valid: analytical, pipelined, step)", fid_name);
+            goto out;
+        }
+        eo.fidelity = f;
+    }
+    if (!analytical && !platform) {
+        rc = cmd_usage_error("run", "--platform is required unless --fidelity analytical");
+        goto out;
+    }
+
+    wl_model m;
+    wl_layout l;
+    cm_gpu gpu;
+    if (wl_model_find(model, "configs/models", &m, err, BIGERR) < 0 ||
+        cm_gpu_find(gpu_name, "configs/gpus", &gpu, err, BIGERR) < 0 ||
+        (gemm && cm_gpu_calibrate(&gpu, gemm, err, BIGERR) < 0) || wl_layout_parse(layout_s, &l, err, BIGERR) < 0) {
+        fprintf(stderr, "trainsim run: %s\n", err);
+        goto out;
+    }
+    if (!seq) seq = m.max_seq < 8192 ? m.max_seq : 8192;
+    if (wl_layout_check(&l, &m, seq, ngpus, err, BIGERR) < 0) {
+        fprintf(stderr, "trainsim run: %s\n", err);
+        goto out;
+    }
+    if (gpu.peak[dtype] <= 0) {
+        fprintf(stderr, "trainsim run: %s has no %s peak in its spec\n", gpu.name, cm_dtype_name(dtype));
+        goto out;
+    }
+    ngpus = wl_layout_ngpus(&l);
+    char lay[256];
+    wl_layout_format(&l, lay, sizeof lay);
+    mem_breakdown mb;
+    mem_estimate(&m, &l, seq, dtype, gpu.hbm_bytes, &mb);
+    const char *fname = analytical ? "analytical" : eng_fidelity_name(eo.fidelity);
+    printf("model            %s: %.4g B parameters, %d layers, hidden %d, sequence %d, %s\n", m.name,
+           wl_model_params(&m, wl_padded_vocab(&m, &l)) / 1e9, m.layers, m.hidden, seq, cm_dtype_name(dtype));
+    printf("layout           %s (%d micro-batches)\n", lay, wl_layout_micro(&l));
+    printf("gpus             %d x %s\n", ngpus, gpu.name);
+    print_mem(stdout, &mb);
+    run_out ro;
+    memset(&ro, 0, sizeof ro);
+    if (!mb.fits) {
+        printf("not simulated: the layout does not fit in GPU memory\n");
+        rc = EXIT_FAIL;
+        if (json && write_json(json, &m, lay, ngpus, seq, fname, &mb, &ro, 0, err, BIGERR) < 0) {
+            fprintf(stderr, "trainsim run: %s\n", err);
+            rc = EXIT_USAGE;
+        }
+        goto out;
+    }
+
+    an_net net;
+    if (an_net_default(gpu.name, &net) < 0) an_net_default("H100", &net);
+    if (gpn) net.gpus_per_node = gpn;
+    wl_opts wo = {seq, dtype, &gpu, &net, !full, !full};
+    wl_info info;
+    double t0 = ts_wtime();
+    if (wl_build(&m, &l, &wo, &g, &info, err, BIGERR) < 0) {
+        fprintf(stderr, "trainsim run: %s\n", err);
+        goto out;
+    }
+    double tbuild = ts_wtime() - t0;
+    if (analytical) {
+        if (an_run(g, &net, &res, err, BIGERR) < 0) {
+            fprintf(stderr, "trainsim run: %s\n", err);
+            rc = EXIT_FAIL;
+            goto out;
+        }
+    } else {
+        eng_init(&sgc, sgv);
+        if (eng_load_platform(platform, err, BIGERR) < 0) {
+            fprintf(stderr, "trainsim run: %s\n", err);
+            goto out;
+        }
+        if (eng_run(g, &eo, &res, err, BIGERR) < 0) {
+            fprintf(stderr, "trainsim run: %s\n", err);
+            rc = strncmp(err, "deadlock", 8) == 0 ? EXIT_FAIL : EXIT_USAGE;
+            goto out;
+        }
+    }
+    ro.iter = res->makespan;
+    ro.hw_flops = wl_iteration_flops(&m, &l, seq, 0);
+    ro.model_flops = wl_iteration_flops(&m, &l, seq, 1);
+    ro.tokens_s = (double)l.gbs * seq / ro.iter;
+    ro.tflops = ro.hw_flops / ro.iter / ngpus / 1e12;
+    ro.mfu = ro.model_flops / ro.iter / ngpus / gpu.peak[dtype];
+    an_breakdown(g, res, -1, ro.cat);
+    /* fused intra-node TP collectives sit inside compute ops: move them back */
+    double tp_fused = info.fused_tp_s / info.ranks_built;
+    ro.cat[AN_COMP] -= tp_fused;
+    ro.cat[AN_TP] += tp_fused;
+    printf("fidelity         %s; %d of %d ranks built (%s), %d ops, graph in %.2f s, %s in %.2f s\n", fname,
+           info.ranks_built, info.ranks_total, full ? "full detail" : "reduced: replica 0, analytical DP and intra-node TP",
+           og_total_ops(g), tbuild, analytical ? "critical path" : "simulation", res->wall);
+    printf("iteration        %.4f s\n", ro.iter);
+    printf("throughput       %.0f tokens/s, %.1f TFLOP/s per GPU (with recompute), MFU %.1f%%\n", ro.tokens_s,
+           ro.tflops, 100 * ro.mfu);
+    printf("time per rank    compute %.4f s, exposed tp %.4f, cp %.4f, ep %.4f, pp %.4f, dp %.4f, other %.4f, "
+           "bubble %.4f s (mean over ranks)\n",
+           ro.cat[AN_COMP], ro.cat[AN_TP], ro.cat[AN_CP], ro.cat[AN_EP], ro.cat[AN_PP], ro.cat[AN_DP],
+           ro.cat[AN_OTHER], ro.cat[AN_IDLE]);
+    rc = EXIT_OK;
+    if (json && write_json(json, &m, lay, ngpus, seq, fname, &mb, &ro, 1, err, BIGERR) < 0) rc = EXIT_USAGE;
+    if (rc == EXIT_OK && timeline && eng_report_timeline(timeline, g, res, err, BIGERR) < 0) rc = EXIT_USAGE;
+    if (rc != EXIT_OK) fprintf(stderr, "trainsim run: %s\n", err);
+out:
+    if (res) {
+        if (analytical) an_result_free(res);
+        else eng_result_free(res);
+    }
+    og_free(g);
+    free(err);
+    free(sgv);
+    free(ours);
+    return rc;
+}
