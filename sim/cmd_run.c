@@ -1,6 +1,7 @@
 /* `trainsim run`: one training iteration of a model under a parallel layout:
  * memory fit, iteration time, throughput, MFU and a time breakdown. */
 #include <getopt.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,9 @@ static const char run_help[] =
     "                     path; default h100\n"
     "  --gemm-table CSV   calibrate GEMM efficiency from measured times (m,n,k,dtype,seconds)\n"
     "  --gpus-per-node N  node size for the network model (default: the GPU's node, 8)\n"
+    "  --net K=V,...      analytical network figures: intra_bw, intra_lat, inter_bw,\n"
+    "                     inter_lat (bytes/s per GPU per direction, seconds per hop);\n"
+    "                     defaults by GPU from hardware.md (docs/workload.md)\n"
     "  --seq S            sequence length (default: the model's, at most 8192)\n"
     "  --dtype T          bf16 (default), fp16, fp8, fp32\n"
     "  --fidelity F       analytical (closed-form critical path, no SimGrid), pipelined\n"
@@ -119,6 +123,35 @@ static int write_json(const char *path, const wl_model *m, const char *layout, i
     return 0;
 }
 
+/* --net key=value,...: overrides of the analytical network's figures. */
+static int parse_net(const char *s, an_net *net, char *err, size_t errlen)
+{
+    static const struct {
+        const char *key;
+        size_t off;
+    } keys[] = {
+        {"intra_bw", offsetof(an_net, intra_bw)}, {"intra_lat", offsetof(an_net, intra_lat)},
+        {"inter_bw", offsetof(an_net, inter_bw)}, {"inter_lat", offsetof(an_net, inter_lat)},
+    };
+    char *copy = ts_strdup(s), *save = NULL;
+    int rc = 0;
+    for (char *tok = strtok_r(copy, ",", &save); tok && rc == 0; tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '='), *end;
+        size_t i;
+        if (eq) *eq = 0;
+        for (i = 0; i < sizeof keys / sizeof keys[0] && strcmp(tok, keys[i].key); i++) {}
+        double v = eq ? strtod(eq + 1, &end) : 0;
+        if (!eq || i == sizeof keys / sizeof keys[0] || *end || !(v >= 0) || !isfinite(v) ||
+            (v == 0 && strstr(tok, "bw")))
+            rc = ts_err(err, errlen, "--net: '%s' is not one of intra_bw, intra_lat, inter_bw, inter_lat "
+                        "with a non-negative number (bandwidths positive, bytes/s; latencies s)", tok);
+        else
+            *(double *)((char *)net + keys[i].off) = v;
+    }
+    free(copy);
+    return rc;
+}
+
 static int parse_int(const char *s, int lo, int hi, int *out)
 {
     char *end;
@@ -131,7 +164,7 @@ static int parse_int(const char *s, int lo, int hi, int *out)
 int cmd_run(int argc, char **argv)
 {
     enum { O_PLATFORM = 256, O_MODEL, O_LAYOUT, O_SEQ, O_DTYPE, O_FIDELITY, O_JSON, O_TIMELINE, O_GPU, O_GPUS,
-           O_GEMM, O_GPN, O_DETAIL, O_PROGRESS };
+           O_GEMM, O_GPN, O_DETAIL, O_PROGRESS, O_NET };
     static const struct option longopts[] = {
         {"platform", required_argument, 0, O_PLATFORM}, {"model", required_argument, 0, O_MODEL},
         {"layout", required_argument, 0, O_LAYOUT},     {"seq", required_argument, 0, O_SEQ},
@@ -140,10 +173,11 @@ int cmd_run(int argc, char **argv)
         {"gpu", required_argument, 0, O_GPU},           {"gpus", required_argument, 0, O_GPUS},
         {"gemm-table", required_argument, 0, O_GEMM},   {"gpus-per-node", required_argument, 0, O_GPN},
         {"detail", required_argument, 0, O_DETAIL},     {"progress", no_argument, 0, O_PROGRESS},
+        {"net", required_argument, 0, O_NET},
         {"help", no_argument, 0, 'h'},                  {0, 0, 0, 0},
     };
     const char *platform = NULL, *model = NULL, *layout_s = NULL, *json = NULL, *timeline = NULL;
-    const char *gpu_name = "h100", *gemm = NULL, *fid_name = NULL;
+    const char *gpu_name = "h100", *gemm = NULL, *fid_name = NULL, *net_s = NULL;
     int seq = 0, ngpus = 0, gpn = 0, full = 0, progress = 0, analytical = 0;
     cm_dtype dtype = CM_BF16;
     char **sgv = ts_calloc(argc + 1, sizeof *sgv), **ours = ts_calloc(argc + 1, sizeof *ours);
@@ -170,6 +204,7 @@ int cmd_run(int argc, char **argv)
         case O_GEMM: gemm = optarg; break;
         case O_FIDELITY: fid_name = optarg; break;
         case O_PROGRESS: progress = 1; break;
+        case O_NET: net_s = optarg; break;
         case O_SEQ:
             if (parse_int(optarg, 1, 10000000, &seq) < 0) {
                 rc = cmd_usage_error("run", "--seq wants a positive length, not '%s'", optarg);
@@ -280,6 +315,10 @@ int cmd_run(int argc, char **argv)
     an_net net;
     if (an_net_default(gpu.name, &net) < 0) an_net_default("H100", &net);
     if (gpn) net.gpus_per_node = gpn;
+    if (net_s && parse_net(net_s, &net, err, BIGERR) < 0) {
+        fprintf(stderr, "trainsim run: %s\n", err);
+        goto out;
+    }
     wl_opts wo = {seq, dtype, &gpu, &net, !full, !full};
     wl_info info;
     double t0 = ts_wtime();

@@ -1,6 +1,8 @@
 /* Workload models: model specs, layouts and their rejection reasons, FLOP
  * counts against Megatron-LM's formulas, memory against hand calculations. */
+#include <jansson.h>
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -422,4 +424,122 @@ void suite_workload_graph(void)
     test_add_suite("workload_graph", "graph flops vs megatron formula", test_graph_flops, "message sizes by hand",
                    test_message_sizes, "pipeline bubbles", test_bubbles, "engine agrees with analytic",
                    test_engine_agrees, NULL);
+}
+
+/* ---- trainsim run ---- */
+
+static char cli_out[1 << 16];
+
+static void test_run_cli(void)
+{
+    CU_ASSERT_EQUAL(test_cli("run --help", cli_out, sizeof cli_out), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(cli_out, "usage: trainsim run"));
+    /* bad layouts: exit status 2 with the reason */
+    CU_ASSERT_EQUAL(test_cli("run --model gpt3-175b --layout tp=5,pp=8,dp=16 --fidelity analytical", cli_out,
+                             sizeof cli_out), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(cli_out, "tp=5 does not divide 96 attention heads"));
+    CU_ASSERT_EQUAL(test_cli("run --model gpt3-175b --layout tp=8,pp=8,dp=16 --gpus 512 --fidelity analytical",
+                             cli_out, sizeof cli_out), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(cli_out, "= 1024 gpus, but the platform has 512"));
+    CU_ASSERT_EQUAL(test_cli("run --model gpt3-175b --layout tp=8,pp=8,dp=16", cli_out, sizeof cli_out), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(cli_out, "--platform is required"));
+    CU_ASSERT_EQUAL(test_cli("run --model nosuch --layout tp=1 --fidelity analytical", cli_out, sizeof cli_out), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(cli_out, "unknown model 'nosuch'"));
+
+    /* oversized: reported with the breakdown, not simulated, exit status 1 */
+    const char *js = "/tmp/trainsim-test-run.json";
+    char args[512];
+    snprintf(args, sizeof args, "run --model gpt3-175b --layout tp=8,pp=1,dp=1,gbs=1 --seq 2048 --gpu a100 "
+                                "--fidelity analytical --json %s", js);
+    CU_ASSERT_EQUAL(test_cli(args, cli_out, sizeof cli_out), 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(cli_out, "DOES NOT FIT"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(cli_out, "not simulated"));
+    json_error_t je;
+    json_t *j = json_load_file(js, 0, &je);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    CU_ASSERT(json_is_false(json_object_get(json_object_get(j, "memory"), "fits")));
+    CU_ASSERT_PTR_NULL(json_object_get(j, "iteration_s"));
+    json_decref(j);
+
+    /* a run: the JSON's throughput is consistent with its iteration time */
+    snprintf(args, sizeof args, "run --model megatron-gpt-1.7b --layout tp=2,pp=2,dp=4,gbs=64 --seq 2048 "
+                                "--gpu a100 --fidelity analytical --json %s", js);
+    CU_ASSERT_EQUAL(test_cli(args, cli_out, sizeof cli_out), 0);
+    j = json_load_file(js, 0, &je);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    double it = json_number_value(json_object_get(j, "iteration_s"));
+    double tok = json_number_value(json_object_get(j, "tokens_per_s"));
+    CU_ASSERT(it > 0);
+    CU_ASSERT_DOUBLE_EQUAL(tok, 64.0 * 2048 / it, 1e-6 * tok);
+    json_t *bd = json_object_get(j, "breakdown_s");
+    double sum = 0;
+    const char *k;
+    json_t *v;
+    json_object_foreach(bd, k, v) sum += json_number_value(v);
+    CU_ASSERT_DOUBLE_EQUAL(sum, it, 1e-6 * it); /* the breakdown covers the iteration */
+    json_decref(j);
+    remove(js);
+
+    /* the SimGrid path on the shipped 2-node platform, pipelined and step, and the
+     * analytical path (given the platform's latencies: 2 x 0.5 us inside a node,
+     * 0.5 + 2 + 0.5 us between, one 400 GB/s rail link per node) agree within 5% */
+    const char *lay = "--model megatron-gpt-1.7b --layout tp=8,pp=2,dp=1,gbs=8 --seq 2048 --gpu h100 --detail full "
+                      "--net intra_lat=1e-6,inter_lat=3e-6,inter_bw=400e9";
+    double t[3];
+    const char *fid[3] = {"pipelined", "step", "analytical"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(args, sizeof args, "run %s --platform configs/platforms/dgx-2node.xml --fidelity %s", lay, fid[i]);
+        CU_ASSERT_EQUAL(test_cli(args, cli_out, sizeof cli_out), 0);
+        const char *p = strstr(cli_out, "iteration ");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+        t[i] = atof(p + 10);
+    }
+    CU_ASSERT(fabs(t[0] - t[2]) / t[2] < 0.05);
+    CU_ASSERT(fabs(t[1] - t[2]) / t[2] < 0.05);
+
+    /* AxoNN 4D, context parallelism and interleaving run */
+    CU_ASSERT_EQUAL(test_cli("run --model megatron-gpt-1.7b --layout gx=2,gy=2,gz=2,dp=2,gbs=8 --seq 2048 --gpu a100 "
+                             "--fidelity analytical", cli_out, sizeof cli_out), 0);
+    CU_ASSERT_EQUAL(test_cli("run --model llama3-8b --layout tp=2,cp=2,pp=2,dp=2,gbs=8,vpp=2,sp=on,recompute=selective --seq 8192 "
+                             "--fidelity analytical", cli_out, sizeof cli_out), 0);
+}
+
+/* Every shipped model runs with a layout that fits on H100s. */
+static void test_run_models(void)
+{
+    static const char *runs[][2] = {
+        {"gpt3-175b", "tp=8,pp=8,dp=4,gbs=64,sp=on,recompute=selective,zero=1"},
+        {"megatron-gpt-1.7b", "tp=1,pp=1,dp=8,gbs=64"},
+        {"megatron-gpt-3.6b", "tp=2,pp=1,dp=8,gbs=64"},
+        {"megatron-gpt-7.5b", "tp=4,pp=1,dp=8,gbs=64"},
+        {"megatron-gpt-18b", "tp=8,pp=1,dp=8,gbs=64,sp=on,recompute=selective"},
+        {"megatron-gpt-39b", "tp=8,pp=2,dp=4,gbs=64,sp=on,recompute=selective"},
+        {"megatron-gpt-76b", "tp=8,pp=4,dp=2,gbs=64,sp=on,recompute=selective"},
+        {"megatron-gpt-145b", "tp=8,pp=8,dp=2,gbs=64,sp=on,recompute=selective,zero=1"},
+        {"megatron-gpt-310b", "tp=8,pp=16,dp=2,gbs=64,sp=on,recompute=full,zero=1"},
+        {"megatron-gpt-530b", "tp=8,pp=35,dp=1,gbs=70,sp=on,recompute=full"},
+        {"megatron-gpt-1t", "tp=8,pp=64,dp=1,gbs=128,sp=on,recompute=full"},
+        {"llama3-8b", "tp=2,pp=1,dp=4,gbs=32,sp=on,recompute=selective,zero=1"},
+        {"llama3-70b", "tp=8,pp=4,dp=2,gbs=32,sp=on,recompute=selective,zero=1"},
+        {"llama3-405b", "tp=8,pp=18,dp=2,gbs=36,sp=on,recompute=full,zero=1"},
+        {"gpt-neox-20b", "tp=4,pp=2,dp=2,gbs=32,sp=on,recompute=selective,zero=1"},
+        {"mixtral-8x7b", "tp=2,pp=4,dp=2,ep=2,gbs=32,sp=on,recompute=full,zero=1"},
+    };
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        char args[512];
+        snprintf(args, sizeof args, "run --model %s --layout %s --gpu h100 --fidelity analytical", runs[i][0],
+                 runs[i][1]);
+        int rc = test_cli(args, cli_out, sizeof cli_out);
+        if (rc != 0) fprintf(stderr, "\n%s\n%s\n", args, cli_out);
+        CU_ASSERT_EQUAL(rc, 0);
+        const char *p = strstr(cli_out, "MFU ");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+        double mfu = atof(p + 4);
+        CU_ASSERT(mfu > 5 && mfu < 80);
+    }
+}
+
+void suite_run(void)
+{
+    test_add_suite("run", "trainsim run cli", test_run_cli, "every shipped model runs", test_run_models, NULL);
 }

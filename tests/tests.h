@@ -14,6 +14,7 @@ void suite_cli(void);
 void suite_compute(void);
 void suite_workload(void);
 void suite_workload_graph(void);
+void suite_run(void);
 
 /* Path of a fixture in tests/data/. */
 const char *test_data(const char *name);
