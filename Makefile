@@ -18,7 +18,7 @@ LIB_OBJ  := $(LIB_SRC:%.c=build/%.o)
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=build/%.o)
 
-.PHONY: all deps check test clean demo bench
+.PHONY: all deps check test clean demo bench bench-workload
 all: bin/trainsim
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -58,6 +58,10 @@ demo: bin/trainsim
 
 bench: bin/trainsim
 	experiments/bench/run.sh
+
+# trainsim run at 1,024 to 16,384 GPUs (docs/workload.md has the table).
+bench-workload: bin/trainsim
+	experiments/bench/workload.sh
 
 clean:
 	rm -rf build bin

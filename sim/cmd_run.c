@@ -48,7 +48,9 @@ static const char run_help[] =
     "                     (default with --platform) or step: SimGrid collective fidelity\n"
     "  --detail D         reduced (default): data-parallel replica 0 only with DP\n"
     "                     collectives and intra-node TP collectives costed analytically,\n"
-    "                     consecutive compute fused; full: every rank and collective\n"
+    "                     consecutive compute fused; replicas: every rank and DP\n"
+    "                     collective simulated, intra-node TP analytical, compute fused;\n"
+    "                     full: every rank and collective\n"
     "  --json FILE        write the results as JSON\n"
     "  --timeline FILE    write a Chrome trace / Perfetto timeline of the simulated ranks\n"
     "  --progress         progress lines on stderr\n"
@@ -235,8 +237,9 @@ int cmd_run(int argc, char **argv)
         case O_DETAIL:
             if (strcmp(optarg, "full") == 0) full = 1;
             else if (strcmp(optarg, "reduced") == 0) full = 0;
+            else if (strcmp(optarg, "replicas") == 0) full = 2;
             else {
-                rc = cmd_usage_error("run", "unknown detail '%s' (valid: reduced, full)", optarg);
+                rc = cmd_usage_error("run", "unknown detail '%s' (valid: reduced, replicas, full)", optarg);
                 goto out;
             }
             break;
@@ -281,6 +284,20 @@ int cmd_run(int argc, char **argv)
         goto out;
     }
     if (!seq) seq = m.max_seq < 8192 ? m.max_seq : 8192;
+    if (!analytical) {
+        /* the platform's GPU count derives dp; a layout needing more GPUs is rejected */
+        eng_init(&sgc, sgv);
+        if (eng_load_platform(platform, err, BIGERR) < 0) {
+            fprintf(stderr, "trainsim run: %s\n", err);
+            goto out;
+        }
+        if (!ngpus && !l.dp) ngpus = eng_host_count();
+        if (wl_layout_parse(layout_s, &l, err, BIGERR) == 0 && l.dp && wl_layout_ngpus(&l) > eng_host_count()) {
+            fprintf(stderr, "trainsim run: layout needs %d gpus, the platform has %d hosts\n", wl_layout_ngpus(&l),
+                    eng_host_count());
+            goto out;
+        }
+    }
     if (wl_layout_check(&l, &m, seq, ngpus, err, BIGERR) < 0) {
         fprintf(stderr, "trainsim run: %s\n", err);
         goto out;
@@ -319,7 +336,7 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "trainsim run: %s\n", err);
         goto out;
     }
-    wl_opts wo = {seq, dtype, &gpu, &net, !full, !full};
+    wl_opts wo = {seq, dtype, &gpu, &net, full != 1, full == 0};
     wl_info info;
     double t0 = ts_wtime();
     if (wl_build(&m, &l, &wo, &g, &info, err, BIGERR) < 0) {
@@ -334,11 +351,6 @@ int cmd_run(int argc, char **argv)
             goto out;
         }
     } else {
-        eng_init(&sgc, sgv);
-        if (eng_load_platform(platform, err, BIGERR) < 0) {
-            fprintf(stderr, "trainsim run: %s\n", err);
-            goto out;
-        }
         if (eng_run(g, &eo, &res, err, BIGERR) < 0) {
             fprintf(stderr, "trainsim run: %s\n", err);
             rc = strncmp(err, "deadlock", 8) == 0 ? EXIT_FAIL : EXIT_USAGE;
@@ -357,7 +369,9 @@ int cmd_run(int argc, char **argv)
     ro.cat[AN_COMP] -= tp_fused;
     ro.cat[AN_TP] += tp_fused;
     printf("fidelity         %s; %d of %d ranks built (%s), %d ops, graph in %.2f s, %s in %.2f s\n", fname,
-           info.ranks_built, info.ranks_total, full ? "full detail" : "reduced: replica 0, analytical DP and intra-node TP",
+           info.ranks_built, info.ranks_total,
+           full == 1 ? "full detail" : full == 2 ? "replicas: every rank, analytical intra-node TP"
+                                                 : "reduced: replica 0, analytical DP and intra-node TP",
            og_total_ops(g), tbuild, analytical ? "critical path" : "simulation", res->wall);
     printf("iteration        %.4f s\n", ro.iter);
     printf("throughput       %.0f tokens/s, %.1f TFLOP/s per GPU (with recompute), MFU %.1f%%\n", ro.tokens_s,

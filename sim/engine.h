@@ -51,6 +51,8 @@ void eng_init(int *argc, char **argv);
 
 /* Load a SimGrid XML platform (once per process: a SimGrid limit). */
 int eng_load_platform(const char *path, char *err, size_t errlen);
+/* Hosts of the loaded platform. */
+int eng_host_count(void);
 
 /* Run g on the loaded platform. Ranks map to g's host names, or else to the
  * platform's hosts in natural name order. A deadlock is an error naming every
