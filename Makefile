@@ -47,6 +47,10 @@ bin/bench_ring: build/experiments/bench/bench_ring.o build/libtrainsim.a
 	@mkdir -p bin
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
+bin/bench_estimate: build/experiments/bench/bench_estimate.o build/libtrainsim.a
+	@mkdir -p bin
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
 # make check: CUnit suites (they also run bin/trainsim for CLI behaviour).
 check test: bin/trainsim bin/test_trainsim
 	bin/test_trainsim
@@ -60,8 +64,10 @@ bench: bin/trainsim
 	experiments/bench/run.sh
 
 # trainsim run at 1,024 to 16,384 GPUs (docs/workload.md has the table).
-bench-workload: bin/trainsim
+bench-workload: bin/trainsim bin/bench_estimate
 	experiments/bench/workload.sh
+	bin/bench_estimate 1024
+	bin/bench_estimate 16384
 
 clean:
 	rm -rf build bin

@@ -44,7 +44,8 @@ static const char run_help[] =
     "                     defaults by GPU from hardware.md (docs/workload.md)\n"
     "  --seq S            sequence length (default: the model's, at most 8192)\n"
     "  --dtype T          bf16 (default), fp16, fp8, fp32\n"
-    "  --fidelity F       analytical (closed-form critical path, no SimGrid), pipelined\n"
+    "  --fidelity F       estimate (closed form from model and layout, no graph),\n"
+    "                     analytical (critical path of the op graph, no SimGrid), pipelined\n"
     "                     (default with --platform) or step: SimGrid collective fidelity\n"
     "  --detail D         reduced (default): data-parallel replica 0 only with DP\n"
     "                     collectives and intra-node TP collectives costed analytically,\n"
@@ -260,11 +261,14 @@ int cmd_run(int argc, char **argv)
         goto out;
     }
     analytical = fid_name && strcmp(fid_name, "analytical") == 0;
+    int estimate = fid_name && strcmp(fid_name, "estimate") == 0;
+    analytical |= estimate;
     eng_opts eo = {ENG_PIPELINED, 0, progress};
     if (fid_name && !analytical) {
         int f = eng_fidelity_from_name(fid_name);
         if (f < 0) {
-            rc = cmd_usage_error("run", "unknown fidelity '%s' (valid: analytical, pipelined, step)", fid_name);
+            rc = cmd_usage_error("run", "unknown fidelity '%s' (valid: estimate, analytical, pipelined, step)",
+                                 fid_name);
             goto out;
         }
         eo.fidelity = f;
@@ -311,7 +315,7 @@ int cmd_run(int argc, char **argv)
     wl_layout_format(&l, lay, sizeof lay);
     mem_breakdown mb;
     mem_estimate(&m, &l, seq, dtype, gpu.hbm_bytes, &mb);
-    const char *fname = analytical ? "analytical" : eng_fidelity_name(eo.fidelity);
+    const char *fname = estimate ? "estimate" : analytical ? "analytical" : eng_fidelity_name(eo.fidelity);
     printf("model            %s: %.4g B parameters, %d layers, hidden %d, sequence %d, %s\n", m.name,
            wl_model_params(&m, wl_padded_vocab(&m, &l)) / 1e9, m.layers, m.hidden, seq, cm_dtype_name(dtype));
     printf("layout           %s (%d micro-batches)\n", lay, wl_layout_micro(&l));
@@ -337,6 +341,36 @@ int cmd_run(int argc, char **argv)
         goto out;
     }
     wl_opts wo = {seq, dtype, &gpu, &net, full != 1, full == 0};
+    if (estimate) {
+        wl_est e;
+        double t0 = ts_wtime();
+        if (wl_estimate(&m, &l, &wo, &e, err, BIGERR) < 0) {
+            fprintf(stderr, "trainsim run: %s\n", err);
+            goto out;
+        }
+        ro.iter = e.iter;
+        ro.hw_flops = wl_iteration_flops(&m, &l, seq, 0);
+        ro.model_flops = wl_iteration_flops(&m, &l, seq, 1);
+        ro.tokens_s = (double)l.gbs * seq / ro.iter;
+        ro.tflops = ro.hw_flops / ro.iter / ngpus / 1e12;
+        ro.mfu = ro.model_flops / ro.iter / ngpus / gpu.peak[dtype];
+        ro.cat[AN_COMP] = e.pipeline - e.bubble + e.optimizer;
+        ro.cat[AN_DP] = e.dp_exposed;
+        ro.cat[AN_IDLE] = e.bubble;
+        printf("fidelity         estimate: closed form from model and layout, no graph, in %.6f s\n", ts_wtime() - t0);
+        printf("iteration        %.4f s\n", ro.iter);
+        printf("throughput       %.0f tokens/s, %.1f TFLOP/s per GPU (with recompute), MFU %.1f%%\n", ro.tokens_s,
+               ro.tflops, 100 * ro.mfu);
+        printf("time             micro-batch on the slowest stage: forward %.4f, backward %.4f, weight gradients "
+               "%.4f s; bubble %.4f, exposed dp %.4f, optimizer %.4f s\n",
+               e.tf, e.tb, e.tw, e.bubble, e.dp_exposed, e.optimizer);
+        rc = EXIT_OK;
+        if (json && write_json(json, &m, lay, ngpus, seq, fname, &mb, &ro, 1, err, BIGERR) < 0) {
+            fprintf(stderr, "trainsim run: %s\n", err);
+            rc = EXIT_USAGE;
+        }
+        goto out;
+    }
     wl_info info;
     double t0 = ts_wtime();
     if (wl_build(&m, &l, &wo, &g, &info, err, BIGERR) < 0) {

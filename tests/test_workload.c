@@ -419,11 +419,13 @@ static void test_engine_agrees(void)
     og_free(g);
 }
 
+static void test_estimate(void);
+
 void suite_workload_graph(void)
 {
     test_add_suite("workload_graph", "graph flops vs megatron formula", test_graph_flops, "message sizes by hand",
                    test_message_sizes, "pipeline bubbles", test_bubbles, "engine agrees with analytic",
-                   test_engine_agrees, NULL);
+                   test_engine_agrees, "direct estimate vs graph", test_estimate, NULL);
 }
 
 /* ---- trainsim run ---- */
@@ -542,4 +544,50 @@ static void test_run_models(void)
 void suite_run(void)
 {
     test_add_suite("run", "trainsim run cli", test_run_cli, "every shipped model runs", test_run_models, NULL);
+}
+
+/* The direct estimate against the critical path of the full op graph. */
+static void test_estimate(void)
+{
+    static const struct {
+        const char *model, *layout;
+        int seq;
+        double tol;
+    } cases[] = {
+        {"gpt3-175b", "tp=8,pp=8,dp=16,gbs=1536,sp=on,recompute=selective,zero=1", 2048, 0.02},
+        {"gpt3-175b", "tp=8,pp=8,dp=16,gbs=1536,sp=on,recompute=selective,zero=1,vpp=3", 2048, 0.02},
+        {"gpt3-175b", "tp=8,pp=8,dp=16,gbs=1536,sp=on,recompute=selective,zero=1,schedule=zbh1", 2048, 0.02},
+        {"gpt3-175b", "tp=4,pp=16,dp=16,gbs=512,recompute=full", 2048, 0.02},
+        {"llama3-70b", "tp=8,pp=4,dp=8,gbs=256,sp=on,recompute=selective,zero=1", 8192, 0.02},
+        {"mixtral-8x7b", "tp=2,pp=4,dp=8,ep=4,gbs=64,sp=on,recompute=full,zero=1", 8192, 0.02},
+        {"llama3-8b", "tp=2,cp=2,pp=2,dp=4,gbs=32,sp=on,recompute=selective", 8192, 0.02},
+        {"gpt-neox-20b", "tp=4,pp=4,dp=4,gbs=64,vpp=11,sp=on,recompute=selective,zero=1", 2048, 0.02},
+        {"megatron-gpt-1.7b", "tp=1,pp=1,dp=16,gbs=64,zero=3", 2048, 0.15},
+    };
+    an_net net;
+    CU_ASSERT_EQUAL_FATAL(an_net_default("H100", &net), 0);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        wl_model m;
+        wl_layout l;
+        cm_gpu gpu;
+        wl_info info;
+        char err[TS_ERRLEN];
+        og_graph *g = build(cases[i].model, cases[i].layout, cases[i].seq, 1, 1, &info, &m, &l, &gpu, &net);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+        CU_ASSERT_EQUAL_FATAL(cm_gpu_find("h100", "configs/gpus", &gpu, err, sizeof err), 0);
+        og_free(g);
+        wl_opts o = {cases[i].seq, CM_BF16, &gpu, &net, 1, 1};
+        CU_ASSERT_EQUAL_FATAL(wl_build(&m, &l, &o, &g, &info, err, sizeof err), 0);
+        eng_result *res = NULL;
+        CU_ASSERT_EQUAL_FATAL(an_run(g, &net, &res, err, sizeof err), 0);
+        wl_est e;
+        CU_ASSERT_EQUAL_FATAL(wl_estimate(&m, &l, &o, &e, err, sizeof err), 0);
+        double rel = fabs(e.iter - res->makespan) / res->makespan;
+        if (rel >= cases[i].tol)
+            fprintf(stderr, "\n  %s %s: estimate %.4f s, graph %.4f s\n", cases[i].model, cases[i].layout, e.iter,
+                    res->makespan);
+        CU_ASSERT(rel < cases[i].tol);
+        an_result_free(res);
+        og_free(g);
+    }
 }

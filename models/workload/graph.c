@@ -53,6 +53,9 @@ typedef struct gen {
     int bucket_no;
     wlist *wl;              /* deferred weight gradients per (micro-batch, chunk) */
     int zb;
+    int ep_intra;           /* the EP group sits inside a node */
+    int dry;                /* costing only (wl_estimate): no graph, times accumulate */
+    double acc, acc_w, acc_side;
 } gen;
 
 /* ---- ranks and groups ---- */
@@ -97,6 +100,10 @@ static int last0(gen *G)
 /* A fixed-duration op on stream 0, merged into the previous one when fusing. */
 static int add_fixed(gen *G, double d, const char *what, int layer, int mb)
 {
+    if (G->dry) {
+        G->acc += d;
+        return 0;
+    }
     og_rank *rk = &G->g->ranks[G->r];
     if (G->o->fuse && G->last_comp >= 0) {
         rk->ops[G->last_comp].duration += d;
@@ -135,6 +142,14 @@ static int coll(gen *G, int s, const char *cat, og_coll c, int grp, int n, doubl
                 int dep, const char *what, int layer, int mb)
 {
     if (n <= 1 || bytes <= 0) return -1;
+    if (G->dry) {
+        const an_net *net = G->o->net;
+        double t = an_coll_time(c, n, bytes, intra ? net->intra_bw : net->inter_bw,
+                                intra ? net->intra_lat : net->inter_lat);
+        if (s == WL_S_COMPUTE) G->acc += t;
+        else G->acc_side += t;
+        return -1;
+    }
     og_op *op;
     if (analytic) {
         const an_net *net = G->o->net;
@@ -177,6 +192,16 @@ static void attention(gen *G, int layer, int mb, const char *what, double mult)
     }
     /* ring attention: cp steps; step j > 0 computes with the K/V block received in step j */
     double kv_bytes = mult * 2 * G->tok * kvd / t * G->dt; /* K and V (and dK, dV backward) */
+    if (G->dry) {
+        /* each of the cp-1 later blocks: its compute or its transfer, whichever is longer */
+        const an_net *net = G->o->net;
+        int intra = (double)l->tp * l->cp <= net->gpus_per_node;
+        double chunk = cm_op_time(G->o->gpu, G->o->dtype, flops / l->cp, io / l->cp, eff);
+        double xfer = (intra ? net->intra_lat : net->inter_lat) + kv_bytes / (intra ? net->intra_bw : net->inter_bw);
+        G->flops += flops;
+        G->acc += chunk + (l->cp - 1) * (chunk > xfer ? chunk : xfer);
+        return;
+    }
     int next = built(G, G->ti, (G->ci + 1) % l->cp, G->di, G->pi), prev = built(G, G->ti, (G->ci + l->cp - 1) % l->cp, G->di, G->pi);
     int have = last0(G);
     comp(G, what, layer, mb, flops / l->cp, io / l->cp, eff);
@@ -199,6 +224,13 @@ static void attention(gen *G, int layer, int mb, const char *what, double mult)
 
 static void wgrad_gemm(gen *G, int layer, int mb, int chunk, double M, double N, double K)
 {
+    if (G->dry) {
+        double save = G->acc;
+        gemm(G, "wgrad", layer, mb, M, N, K);
+        G->acc_w += G->acc - save;
+        G->acc = save;
+        return;
+    }
     if (G->zb) {
         wlist *w = &G->wl[mb * G->v + chunk];
         ts_grow(&w->w, sizeof *w->w, &w->cap, (size_t)w->n + 1);
@@ -226,7 +258,7 @@ static void zero3_gather(gen *G, int li, int mb, const char *what)
     wl_stage_params(G->m, l, 0, &p);
     int ag = coll(G, WL_S_ZERO3, "dp", OG_ALLGATHER, G->dpg, l->dp * l->cp, p.layer * G->pb, G->o->one_replica, 0, -1,
                   what, li, mb);
-    if (ag < 0) return;
+    if (ag < 0 || G->dry) return;
     last0(G);
     og_op *w = og_compute_fixed(G->g, G->r, WL_S_COMPUTE, 0);
     og_add_dep(w, ag);
@@ -251,7 +283,7 @@ static void layer_fwd(gen *G, int li, int mb, int recomp)
     elem(G, "ln2", li, mb, 4 * act / seqpart);
     if (is_moe(m, li)) {
         gemm(G, "router", li, mb, tok / t, m->experts, h);
-        coll(G, WL_S_COMPUTE, "ep", OG_ALLTOALL, G->epg, l->ep, tokm * h * G->dt / t, 0, 0, -1, "dispatch", li, mb);
+        coll(G, WL_S_COMPUTE, "ep", OG_ALLTOALL, G->epg, l->ep, tokm * h * G->dt / t, 0, G->ep_intra, -1, "dispatch", li, mb);
         if (t > 1) tp_coll(G, OG_ALLGATHER, tokm * h * G->dt, "expert_in", li, mb);
     } else if (l->sp) {
         tp_coll(G, OG_ALLGATHER, act, "mlp_in", li, mb);
@@ -261,7 +293,7 @@ static void layer_fwd(gen *G, int li, int mb, int recomp)
     gemm(G, "fc2", li, mb, tokm, h, f / t);
     if (is_moe(m, li)) {
         if (t > 1) tp_coll(G, OG_REDUCESCATTER, tokm * h * G->dt, "expert_out", li, mb);
-        coll(G, WL_S_COMPUTE, "ep", OG_ALLTOALL, G->epg, l->ep, tokm * h * G->dt / t, 0, 0, -1, "combine", li, mb);
+        coll(G, WL_S_COMPUTE, "ep", OG_ALLTOALL, G->epg, l->ep, tokm * h * G->dt / t, 0, G->ep_intra, -1, "combine", li, mb);
         if (m->shared_experts) {
             double fs = (double)m->moe_ffn * m->shared_experts;
             gemm(G, "shared_fc1", li, mb, tok, fs * g / t, h);
@@ -293,7 +325,7 @@ static void layer_bwd(gen *G, int li, int mb, int chunk)
             gemm(G, "shared_fc1_dgrad", li, mb, tok, h, fs * g / t);
             wgrad_gemm(G, li, mb, chunk, h, fs * g / t, tok);
         }
-        coll(G, WL_S_COMPUTE, "ep", OG_ALLTOALL, G->epg, l->ep, tokm * h * G->dt / t, 0, 0, -1, "combine_bwd", li, mb);
+        coll(G, WL_S_COMPUTE, "ep", OG_ALLTOALL, G->epg, l->ep, tokm * h * G->dt / t, 0, G->ep_intra, -1, "combine_bwd", li, mb);
         if (t > 1) tp_coll(G, OG_ALLGATHER, tokm * h * G->dt, "expert_out_bwd", li, mb);
     } else if (l->sp) {
         tp_coll(G, OG_ALLGATHER, act, "mlp_out_bwd", li, mb);
@@ -306,7 +338,7 @@ static void layer_bwd(gen *G, int li, int mb, int chunk)
     wgrad_gemm(G, li, mb, chunk, h, f * g / t, tokm);
     if (is_moe(m, li)) {
         if (t > 1) tp_coll(G, OG_REDUCESCATTER, tokm * h * G->dt, "expert_in_bwd", li, mb);
-        coll(G, WL_S_COMPUTE, "ep", OG_ALLTOALL, G->epg, l->ep, tokm * h * G->dt / t, 0, 0, -1, "dispatch_bwd", li, mb);
+        coll(G, WL_S_COMPUTE, "ep", OG_ALLTOALL, G->epg, l->ep, tokm * h * G->dt / t, 0, G->ep_intra, -1, "dispatch_bwd", li, mb);
         gemm(G, "router_dgrad", li, mb, tok / t, h, m->experts);
     } else {
         tp_coll(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "mlp_in_bwd", li, mb);
@@ -753,7 +785,8 @@ int wl_build(const wl_model *m, const wl_layout *l, const wl_opts *o, og_graph *
                             og_set_host(G.g, built(&G, ti, ci, di, pi), host);
                         }
         }
-        G.tp_intra = o->net->gpus_per_node % tp == 0 || tp % o->net->gpus_per_node == 0 ? tp <= o->net->gpus_per_node : 0;
+        G.tp_intra = tp <= o->net->gpus_per_node && o->net->gpus_per_node % tp == 0;
+        G.ep_intra = (double)tp * cp * l->ep <= o->net->gpus_per_node;
         /* groups, by kind: id per built rank */
         int *gid[6];
         for (int k = 0; k < 6; k++) {
@@ -825,5 +858,115 @@ int wl_build(const wl_model *m, const wl_layout *l, const wl_opts *o, og_graph *
     info->fused_tp_s = G.tp_s;
     info->ranks_built = G.g->nranks;
     *out = G.g;
+    return 0;
+}
+
+/* ---- direct estimate, without a graph ---- */
+
+/* Forward, backward (input gradients) and weight-gradient times of one layer
+ * on one micro-batch, with its blocking TP/EP/CP communication. */
+static void layer_times(gen *G, int li, double *f, double *b, double *w, double *side)
+{
+    G->acc = G->acc_w = G->acc_side = 0;
+    layer_fwd(G, li, 0, 0);
+    *f = G->acc;
+    G->acc = 0;
+    layer_bwd(G, li, 0, 0);
+    *b = G->acc;
+    *w = G->acc_w;
+    *side = G->acc_side;
+}
+
+int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est *e, char *err, size_t errlen)
+{
+    memset(e, 0, sizeof *e);
+    if (!o->gpu || !o->net) return ts_err(err, errlen, "wl_estimate: no gpu or network model");
+    if (l->axonn) return ts_err(err, errlen, "wl_estimate: AxoNN layouts need the op graph (wl_build)");
+    gen G;
+    memset(&G, 0, sizeof G);
+    G.m = m, G.l = l, G.o = o, G.dry = 1;
+    G.dt = cm_dtype_size(o->dtype);
+    double wb, gbytes, ob;
+    mem_bytes_per_param(o->dtype, &wb, &gbytes, &ob);
+    G.pb = wb, G.gb = gbytes;
+    G.mcount = wl_layout_micro(l);
+    if (G.mcount < 1) return ts_err(err, errlen, "layout: no micro-batch");
+    G.tok = (double)l->mbs * o->seq / l->cp;
+    G.p = l->pp, G.v = l->vpp, G.lc = m->layers / (l->pp * l->vpp);
+    const an_net *net = o->net;
+    int gpn = net->gpus_per_node;
+    G.tp_intra = l->tp <= gpn && gpn % l->tp == 0;
+    G.ep_intra = (double)l->tp * l->cp * l->ep <= gpn;
+    G.dpg = G.tpg = G.epg = G.cpg = G.edpg = G.embg = -1;
+
+    /* one dense and one MoE layer, then per stage */
+    double fd = 0, bd = 0, wd = 0, sd = 0, fm = 0, bm = 0, wm = 0, sm = 0;
+    int first_moe = m->experts ? m->dense_layers : -1;
+    if (!m->experts || m->dense_layers > 0) layer_times(&G, 0, &fd, &bd, &wd, &sd);
+    if (first_moe >= 0) layer_times(&G, first_moe, &fm, &bm, &wm, &sm);
+    double V = wl_padded_vocab(m, l), h = m->hidden, t = l->tp, sp = l->sp ? t : 1;
+    double emb_f = cm_op_time(o->gpu, o->dtype, 0, 2 * G.tok * h * G.dt / sp, 1);
+    double emb_b = cm_op_time(o->gpu, o->dtype, 0, 3 * G.tok * h * G.dt / sp, 1);
+    double lg_f = cm_gemm_time(o->gpu, o->dtype, G.tok, V / t, h) + cm_op_time(o->gpu, o->dtype, 0, G.tok * V / t * 8, 1);
+    double lg_b = cm_gemm_time(o->gpu, o->dtype, G.tok, h, V / t) + cm_op_time(o->gpu, o->dtype, 0, G.tok * V / t * 8, 1);
+    double lg_w = cm_gemm_time(o->gpu, o->dtype, h, V / t, G.tok);
+    int p = l->pp, per = m->layers / p;
+    double tf = 0, tb = 0, tw = 0, side = 0;
+    for (int st = 0; st < p; st++) {
+        int nmoe = 0;
+        for (int li = st * per; li < (st + 1) * per; li++) nmoe += m->experts && li >= m->dense_layers;
+        double f = (per - nmoe) * fd + nmoe * fm, b = (per - nmoe) * bd + nmoe * bm, w = (per - nmoe) * wd + nmoe * wm;
+        double s2 = (per - nmoe) * sd + nmoe * sm;
+        if (l->zero == 3 && l->dp * l->cp > 1) {
+            /* DeepSpeed ZeRO-3 reduce-scatters each layer's gradients every micro-batch, on a
+             * stream of their own: they overlap compute and the gathers */
+            int intra3 = (double)l->tp * l->cp * l->dp <= gpn;
+            double r2 = 0;
+            for (int li = st * per; li < (st + 1) * per; li++) {
+                double dense, expert;
+                wl_layer_params(m, l, li, &dense, &expert);
+                r2 += an_coll_time(OG_REDUCESCATTER, l->dp * l->cp, dense * G.gb, intra3 ? net->intra_bw : net->inter_bw,
+                                   intra3 ? net->intra_lat : net->inter_lat);
+            }
+            if (r2 > s2) s2 = r2;
+        }
+        if (st == 0) f += emb_f, b += emb_b;
+        if (st == p - 1) f += lg_f, b += lg_b, w += lg_w;
+        if (f + b + w > tf + tb + tw) tf = f, tb = b, tw = w, side = s2;
+    }
+    /* pipeline point-to-point: one transfer per stage boundary and direction */
+    int pp_intra = (double)l->tp * l->cp * l->dp * (p > 1 ? 2 : 1) <= gpn;
+    double xfer = p > 1 ? (pp_intra ? net->intra_lat : net->inter_lat) +
+                              G.tok * h * G.dt / sp / (pp_intra ? net->intra_bw : net->inter_bw) : 0;
+    double mm = G.mcount, v = l->vpp, slot = tf + tb + tw > side ? tf + tb + tw : side; /* ZeRO-3 gathers overlap */
+    switch (l->schedule) {
+    case WL_INTERLEAVED: e->pipeline = (mm + (p - 1) / v) * slot + 2 * (p - 1) * xfer; break;
+    case WL_ZBH1: e->pipeline = mm * slot + (p - 1) * (tf + tb - tw > 0 ? tf + tb - tw : 0) + 2 * (p - 1) * xfer; break;
+    default: e->pipeline = (mm + p - 1) * slot + 2 * (p - 1) * xfer; break;
+    }
+    if (slot > tf + tb + tw) e->pipeline += tf; /* bound by the side stream: it starts after a forward */
+    e->bubble = e->pipeline - mm * slot;
+    e->tf = tf, e->tb = tb, e->tw = tw;
+
+    /* data parallelism: buckets overlap the last micro-batch's backward, except the last */
+    wl_rank_params rp;
+    wl_stage_params(m, l, 0, &rp);
+    int ndp = l->dp * l->cp, intra = (double)l->tp * l->cp * l->dp <= gpn;
+    double bw = intra ? net->intra_bw : net->inter_bw, lat = intra ? net->intra_lat : net->inter_lat;
+    if (ndp > 1 && l->zero < 3) {
+        double bsz = l->bucket > 0 ? l->bucket : (1e6 * l->dp > 4e7 ? 1e6 * l->dp : 4e7);
+        double nb = ceil(rp.dense / bsz);
+        og_coll c = l->zero == 0 ? OG_ALLREDUCE : OG_REDUCESCATTER;
+        double one = an_coll_time(c, ndp, rp.dense / nb * gbytes, bw, lat), all = nb * one;
+        double window = (tb + tw) * (nb - 1) / nb;
+        e->dp_exposed = all - window > one ? all - window : one;
+        if (l->zero >= 1) e->dp_exposed += nb * an_coll_time(OG_ALLGATHER, ndp, rp.dense / nb * wb, bw, lat);
+    }
+    if (rp.expert > 0 && l->dp / l->ep > 1)
+        e->dp_exposed += an_coll_time(l->zero ? OG_REDUCESCATTER : OG_ALLREDUCE, l->dp / l->ep, rp.expert * gbytes,
+                                      net->inter_bw, net->inter_lat) / (m->layers / p);
+    double owned = l->zero >= 1 ? rp.dense / ndp + rp.expert / (l->dp / l->ep) : rp.total;
+    e->optimizer = cm_op_time(o->gpu, o->dtype, 0, owned * 30, 1);
+    e->iter = e->pipeline + e->dp_exposed + e->optimizer;
     return 0;
 }

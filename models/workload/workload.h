@@ -116,4 +116,21 @@ int wl_rank_of(const wl_layout *l, int tp, int cp, int dp, int pp);
 int wl_build(const wl_model *m, const wl_layout *l, const wl_opts *o, og_graph **out, wl_info *info,
              char *err, size_t errlen);
 
+/* Direct estimate from model + layout, without building the graph (for
+ * layout searches): per-stage forward/backward/weight-gradient times of a
+ * micro-batch from the same per-layer ops as wl_build (dry run of one layer),
+ * then the schedule's closed form: (m + p - 1) slots for GPipe and 1F1B,
+ * (m + (p-1)/v) for interleaved, m slots + (p-1)(tF + tB - tW) for ZB-H1,
+ * plus the data-parallel traffic not hidden behind the last backward and the
+ * optimizer step. Megatron layouts only. */
+typedef struct wl_est {
+    double iter;        /* seconds */
+    double pipeline;    /* forward/backward part, bubble included */
+    double bubble;
+    double dp_exposed;
+    double optimizer;
+    double tf, tb, tw;  /* slowest stage, one micro-batch */
+} wl_est;
+int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est *e, char *err, size_t errlen);
+
 #endif
