@@ -320,6 +320,14 @@ static void test_message_sizes(void)
         }
     }
     CU_ASSERT(small <= 1);
+    /* stage 1: 12 layers + final norm 2h + the output layer's copy of the tied
+     * embedding 51200*h/2 = 382,468,608 + 4,608 + 58,982,400 = 441,455,616 parameters */
+    dp = sum_ops(g, r1, "dp.all_reduce.grads", OG_COLL, &n, &each);
+    CU_ASSERT_EQUAL(dp, (int64_t)441455616 * 4);
+    /* and the tied embedding's gradient, summed between first and last stage */
+    sum_ops(g, r1, "dp.all_reduce.embedding", OG_COLL, &n, &each);
+    CU_ASSERT_EQUAL(n, 1);
+    CU_ASSERT_EQUAL(each, (int64_t)58982400 * 4);
     og_free(g);
 
     g = build("megatron-gpt-1.7b", "tp=2,pp=2,dp=2,mbs=2,gbs=8,sp=on", 2048, 0, 0, &info, &m, &l, &gpu, &zero_net);

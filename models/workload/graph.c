@@ -410,6 +410,18 @@ static void grads_ready(gen *G, int li, int dep, int mb)
     if (l->zero == 3 || G->bucket_acc >= bucket_size(G)) bucket_emit(G, dep);
 }
 
+/* The last backward of the iteration on this rank: the first stage adds the
+ * embeddings, the last its final norm, and the open bucket goes out. */
+static void last_bucket(gen *G)
+{
+    const wl_model *m = G->m;
+    if (G->pi == G->p - 1) G->bucket_acc += (m->bias ? 2 : 1) * (double)m->hidden;
+    if (G->pi == 0)
+        G->bucket_acc += (double)wl_padded_vocab(m, G->l) * m->hidden / G->l->tp +
+                         (m->learned_pos ? (double)m->max_seq * m->hidden : 0);
+    bucket_emit(G, last0(G));
+}
+
 /* ---- pipeline actions ---- */
 
 static int tag_of(const gen *G, int dir, int chunk, int mb) { return (dir * G->v + chunk) * G->mcount + mb; }
@@ -474,11 +486,7 @@ static void do_B(gen *G, int mb, int c)
         og_add_dep(s, dep);
         set_label(G, s, "pp.send.bwd.c%d.mb%d", c, mb);
     }
-    if (final && vs == 0) {
-        if (G->pi == 0) G->bucket_acc += (double)wl_padded_vocab(m, l) * m->hidden / l->tp +
-                                         (m->learned_pos ? (double)m->max_seq * m->hidden : 0);
-        bucket_emit(G, last0(G));
-    }
+    if (final && c == 0) last_bucket(G); /* chunk 0 runs the last backward of every stage */
 }
 
 /* ZB-H1's W pass: the weight gradients B deferred. */
@@ -486,18 +494,12 @@ static void do_W(gen *G, int mb, int c)
 {
     wlist *w = &G->wl[mb * G->v + c];
     int final = mb == G->mcount - 1;
-    int vs = c * G->p + G->pi;
     for (int i = 0; i < w->n; i++) {
         gemm(G, "wgrad", w->w[i].layer, mb, w->w[i].M, w->w[i].N, w->w[i].K);
         int layer_done = i + 1 == w->n || w->w[i + 1].layer != w->w[i].layer;
         if (layer_done && (final || G->l->zero == 3)) grads_ready(G, w->w[i].layer, last0(G), mb);
     }
-    if (final && vs == 0) {
-        const wl_model *m = G->m;
-        if (G->pi == 0) G->bucket_acc += (double)wl_padded_vocab(m, G->l) * m->hidden / G->l->tp +
-                                         (m->learned_pos ? (double)m->max_seq * m->hidden : 0);
-        bucket_emit(G, last0(G));
-    }
+    if (final && c == 0) last_bucket(G);
     free(w->w);
     memset(w, 0, sizeof *w);
 }
