@@ -80,6 +80,15 @@ static void test_bad_layouts(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "ep=2 for a dense model"));
     CU_ASSERT_EQUAL(layout("tp=8,pp=8,bogus=3", &m, 2048, 1024, &l, err), -1);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "unknown key 'bogus'"));
+    CU_ASSERT_EQUAL(layout("tp=8,order=tp-dp-tp-pp", &m, 2048, 1024, &l, err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "order=tp-dp-tp-pp is not a permutation"));
+    /* placement: Megatron's default puts pp outermost; order=tp-pp-dp-cp moves it inside dp */
+    CU_ASSERT_EQUAL(layout("tp=2,pp=2,dp=2,gbs=2", &m, 2048, 8, &l, err), 0);
+    CU_ASSERT_EQUAL(wl_rank_of(&l, 1, 0, 0, 1), 5);
+    CU_ASSERT_EQUAL(wl_rank_of(&l, 1, 0, 1, 0), 3);
+    CU_ASSERT_EQUAL(layout("tp=2,pp=2,dp=2,gbs=2,order=tp-pp-dp-cp", &m, 2048, 8, &l, err), 0);
+    CU_ASSERT_EQUAL(wl_rank_of(&l, 1, 0, 0, 1), 3);
+    CU_ASSERT_EQUAL(wl_rank_of(&l, 1, 0, 1, 0), 5);
     CU_ASSERT_EQUAL(layout("tp=8,tp=4", &m, 2048, 1024, &l, err), -1);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "'tp' given twice"));
     CU_ASSERT_EQUAL(layout("tp=0", &m, 2048, 1024, &l, err), -1);
@@ -342,6 +351,14 @@ static void test_message_sizes(void)
     CU_ASSERT_EQUAL(each, 9437184);
     og_free(g);
 
+    /* an explicit placement order names each rank's host: stage 1 of dp replica 0 on gpu-2 */
+    g = build("megatron-gpt-1.7b", "tp=2,pp=2,dp=2,mbs=2,gbs=8,order=tp-pp-dp-cp", 2048, 0, 0, &info, &m, &l, &gpu,
+              &zero_net);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CU_ASSERT_STRING_EQUAL(g->ranks[4].host, "gpu-2");
+    CU_ASSERT_STRING_EQUAL(g->ranks[2].host, "gpu-4");
+    og_free(g);
+
     /* Mixtral 8x7B (h = 4096, top-2), s = 4096, tp=1 ep=2 dp=2, one micro-batch:
      * token all-to-all before and after the experts, forward and backward,
      * tokens*topk*h*2 = 4096*2*4096*2 = 67,108,864 bytes each, 4 per layer: 128. */
@@ -506,6 +523,31 @@ static void test_run_cli(void)
     }
     CU_ASSERT(fabs(t[0] - t[2]) / t[2] < 0.05);
     CU_ASSERT(fabs(t[1] - t[2]) / t[2] < 0.05);
+
+    /* --timeline writes a Chrome trace; the same inputs give byte-identical JSON */
+    const char *tl = "/tmp/trainsim-test-run-tl.json", *js2 = "/tmp/trainsim-test-run2.json";
+    char a2[512];
+    snprintf(args, sizeof args, "run --model megatron-gpt-1.7b --layout tp=2,pp=2,dp=2,gbs=8 --gpu h100 "
+                                "--fidelity analytical --timeline %s --json %s", tl, js);
+    snprintf(a2, sizeof a2, "run --model megatron-gpt-1.7b --layout tp=2,pp=2,dp=2,gbs=8 --gpu h100 "
+                            "--fidelity analytical --json %s", js2);
+    CU_ASSERT_EQUAL(test_cli(args, cli_out, sizeof cli_out), 0);
+    CU_ASSERT_EQUAL(test_cli(a2, cli_out, sizeof cli_out), 0);
+    j = json_load_file(tl, 0, &je);
+    CU_ASSERT_PTR_NOT_NULL(j);
+    CU_ASSERT(json_array_size(json_object_get(j, "traceEvents")) > 100);
+    json_decref(j);
+    FILE *f1 = fopen(js, "r"), *f2 = fopen(js2, "r");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f2);
+    char b1[8192], b2[8192];
+    size_t n1 = fread(b1, 1, sizeof b1, f1), n2 = fread(b2, 1, sizeof b2, f2);
+    CU_ASSERT(n1 > 0 && n1 == n2 && memcmp(b1, b2, n1) == 0);
+    fclose(f1);
+    fclose(f2);
+    remove(tl);
+    remove(js);
+    remove(js2);
 
     /* AxoNN 4D, context parallelism and interleaving run */
     CU_ASSERT_EQUAL(test_cli("run --model megatron-gpt-1.7b --layout gx=2,gy=2,gz=2,dp=2,gbs=8 --seq 2048 --gpu a100 "

@@ -63,7 +63,12 @@ typedef struct gen {
 int wl_rank_of(const wl_layout *l, int tp, int cp, int dp, int pp)
 {
     if (l->axonn) return tp + l->gx * (cp + l->gy * (dp + l->gz * pp)); /* x, y, z, d */
-    return tp + l->tp * (cp + l->cp * (dp + l->dp * pp));
+    if (!l->order[0] && !l->order[1]) return tp + l->tp * (cp + l->cp * (dp + l->dp * pp));
+    /* an explicit order, innermost first: dimension d of (tp, cp, dp, pp) */
+    const int coord[4] = {tp, cp, dp, pp}, size[4] = {l->tp, l->cp, l->dp, l->pp};
+    int r = 0;
+    for (int i = 3; i >= 0; i--) r = r * size[l->order[i]] + coord[l->order[i]];
+    return r;
 }
 
 /* Built rank index of a coordinate (dp index below G->dpb). */
@@ -777,7 +782,8 @@ int wl_build(const wl_model *m, const wl_layout *l, const wl_opts *o, og_graph *
         G.dpb = o->one_replica ? l->ep : l->dp;
         int tp = l->tp, cp = l->cp, dpb = G.dpb, pp = l->pp, nb = tp * cp * dpb * pp;
         G.g = og_new(nb);
-        if (o->one_replica) {
+        if (o->one_replica || l->order[0] || l->order[1]) {
+            /* placement: rank r of the layout on host gpu-r (the platform's names) */
             char host[32];
             for (int pi = 0; pi < pp; pi++)
                 for (int di = 0; di < dpb; di++)

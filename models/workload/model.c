@@ -216,6 +216,22 @@ int wl_layout_parse(const char *s, wl_layout *l, char *err, size_t errlen)
                 goto out;
             }
             l->schedule = r;
+        } else if (strcmp(k, "order") == 0) {
+            /* a permutation of tp, cp, dp, pp separated by '-', innermost first (Megatron's --order) */
+            static const char *dims[4] = {"tp", "cp", "dp", "pp"};
+            char *oc = ts_strdup(v), *os = NULL;
+            int n = 0, used = 0, okk = 1;
+            for (char *d = strtok_r(oc, "-", &os); d && okk; d = strtok_r(NULL, "-", &os)) {
+                int j;
+                for (j = 0; j < 4 && strcmp(d, dims[j]); j++) {}
+                if (j == 4 || (used & (1 << j)) || n == 4) okk = 0;
+                else used |= 1 << j, l->order[n++] = j;
+            }
+            free(oc);
+            if (!okk || n != 4) {
+                ts_err(err, errlen, "layout: order=%s is not a permutation of tp-cp-dp-pp (innermost first)", v);
+                goto out;
+            }
         } else if (strcmp(k, "bucket") == 0) {
             char *end;
             double x = strtod(v, &end);
@@ -226,7 +242,7 @@ int wl_layout_parse(const char *s, wl_layout *l, char *err, size_t errlen)
             l->bucket = x;
         } else {
             ts_err(err, errlen, "layout: unknown key '%s' (valid: tp, pp, dp, cp, ep, vpp, mbs, gbs, zero, sp, "
-                   "recompute, schedule, bucket; AxoNN: gx, gy, gz, dp)", k);
+                   "recompute, schedule, bucket, order; AxoNN: gx, gy, gz, dp)", k);
             goto out;
         }
     }

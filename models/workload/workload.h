@@ -40,6 +40,8 @@ typedef struct wl_layout {
     wl_schedule schedule;
     int axonn, gx, gy, gz;          /* AxoNN 4D: gx*gy*gz tensor parallel grid, plus dp */
     double bucket;                  /* DP gradient bucket, parameters (Megatron: max(4e7, 1e6*dp)) */
+    int order[4];                   /* placement order, innermost first, over (0 tp, 1 cp, 2 dp, 3 pp);
+                                     * all zero: Megatron's default tp-cp-dp-pp */
 } wl_layout;
 
 const char *wl_schedule_name(wl_schedule s);
