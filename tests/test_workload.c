@@ -473,6 +473,11 @@ static void test_run_cli(void)
     CU_ASSERT_EQUAL(test_cli("run --model nosuch --layout tp=1 --fidelity analytical", cli_out, sizeof cli_out), 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(cli_out, "unknown model 'nosuch'"));
 
+    /* a graph too large to build is refused at once, pointing to the estimate */
+    CU_ASSERT_EQUAL(test_cli("run --model megatron-gpt-1.7b --layout tp=8,pp=2,dp=64,gbs=10000000 --gpu h100 "
+                             "--fidelity analytical --detail full", cli_out, sizeof cli_out), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(cli_out, "use --fidelity estimate"));
+
     /* oversized: reported with the breakdown, not simulated, exit status 1 */
     const char *js = "/tmp/trainsim-test-run.json";
     char args[512];

@@ -56,6 +56,7 @@ typedef struct gen {
     int ep_intra;           /* the EP group sits inside a node */
     int dry;                /* costing only (wl_estimate): no graph, times accumulate */
     double acc, acc_w, acc_side;
+    long ops_before;        /* ops of the ranks built before this one */
 } gen;
 
 /* ---- ranks and groups ---- */
@@ -558,7 +559,17 @@ static int schedule(const gen *G, act *a)
 
 /* ---- one rank ---- */
 
-static void build_rank(gen *G)
+/* More ops than this is a graph of several GB: refuse it and point to the
+ * estimate (the closed form has no size limit). */
+#define WL_MAX_OPS 10000000L
+
+static int too_big(gen *G)
+{
+    long n = G->ops_before + G->g->ranks[G->r].nops;
+    return n > WL_MAX_OPS;
+}
+
+static int build_rank(gen *G)
 {
     const wl_model *m = G->m;
     const wl_layout *l = G->l;
@@ -573,6 +584,10 @@ static void build_rank(gen *G)
         if (a[i].k == 'F') do_F(G, a[i].mb, a[i].c);
         else if (a[i].k == 'B') do_B(G, a[i].mb, a[i].c);
         else do_W(G, a[i].mb, a[i].c);
+        if (too_big(G)) {
+            free(a);
+            return -1;
+        }
     }
     free(a);
     /* tied embeddings: first and last stage sum the embedding gradients */
@@ -600,6 +615,7 @@ static void build_rank(gen *G)
             coll(G, WL_S_DP, "dp", OG_ALLGATHER, G->dpg, l->dp * l->cp, per, G->o->one_replica, dp_intra(G),
                  b == 0 ? optid : -1, "params", b, -1);
     }
+    return 0;
 }
 
 /* ---- AxoNN 4D: a 3D tensor-parallel matmul on a gx x gy x gz grid, plus dp ---- */
@@ -665,7 +681,7 @@ static void ax_layer(gen *G, const axg *A, int li, int mb, int bwd)
     elem(G, "ln1_bwd", li, mb, 2 * elem_b);
 }
 
-static void ax_rank(gen *G, const axg *A)
+static int ax_rank(gen *G, const axg *A)
 {
     const wl_model *m = G->m;
     const wl_layout *l = G->l;
@@ -679,6 +695,7 @@ static void ax_rank(gen *G, const axg *A)
         ax_gemm(G, A, "logits", -1, mb, h, V, 0, 0);
         elem(G, "loss", -1, mb, G->tok / l->gz * V / l->gy * 8);
         ax_gemm(G, A, "logits", -1, mb, h, V, 0, 1);
+        if (too_big(G)) return -1;
         for (int li = m->layers - 1; li >= 0; li--) {
             ax_layer(G, A, li, mb, 1);
             if (mb == G->mcount - 1 && l->dp > 1) {
@@ -701,6 +718,7 @@ static void ax_rank(gen *G, const axg *A)
     set_label(G, opt, "comp.optimizer");
     for (int i = 0; i < G->ndeps; i++) og_add_dep(opt, G->deps[i]);
     (void)ndp;
+    return 0;
 }
 
 /* ---- the graph ---- */
@@ -729,8 +747,17 @@ int wl_build(const wl_model *m, const wl_layout *l, const wl_opts *o, og_graph *
     G.mcount = wl_layout_micro(l);
     if (G.mcount < 1) return ts_err(err, errlen, "layout: no micro-batch (gbs %d, mbs %d, dp %d)", l->gbs, l->mbs, l->dp);
     G.tok = (double)l->mbs * o->seq / l->cp;
-    int N = wl_layout_ngpus(l);
+    int N = wl_layout_ngpus(l), big = 0;
     info->ranks_total = N;
+    {
+        /* refuse up front what is sure to exceed the cap (a lower bound of the op count) */
+        double nb = l->axonn ? (double)l->gx * l->gy * l->gz * (o->one_replica ? 1 : l->dp)
+                             : (double)l->tp * l->cp * l->pp * (o->one_replica ? l->ep : l->dp);
+        double per_mb = l->axonn ? 4.0 * m->layers : 2.0 * m->layers / (l->axonn ? 1 : l->pp) * (o->fuse ? 1 : 20);
+        if (nb * G.mcount * per_mb > WL_MAX_OPS)
+            return ts_err(err, errlen, "the op graph would exceed %ld ops (%.0f ranks x %d micro-batches); use "
+                          "--fidelity estimate, --detail reduced or a smaller batch", WL_MAX_OPS, nb, G.mcount);
+    }
     info->micro = G.mcount;
 
     if (l->axonn) {
@@ -767,7 +794,11 @@ int wl_build(const wl_model *m, const wl_layout *l, const wl_opts *o, og_graph *
         for (int r = 0; r < nb; r++) {
             G.r = r;
             axg A = {xg[r], yg[r], zg[r], dg[r]};
-            ax_rank(&G, &A);
+            if (ax_rank(&G, &A) < 0) {
+                big = 1;
+                break;
+            }
+            G.ops_before += G.g->ranks[r].nops;
         }
         free(mem);
         free(xg);
@@ -852,7 +883,8 @@ int wl_build(const wl_model *m, const wl_layout *l, const wl_opts *o, og_graph *
                         G.ti = ti, G.ci = ci, G.di = di, G.pi = pi;
                         G.tpg = gid[0][G.r], G.cpg = gid[1][G.r], G.epg = gid[2][G.r];
                         G.dpg = gid[3][G.r], G.edpg = gid[4][G.r], G.embg = gid[5][G.r];
-                        build_rank(&G);
+                        if (!big && build_rank(&G) < 0) big = 1;
+                        G.ops_before += G.g->ranks[G.r].nops;
                     }
         for (int k = 0; k < 6; k++) free(gid[k]);
         free(mem);
@@ -861,6 +893,12 @@ int wl_build(const wl_model *m, const wl_layout *l, const wl_opts *o, og_graph *
         free(G.wl);
     }
     free(G.deps);
+    if (big) {
+        og_free(G.g);
+        return ts_err(err, errlen, "the op graph would exceed %ld ops (%d ranks x %d micro-batches); use "
+                      "--fidelity estimate, --detail reduced or a smaller batch", WL_MAX_OPS, info->ranks_total,
+                      G.mcount);
+    }
     info->flops = G.flops;
     info->compute_s = G.busy;
     info->fused_tp_s = G.tp_s;

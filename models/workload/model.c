@@ -271,6 +271,10 @@ int wl_layout_micro(const wl_layout *l) { return l->dp && l->mbs ? l->gbs / (l->
 
 int wl_layout_check(wl_layout *l, const wl_model *m, int seq, int ngpus, char *err, size_t errlen)
 {
+    double prod = l->axonn ? (double)l->gx * l->gy * l->gz * (l->dp ? l->dp : 1)
+                           : (double)l->tp * l->pp * l->cp * (l->dp ? l->dp : 1);
+    if (prod > 1e8 || (double)l->mbs * (l->dp ? l->dp : 1) > 1e9)
+        return ts_err(err, errlen, "layout: %.3g gpus or micro-batch x dp beyond any machine", prod);
     int mp = l->axonn ? l->gx * l->gy * l->gz : l->tp * l->pp * l->cp;
     if (!l->dp) {
         if (ngpus <= 0) return ts_err(err, errlen, "layout: dp not given and no gpu count to derive it from");
