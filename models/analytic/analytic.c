@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll.h"
 #include "util.h"
 
 /* ---- network defaults and costs ---- */
@@ -73,6 +74,39 @@ int an_group_intra(const an_net *net, const og_graph *g, const og_group *gr)
     return 1;
 }
 
+double an_sched_time(const an_net *net, const og_graph *g, const og_group *gr, og_coll c, int64_t bytes)
+{
+    if (gr->n <= 1) return 0;
+    coll_plan p;
+    char err[TS_ERRLEN];
+    if (c == OG_ALLTOALLV || coll_plan_init(&p, c, gr->n, 0, bytes, NULL, -1, err, sizeof err) < 0) {
+        int intra = an_group_intra(net, g, gr);
+        return an_coll_time(c, gr->n, (double)bytes, intra ? net->intra_bw : net->inter_bw,
+                            intra ? net->intra_lat : net->inter_lat);
+    }
+    int *node = ts_malloc(gr->n * sizeof *node);
+    for (int i = 0; i < gr->n; i++) node[i] = an_node_of(net, g, gr->ranks[i]);
+    coll_step *st = coll_step_new(p.width > 0 ? p.width : 1);
+    double total = 0;
+    for (int s = 0; s < p.nsteps; s++) {
+        /* a step ends when its slowest transfer, over all members, does */
+        double worst = 0;
+        for (int me = 0; me < gr->n; me++) {
+            coll_plan_step(&p, me, s, st);
+            for (int k = 0; k < st->nsend; k++) {
+                int intra = node[me] == node[st->send[k].peer];
+                double t = (intra ? net->intra_lat : net->inter_lat) +
+                           (double)st->send[k].bytes / (intra ? net->intra_bw : net->inter_bw);
+                if (t > worst) worst = t;
+            }
+        }
+        total += worst;
+    }
+    coll_step_free(st);
+    free(node);
+    return total;
+}
+
 /* ---- critical path ---- */
 
 typedef struct inst {       /* one instance of a collective on a group */
@@ -86,7 +120,9 @@ typedef struct ginfo {
     size_t cap;
     inst *insts;
     int *seq;               /* per member: instances entered so far */
-    double cost_bw, cost_lat;
+    og_coll last_coll;      /* cache of the last schedule costed on the group */
+    int64_t last_bytes;
+    double last_time;
 } ginfo;
 
 typedef struct p2p {        /* a pending send or receive, waiting for its match */
@@ -198,7 +234,12 @@ static void post_coll(state *S, int r, int opi, double ready)
     if (ready > in->tmax) in->tmax = ready;
     S->res->start[r][opi] = ready;
     if (++in->arrived < gr->n) return;
-    double end = in->tmax + an_coll_time(op->coll, gr->n, (double)op->bytes, gi->cost_bw, gi->cost_lat);
+    if (gi->last_bytes != op->bytes || gi->last_coll != op->coll) {
+        gi->last_bytes = op->bytes;
+        gi->last_coll = op->coll;
+        gi->last_time = an_sched_time(S->net, S->g, gr, op->coll, op->bytes);
+    }
+    double end = in->tmax + gi->last_time;
     for (int i = 0; i < gr->n; i++) {
         int rr = gr->ranks[i];
         finish(S, rr, in->ops[i], in->tmax, end); /* waiting for the last member is idle */
@@ -284,9 +325,7 @@ int an_run(const og_graph *g, const an_net *net, eng_result **out, char *err, si
     for (int i = 0; i < g->ngroups; i++) {
         const og_group *gr = &g->groups[i];
         S.gi[i].seq = ts_calloc(gr->n + 1, sizeof(int));
-        int intra = an_group_intra(net, g, gr);
-        S.gi[i].cost_bw = intra ? net->intra_bw : net->inter_bw;
-        S.gi[i].cost_lat = intra ? net->intra_lat : net->inter_lat;
+        S.gi[i].last_bytes = -1;
     }
     S.hcap = 1024;
     while (S.hcap < (size_t)n * 4) S.hcap *= 2;

@@ -27,6 +27,12 @@ int an_net_default(const char *gpu_name, an_net *net);
  * on n ranks whose slowest link is (bw, lat); send/recv: lat + bytes/bw. */
 double an_coll_time(og_coll c, int n, double bytes, double bw, double lat);
 
+/* Time of a collective on group gr from its schedule (models/coll, automatic
+ * algorithm choice): the steps run in lock-step, a step lasting as long as
+ * its slowest transfer over all members, lat + bytes/bw of that pair (intra-
+ * or inter-node). For a ring this is an_coll_time on the slowest edge. */
+double an_sched_time(const an_net *net, const og_graph *g, const og_group *gr, og_coll c, int64_t bytes);
+
 /* Whether the ranks of a group all sit on one node. */
 int an_group_intra(const an_net *net, const og_graph *g, const og_group *gr);
 /* Node of a rank: the number in its host name ("gpu-17") or the rank itself,
@@ -34,8 +40,8 @@ int an_group_intra(const an_net *net, const og_graph *g, const og_group *gr);
 int an_node_of(const an_net *net, const og_graph *g, int rank);
 
 /* Critical path of g: every op starts when its stream predecessor and its
- * dependencies are done; a collective when all members arrived; a transfer
- * when both sides are there. No contention. A graph that cannot finish is
+ * dependencies are done; a collective when all members arrived (lasting
+ * an_sched_time); a transfer when both sides are there. No contention. A graph that cannot finish is
  * an error naming a blocked rank and op. */
 int an_run(const og_graph *g, const an_net *net, eng_result **out, char *err, size_t errlen);
 void an_result_free(eng_result *r);
