@@ -54,6 +54,20 @@ static void test_models(void)
                          "megatron-gpt-39b", "megatron-gpt-76b", "megatron-gpt-145b", "megatron-gpt-310b",
                          "megatron-gpt-530b", "megatron-gpt-1t", "llama3-405b"};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) load(all[i], &m);
+    /* DeepSeek keys: 64 routed experts of width 1408, top-6, 2 shared experts, the
+     * first layer dense. By hand (h = 2048, gated, no biases, RMSNorm):
+     * attention 4h^2 = 16,777,216 and norms 2h = 4,096 per layer; dense MLP 3h*10944
+     * = 67,239,936; MoE MLP (64 + 2) * 3h*1408 = 570,949,632 plus router 64h = 131,072;
+     * embeddings 2 * 102400h = 419,430,400 and the final norm 2048:
+     * 419,432,448 + 27 * 16,781,312 + 67,239,936 + 26 * 571,080,704 = 15,787,866,112 */
+    load(test_data("model_deepseek_like.json"), &m);
+    CU_ASSERT_EQUAL(m.experts, 64);
+    CU_ASSERT_EQUAL(m.topk, 6);
+    CU_ASSERT_EQUAL(m.moe_ffn, 1408);
+    CU_ASSERT_EQUAL(m.shared_experts, 2);
+    CU_ASSERT_EQUAL(m.dense_layers, 1);
+    CU_ASSERT(m.gated && !m.tied && !m.bias);
+    CU_ASSERT_DOUBLE_EQUAL(wl_model_params(&m, m.vocab), 15787866112.0, 1);
     /* Megatron's Table 1 names its models by parameter count */
     load("megatron-gpt-1t", &m);
     CU_ASSERT_DOUBLE_EQUAL(wl_model_params(&m, m.vocab) / 1e12, 1.008, 0.01);
