@@ -94,8 +94,8 @@ static void json_mem(FILE *f, const mem_breakdown *mb)
 }
 
 static int write_json(const char *path, const wl_model *m, const char *layout, int ngpus, int seq,
-                      const char *fidelity, const mem_breakdown *mb, const run_out *ro, int simulated,
-                      char *err, size_t errlen)
+                      const char *fidelity, const char *detail, const mem_breakdown *mb, const run_out *ro,
+                      int simulated, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "w");
     if (!f) return ts_err(err, errlen, "%s: cannot write", path);
@@ -105,6 +105,8 @@ static int write_json(const char *path, const wl_model *m, const char *layout, i
     ts_json_string(f, layout);
     fprintf(f, ",\n  \"gpus\": %d,\n  \"seq\": %d,\n  \"fidelity\": ", ngpus, seq);
     ts_json_string(f, fidelity);
+    fprintf(f, ",\n  \"detail\": ");
+    ts_json_string(f, detail);
     fprintf(f, ",\n");
     json_mem(f, mb);
     if (simulated) {
@@ -316,6 +318,7 @@ int cmd_run(int argc, char **argv)
     mem_breakdown mb;
     mem_estimate(&m, &l, seq, dtype, gpu.hbm_bytes, &mb);
     const char *fname = estimate ? "estimate" : analytical ? "analytical" : eng_fidelity_name(eo.fidelity);
+    const char *dname = estimate ? "none" : full == 1 ? "full" : full == 2 ? "replicas" : "reduced";
     printf("model            %s: %.4g B parameters, %d layers, hidden %d, sequence %d, %s\n", m.name,
            wl_model_params(&m, wl_padded_vocab(&m, &l)) / 1e9, m.layers, m.hidden, seq, cm_dtype_name(dtype));
     printf("layout           %s (%d micro-batches)\n", lay, wl_layout_micro(&l));
@@ -326,7 +329,7 @@ int cmd_run(int argc, char **argv)
     if (!mb.fits) {
         printf("not simulated: the layout does not fit in GPU memory\n");
         rc = EXIT_FAIL;
-        if (json && write_json(json, &m, lay, ngpus, seq, fname, &mb, &ro, 0, err, BIGERR) < 0) {
+        if (json && write_json(json, &m, lay, ngpus, seq, fname, dname, &mb, &ro, 0, err, BIGERR) < 0) {
             fprintf(stderr, "trainsim run: %s\n", err);
             rc = EXIT_USAGE;
         }
@@ -365,7 +368,7 @@ int cmd_run(int argc, char **argv)
                "%.4f s; bubble %.4f, exposed dp %.4f, optimizer %.4f s\n",
                e.tf, e.tb, e.tw, e.bubble, e.dp_exposed, e.optimizer);
         rc = EXIT_OK;
-        if (json && write_json(json, &m, lay, ngpus, seq, fname, &mb, &ro, 1, err, BIGERR) < 0) {
+        if (json && write_json(json, &m, lay, ngpus, seq, fname, dname, &mb, &ro, 1, err, BIGERR) < 0) {
             fprintf(stderr, "trainsim run: %s\n", err);
             rc = EXIT_USAGE;
         }
@@ -415,7 +418,7 @@ int cmd_run(int argc, char **argv)
            ro.cat[AN_COMP], ro.cat[AN_TP], ro.cat[AN_CP], ro.cat[AN_EP], ro.cat[AN_PP], ro.cat[AN_DP],
            ro.cat[AN_OTHER], ro.cat[AN_IDLE]);
     rc = EXIT_OK;
-    if (json && write_json(json, &m, lay, ngpus, seq, fname, &mb, &ro, 1, err, BIGERR) < 0) rc = EXIT_USAGE;
+    if (json && write_json(json, &m, lay, ngpus, seq, fname, dname, &mb, &ro, 1, err, BIGERR) < 0) rc = EXIT_USAGE;
     if (rc == EXIT_OK && timeline && eng_report_timeline(timeline, g, res, err, BIGERR) < 0) rc = EXIT_USAGE;
     if (rc != EXIT_OK) fprintf(stderr, "trainsim run: %s\n", err);
 out:
