@@ -394,6 +394,7 @@ int cmd_run(int argc, char **argv)
             goto out;
         }
     }
+    if (!analytical) an_wait_as_idle(g, res); /* consistent breakdown: waiting is bubble */
     ro.iter = res->makespan;
     ro.hw_flops = wl_iteration_flops(&m, &l, seq, 0);
     ro.model_flops = wl_iteration_flops(&m, &l, seq, 1);

@@ -535,15 +535,27 @@ static void test_run_cli(void)
                       "--net intra_lat=1e-6,inter_lat=3e-6";
     double t[3];
     const char *fid[3] = {"pipelined", "step", "analytical"};
+    double bub[3], pp[3];
     for (int i = 0; i < 3; i++) {
-        snprintf(args, sizeof args, "run %s --platform configs/platforms/dgx-2node.xml --fidelity %s", lay, fid[i]);
+        snprintf(args, sizeof args, "run %s --platform configs/platforms/dgx-2node.xml --fidelity %s --json %s", lay,
+                 fid[i], js);
         CU_ASSERT_EQUAL(test_cli(args, cli_out, sizeof cli_out), 0);
         const char *p = strstr(cli_out, "iteration ");
         CU_ASSERT_PTR_NOT_NULL_FATAL(p);
         t[i] = atof(p + 10);
+        j = json_load_file(js, 0, &je);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+        bub[i] = json_number_value(json_object_get(json_object_get(j, "breakdown_s"), "bubble"));
+        pp[i] = json_number_value(json_object_get(json_object_get(j, "breakdown_s"), "pp"));
+        json_decref(j);
     }
     CU_ASSERT(fabs(t[0] - t[2]) / t[2] < 0.005);
     CU_ASSERT(fabs(t[1] - t[2]) / t[2] < 0.005);
+    /* waiting for a pipeline peer is bubble in both paths, the transfers themselves pp */
+    CU_ASSERT(bub[2] > 0);
+    CU_ASSERT(fabs(bub[0] - bub[2]) < 0.01 * t[2]);
+    CU_ASSERT(fabs(pp[0] - pp[2]) < 0.01 * t[2]);
+    remove(js);
 
     /* --timeline writes a Chrome trace; the same inputs give byte-identical JSON */
     const char *tl = "/tmp/trainsim-test-run-tl.json", *js2 = "/tmp/trainsim-test-run2.json";

@@ -454,6 +454,64 @@ void an_result_free(eng_result *r)
     free(r);
 }
 
+/* ---- waiting as idle ---- */
+
+void an_wait_as_idle(const og_graph *g, eng_result *res)
+{
+    /* transfers: the k-th send from a to b with tag t matches the k-th receive */
+    size_t cap = 1024;
+    while (cap < (size_t)g->nranks * 4) cap *= 2;
+    p2p **hash = ts_calloc(cap, sizeof *hash);
+    for (int r = 0; r < g->nranks; r++)
+        for (int i = 0; i < g->ranks[r].nops; i++) {
+            const og_op *op = &g->ranks[r].ops[i];
+            if (op->kind != OG_SEND && op->kind != OG_RECV) continue;
+            int is_send = op->kind == OG_SEND, src = is_send ? r : op->peer, dst = is_send ? op->peer : r;
+            if (src < 0 || src >= g->nranks || dst < 0 || dst >= g->nranks) continue;
+            p2p **pp = &hash[p2p_hash(src, dst, op->tag, cap)];
+            for (; *pp; pp = &(*pp)->next) {
+                p2p *q = *pp;
+                if (q->src == src && q->dst == dst && q->tag == op->tag && q->is_send != is_send) {
+                    double t = res->start[q->rank][q->op] > res->start[r][i] ? res->start[q->rank][q->op]
+                                                                             : res->start[r][i];
+                    res->start[q->rank][q->op] = res->start[r][i] = t;
+                    *pp = q->next;
+                    free(q);
+                    goto next;
+                }
+            }
+            *pp = ts_calloc(1, sizeof **pp);
+            **pp = (p2p){src, dst, op->tag, is_send, r, i, 0, NULL};
+        next:;
+        }
+    for (size_t i = 0; i < cap; i++)
+        for (p2p *q = hash[i], *nx; q; q = nx) nx = q->next, free(q);
+    free(hash);
+    /* collectives: the k-th op of a member on a group is instance k */
+    for (int gi = 0; gi < g->ngroups; gi++) {
+        const og_group *gr = &g->groups[gi];
+        int **ids = ts_calloc(gr->n, sizeof *ids), *cnt = ts_calloc(gr->n, sizeof *cnt), ninst = -1;
+        for (int k = 0; k < gr->n; k++) {
+            int r = gr->ranks[k];
+            if (r < 0 || r >= g->nranks) continue;
+            ids[k] = ts_malloc((g->ranks[r].nops + 1) * sizeof(int));
+            for (int i = 0; i < g->ranks[r].nops; i++)
+                if (g->ranks[r].ops[i].kind == OG_COLL && g->ranks[r].ops[i].group == gi) ids[k][cnt[k]++] = i;
+            if (ninst < 0 || cnt[k] < ninst) ninst = cnt[k];
+        }
+        for (int j = 0; j < ninst; j++) {
+            double t = 0;
+            for (int k = 0; k < gr->n; k++)
+                if (ids[k] && res->start[gr->ranks[k]][ids[k][j]] > t) t = res->start[gr->ranks[k]][ids[k][j]];
+            for (int k = 0; k < gr->n; k++)
+                if (ids[k]) res->start[gr->ranks[k]][ids[k][j]] = t;
+        }
+        for (int k = 0; k < gr->n; k++) free(ids[k]);
+        free(ids);
+        free(cnt);
+    }
+}
+
 /* ---- breakdown ---- */
 
 static const char *cat_names[AN_NCATS] = {"compute", "tp", "cp", "ep", "pp", "dp", "other", "idle"};

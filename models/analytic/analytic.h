@@ -46,6 +46,12 @@ int an_node_of(const an_net *net, const og_graph *g, int rank);
 int an_run(const og_graph *g, const an_net *net, eng_result **out, char *err, size_t errlen);
 void an_result_free(eng_result *r);
 
+/* Make waiting for a peer count as idle in a result of the engine (where an
+ * op starts when its rank posts it): a transfer starts when both sides have
+ * posted it, a collective when its last member has. The analytical path
+ * already records starts that way. */
+void an_wait_as_idle(const og_graph *g, eng_result *res);
+
 /* Time breakdown by op category (the label's first dot-separated word:
  * comp, tp, cp, ep, pp, dp, opt; compute ops without a label are comp).
  * Per rank: an instant counts as compute when a compute-category op runs,
