@@ -22,7 +22,7 @@ LIB_OBJ  := $(LIB_SRC:%.c=build/%.o) $(LIB_CXX:%.cpp=build/%.o)
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=build/%.o)
 
-.PHONY: all deps check test clean demo bench
+.PHONY: all deps check test clean demo bench bench-workload
 all: bin/trainsim
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -59,6 +59,10 @@ bin/bench_coll: build/experiments/bench/bench_coll.o build/libtrainsim.a
 	@mkdir -p bin
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
+bin/bench_estimate: build/experiments/bench/bench_estimate.o build/libtrainsim.a
+	@mkdir -p bin
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
 # make check: CUnit suites (they also run bin/trainsim for CLI behaviour).
 check test: bin/trainsim bin/test_trainsim
 	bin/test_trainsim
@@ -70,6 +74,12 @@ demo: bin/trainsim
 
 bench: bin/trainsim
 	experiments/bench/run.sh
+
+# trainsim run at 1,024 to 16,384 GPUs (docs/workload.md has the table).
+bench-workload: bin/trainsim bin/bench_estimate
+	experiments/bench/workload.sh
+	bin/bench_estimate 1024
+	bin/bench_estimate 16384
 
 clean:
 	rm -rf build bin

@@ -429,6 +429,7 @@ int topo_load(const char *spec, int nodes, topo_cluster *cl, char *err, size_t e
         parse_net(&c, json_object_get(root, "network"), cl) < 0 || check_size(&c, cl) < 0)
         goto out;
     char gerr[TS_ERRLEN];
+    snprintf(cl->gpu_key, sizeof cl->gpu_key, "%s", gpu);
     if (load_gpu(gpu, &cl->gpu, gerr, sizeof gerr) < 0) {
         bad(&c, "gpu '%s': %s", gpu, gerr);
         goto out;
@@ -489,4 +490,24 @@ const char *topo_net_name(topo_net_kind k)
 {
     static const char *n[] = {"switch", "fat-tree", "dragonfly", "torus"};
     return k <= TOPO_TORUS ? n[k] : "?";
+}
+
+void topo_an_figures(const topo_cluster *c, int *gpn, double *intra_bw, double *intra_lat, double *inter_bw,
+                     double *inter_lat)
+{
+    const topo_node *n = &c->node;
+    *gpn = n->gpus;
+    if (n->fabric == TOPO_NVSWITCH || n->fabric == TOPO_PCIE) {
+        *intra_bw = n->bw * c->intra_bw_eff;
+        *intra_lat = n->lat + c->intra_lat_add;
+    } else {
+        int widest = 1;
+        for (int l = 0; l < n->nlinks; l++)
+            if (n->links[l].count > widest) widest = n->links[l].count;
+        *intra_bw = n->bw * widest * c->intra_bw_eff;
+        *intra_lat = n->lat + c->intra_lat_add;
+    }
+    *inter_bw = n->nics[0].bw * c->inter_bw_eff / topo_gpus_of_nic(n, 0);
+    if (c->net.bw * c->inter_bw_eff < *inter_bw) *inter_bw = c->net.bw * c->inter_bw_eff;
+    *inter_lat = 2 * (n->nics[0].lat + c->inter_lat_add) + 2 * c->net.lat;
 }

@@ -61,6 +61,7 @@ typedef struct topo_net {
 
 typedef struct topo_cluster {
     char name[64];
+    char gpu_key[64];   /* the GPU spec's name in configs/gpus */
     char comment[1024];
     int nodes;
     topo_gpu gpu;
@@ -87,6 +88,12 @@ int topo_gpus_of_nic(const topo_node *n, int nic);
 
 /* Write the SimGrid XML platform of c to path. */
 int topo_write_platform(const topo_cluster *c, const char *path, char *err, size_t errlen);
+
+/* Per-pair figures for models without routes: GPUs per node, the GPU-to-GPU
+ * bandwidth and latency inside a node (the widest pair) and between two nodes
+ * on the same switch. */
+void topo_an_figures(const topo_cluster *c, int *gpn, double *intra_bw, double *intra_lat, double *inter_bw,
+                     double *inter_lat);
 
 /* Dragonfly: the switch of group g that owns the global link(s) to group h. */
 int topo_dragonfly_owner(const topo_net *t, int g, int h);

@@ -9,6 +9,7 @@ int cmd_sim(int argc, char **argv);
 int cmd_validate_trace(int argc, char **argv);
 int cmd_platform(int argc, char **argv);
 int cmd_coll(int argc, char **argv);
+int cmd_run(int argc, char **argv);
 
 /* Report an unknown/missing option for command cmd and return EXIT_USAGE. */
 int cmd_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -82,6 +82,8 @@ void eng_init(int *argc, char **argv)
     xbt_log_control_set("root.thresh:error");
 }
 
+int eng_host_count(void) { return (int)sg_host_count(); }
+
 int eng_load_platform(const char *path, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "r");

@@ -51,6 +51,8 @@ void eng_init(int *argc, char **argv);
 
 /* Load a SimGrid XML platform (once per process: a SimGrid limit). */
 int eng_load_platform(const char *path, char *err, size_t errlen);
+/* Hosts of the loaded platform. */
+int eng_host_count(void);
 
 /* Load what --platform/--cluster names: a SimGrid XML file, or a cluster
  * (shipped name, NAME:NODES or cluster JSON) built in-process; nodes > 0 and

@@ -16,6 +16,7 @@ static const struct cmd {
     {"coll", "simulate an nccl-tests sweep of one collective (nccl-tests' output)", cmd_coll},
     {"validate-trace", "check a trace for errors without simulating it", cmd_validate_trace},
     {"platform", "show a cluster's figures or export its SimGrid platform", cmd_platform},
+    {"run", "one training iteration of a model under a parallel layout", cmd_run},
     {"help", "list the commands, or show one command's options", cmd_help},
 };
 #define NCMDS (sizeof cmds / sizeof cmds[0])

@@ -167,3 +167,17 @@ void ts_sums_free(ts_sums *m)
     free(m->used);
     memset(m, 0, sizeof *m);
 }
+
+int ts_config_path(const char *name, const char *dir, char *path, size_t n)
+{
+    size_t l = strlen(name);
+    if (strchr(name, '/') || (l > 5 && strcmp(name + l - 5, ".json") == 0)) {
+        snprintf(path, n, "%s", name);
+        return 0;
+    }
+    snprintf(path, n, "%s/%s.json", dir, name);
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    fclose(f);
+    return 0;
+}

@@ -48,4 +48,8 @@ void ts_sums_free(ts_sums *m);
 double ts_wtime(void);
 long ts_peak_rss(void);
 
+/* Resolve a config NAME: a path (contains '/' or ends in .json) as is, else
+ * DIR/NAME.json. Writes the path; returns 0, or -1 when a bare name has no file. */
+int ts_config_path(const char *name, const char *dir, char *path, size_t n);
+
 #endif

@@ -13,6 +13,10 @@ void suite_coll(void);
 void suite_cli(void);
 void suite_collsim(void);
 void suite_cmd_coll(void);
+void suite_compute(void);
+void suite_workload(void);
+void suite_workload_graph(void);
+void suite_run(void);
 
 /* Path of a fixture in tests/data/. */
 const char *test_data(const char *name);

@@ -1,0 +1,600 @@
+/* Alpha-beta collective costs and the contention-free critical path of an op
+ * graph: per-rank stream timelines, collectives joined across their groups,
+ * transfers matched by (src, dst, tag) in order. No SimGrid. */
+#include "analytic/analytic.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll.h"
+#include "util.h"
+
+/* ---- network defaults and costs ---- */
+
+static const struct netrow {
+    const char *prefix;
+    an_net net;
+} nets[] = {
+    /* DGX A100: NVLink3 300 GB/s per direction, P2P latency 2.7-3.4 us (ABCI);
+     * 8 HDR 200 Gb/s NICs, one per GPU, OSU D-D latency 3.29 us (ABCI). */
+    {"A100", {8, 300e9, 3e-6, 25e9, 3.3e-6, 0, 0, 0}},
+    /* DGX H100/H200: NVLink4 450 GB/s per direction; 8 NDR 400 Gb/s NICs. */
+    {"H100", {8, 450e9, 3e-6, 50e9, 3.3e-6, 0, 0, 0}},
+    {"H200", {8, 450e9, 3e-6, 50e9, 3.3e-6, 0, 0, 0}},
+    /* Frontier node: a ring over 8 GCDs crosses single Infinity Fabric links
+     * (50 GB/s); 4 Slingshot NICs of 25 GB/s for 8 GCDs; GPU osu_latency 2.5 us (LUMI). */
+    {"MI250X", {8, 50e9, 2.5e-6, 12.5e9, 2.5e-6, 0, 0, 0}},
+};
+
+int an_net_default(const char *gpu_name, an_net *net)
+{
+    for (size_t i = 0; i < sizeof nets / sizeof nets[0]; i++)
+        if (strncmp(gpu_name, nets[i].prefix, strlen(nets[i].prefix)) == 0) {
+            *net = nets[i].net;
+            return 0;
+        }
+    return -1;
+}
+
+double an_coll_time(og_coll c, int n, double bytes, double bw, double lat)
+{
+    if (n <= 1) return 0;
+    double f = (double)(n - 1) / n;
+    switch (c) {
+    case OG_ALLREDUCE: return 2 * f * bytes / bw + 2 * (n - 1) * lat;
+    case OG_ALLGATHER:
+    case OG_REDUCESCATTER:
+    case OG_ALLTOALL:
+    case OG_ALLTOALLV: return f * bytes / bw + (n - 1) * lat;
+    case OG_BROADCAST:
+    case OG_REDUCE: return bytes / bw + (n - 1) * lat;
+    case OG_BARRIER: return 2 * (n - 1) * lat;
+    default: return 0;
+    }
+}
+
+int an_node_of(const an_net *net, const og_graph *g, int rank)
+{
+    int id = rank;
+    const char *h = g->ranks[rank].host;
+    if (h) {
+        const char *p = h + strlen(h);
+        while (p > h && p[-1] >= '0' && p[-1] <= '9') p--;
+        if (*p) id = atoi(p);
+    }
+    return net->gpus_per_node > 0 ? id / net->gpus_per_node : id;
+}
+
+int an_group_intra(const an_net *net, const og_graph *g, const og_group *gr)
+{
+    for (int i = 1; i < gr->n; i++)
+        if (an_node_of(net, g, gr->ranks[i]) != an_node_of(net, g, gr->ranks[0])) return 0;
+    return 1;
+}
+
+typedef struct route_ctx {
+    const an_net *net;
+    const int *node;
+} route_ctx;
+
+static void an_route(void *ctx, int a, int b, double *lat, double *bw)
+{
+    const route_ctx *r = ctx;
+    int intra = r->node[a] == r->node[b];
+    *lat = intra ? r->net->intra_lat : r->net->inter_lat;
+    *bw = intra ? r->net->intra_bw : r->net->inter_bw;
+}
+
+/* The collective as the engine runs it: the same selection (algorithm and
+ * protocol, from the route between the first two members and the group's
+ * nodes) and the closed-form cost of its schedule (coll_cost, pipelined). */
+double an_sched_time(const an_net *net, const og_graph *g, const og_group *gr, og_coll c, int64_t bytes)
+{
+    if (gr->n <= 1) return 0;
+    int *node = ts_malloc(gr->n * sizeof *node);
+    for (int i = 0; i < gr->n; i++) node[i] = an_node_of(net, g, gr->ranks[i]);
+    coll_topo *topo = coll_topo_new(gr->n, node, net->nvls);
+    route_ctx ctx = {net, node};
+    coll_hw hw = {0, 0, topo};
+    an_route(&ctx, 0, 1, &hw.alpha, &hw.bw);
+    coll_proto proto = COLL_SIMPLE;
+    coll_plan p;
+    char err[TS_ERRLEN];
+    double t;
+    int a = c == OG_ALLTOALLV ? -1 : coll_select(c, gr->n, bytes, &hw, &proto);
+    if (a < 0 || coll_plan_init_topo(&p, c, gr->n, 0, bytes, NULL, a, topo, err, sizeof err) < 0) {
+        int intra = an_group_intra(net, g, gr);
+        t = an_coll_time(c, gr->n, (double)bytes, intra ? net->intra_bw : net->inter_bw,
+                         intra ? net->intra_lat : net->inter_lat);
+    } else {
+        p.proto = proto;
+        t = coll_cost(&p, COLL_COST_PIPELINED, an_route, &ctx);
+    }
+    coll_topo_free(topo);
+    free(node);
+    return t;
+}
+
+/* ---- critical path ---- */
+
+typedef struct inst {       /* one instance of a collective on a group */
+    int arrived;
+    double tmax;
+    int *ops;               /* op id per member */
+} inst;
+
+typedef struct ginfo {
+    int ninst;
+    size_t cap;
+    inst *insts;
+    int *seq;               /* per member: instances entered so far */
+    og_coll last_coll;      /* cache of the last schedule costed on the group */
+    int64_t last_bytes;
+    double last_time;
+} ginfo;
+
+typedef struct p2p {        /* a pending send or receive, waiting for its match */
+    int src, dst, tag, is_send, rank, op;
+    double ready;
+    struct p2p *next;
+} p2p;
+
+typedef struct state {
+    const og_graph *g;
+    const an_net *net;
+    eng_result *res;
+    char *done;             /* per rank, per op (flattened) */
+    size_t *base;           /* offset of rank r in done */
+    int **next;             /* per rank, per stream: index into the stream's op list */
+    int ***slist;           /* per rank, per stream: op ids in order */
+    int **slen;
+    int *member;            /* COLL op (flattened): member index in its group */
+    ginfo *gi;
+    p2p **hash;
+    size_t hcap;
+    int *work, nwork, *inwork;
+    int remaining;
+} state;
+
+static size_t p2p_hash(int src, int dst, int tag, size_t cap)
+{
+    uint64_t k = ((uint64_t)(unsigned)src * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)(unsigned)dst * 0xC2B2AE3D27D4EB4Full) ^
+                 ((uint64_t)(unsigned)tag * 0x165667B19E3779F9ull);
+    return (size_t)(k ^ (k >> 29)) & (cap - 1);
+}
+
+static void push(state *S, int r)
+{
+    if (!S->inwork[r]) S->inwork[r] = 1, S->work[S->nwork++] = r;
+}
+
+static void finish(state *S, int r, int op, double start, double end)
+{
+    S->res->start[r][op] = start;
+    S->res->end[r][op] = end;
+    S->done[S->base[r] + op] = 1;
+    S->remaining--;
+    push(S, r);
+}
+
+static double op_ready(state *S, int r, const og_op *op, double prev_end, int *ok)
+{
+    double t = prev_end;
+    *ok = 1;
+    for (int d = 0; d < op->ndeps; d++) {
+        int j = op->deps[d];
+        if (!S->done[S->base[r] + j]) {
+            *ok = 0;
+            return 0;
+        }
+        if (S->res->end[r][j] > t) t = S->res->end[r][j];
+    }
+    return t;
+}
+
+static double pair_cost(state *S, int a, int b, double bytes)
+{
+    int intra = an_node_of(S->net, S->g, a) == an_node_of(S->net, S->g, b);
+    return intra ? S->net->intra_lat + bytes / S->net->intra_bw : S->net->inter_lat + bytes / S->net->inter_bw;
+}
+
+/* Post a send or receive; complete both sides when the match is there. */
+static void post_p2p(state *S, int r, int opi, double ready)
+{
+    const og_op *op = &S->g->ranks[r].ops[opi];
+    int is_send = op->kind == OG_SEND, src = is_send ? r : op->peer, dst = is_send ? op->peer : r;
+    size_t h = p2p_hash(src, dst, op->tag, S->hcap);
+    p2p **pp = &S->hash[h];
+    for (; *pp; pp = &(*pp)->next) {
+        p2p *q = *pp;
+        if (q->src == src && q->dst == dst && q->tag == op->tag && q->is_send != is_send) {
+            double start = q->ready > ready ? q->ready : ready;
+            double end = start + pair_cost(S, src, dst, (double)op->bytes);
+            /* both sides start when the transfer does: waiting for the peer is idle time */
+            finish(S, q->rank, q->op, start, end);
+            finish(S, r, opi, start, end);
+            *pp = q->next;
+            free(q);
+            return;
+        }
+    }
+    /* append (FIFO per key) */
+    p2p *n = ts_calloc(1, sizeof *n);
+    *n = (p2p){src, dst, op->tag, is_send, r, opi, ready, NULL};
+    *pp = n;
+}
+
+static void post_coll(state *S, int r, int opi, double ready)
+{
+    const og_op *op = &S->g->ranks[r].ops[opi];
+    const og_group *gr = &S->g->groups[op->group];
+    ginfo *gi = &S->gi[op->group];
+    int me = S->member[S->base[r] + opi];
+    int seq = gi->seq[me]++;
+    if (seq >= gi->ninst) {
+        ts_grow(&gi->insts, sizeof *gi->insts, &gi->cap, (size_t)seq + 1);
+        for (int i = gi->ninst; i <= seq; i++) memset(&gi->insts[i], 0, sizeof gi->insts[i]);
+        gi->ninst = seq + 1;
+    }
+    inst *in = &gi->insts[seq];
+    if (!in->ops) in->ops = ts_malloc(gr->n * sizeof *in->ops);
+    in->ops[me] = opi;
+    if (ready > in->tmax) in->tmax = ready;
+    S->res->start[r][opi] = ready;
+    if (++in->arrived < gr->n) return;
+    if (gi->last_bytes != op->bytes || gi->last_coll != op->coll) {
+        gi->last_bytes = op->bytes;
+        gi->last_coll = op->coll;
+        gi->last_time = an_sched_time(S->net, S->g, gr, op->coll, op->bytes);
+    }
+    double end = in->tmax + gi->last_time;
+    for (int i = 0; i < gr->n; i++) {
+        int rr = gr->ranks[i];
+        finish(S, rr, in->ops[i], in->tmax, end); /* waiting for the last member is idle */
+    }
+    free(in->ops);
+    in->ops = NULL;
+}
+
+/* Advance every stream of rank r as far as it goes. */
+static int advance(state *S, int r, char *err, size_t errlen)
+{
+    const og_rank *rk = &S->g->ranks[r];
+    int progress = 1;
+    while (progress) {
+        progress = 0;
+        for (int s = 0; s < OG_MAX_STREAMS; s++) {
+            while (S->next[r][s] < S->slen[r][s]) {
+                int opi = S->slist[r][s][S->next[r][s]];
+                const og_op *op = &rk->ops[opi];
+                double prev = 0;
+                if (S->next[r][s] > 0) {
+                    int p = S->slist[r][s][S->next[r][s] - 1];
+                    if (!S->done[S->base[r] + p]) break;   /* posted, waiting for its match */
+                    prev = S->res->end[r][p];
+                }
+                int ok;
+                double t = op_ready(S, r, op, prev, &ok);
+                if (!ok) break;
+                S->next[r][s]++;
+                progress = 1;
+                if (op->kind == OG_COMPUTE) {
+                    double d = op->duration;
+                    if (d < 0) {
+                        if (S->net->flops <= 0 && op->flops > 0)
+                            return ts_err(err, errlen, "rank %d op %d: compute by flops needs a device speed", r, opi);
+                        d = op->flops > 0 ? op->flops / S->net->flops : 0;
+                        if (op->bytes > 0 && S->net->hbm_bw > 0 && op->bytes / S->net->hbm_bw > d)
+                            d = op->bytes / S->net->hbm_bw;
+                    }
+                    S->done[S->base[r] + opi] = 1;
+                    S->res->start[r][opi] = t;
+                    S->res->end[r][opi] = t + d;
+                    S->remaining--;
+                } else if (op->kind == OG_COLL) {
+                    post_coll(S, r, opi, t);
+                } else {
+                    post_p2p(S, r, opi, t);
+                }
+                if (!S->done[S->base[r] + opi]) break;
+            }
+        }
+    }
+    return 0;
+}
+
+int an_run(const og_graph *g, const an_net *net, eng_result **out, char *err, size_t errlen)
+{
+    double t0 = ts_wtime();
+    *out = NULL;
+    state S;
+    memset(&S, 0, sizeof S);
+    S.g = g;
+    S.net = net;
+    int n = g->nranks, rc = -1;
+    eng_result *res = ts_calloc(1, sizeof *res);
+    res->nranks = n;
+    res->start = ts_calloc(n, sizeof *res->start);
+    res->end = ts_calloc(n, sizeof *res->end);
+    res->host = ts_calloc(n, sizeof *res->host);
+    res->ranks = ts_calloc(n, sizeof *res->ranks);
+    S.res = res;
+    S.base = ts_malloc((n + 1) * sizeof *S.base);
+    S.base[0] = 0;
+    for (int r = 0; r < n; r++) S.base[r + 1] = S.base[r] + g->ranks[r].nops;
+    S.done = ts_calloc(S.base[n] + 1, 1);
+    S.member = ts_malloc((S.base[n] + 1) * sizeof *S.member);
+    S.next = ts_malloc(n * sizeof *S.next);
+    S.slist = ts_malloc(n * sizeof *S.slist);
+    S.slen = ts_malloc(n * sizeof *S.slen);
+    S.work = ts_malloc(n * sizeof *S.work);
+    S.inwork = ts_calloc(n, sizeof *S.inwork);
+    S.gi = ts_calloc(g->ngroups + 1, sizeof *S.gi);
+    for (int i = 0; i < g->ngroups; i++) {
+        const og_group *gr = &g->groups[i];
+        S.gi[i].seq = ts_calloc(gr->n + 1, sizeof(int));
+        S.gi[i].last_bytes = -1;
+    }
+    S.hcap = 1024;
+    while (S.hcap < (size_t)n * 4) S.hcap *= 2;
+    S.hash = ts_calloc(S.hcap, sizeof *S.hash);
+    S.remaining = (int)S.base[n];
+    for (int r = 0; r < n; r++) {
+        const og_rank *rk = &g->ranks[r];
+        char host[32];
+        snprintf(host, sizeof host, "rank-%d", r);
+        res->host[r] = ts_strdup(rk->host ? rk->host : host);
+        res->start[r] = ts_calloc(rk->nops + 1, sizeof(double));
+        res->end[r] = ts_calloc(rk->nops + 1, sizeof(double));
+        S.next[r] = ts_calloc(OG_MAX_STREAMS, sizeof(int));
+        S.slen[r] = ts_calloc(OG_MAX_STREAMS, sizeof(int));
+        S.slist[r] = ts_calloc(OG_MAX_STREAMS, sizeof(int *));
+        for (int i = 0; i < rk->nops; i++) {
+            const og_op *op = &rk->ops[i];
+            if (op->stream < 0 || op->stream >= OG_MAX_STREAMS) {
+                ts_err(err, errlen, "rank %d op %d: stream %d out of range", r, i, op->stream);
+                goto out;
+            }
+            S.slen[r][op->stream]++;
+            if (op->kind == OG_COLL) {
+                if (op->group < 0 || op->group >= g->ngroups) {
+                    ts_err(err, errlen, "rank %d op %d: unknown group %d", r, i, op->group);
+                    goto out;
+                }
+                const og_group *gr = &g->groups[op->group];
+                int k;
+                for (k = 0; k < gr->n && gr->ranks[k] != r; k++) {}
+                if (k == gr->n) {
+                    ts_err(err, errlen, "rank %d op %d: not a member of group %d", r, i, op->group);
+                    goto out;
+                }
+                S.member[S.base[r] + i] = k;
+            }
+        }
+        for (int s = 0; s < OG_MAX_STREAMS; s++)
+            if (S.slen[r][s]) S.slist[r][s] = ts_malloc(S.slen[r][s] * sizeof(int)), S.slen[r][s] = 0;
+        for (int i = 0; i < rk->nops; i++) {
+            int s = rk->ops[i].stream;
+            S.slist[r][s][S.slen[r][s]++] = i;
+        }
+        push(&S, r);
+    }
+    while (S.nwork > 0) {
+        int r = S.work[--S.nwork];
+        S.inwork[r] = 0;
+        if (advance(&S, r, err, errlen) < 0) goto out;
+    }
+    if (S.remaining > 0) {
+        for (int r = 0; r < n; r++)
+            for (int s = 0; s < OG_MAX_STREAMS; s++)
+                if (S.next[r][s] < S.slen[r][s] || (S.next[r][s] > 0 &&
+                                                     !S.done[S.base[r] + S.slist[r][s][S.next[r][s] - 1]])) {
+                    int k = S.next[r][s] > 0 && !S.done[S.base[r] + S.slist[r][s][S.next[r][s] - 1]]
+                                ? S.slist[r][s][S.next[r][s] - 1] : S.slist[r][s][S.next[r][s]];
+                    const og_op *op = &g->ranks[r].ops[k];
+                    ts_err(err, errlen, "deadlock: %d ops never run; rank %d stream %d blocked at op %d (%s%s%s)",
+                           S.remaining, r, s, k, og_kind_name(op->kind), op->label ? " " : "",
+                           op->label ? op->label : "");
+                    goto out;
+                }
+    }
+    for (int r = 0; r < n; r++)
+        for (int i = 0; i < g->ranks[r].nops; i++)
+            if (res->end[r][i] > res->makespan) res->makespan = res->end[r][i];
+    for (int r = 0; r < n; r++) {
+        double b[AN_NCATS];
+        an_breakdown(g, res, r, b);
+        eng_rank_stats *st = &res->ranks[r];
+        st->compute = b[AN_COMP];
+        st->exposed = b[AN_TP] + b[AN_CP] + b[AN_EP] + b[AN_PP] + b[AN_DP] + b[AN_OTHER];
+        st->idle = b[AN_IDLE];
+        for (int i = 0; i < g->ranks[r].nops; i++) {
+            if (res->end[r][i] > st->finish) st->finish = res->end[r][i];
+            if (g->ranks[r].ops[i].kind != OG_COMPUTE) st->comm += res->end[r][i] - res->start[r][i];
+        }
+    }
+    res->fidelity = ENG_NFIDELITY;
+    rc = 0;
+out:
+    res->wall = ts_wtime() - t0;
+    for (size_t i = 0; i < S.hcap; i++)
+        for (p2p *q = S.hash[i], *nx; q; q = nx) nx = q->next, free(q);
+    free(S.hash);
+    for (int i = 0; i < g->ngroups; i++) {
+        for (int k = 0; k < S.gi[i].ninst; k++) free(S.gi[i].insts[k].ops);
+        free(S.gi[i].insts);
+        free(S.gi[i].seq);
+    }
+    free(S.gi);
+    for (int r = 0; r < n; r++) {
+        if (S.slist[r])
+            for (int s = 0; s < OG_MAX_STREAMS; s++) free(S.slist[r][s]);
+        free(S.slist[r]);
+        free(S.next[r]);
+        free(S.slen[r]);
+    }
+    free(S.slist);
+    free(S.next);
+    free(S.slen);
+    free(S.work);
+    free(S.inwork);
+    free(S.done);
+    free(S.member);
+    free(S.base);
+    if (rc == 0) *out = res;
+    else an_result_free(res);
+    return rc;
+}
+
+void an_result_free(eng_result *r)
+{
+    if (!r) return;
+    for (int i = 0; i < r->nranks; i++) {
+        free(r->start[i]);
+        free(r->end[i]);
+        free(r->host[i]);
+    }
+    free(r->start);
+    free(r->end);
+    free(r->host);
+    free(r->ranks);
+    free(r->links);
+    free(r);
+}
+
+/* ---- waiting as idle ---- */
+
+void an_wait_as_idle(const og_graph *g, eng_result *res)
+{
+    /* transfers: the k-th send from a to b with tag t matches the k-th receive */
+    size_t cap = 1024;
+    while (cap < (size_t)g->nranks * 4) cap *= 2;
+    p2p **hash = ts_calloc(cap, sizeof *hash);
+    for (int r = 0; r < g->nranks; r++)
+        for (int i = 0; i < g->ranks[r].nops; i++) {
+            const og_op *op = &g->ranks[r].ops[i];
+            if (op->kind != OG_SEND && op->kind != OG_RECV) continue;
+            int is_send = op->kind == OG_SEND, src = is_send ? r : op->peer, dst = is_send ? op->peer : r;
+            if (src < 0 || src >= g->nranks || dst < 0 || dst >= g->nranks) continue;
+            p2p **pp = &hash[p2p_hash(src, dst, op->tag, cap)];
+            for (; *pp; pp = &(*pp)->next) {
+                p2p *q = *pp;
+                if (q->src == src && q->dst == dst && q->tag == op->tag && q->is_send != is_send) {
+                    double t = res->start[q->rank][q->op] > res->start[r][i] ? res->start[q->rank][q->op]
+                                                                             : res->start[r][i];
+                    res->start[q->rank][q->op] = res->start[r][i] = t;
+                    *pp = q->next;
+                    free(q);
+                    goto next;
+                }
+            }
+            *pp = ts_calloc(1, sizeof **pp);
+            **pp = (p2p){src, dst, op->tag, is_send, r, i, 0, NULL};
+        next:;
+        }
+    for (size_t i = 0; i < cap; i++)
+        for (p2p *q = hash[i], *nx; q; q = nx) nx = q->next, free(q);
+    free(hash);
+    /* collectives: the k-th op of a member on a group is instance k */
+    for (int gi = 0; gi < g->ngroups; gi++) {
+        const og_group *gr = &g->groups[gi];
+        int **ids = ts_calloc(gr->n, sizeof *ids), *cnt = ts_calloc(gr->n, sizeof *cnt), ninst = -1;
+        for (int k = 0; k < gr->n; k++) {
+            int r = gr->ranks[k];
+            if (r < 0 || r >= g->nranks) continue;
+            ids[k] = ts_malloc((g->ranks[r].nops + 1) * sizeof(int));
+            for (int i = 0; i < g->ranks[r].nops; i++)
+                if (g->ranks[r].ops[i].kind == OG_COLL && g->ranks[r].ops[i].group == gi) ids[k][cnt[k]++] = i;
+            if (ninst < 0 || cnt[k] < ninst) ninst = cnt[k];
+        }
+        for (int j = 0; j < ninst; j++) {
+            double t = 0;
+            for (int k = 0; k < gr->n; k++)
+                if (ids[k] && res->start[gr->ranks[k]][ids[k][j]] > t) t = res->start[gr->ranks[k]][ids[k][j]];
+            for (int k = 0; k < gr->n; k++)
+                if (ids[k]) res->start[gr->ranks[k]][ids[k][j]] = t;
+        }
+        for (int k = 0; k < gr->n; k++) free(ids[k]);
+        free(ids);
+        free(cnt);
+    }
+}
+
+/* ---- breakdown ---- */
+
+static const char *cat_names[AN_NCATS] = {"compute", "tp", "cp", "ep", "pp", "dp", "other", "idle"};
+const char *an_cat_name(int c) { return c >= 0 && c < AN_NCATS ? cat_names[c] : "?"; }
+
+int an_op_category(const og_op *op)
+{
+    const char *l = op->label;
+    static const struct { const char *p; int c; } pre[] = {
+        {"tp.", AN_TP}, {"cp.", AN_CP}, {"ep.", AN_EP}, {"pp.", AN_PP}, {"dp.", AN_DP},
+    };
+    if (l)
+        for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++)
+            if (strncmp(l, pre[i].p, 3) == 0) return pre[i].c;
+    return op->kind == OG_COMPUTE ? AN_COMP : AN_OTHER;
+}
+
+typedef struct ev {
+    double t;
+    int cat, delta;
+} ev;
+
+static int ev_cmp(const void *a, const void *b)
+{
+    const ev *x = a, *y = b;
+    if (x->t != y->t) return x->t < y->t ? -1 : 1;
+    return x->delta - y->delta; /* ends before starts at the same instant */
+}
+
+static void rank_breakdown(const og_graph *g, const eng_result *res, int r, double out[AN_NCATS])
+{
+    const og_rank *rk = &g->ranks[r];
+    ev *e = ts_malloc((2 * (size_t)rk->nops + 1) * sizeof *e);
+    int ne = 0;
+    for (int i = 0; i < rk->nops; i++) {
+        double a = res->start[r][i], b = res->end[r][i];
+        if (!(b > a)) continue;
+        int c = an_op_category(&rk->ops[i]);
+        e[ne++] = (ev){a, c, +1};
+        e[ne++] = (ev){b, c, -1};
+    }
+    qsort(e, ne, sizeof *e, ev_cmp);
+    int active[AN_NCATS] = {0};
+    double t = 0;
+    static const int order[] = {AN_COMP, AN_TP, AN_CP, AN_EP, AN_PP, AN_DP, AN_OTHER};
+    for (int i = 0; i <= ne; i++) {
+        double now = i < ne ? e[i].t : res->makespan;
+        if (now > t) {
+            int c = AN_IDLE;
+            for (size_t k = 0; k < sizeof order / sizeof order[0]; k++)
+                if (active[order[k]] > 0) {
+                    c = order[k];
+                    break;
+                }
+            out[c] += now - t;
+            t = now;
+        }
+        if (i < ne) active[e[i].cat] += e[i].delta;
+    }
+    free(e);
+}
+
+void an_breakdown(const og_graph *g, const eng_result *res, int r, double out[AN_NCATS])
+{
+    memset(out, 0, AN_NCATS * sizeof *out);
+    if (r >= 0) {
+        rank_breakdown(g, res, r, out);
+        return;
+    }
+    double one[AN_NCATS];
+    for (int i = 0; i < g->nranks; i++) {
+        memset(one, 0, sizeof one);
+        rank_breakdown(g, res, i, one);
+        for (int c = 0; c < AN_NCATS; c++) out[c] += one[c] / g->nranks;
+    }
+}

@@ -1,0 +1,67 @@
+/* The analytical model: alpha-beta costs of collectives and point-to-point
+ * transfers, and the contention-free critical path of an op graph (per-rank
+ * stream timelines) without SimGrid. */
+#ifndef TS_ANALYTIC_H
+#define TS_ANALYTIC_H
+
+#include <stddef.h>
+
+#include "engine.h"   /* eng_result: the analytical path fills the engine's result type */
+#include "opgraph.h"
+
+/* Per-pair latency and per-GPU, per-direction bandwidth, inside a node and
+ * between nodes. Rank r sits on node host_index(r) / gpus_per_node. */
+typedef struct an_net {
+    int gpus_per_node;
+    double intra_bw, intra_lat;
+    double inter_bw, inter_lat;
+    double flops;       /* compute ops given as flops/bytes: device speed (FLOP/s) */
+    double hbm_bw;      /* and memory bandwidth (bytes/s); 0: such ops are an error */
+    int nvls;           /* nodes have NVLS-capable NVSwitches (as the engine reads from hosts) */
+} an_net;
+
+/* Defaults by GPU family (docs/workload.md gives the sources). Returns -1
+ * for an unknown name. */
+int an_net_default(const char *gpu_name, an_net *net);
+
+/* Alpha-beta time of a ring collective (nccl-tests size convention for bytes)
+ * on n ranks whose slowest link is (bw, lat); send/recv: lat + bytes/bw. */
+double an_coll_time(og_coll c, int n, double bytes, double bw, double lat);
+
+/* Time of a collective on group gr from its schedule (models/coll, automatic
+ * algorithm choice): the steps run in lock-step, a step lasting as long as
+ * its slowest transfer over all members, lat + bytes/bw of that pair (intra-
+ * or inter-node). For a ring this is an_coll_time on the slowest edge. */
+double an_sched_time(const an_net *net, const og_graph *g, const og_group *gr, og_coll c, int64_t bytes);
+
+/* Whether the ranks of a group all sit on one node. */
+int an_group_intra(const an_net *net, const og_graph *g, const og_group *gr);
+/* Node of a rank: the number in its host name ("gpu-17") or the rank itself,
+ * divided by gpus_per_node. */
+int an_node_of(const an_net *net, const og_graph *g, int rank);
+
+/* Critical path of g: every op starts when its stream predecessor and its
+ * dependencies are done; a collective when all members arrived (lasting
+ * an_sched_time); a transfer when both sides are there. No contention. A graph that cannot finish is
+ * an error naming a blocked rank and op. */
+int an_run(const og_graph *g, const an_net *net, eng_result **out, char *err, size_t errlen);
+void an_result_free(eng_result *r);
+
+/* Make waiting for a peer count as idle in a result of the engine (where an
+ * op starts when its rank posts it): a transfer starts when both sides have
+ * posted it, a collective when its last member has. The analytical path
+ * already records starts that way. */
+void an_wait_as_idle(const og_graph *g, eng_result *res);
+
+/* Time breakdown by op category (the label's first dot-separated word:
+ * comp, tp, cp, ep, pp, dp, opt; compute ops without a label are comp).
+ * Per rank: an instant counts as compute when a compute-category op runs,
+ * else as the first running communication category in the order tp, cp, ep,
+ * pp, dp (exposed communication), else as idle (bubble). */
+enum { AN_COMP, AN_TP, AN_CP, AN_EP, AN_PP, AN_DP, AN_OTHER, AN_IDLE, AN_NCATS };
+const char *an_cat_name(int c);
+int an_op_category(const og_op *op);
+/* out[c]: seconds of rank r (r < 0: the mean over ranks). */
+void an_breakdown(const og_graph *g, const eng_result *res, int r, double out[AN_NCATS]);
+
+#endif

@@ -1,0 +1,106 @@
+/* Per-rank memory: states by ZeRO stage (Rajbhandari et al. 2020, Megatron-LM's
+ * distributed optimizer) and activations by Korthikanti et al. 2022. */
+#include "memory/memory.h"
+
+#include <string.h>
+
+void mem_bytes_per_param(cm_dtype t, double *weights, double *grads, double *optim)
+{
+    /* Megatron-LM dist_optimizer.md: fp16 params + fp16 grads: 4 + 16/d bytes
+     * (optimizer holds fp32 main params, main grads, m, v); bf16 params + fp32
+     * grads: 6 + 12/d; fp32: 8 + 8/d. */
+    switch (t) {
+    case CM_FP16: *weights = 2, *grads = 2, *optim = 16; break;
+    case CM_FP32: case CM_TF32: *weights = 4, *grads = 4, *optim = 8; break;
+    default: *weights = 2, *grads = 4, *optim = 12; break; /* bf16 and fp8 (bf16 master weights) */
+    }
+}
+
+/* Korthikanti et al. 2022, section 4.1, per layer with 16-bit activations:
+ * attention 11sbh + 5as^2b, MLP 19sbh, layer norms 4sbh: sbh(34 + 5as/h).
+ * Generalised here to GQA (K and V of width kv instead of h) and to an MLP
+ * of width f, gated or not: MLP = 2sbh (input) + 2sb*f*(2 if gated) (fc1
+ * output) + 2sbf (activation output) + sbh (dropout mask), which is 19sbh for
+ * f = 4h. Of these, 10sbh (norm inputs 4, attention and MLP inputs 4, dropout
+ * masks 2) are replicated across tensor-parallel ranks without sequence
+ * parallelism (eq. 4: sbh(10 + 24/t + 5as/(ht))); with sequence parallelism
+ * everything is divided by t (eq. 5). Selective recompute drops the 5as^2b
+ * attention core (eq. 6: 34sbh/t); full recompute keeps only the layer input,
+ * 2sbh (/t with sequence parallelism). */
+double mem_layer_activations(const wl_model *m, const wl_layout *l, int seq, int moe)
+{
+    double s = (double)seq / l->cp, b = l->mbs, h = m->hidden, a = m->heads;
+    double kv = (double)m->kv_heads * (m->hidden / m->heads);
+    double t = l->tp;
+    if (l->axonn) s /= l->gz, t = l->gy; /* AxoNN (approximation): tokens split over gz, width over gy */
+    double f = moe ? (double)m->moe_ffn * (m->topk + m->shared_experts) : m->ffn;
+    double sbh = s * b * h;
+    if (l->recompute == WL_RC_FULL) return 2 * sbh / (l->sp ? t : 1);
+    /* 11sbh of the paper = 2 input + 4 Q,K + 2 V + 2 proj input + 1 mask; input and mask are replicated */
+    double repl = 10 * sbh;
+    double attn_split = 2 * sbh + 2 * s * b * kv + 2 * s * b * kv + 2 * sbh;
+    double mlp_split = 2 * s * b * f * (m->gated ? 2 : 1) + 2 * s * b * f;
+    double core = l->recompute == WL_RC_SELECTIVE ? 0 : 5 * a * s * (s * l->cp) * b; /* local queries x all keys */
+    if (l->sp) return (repl + attn_split + mlp_split + core) / t;
+    return repl + (attn_split + mlp_split + core) / t;
+}
+
+static void stage_memory(const wl_model *m, const wl_layout *l, int seq, cm_dtype t, int stage, mem_breakdown *o)
+{
+    wl_rank_params p;
+    wl_stage_params(m, l, stage, &p);
+    double bw, bg, bo;
+    mem_bytes_per_param(t, &bw, &bg, &bo);
+    double dpd = l->dp * (l->axonn ? 1 : l->cp), dpe = dpd / l->ep; /* dense and expert data-parallel sizes */
+    double shard = p.dense / dpd + p.expert / dpe;
+    o->weights = (l->zero >= 3 ? shard : p.total) * bw;
+    o->grads = (l->zero >= 2 ? shard : p.total) * bg;
+    o->optim = (l->zero >= 1 ? shard : p.total) * bo;
+    o->workspace = MEM_WORKSPACE_BYTES;
+    if (l->zero >= 3) o->workspace += 2 * p.layer * dpd * bw; /* gathered layer + prefetched next */
+
+    int pp = l->axonn ? 1 : l->pp, per = m->layers / pp, mcount = wl_layout_micro(l), v = l->vpp;
+    double inflight; /* in units of "all layers of the stage, one micro-batch" */
+    switch (l->schedule) {
+    case WL_GPIPE: inflight = mcount; break;
+    case WL_INTERLEAVED: {
+        /* Megatron's warm-up on stage i: (p-i-1)*2 + (v-1)*p virtual micro-batches, one more
+         * in flight in the steady state; each holds 1/v of the stage's layers. */
+        double vm = (double)(pp - stage - 1) * 2 + (double)(v - 1) * pp + 1;
+        if (vm > (double)mcount * v) vm = (double)mcount * v;
+        inflight = vm / v;
+        break;
+    }
+    default: inflight = pp - stage < mcount ? pp - stage : mcount; break; /* 1F1B, ZB-H1 */
+    }
+    o->inflight = inflight;
+    double act = 0;
+    for (int i = stage * per; i < (stage + 1) * per; i++) {
+        int moe = m->experts && i >= m->dense_layers;
+        act += mem_layer_activations(m, l, seq, moe);
+    }
+    o->act_layer = mem_layer_activations(m, l, seq, m->experts && m->dense_layers == 0);
+    act *= inflight;
+    /* Section 4.3: embedding dropout mask sbh (x in-flight micro-batches) on the first
+     * stage; on the last: final norm 2sbh, output projection input 2sbh, fp32 logits 4sbV. */
+    double s = (double)seq / l->cp, b = l->mbs, h = m->hidden, tt = l->axonn ? l->gx * l->gy : l->tp;
+    double div = l->sp ? tt : 1;
+    if (stage == 0) act += s * b * h / div * inflight;
+    if (stage == pp - 1) act += 4 * s * b * h / div + 4 * s * b * wl_padded_vocab(m, l) / tt;
+    o->activations = act;
+    o->stage = stage;
+    o->total = o->weights + o->grads + o->optim + o->activations + o->workspace;
+}
+
+void mem_estimate(const wl_model *m, const wl_layout *l, int seq, cm_dtype t, double capacity, mem_breakdown *out)
+{
+    int pp = l->axonn ? 1 : l->pp;
+    mem_breakdown first, last;
+    memset(&first, 0, sizeof first);
+    memset(&last, 0, sizeof last);
+    stage_memory(m, l, seq, t, 0, &first);
+    if (pp > 1) stage_memory(m, l, seq, t, pp - 1, &last);
+    *out = last.total > first.total ? last : first;
+    out->capacity = capacity;
+    out->fits = out->total <= capacity;
+}

@@ -1,0 +1,1018 @@
+/* The op graph of one training iteration: per rank, the compute ops of each
+ * micro-batch and layer with roofline durations, and the communication that
+ * Megatron-LM / DeepSpeed / AxoNN issue, with their message sizes, in the
+ * order of the pipeline schedule (docs/workload.md describes every choice). */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "memory/memory.h"
+#include "util.h"
+#include "workload/workload.h"
+
+/* FlashAttention reaches a fraction of the GEMM efficiency: FlashAttention-2
+ * reports 50-73% of A100 peak forward; Azure measured 33% of H100 peak
+ * (hardware.md). We use 0.6 x the GPU's GEMM efficiency maximum. */
+#define WL_ATTN_EFF 0.6
+
+typedef struct wgrad {      /* a weight-gradient GEMM deferred to a W pass (ZB-H1) */
+    double M, N, K;
+    int layer;
+} wgrad;
+
+typedef struct wlist {
+    int n;
+    size_t cap;
+    wgrad *w;
+} wlist;
+
+typedef struct gen {
+    const wl_model *m;
+    const wl_layout *l;
+    const wl_opts *o;
+    og_graph *g;
+    int dpb;                /* data-parallel indices built */
+    int p, v, mcount, lc;   /* stages, chunks, micro-batches, layers per chunk */
+    int r;                  /* built rank being generated */
+    int ti, ci, di, pi;
+    int tpg, cpg, epg, dpg, edpg, embg;
+    int tp_intra;           /* the TP group sits inside a node */
+    double tok;             /* tokens of one micro-batch on a TP group (mbs * seq / cp) */
+    double gb, pb;          /* gradient and parameter bytes per element */
+    int dt;
+    int last_comp;          /* last op of stream 0 if it is a fusable compute op, else -1 */
+    int cp_seq;
+    double flops, busy, tp_s;
+    int ndeps;
+    size_t depcap;
+    int *deps;              /* DP ops the optimizer waits for */
+    int *layer_wop;         /* per layer of the model: op id of its last weight-gradient op */
+    double bucket_acc;      /* parameters in the open DP bucket */
+    int bucket_no;
+    wlist *wl;              /* deferred weight gradients per (micro-batch, chunk) */
+    int zb;
+    int ep_intra;           /* the EP group sits inside a node */
+    int dry;                /* costing only (wl_estimate): no graph, times accumulate */
+    double acc, acc_w, acc_side;
+    long ops_before;        /* ops of the ranks built before this one */
+} gen;
+
+/* ---- ranks and groups ---- */
+
+int wl_rank_of(const wl_layout *l, int tp, int cp, int dp, int pp)
+{
+    if (l->axonn) return tp + l->gx * (cp + l->gy * (dp + l->gz * pp)); /* x, y, z, d */
+    if (!l->order[0] && !l->order[1]) return tp + l->tp * (cp + l->cp * (dp + l->dp * pp));
+    /* an explicit order, innermost first: dimension d of (tp, cp, dp, pp) */
+    const int coord[4] = {tp, cp, dp, pp}, size[4] = {l->tp, l->cp, l->dp, l->pp};
+    int r = 0;
+    for (int i = 3; i >= 0; i--) r = r * size[l->order[i]] + coord[l->order[i]];
+    return r;
+}
+
+/* Built rank index of a coordinate (dp index below G->dpb). */
+static int built(const gen *G, int tp, int cp, int dp, int pp)
+{
+    const wl_layout *l = G->l;
+    return tp + l->tp * (cp + l->cp * (dp + G->dpb * pp));
+}
+
+static void set_label(gen *G, og_op *op, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void set_label(gen *G, og_op *op, const char *fmt, ...)
+{
+    (void)G;
+    char buf[128];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    og_set_label(op, buf);
+}
+
+/* ---- emitting ops ---- */
+
+static int last0(gen *G)
+{
+    /* the last op of stream 0 (it becomes a dependency: stop fusing into it) */
+    G->last_comp = -1;
+    og_rank *rk = &G->g->ranks[G->r];
+    for (int i = rk->nops - 1; i >= 0; i--)
+        if (rk->ops[i].stream == WL_S_COMPUTE) return i;
+    return -1;
+}
+
+/* A fixed-duration op on stream 0, merged into the previous one when fusing. */
+static int add_fixed(gen *G, double d, const char *what, int layer, int mb)
+{
+    if (G->dry) {
+        G->acc += d;
+        return 0;
+    }
+    og_rank *rk = &G->g->ranks[G->r];
+    if (G->o->fuse && G->last_comp >= 0) {
+        rk->ops[G->last_comp].duration += d;
+        return G->last_comp;
+    }
+    og_op *op = og_compute_fixed(G->g, G->r, WL_S_COMPUTE, d);
+    if (layer >= 0) set_label(G, op, "comp.%s.l%d.mb%d", what, layer, mb);
+    else set_label(G, op, "comp.%s.mb%d", what, mb);
+    G->last_comp = op->id;
+    return op->id;
+}
+
+static int comp(gen *G, const char *what, int layer, int mb, double flops, double bytes, double eff)
+{
+    double d = cm_op_time(G->o->gpu, G->o->dtype, flops, bytes, eff);
+    G->flops += flops;
+    G->busy += d;
+    return add_fixed(G, d, what, layer, mb);
+}
+
+static int gemm(gen *G, const char *what, int layer, int mb, double M, double N, double K)
+{
+    const cm_gpu *gpu = G->o->gpu;
+    double bytes = (M * K + K * N + M * N) * G->dt;
+    return comp(G, what, layer, mb, 2 * M * N * K, bytes, cm_gemm_eff(gpu, G->o->dtype, M, N, K));
+}
+
+static int elem(gen *G, const char *what, int layer, int mb, double bytes)
+{
+    return comp(G, what, layer, mb, 0, bytes, 1);
+}
+
+/* A collective on stream s: a real COLL op on group grp, or (analytic) a
+ * fixed-duration op costed by alpha-beta on (bw, lat). */
+static int coll(gen *G, int s, const char *cat, og_coll c, int grp, int n, double bytes, int analytic, int intra,
+                int dep, const char *what, int layer, int mb)
+{
+    if (n <= 1 || bytes <= 0) return -1;
+    if (G->dry) {
+        const an_net *net = G->o->net;
+        double t = an_coll_time(c, n, bytes, intra ? net->intra_bw : net->inter_bw,
+                                intra ? net->intra_lat : net->inter_lat);
+        if (s == WL_S_COMPUTE) G->acc += t;
+        else G->acc_side += t;
+        return -1;
+    }
+    og_op *op;
+    if (analytic) {
+        const an_net *net = G->o->net;
+        double t = an_coll_time(c, n, bytes, intra ? net->intra_bw : net->inter_bw,
+                                intra ? net->intra_lat : net->inter_lat);
+        if (s == WL_S_COMPUTE && G->o->fuse && dep < 0) {
+            /* blocking and contention-free: folded into the compute run, accounted apart */
+            G->tp_s += t;
+            return add_fixed(G, t, cat, layer, mb);
+        }
+        op = og_compute_fixed(G->g, G->r, s, t);
+    } else {
+        op = og_collective(G->g, G->r, s, c, grp, (int64_t)llround(bytes), G->o->dtype == CM_FP16 ? OG_F16 : OG_BF16);
+    }
+    if (dep >= 0) og_add_dep(op, dep);
+    set_label(G, op, "%s.%s.%s.l%d.mb%d", cat, og_coll_name(c), what, layer, mb);
+    if (s == WL_S_COMPUTE) G->last_comp = -1;
+    return op->id;
+}
+
+static void tp_coll(gen *G, og_coll c, double bytes, const char *what, int layer, int mb)
+{
+    int analytic = G->o->fuse && G->tp_intra;
+    coll(G, WL_S_COMPUTE, "tp", c, G->tpg, G->l->tp, bytes, analytic, G->tp_intra, -1, what, layer, mb);
+}
+
+/* ---- one transformer layer ---- */
+
+static void attention(gen *G, int layer, int mb, const char *what, double mult)
+{
+    const wl_model *m = G->m;
+    const wl_layout *l = G->l;
+    double t = l->tp, flops = mult * 4 * G->tok * (double)G->o->seq * m->hidden / t;
+    double kvd = (double)m->kv_heads * (m->hidden / m->heads);
+    double eff = WL_ATTN_EFF * G->o->gpu->eff_max;
+    double io = mult * G->tok * (2 * m->hidden + 2 * kvd) / t * G->dt;
+    if (l->cp == 1) {
+        comp(G, what, layer, mb, flops, io, eff);
+        return;
+    }
+    /* ring attention: cp steps; step j > 0 computes with the K/V block received in step j */
+    double kv_bytes = mult * 2 * G->tok * kvd / t * G->dt; /* K and V (and dK, dV backward) */
+    if (G->dry) {
+        /* each of the cp-1 later blocks: its compute or its transfer, whichever is longer */
+        const an_net *net = G->o->net;
+        int intra = (double)l->tp * l->cp <= net->gpus_per_node;
+        double chunk = cm_op_time(G->o->gpu, G->o->dtype, flops / l->cp, io / l->cp, eff);
+        double xfer = (intra ? net->intra_lat : net->inter_lat) + kv_bytes / (intra ? net->intra_bw : net->inter_bw);
+        G->flops += flops;
+        G->acc += chunk + (l->cp - 1) * (chunk > xfer ? chunk : xfer);
+        return;
+    }
+    int next = built(G, G->ti, (G->ci + 1) % l->cp, G->di, G->pi), prev = built(G, G->ti, (G->ci + l->cp - 1) % l->cp, G->di, G->pi);
+    int have = last0(G);
+    comp(G, what, layer, mb, flops / l->cp, io / l->cp, eff);
+    for (int j = 1; j < l->cp; j++) {
+        int tag = (1 << 24) + G->cp_seq++;
+        og_op *s = og_send(G->g, G->r, WL_S_CP_SEND, next, (int64_t)llround(kv_bytes), tag);
+        if (have >= 0) og_add_dep(s, have);
+        set_label(G, s, "cp.send.%s.l%d.mb%d", what, layer, mb);
+        og_op *rv = og_recv(G->g, G->r, WL_S_CP_RECV, prev, (int64_t)llround(kv_bytes), tag);
+        set_label(G, rv, "cp.recv.%s.l%d.mb%d", what, layer, mb);
+        have = rv->id;
+        og_op *c = og_compute_fixed(G->g, G->r, WL_S_COMPUTE, cm_op_time(G->o->gpu, G->o->dtype, flops / l->cp, io / l->cp, eff));
+        G->flops += flops / l->cp;
+        G->busy += c->duration;
+        og_add_dep(c, have);
+        set_label(G, c, "comp.%s.l%d.mb%d", what, layer, mb);
+        G->last_comp = -1;
+    }
+}
+
+static void wgrad_gemm(gen *G, int layer, int mb, int chunk, double M, double N, double K)
+{
+    if (G->dry) {
+        double save = G->acc;
+        gemm(G, "wgrad", layer, mb, M, N, K);
+        G->acc_w += G->acc - save;
+        G->acc = save;
+        return;
+    }
+    if (G->zb) {
+        wlist *w = &G->wl[mb * G->v + chunk];
+        ts_grow(&w->w, sizeof *w->w, &w->cap, (size_t)w->n + 1);
+        w->w[w->n++] = (wgrad){M, N, K, layer};
+        return;
+    }
+    G->layer_wop[layer] = gemm(G, "wgrad", layer, mb, M, N, K);
+}
+
+static int is_moe(const wl_model *m, int layer) { return m->experts && layer >= m->dense_layers; }
+
+static void mlp_dims(const gen *G, int layer, double *f, double *tokm)
+{
+    const wl_model *m = G->m;
+    if (is_moe(m, layer)) *f = m->moe_ffn, *tokm = G->tok * m->topk;
+    else *f = m->ffn, *tokm = G->tok;
+}
+
+/* DeepSpeed ZeRO-3: the layer's parameters are gathered (prefetched on their
+ * own stream) before the layer runs, forward and backward. */
+static void zero3_gather(gen *G, int li, int mb, const char *what)
+{
+    const wl_layout *l = G->l;
+    wl_rank_params p;
+    wl_stage_params(G->m, l, 0, &p);
+    int ag = coll(G, WL_S_ZERO3, "dp", OG_ALLGATHER, G->dpg, l->dp * l->cp, p.layer * G->pb, G->o->one_replica, 0, -1,
+                  what, li, mb);
+    if (ag < 0 || G->dry) return;
+    last0(G);
+    og_op *w = og_compute_fixed(G->g, G->r, WL_S_COMPUTE, 0);
+    og_add_dep(w, ag);
+    set_label(G, w, "comp.wait_param.l%d.mb%d", li, mb);
+}
+
+static void layer_fwd(gen *G, int li, int mb, int recomp)
+{
+    const wl_model *m = G->m;
+    const wl_layout *l = G->l;
+    double h = m->hidden, t = l->tp, kvd = (double)m->kv_heads * (m->hidden / m->heads), tok = G->tok;
+    double seqpart = l->sp ? t : 1, g = m->gated ? 2 : 1, f, tokm;
+    double act = tok * h * G->dt;   /* the full hidden state of the micro-batch on the TP group */
+    mlp_dims(G, li, &f, &tokm);
+    if (l->zero == 3 && !recomp) zero3_gather(G, li, mb, "param_fwd");
+    elem(G, "ln1", li, mb, 2 * act / seqpart);
+    if (l->sp) tp_coll(G, OG_ALLGATHER, act, "attn_in", li, mb);
+    gemm(G, "qkv", li, mb, tok, (h + 2 * kvd) / t, h);
+    attention(G, li, mb, recomp ? "attn_recompute" : "attn", 1);
+    gemm(G, "proj", li, mb, tok, h, h / t);
+    tp_coll(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "attn_out", li, mb);
+    elem(G, "ln2", li, mb, 4 * act / seqpart);
+    if (is_moe(m, li)) {
+        gemm(G, "router", li, mb, tok / t, m->experts, h);
+        coll(G, WL_S_COMPUTE, "ep", OG_ALLTOALL, G->epg, l->ep, tokm * h * G->dt / t, 0, G->ep_intra, -1, "dispatch", li, mb);
+        if (t > 1) tp_coll(G, OG_ALLGATHER, tokm * h * G->dt, "expert_in", li, mb);
+    } else if (l->sp) {
+        tp_coll(G, OG_ALLGATHER, act, "mlp_in", li, mb);
+    }
+    gemm(G, "fc1", li, mb, tokm, f * g / t, h);
+    elem(G, "act", li, mb, tokm * f * (g + 1) / t * G->dt);
+    gemm(G, "fc2", li, mb, tokm, h, f / t);
+    if (is_moe(m, li)) {
+        if (t > 1) tp_coll(G, OG_REDUCESCATTER, tokm * h * G->dt, "expert_out", li, mb);
+        coll(G, WL_S_COMPUTE, "ep", OG_ALLTOALL, G->epg, l->ep, tokm * h * G->dt / t, 0, G->ep_intra, -1, "combine", li, mb);
+        if (m->shared_experts) {
+            double fs = (double)m->moe_ffn * m->shared_experts;
+            gemm(G, "shared_fc1", li, mb, tok, fs * g / t, h);
+            gemm(G, "shared_fc2", li, mb, tok, h, fs / t);
+        }
+    } else {
+        tp_coll(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "mlp_out", li, mb);
+    }
+    elem(G, "residual", li, mb, 3 * act / seqpart);
+}
+
+static void layer_bwd(gen *G, int li, int mb, int chunk)
+{
+    const wl_model *m = G->m;
+    const wl_layout *l = G->l;
+    double h = m->hidden, t = l->tp, kvd = (double)m->kv_heads * (m->hidden / m->heads), tok = G->tok;
+    double seqpart = l->sp ? t : 1, g = m->gated ? 2 : 1, f, tokm;
+    double act = tok * h * G->dt;
+    mlp_dims(G, li, &f, &tokm);
+    if (l->recompute == WL_RC_FULL) layer_fwd(G, li, mb, 1);
+    if (l->zero == 3) zero3_gather(G, li, mb, "param_bwd");
+    elem(G, "residual_bwd", li, mb, 3 * act / seqpart);
+    /* MLP */
+    if (is_moe(m, li)) {
+        if (m->shared_experts) {
+            double fs = (double)m->moe_ffn * m->shared_experts;
+            gemm(G, "shared_fc2_dgrad", li, mb, tok, fs / t, h);
+            wgrad_gemm(G, li, mb, chunk, fs / t, h, tok);
+            gemm(G, "shared_fc1_dgrad", li, mb, tok, h, fs * g / t);
+            wgrad_gemm(G, li, mb, chunk, h, fs * g / t, tok);
+        }
+        coll(G, WL_S_COMPUTE, "ep", OG_ALLTOALL, G->epg, l->ep, tokm * h * G->dt / t, 0, G->ep_intra, -1, "combine_bwd", li, mb);
+        if (t > 1) tp_coll(G, OG_ALLGATHER, tokm * h * G->dt, "expert_out_bwd", li, mb);
+    } else if (l->sp) {
+        tp_coll(G, OG_ALLGATHER, act, "mlp_out_bwd", li, mb);
+    }
+    gemm(G, "fc2_dgrad", li, mb, tokm, f / t, h);
+    wgrad_gemm(G, li, mb, chunk, f / t, h, tokm);
+    elem(G, "act_bwd", li, mb, tokm * f * (g + 2) / t * G->dt);
+    if (!is_moe(m, li) && l->sp) tp_coll(G, OG_ALLGATHER, act, "mlp_in_regather", li, mb);
+    gemm(G, "fc1_dgrad", li, mb, tokm, h, f * g / t);
+    wgrad_gemm(G, li, mb, chunk, h, f * g / t, tokm);
+    if (is_moe(m, li)) {
+        if (t > 1) tp_coll(G, OG_REDUCESCATTER, tokm * h * G->dt, "expert_in_bwd", li, mb);
+        coll(G, WL_S_COMPUTE, "ep", OG_ALLTOALL, G->epg, l->ep, tokm * h * G->dt / t, 0, G->ep_intra, -1, "dispatch_bwd", li, mb);
+        gemm(G, "router_dgrad", li, mb, tok / t, h, m->experts);
+    } else {
+        tp_coll(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "mlp_in_bwd", li, mb);
+    }
+    elem(G, "ln2_bwd", li, mb, 4 * act / seqpart);
+    /* attention */
+    if (l->sp) tp_coll(G, OG_ALLGATHER, act, "attn_out_bwd", li, mb);
+    gemm(G, "proj_dgrad", li, mb, tok, h / t, h);
+    wgrad_gemm(G, li, mb, chunk, h / t, h, tok);
+    if (l->recompute == WL_RC_SELECTIVE) attention(G, li, mb, "attn_recompute", 1);
+    attention(G, li, mb, "attn_bwd", 2); /* twice the forward FLOPs (Megatron's count) */
+    if (l->sp) tp_coll(G, OG_ALLGATHER, act, "attn_in_regather", li, mb);
+    gemm(G, "qkv_dgrad", li, mb, tok, h, (h + 2 * kvd) / t);
+    wgrad_gemm(G, li, mb, chunk, h, (h + 2 * kvd) / t, tok);
+    tp_coll(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "attn_in_bwd", li, mb);
+    elem(G, "ln1_bwd", li, mb, 2 * act / seqpart);
+}
+
+/* ---- data-parallel gradient buckets (Megatron DDP: reverse layer order) ---- */
+
+static double bucket_size(const gen *G)
+{
+    const wl_layout *l = G->l;
+    if (l->bucket > 0) return l->bucket;
+    double b = 1e6 * l->dp;     /* Megatron: max(40M, 1M x dp) parameters */
+    return b > 4e7 ? b : 4e7;
+}
+
+static int dp_intra(const gen *G)
+{
+    const wl_layout *l = G->l;
+    return (double)l->tp * l->cp * l->dp <= G->o->net->gpus_per_node;
+}
+
+static void bucket_emit(gen *G, int dep)
+{
+    const wl_layout *l = G->l;
+    if (G->bucket_acc <= 0) return;
+    og_coll c = l->zero == 0 ? OG_ALLREDUCE : OG_REDUCESCATTER;
+    int id = coll(G, WL_S_DP, "dp", c, G->dpg, l->dp * l->cp, G->bucket_acc * G->gb, G->o->one_replica, dp_intra(G),
+                  dep, "grads", G->bucket_no, -1);
+    if (id >= 0) {
+        ts_grow(&G->deps, sizeof *G->deps, &G->depcap, (size_t)G->ndeps + 1);
+        G->deps[G->ndeps++] = id;
+    }
+    G->bucket_no++;
+    G->bucket_acc = 0;
+}
+
+/* The gradients of layer li are final (last micro-batch): add them to the
+ * open bucket; expert gradients go to the expert-data-parallel group. */
+static void grads_ready(gen *G, int li, int dep, int mb)
+{
+    const wl_layout *l = G->l;
+    double dense, expert;
+    if (li >= G->m->layers) {
+        dense = (double)wl_padded_vocab(G->m, l) * G->m->hidden / l->tp; /* output layer */
+        expert = 0;
+    } else {
+        wl_layer_params(G->m, l, li, &dense, &expert);
+    }
+    if (expert > 0 && l->dp / l->ep > 1) {
+        int id = coll(G, WL_S_DP, "dp", l->zero == 0 ? OG_ALLREDUCE : OG_REDUCESCATTER, G->edpg, l->dp / l->ep,
+                      expert * G->gb, G->o->one_replica, 0, dep, "expert_grads", li, mb);
+        ts_grow(&G->deps, sizeof *G->deps, &G->depcap, (size_t)G->ndeps + 1);
+        G->deps[G->ndeps++] = id;
+    }
+    G->bucket_acc += dense;
+    if (l->zero == 3 || G->bucket_acc >= bucket_size(G)) bucket_emit(G, dep);
+}
+
+/* The last backward of the iteration on this rank: the first stage adds the
+ * embeddings, the last its final norm, and the open bucket goes out. */
+static void last_bucket(gen *G)
+{
+    const wl_model *m = G->m;
+    if (G->pi == G->p - 1) G->bucket_acc += (m->bias ? 2 : 1) * (double)m->hidden;
+    if (G->pi == 0)
+        G->bucket_acc += (double)wl_padded_vocab(m, G->l) * m->hidden / G->l->tp +
+                         (m->learned_pos ? (double)m->max_seq * m->hidden : 0);
+    bucket_emit(G, last0(G));
+}
+
+/* ---- pipeline actions ---- */
+
+static int tag_of(const gen *G, int dir, int chunk, int mb) { return (dir * G->v + chunk) * G->mcount + mb; }
+
+static double pp_bytes(const gen *G)
+{
+    const wl_layout *l = G->l;
+    return G->tok * G->m->hidden * G->dt / (l->sp ? l->tp : 1);
+}
+
+static void do_F(gen *G, int mb, int c)
+{
+    const wl_model *m = G->m;
+    const wl_layout *l = G->l;
+    int p = G->p, vs = c * p + G->pi, nvs = p * G->v;
+    if (vs > 0) {
+        int peer = built(G, G->ti, G->ci, G->di, (G->pi + p - 1) % p);
+        og_op *rv = og_recv(G->g, G->r, WL_S_COMPUTE, peer, (int64_t)llround(pp_bytes(G)), tag_of(G, 0, c, mb));
+        set_label(G, rv, "pp.recv.fwd.c%d.mb%d", c, mb);
+        G->last_comp = -1;
+    } else {
+        elem(G, "embedding", -1, mb, 2 * G->tok * m->hidden * G->dt / (l->sp ? l->tp : 1));
+    }
+    for (int li = vs * G->lc; li < (vs + 1) * G->lc; li++) layer_fwd(G, li, mb, 0);
+    if (vs == nvs - 1) {
+        double V = wl_padded_vocab(m, l);
+        gemm(G, "logits", -1, mb, G->tok, V / l->tp, m->hidden);
+        elem(G, "loss", -1, mb, G->tok * V / l->tp * 4 * 2);
+    } else {
+        int dep = last0(G), peer = built(G, G->ti, G->ci, G->di, (G->pi + 1) % p);
+        og_op *s = og_send(G->g, G->r, WL_S_PP_FWD, peer, (int64_t)llround(pp_bytes(G)), tag_of(G, 0, (vs + 1) / p, mb));
+        og_add_dep(s, dep);
+        set_label(G, s, "pp.send.fwd.c%d.mb%d", c, mb);
+    }
+}
+
+static void do_B(gen *G, int mb, int c)
+{
+    const wl_model *m = G->m;
+    const wl_layout *l = G->l;
+    int p = G->p, vs = c * p + G->pi, nvs = p * G->v, final = mb == G->mcount - 1 && !G->zb;
+    if (vs < nvs - 1) {
+        int peer = built(G, G->ti, G->ci, G->di, (G->pi + 1) % p);
+        og_op *rv = og_recv(G->g, G->r, WL_S_COMPUTE, peer, (int64_t)llround(pp_bytes(G)), tag_of(G, 1, c, mb));
+        set_label(G, rv, "pp.recv.bwd.c%d.mb%d", c, mb);
+        G->last_comp = -1;
+    } else {
+        double V = wl_padded_vocab(m, l);
+        elem(G, "loss_bwd", -1, mb, G->tok * V / l->tp * 4 * 2);
+        gemm(G, "logits_dgrad", -1, mb, G->tok, m->hidden, V / l->tp);
+        wgrad_gemm(G, m->layers, mb, c, m->hidden, V / l->tp, G->tok);
+        if (final) grads_ready(G, m->layers, last0(G), mb);
+    }
+    for (int li = (vs + 1) * G->lc - 1; li >= vs * G->lc; li--) {
+        layer_bwd(G, li, mb, c);
+        if (final || (l->zero == 3 && !G->zb)) grads_ready(G, li, last0(G), mb);
+    }
+    if (vs == 0) elem(G, "embedding_bwd", -1, mb, 3 * G->tok * m->hidden * G->dt / (l->sp ? l->tp : 1));
+    if (vs > 0) {
+        int dep = last0(G), peer = built(G, G->ti, G->ci, G->di, (G->pi + p - 1) % p);
+        og_op *s = og_send(G->g, G->r, WL_S_PP_BWD, peer, (int64_t)llround(pp_bytes(G)), tag_of(G, 1, (vs - 1) / p, mb));
+        og_add_dep(s, dep);
+        set_label(G, s, "pp.send.bwd.c%d.mb%d", c, mb);
+    }
+    if (final && c == 0) last_bucket(G); /* chunk 0 runs the last backward of every stage */
+}
+
+/* ZB-H1's W pass: the weight gradients B deferred. */
+static void do_W(gen *G, int mb, int c)
+{
+    wlist *w = &G->wl[mb * G->v + c];
+    int final = mb == G->mcount - 1;
+    for (int i = 0; i < w->n; i++) {
+        gemm(G, "wgrad", w->w[i].layer, mb, w->w[i].M, w->w[i].N, w->w[i].K);
+        int layer_done = i + 1 == w->n || w->w[i + 1].layer != w->w[i].layer;
+        if (layer_done && (final || G->l->zero == 3)) grads_ready(G, w->w[i].layer, last0(G), mb);
+    }
+    if (final && c == 0) last_bucket(G);
+    free(w->w);
+    memset(w, 0, sizeof *w);
+}
+
+typedef struct act {
+    char k;     /* 'F', 'B', 'W' */
+    int mb, c;
+} act;
+
+/* The order of a stage's passes under each schedule. */
+static int schedule(const gen *G, act *a)
+{
+    int p = G->p, i = G->pi, m = G->mcount, v = G->v, n = 0;
+    switch (G->l->schedule) {
+    case WL_GPIPE:
+        for (int k = 0; k < m; k++) a[n++] = (act){'F', k, 0};
+        for (int k = 0; k < m; k++) a[n++] = (act){'B', k, 0};
+        return n;
+    case WL_INTERLEAVED: {
+        /* Megatron-LM: virtual micro-batch k runs chunk (k mod pv)/p forward and
+         * v-1 minus that backward; warm-up (p-i-1)*2 + (v-1)*p */
+        int total = m * v, warm = (p - i - 1) * 2 + (v - 1) * p;
+        if (m == p || warm > total) warm = total; /* Megatron: all warm-up when m == p */
+        int f = 0, b = 0;
+#define FV(k) (act){'F', ((k) / (p * v)) * p + (k) % p, ((k) % (p * v)) / p}
+#define BV(k) (act){'B', ((k) / (p * v)) * p + (k) % p, v - 1 - ((k) % (p * v)) / p}
+        for (; f < warm; f++) a[n++] = FV(f);
+        while (f < total) a[n++] = FV(f), f++, a[n++] = BV(b), b++;
+        while (b < total) a[n++] = BV(b), b++;
+#undef FV
+#undef BV
+        return n;
+    }
+    default: {
+        /* 1F1B; ZB-H1 splits B into B (input gradients) and W (weight
+         * gradients); stage i runs W(k - i) after B(k), the rest at the end:
+         * the W passes fill the cool-down and the bubble becomes
+         * (p-1)(tF + tB - tW) instead of (p-1)(tF + tB + tW) (Qi et al. 2023) */
+        int warm = p - i - 1 < m ? p - i - 1 : m, zb = G->l->schedule == WL_ZBH1, wn = 0;
+        for (int k = 0; k < warm; k++) a[n++] = (act){'F', k, 0};
+        for (int k = 0; k < m; k++) {
+            if (warm + k < m) a[n++] = (act){'F', warm + k, 0};
+            a[n++] = (act){'B', k, 0};
+            if (zb && k >= i) a[n++] = (act){'W', wn++, 0};
+        }
+        while (zb && wn < m) a[n++] = (act){'W', wn++, 0};
+        return n;
+    }
+    }
+}
+
+/* ---- one rank ---- */
+
+/* More ops than this is a graph of several GB: refuse it and point to the
+ * estimate (the closed form has no size limit). */
+#define WL_MAX_OPS 10000000L
+
+static int too_big(gen *G)
+{
+    long n = G->ops_before + G->g->ranks[G->r].nops;
+    return n > WL_MAX_OPS;
+}
+
+static int build_rank(gen *G)
+{
+    const wl_model *m = G->m;
+    const wl_layout *l = G->l;
+    G->last_comp = -1;
+    G->bucket_acc = 0;
+    G->bucket_no = 0;
+    G->ndeps = 0;
+    G->cp_seq = 0;
+    act *a = ts_malloc(3 * (size_t)G->mcount * G->v * sizeof *a);
+    int n = schedule(G, a);
+    for (int i = 0; i < n; i++) {
+        if (a[i].k == 'F') do_F(G, a[i].mb, a[i].c);
+        else if (a[i].k == 'B') do_B(G, a[i].mb, a[i].c);
+        else do_W(G, a[i].mb, a[i].c);
+        if (too_big(G)) {
+            free(a);
+            return -1;
+        }
+    }
+    free(a);
+    /* tied embeddings: first and last stage sum the embedding gradients */
+    if (G->embg >= 0) {
+        int id = coll(G, WL_S_DP, "dp", OG_ALLREDUCE, G->embg, 2,
+                      (double)wl_padded_vocab(m, l) * m->hidden / l->tp * G->gb, 0, 0, last0(G), "embedding", -1, -1);
+        ts_grow(&G->deps, sizeof *G->deps, &G->depcap, (size_t)G->ndeps + 1);
+        G->deps[G->ndeps++] = id;
+    }
+    /* optimizer step: Adam reads grad, master, m, v (16 B) and writes master,
+     * m, v and the 16-bit weights (14 B) per parameter it owns */
+    wl_rank_params p;
+    wl_stage_params(m, l, G->pi, &p);
+    double owned = l->zero >= 1 ? p.dense / (l->dp * l->cp) + p.expert / (l->dp / l->ep) : p.total;
+    last0(G);
+    og_op *opt = og_compute_fixed(G->g, G->r, WL_S_COMPUTE, cm_op_time(G->o->gpu, G->o->dtype, 0, owned * 30, 1));
+    G->busy += opt->duration;
+    set_label(G, opt, "comp.optimizer");
+    for (int i = 0; i < G->ndeps; i++) og_add_dep(opt, G->deps[i]);
+    int optid = opt->id;
+    /* distributed optimizer: gather the updated parameters, bucket by bucket */
+    if ((l->zero == 1 || l->zero == 2) && l->dp * l->cp > 1 && G->bucket_no > 0) {
+        double per = p.dense / G->bucket_no * G->pb;
+        for (int b = 0; b < G->bucket_no; b++)
+            coll(G, WL_S_DP, "dp", OG_ALLGATHER, G->dpg, l->dp * l->cp, per, G->o->one_replica, dp_intra(G),
+                 b == 0 ? optid : -1, "params", b, -1);
+    }
+    return 0;
+}
+
+/* ---- AxoNN 4D: a 3D tensor-parallel matmul on a gx x gy x gz grid, plus dp ---- */
+
+typedef struct axg {
+    int xg, yg, zg, dg;     /* group ids of the current rank */
+} axg;
+
+/* One GEMM of a layer, tokens T, Y[T, N] = X[T, K] W[K, N]. A normal layer
+ * splits K over gx and N over gy, a transposed one (the next in the chain)
+ * the other way round; tokens are split over gz, and the weights are sharded
+ * over gz as well (gathered before use). fwd: all-gather W over z, local
+ * GEMM, all-reduce Y over the K-split group. bwd: all-gather W over z, dX
+ * (all-reduce over the N-split group), dW (reduce-scatter over z). */
+static void ax_gemm(gen *G, const axg *A, const char *what, int li, int mb, double K, double N, int transposed, int bwd)
+{
+    const wl_layout *l = G->l;
+    double T = G->tok / l->gz, kx = transposed ? l->gy : l->gx, ny = transposed ? l->gx : l->gy;
+    int kg = transposed ? A->yg : A->xg, ng = transposed ? A->xg : A->yg;
+    int nk = transposed ? l->gy : l->gx, nn = transposed ? l->gx : l->gy;
+    coll(G, WL_S_COMPUTE, "tp", OG_ALLGATHER, A->zg, l->gz, K / kx * N / ny * G->pb, 0, 0, -1, what, li, mb);
+    if (!bwd) {
+        gemm(G, what, li, mb, T, N / ny, K / kx);
+        coll(G, WL_S_COMPUTE, "tp", OG_ALLREDUCE, kg, nk, T * N / ny * G->dt, 0, 0, -1, what, li, mb);
+        return;
+    }
+    gemm(G, "dgrad", li, mb, T, K / kx, N / ny);
+    coll(G, WL_S_COMPUTE, "tp", OG_ALLREDUCE, ng, nn, T * K / kx * G->dt, 0, 0, -1, what, li, mb);
+    gemm(G, "wgrad", li, mb, K / kx, N / ny, T);
+    coll(G, WL_S_COMPUTE, "tp", OG_REDUCESCATTER, A->zg, l->gz, K / kx * N / ny * G->gb, 0, 0, -1, what, li, mb);
+}
+
+static void ax_layer(gen *G, const axg *A, int li, int mb, int bwd)
+{
+    const wl_model *m = G->m;
+    const wl_layout *l = G->l;
+    double h = m->hidden, kvd = (double)m->kv_heads * (m->hidden / m->heads), g = m->gated ? 2 : 1;
+    double T = G->tok / l->gz, elem_b = T * h / l->gy * G->dt;
+    /* attention on the heads of this gy slice, repeated on the gx ranks */
+    double aflops = 4 * T * G->o->seq * h / l->gy, aeff = WL_ATTN_EFF * G->o->gpu->eff_max;
+    if (!bwd) {
+        elem(G, "ln1", li, mb, 2 * elem_b);
+        ax_gemm(G, A, "qkv", li, mb, h, h + 2 * kvd, 0, 0);
+        comp(G, "attn", li, mb, aflops, 4 * elem_b, aeff);
+        ax_gemm(G, A, "proj", li, mb, h, h, 1, 0);
+        elem(G, "ln2", li, mb, 4 * elem_b);
+        ax_gemm(G, A, "fc1", li, mb, h, m->ffn * g, 0, 0);
+        elem(G, "act", li, mb, elem_b * m->ffn / h * (g + 1));
+        ax_gemm(G, A, "fc2", li, mb, m->ffn, h, 1, 0);
+        elem(G, "residual", li, mb, 3 * elem_b);
+        return;
+    }
+    if (l->recompute == WL_RC_FULL) ax_layer(G, A, li, mb, 0);
+    elem(G, "residual_bwd", li, mb, 3 * elem_b);
+    ax_gemm(G, A, "fc2", li, mb, m->ffn, h, 1, 1);
+    elem(G, "act_bwd", li, mb, elem_b * m->ffn / h * (g + 2));
+    ax_gemm(G, A, "fc1", li, mb, h, m->ffn * g, 0, 1);
+    elem(G, "ln2_bwd", li, mb, 4 * elem_b);
+    ax_gemm(G, A, "proj", li, mb, h, h, 1, 1);
+    if (l->recompute == WL_RC_SELECTIVE) comp(G, "attn_recompute", li, mb, aflops, 4 * elem_b, aeff);
+    comp(G, "attn_bwd", li, mb, 2 * aflops, 8 * elem_b, aeff);
+    ax_gemm(G, A, "qkv", li, mb, h, h + 2 * kvd, 0, 1);
+    elem(G, "ln1_bwd", li, mb, 2 * elem_b);
+}
+
+static int ax_rank(gen *G, const axg *A)
+{
+    const wl_model *m = G->m;
+    const wl_layout *l = G->l;
+    double V = wl_padded_vocab(m, l), h = m->hidden;
+    G->last_comp = -1;
+    G->ndeps = 0;
+    int ndp = 0;
+    for (int mb = 0; mb < G->mcount; mb++) {
+        elem(G, "embedding", -1, mb, 2 * G->tok / l->gz * h / l->gy * G->dt);
+        for (int li = 0; li < m->layers; li++) ax_layer(G, A, li, mb, 0);
+        ax_gemm(G, A, "logits", -1, mb, h, V, 0, 0);
+        elem(G, "loss", -1, mb, G->tok / l->gz * V / l->gy * 8);
+        ax_gemm(G, A, "logits", -1, mb, h, V, 0, 1);
+        if (too_big(G)) return -1;
+        for (int li = m->layers - 1; li >= 0; li--) {
+            ax_layer(G, A, li, mb, 1);
+            if (mb == G->mcount - 1 && l->dp > 1) {
+                /* data parallelism: the layer's gradient shard, summed over replicas */
+                double dense, expert;
+                wl_layer_params(m, l, li, &dense, &expert);
+                int id = coll(G, WL_S_DP, "dp", OG_ALLREDUCE, A->dg, l->dp, dense * G->gb, G->o->one_replica, 0,
+                              last0(G), "grads", li, mb);
+                ts_grow(&G->deps, sizeof *G->deps, &G->depcap, (size_t)G->ndeps + 1);
+                G->deps[G->ndeps++] = id;
+                ndp++;
+            }
+        }
+    }
+    wl_rank_params p;
+    wl_stage_params(m, l, 0, &p);
+    last0(G);
+    og_op *opt = og_compute_fixed(G->g, G->r, WL_S_COMPUTE, cm_op_time(G->o->gpu, G->o->dtype, 0, p.total * 30, 1));
+    G->busy += opt->duration;
+    set_label(G, opt, "comp.optimizer");
+    for (int i = 0; i < G->ndeps; i++) og_add_dep(opt, G->deps[i]);
+    (void)ndp;
+    return 0;
+}
+
+/* ---- the graph ---- */
+
+static int add_group(og_graph *g, int n, int *members)
+{
+    return og_add_group(g, n, members);
+}
+
+int wl_build(const wl_model *m, const wl_layout *l, const wl_opts *o, og_graph **out, wl_info *info, char *err,
+             size_t errlen)
+{
+    *out = NULL;
+    memset(info, 0, sizeof *info);
+    if (!o->gpu || !o->net) return ts_err(err, errlen, "wl_build: no gpu or network model");
+    gen G;
+    memset(&G, 0, sizeof G);
+    G.m = m;
+    G.l = l;
+    G.o = o;
+    G.dt = cm_dtype_size(o->dtype);
+    double wb, gbytes, ob;
+    mem_bytes_per_param(o->dtype, &wb, &gbytes, &ob);
+    G.pb = wb;
+    G.gb = gbytes;
+    G.mcount = wl_layout_micro(l);
+    if (G.mcount < 1) return ts_err(err, errlen, "layout: no micro-batch (gbs %d, mbs %d, dp %d)", l->gbs, l->mbs, l->dp);
+    G.tok = (double)l->mbs * o->seq / l->cp;
+    int N = wl_layout_ngpus(l), big = 0;
+    info->ranks_total = N;
+    {
+        /* refuse up front what is sure to exceed the cap (a lower bound of the op count) */
+        double nb = l->axonn ? (double)l->gx * l->gy * l->gz * (o->one_replica ? 1 : l->dp)
+                             : (double)l->tp * l->cp * l->pp * (o->one_replica ? l->ep : l->dp);
+        double per_mb = l->axonn ? 4.0 * m->layers : 2.0 * m->layers / (l->axonn ? 1 : l->pp) * (o->fuse ? 1 : 20);
+        if (nb * G.mcount * per_mb > WL_MAX_OPS)
+            return ts_err(err, errlen, "the op graph would exceed %ld ops (%.0f ranks x %d micro-batches); use "
+                          "--fidelity estimate, --detail reduced or a smaller batch", WL_MAX_OPS, nb, G.mcount);
+    }
+    info->micro = G.mcount;
+
+    if (l->axonn) {
+        int nd = o->one_replica ? 1 : l->dp, nb = l->gx * l->gy * l->gz * nd;
+        G.g = og_new(nb);
+        G.p = G.v = 1;
+        int *mem = ts_malloc((size_t)(nb > 1 ? nb : 1) * sizeof *mem);
+        int *xg = ts_malloc(nb * sizeof *xg), *yg = ts_malloc(nb * sizeof *yg), *zg = ts_malloc(nb * sizeof *zg),
+            *dg = ts_malloc(nb * sizeof *dg);
+        for (int r = 0; r < nb; r++) xg[r] = yg[r] = zg[r] = dg[r] = -1;
+        for (int r = 0; r < nb; r++) {
+            int x = r % l->gx, y = r / l->gx % l->gy, z = r / (l->gx * l->gy) % l->gz;
+            if (x == 0 && l->gx > 1) {
+                for (int k = 0; k < l->gx; k++) mem[k] = r + k;
+                int id = add_group(G.g, l->gx, mem);
+                for (int k = 0; k < l->gx; k++) xg[r + k] = id;
+            }
+            if (y == 0 && l->gy > 1) {
+                for (int k = 0; k < l->gy; k++) mem[k] = r + k * l->gx;
+                int id = add_group(G.g, l->gy, mem);
+                for (int k = 0; k < l->gy; k++) yg[mem[k]] = id;
+            }
+            if (z == 0 && l->gz > 1) {
+                for (int k = 0; k < l->gz; k++) mem[k] = r + k * l->gx * l->gy;
+                int id = add_group(G.g, l->gz, mem);
+                for (int k = 0; k < l->gz; k++) zg[mem[k]] = id;
+            }
+            if (r < l->gx * l->gy * l->gz && nd > 1) {
+                for (int k = 0; k < nd; k++) mem[k] = r + k * l->gx * l->gy * l->gz;
+                int id = add_group(G.g, nd, mem);
+                for (int k = 0; k < nd; k++) dg[mem[k]] = id;
+            }
+        }
+        for (int r = 0; r < nb; r++) {
+            G.r = r;
+            axg A = {xg[r], yg[r], zg[r], dg[r]};
+            if (ax_rank(&G, &A) < 0) {
+                big = 1;
+                break;
+            }
+            G.ops_before += G.g->ranks[r].nops;
+        }
+        free(mem);
+        free(xg);
+        free(yg);
+        free(zg);
+        free(dg);
+    } else {
+        G.p = l->pp;
+        G.v = l->vpp;
+        G.lc = m->layers / (l->pp * l->vpp);
+        G.zb = l->schedule == WL_ZBH1;
+        G.dpb = o->one_replica ? l->ep : l->dp;
+        int tp = l->tp, cp = l->cp, dpb = G.dpb, pp = l->pp, nb = tp * cp * dpb * pp;
+        G.g = og_new(nb);
+        if (o->one_replica || l->order[0] || l->order[1]) {
+            /* placement: rank r of the layout on host gpu-r (the platform's names) */
+            char host[32];
+            for (int pi = 0; pi < pp; pi++)
+                for (int di = 0; di < dpb; di++)
+                    for (int ci = 0; ci < cp; ci++)
+                        for (int ti = 0; ti < tp; ti++) {
+                            snprintf(host, sizeof host, "gpu-%d", wl_rank_of(l, ti, ci, di, pi));
+                            og_set_host(G.g, built(&G, ti, ci, di, pi), host);
+                        }
+        }
+        G.tp_intra = tp <= o->net->gpus_per_node && o->net->gpus_per_node % tp == 0;
+        G.ep_intra = (double)tp * cp * l->ep <= o->net->gpus_per_node;
+        /* groups, by kind: id per built rank */
+        int *gid[6];
+        for (int k = 0; k < 6; k++) {
+            gid[k] = ts_malloc(nb * sizeof(int));
+            for (int r = 0; r < nb; r++) gid[k][r] = -1;
+        }
+        int *mem = ts_malloc((size_t)(nb + 2) * sizeof *mem);
+        for (int pi = 0; pi < pp; pi++)
+            for (int di = 0; di < dpb; di++)
+                for (int ci = 0; ci < cp; ci++)
+                    for (int ti = 0; ti < tp; ti++) {
+                        int r = built(&G, ti, ci, di, pi), n;
+                        if (ti == 0 && tp > 1) { /* TP */
+                            for (n = 0; n < tp; n++) mem[n] = built(&G, n, ci, di, pi);
+                            int id = add_group(G.g, n, mem);
+                            for (int k = 0; k < n; k++) gid[0][mem[k]] = id;
+                        }
+                        if (ci == 0 && cp > 1) { /* CP */
+                            for (n = 0; n < cp; n++) mem[n] = built(&G, ti, n, di, pi);
+                            int id = add_group(G.g, n, mem);
+                            for (int k = 0; k < n; k++) gid[1][mem[k]] = id;
+                        }
+                        if (di % l->ep == 0 && l->ep > 1) { /* EP: ep consecutive dp indices */
+                            for (n = 0; n < l->ep; n++) mem[n] = built(&G, ti, ci, di + n, pi);
+                            int id = add_group(G.g, n, mem);
+                            for (int k = 0; k < n; k++) gid[2][mem[k]] = id;
+                        }
+                        if (!o->one_replica && di == 0 && ci == 0 && l->dp * cp > 1) { /* dense DP (with CP) */
+                            n = 0;
+                            for (int d = 0; d < l->dp; d++)
+                                for (int c = 0; c < cp; c++) mem[n++] = built(&G, ti, c, d, pi);
+                            int id = add_group(G.g, n, mem);
+                            for (int k = 0; k < n; k++) gid[3][mem[k]] = id;
+                        }
+                        if (!o->one_replica && di < l->ep && l->ep > 1 && l->dp / l->ep > 1) { /* expert DP */
+                            n = 0;
+                            for (int d = di; d < l->dp; d += l->ep) mem[n++] = built(&G, ti, ci, d, pi);
+                            int id = add_group(G.g, n, mem);
+                            for (int k = 0; k < n; k++) gid[4][mem[k]] = id;
+                        }
+                        if (pi == 0 && pp > 1 && m->tied) { /* tied embeddings: first and last stage */
+                            mem[0] = r;
+                            mem[1] = built(&G, ti, ci, di, pp - 1);
+                            int id = add_group(G.g, 2, mem);
+                            gid[5][mem[0]] = gid[5][mem[1]] = id;
+                        }
+                    }
+        G.layer_wop = ts_calloc(m->layers + 1, sizeof *G.layer_wop);
+        G.wl = ts_calloc((size_t)G.mcount * G.v, sizeof *G.wl);
+        for (int pi = 0; pi < pp; pi++)
+            for (int di = 0; di < dpb; di++)
+                for (int ci = 0; ci < cp; ci++)
+                    for (int ti = 0; ti < tp; ti++) {
+                        G.r = built(&G, ti, ci, di, pi);
+                        G.ti = ti, G.ci = ci, G.di = di, G.pi = pi;
+                        G.tpg = gid[0][G.r], G.cpg = gid[1][G.r], G.epg = gid[2][G.r];
+                        G.dpg = gid[3][G.r], G.edpg = gid[4][G.r], G.embg = gid[5][G.r];
+                        if (!big && build_rank(&G) < 0) big = 1;
+                        G.ops_before += G.g->ranks[G.r].nops;
+                    }
+        for (int k = 0; k < 6; k++) free(gid[k]);
+        free(mem);
+        free(G.layer_wop);
+        for (int i = 0; i < G.mcount * G.v; i++) free(G.wl[i].w);
+        free(G.wl);
+    }
+    free(G.deps);
+    if (big) {
+        og_free(G.g);
+        return ts_err(err, errlen, "the op graph would exceed %ld ops (%d ranks x %d micro-batches); use "
+                      "--fidelity estimate, --detail reduced or a smaller batch", WL_MAX_OPS, info->ranks_total,
+                      G.mcount);
+    }
+    info->flops = G.flops;
+    info->compute_s = G.busy;
+    info->fused_tp_s = G.tp_s;
+    info->ranks_built = G.g->nranks;
+    *out = G.g;
+    return 0;
+}
+
+/* ---- direct estimate, without a graph ---- */
+
+/* Forward, backward (input gradients) and weight-gradient times of one layer
+ * on one micro-batch, with its blocking TP/EP/CP communication. */
+static void layer_times(gen *G, int li, double *f, double *b, double *w, double *side)
+{
+    G->acc = G->acc_w = G->acc_side = 0;
+    layer_fwd(G, li, 0, 0);
+    *f = G->acc;
+    G->acc = 0;
+    layer_bwd(G, li, 0, 0);
+    *b = G->acc;
+    *w = G->acc_w;
+    *side = G->acc_side;
+}
+
+int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est *e, char *err, size_t errlen)
+{
+    memset(e, 0, sizeof *e);
+    if (!o->gpu || !o->net) return ts_err(err, errlen, "wl_estimate: no gpu or network model");
+    if (l->axonn) return ts_err(err, errlen, "wl_estimate: AxoNN layouts need the op graph (wl_build)");
+    gen G;
+    memset(&G, 0, sizeof G);
+    G.m = m, G.l = l, G.o = o, G.dry = 1;
+    G.dt = cm_dtype_size(o->dtype);
+    double wb, gbytes, ob;
+    mem_bytes_per_param(o->dtype, &wb, &gbytes, &ob);
+    G.pb = wb, G.gb = gbytes;
+    G.mcount = wl_layout_micro(l);
+    if (G.mcount < 1) return ts_err(err, errlen, "layout: no micro-batch");
+    G.tok = (double)l->mbs * o->seq / l->cp;
+    G.p = l->pp, G.v = l->vpp, G.lc = m->layers / (l->pp * l->vpp);
+    const an_net *net = o->net;
+    int gpn = net->gpus_per_node;
+    G.tp_intra = l->tp <= gpn && gpn % l->tp == 0;
+    G.ep_intra = (double)l->tp * l->cp * l->ep <= gpn;
+    G.dpg = G.tpg = G.epg = G.cpg = G.edpg = G.embg = -1;
+
+    /* one dense and one MoE layer, then per stage */
+    double fd = 0, bd = 0, wd = 0, sd = 0, fm = 0, bm = 0, wm = 0, sm = 0;
+    int first_moe = m->experts ? m->dense_layers : -1;
+    if (!m->experts || m->dense_layers > 0) layer_times(&G, 0, &fd, &bd, &wd, &sd);
+    if (first_moe >= 0) layer_times(&G, first_moe, &fm, &bm, &wm, &sm);
+    double V = wl_padded_vocab(m, l), h = m->hidden, t = l->tp, sp = l->sp ? t : 1;
+    double emb_f = cm_op_time(o->gpu, o->dtype, 0, 2 * G.tok * h * G.dt / sp, 1);
+    double emb_b = cm_op_time(o->gpu, o->dtype, 0, 3 * G.tok * h * G.dt / sp, 1);
+    double lg_f = cm_gemm_time(o->gpu, o->dtype, G.tok, V / t, h) + cm_op_time(o->gpu, o->dtype, 0, G.tok * V / t * 8, 1);
+    double lg_b = cm_gemm_time(o->gpu, o->dtype, G.tok, h, V / t) + cm_op_time(o->gpu, o->dtype, 0, G.tok * V / t * 8, 1);
+    double lg_w = cm_gemm_time(o->gpu, o->dtype, h, V / t, G.tok);
+    int p = l->pp, per = m->layers / p;
+    double tf = 0, tb = 0, tw = 0, side = 0;
+    for (int st = 0; st < p; st++) {
+        int nmoe = 0;
+        for (int li = st * per; li < (st + 1) * per; li++) nmoe += m->experts && li >= m->dense_layers;
+        double f = (per - nmoe) * fd + nmoe * fm, b = (per - nmoe) * bd + nmoe * bm, w = (per - nmoe) * wd + nmoe * wm;
+        double s2 = (per - nmoe) * sd + nmoe * sm;
+        if (l->zero == 3 && l->dp * l->cp > 1) {
+            /* DeepSpeed ZeRO-3 reduce-scatters each layer's gradients every micro-batch, on a
+             * stream of their own: they overlap compute and the gathers */
+            int intra3 = (double)l->tp * l->cp * l->dp <= gpn;
+            double r2 = 0;
+            for (int li = st * per; li < (st + 1) * per; li++) {
+                double dense, expert;
+                wl_layer_params(m, l, li, &dense, &expert);
+                r2 += an_coll_time(OG_REDUCESCATTER, l->dp * l->cp, dense * G.gb, intra3 ? net->intra_bw : net->inter_bw,
+                                   intra3 ? net->intra_lat : net->inter_lat);
+            }
+            if (r2 > s2) s2 = r2;
+        }
+        if (st == 0) f += emb_f, b += emb_b;
+        if (st == p - 1) f += lg_f, b += lg_b, w += lg_w;
+        if (f + b + w > tf + tb + tw) tf = f, tb = b, tw = w, side = s2;
+    }
+    /* pipeline point-to-point: one transfer per stage boundary and direction */
+    int pp_intra = (double)l->tp * l->cp * l->dp * (p > 1 ? 2 : 1) <= gpn;
+    double xfer = p > 1 ? (pp_intra ? net->intra_lat : net->inter_lat) +
+                              G.tok * h * G.dt / sp / (pp_intra ? net->intra_bw : net->inter_bw) : 0;
+    double mm = G.mcount, v = l->vpp, slot = tf + tb + tw > side ? tf + tb + tw : side; /* ZeRO-3 gathers overlap */
+    switch (l->schedule) {
+    case WL_INTERLEAVED: e->pipeline = (mm + (p - 1) / v) * slot + 2 * (p - 1) * xfer; break;
+    case WL_ZBH1: e->pipeline = mm * slot + (p - 1) * (tf + tb - tw > 0 ? tf + tb - tw : 0) + 2 * (p - 1) * xfer; break;
+    default: e->pipeline = (mm + p - 1) * slot + 2 * (p - 1) * xfer; break;
+    }
+    if (slot > tf + tb + tw) e->pipeline += tf; /* bound by the side stream: it starts after a forward */
+    e->bubble = e->pipeline - mm * slot;
+    e->tf = tf, e->tb = tb, e->tw = tw;
+
+    /* data parallelism: buckets overlap the last micro-batch's backward, except the last */
+    wl_rank_params rp;
+    wl_stage_params(m, l, 0, &rp);
+    int ndp = l->dp * l->cp, intra = (double)l->tp * l->cp * l->dp <= gpn;
+    double bw = intra ? net->intra_bw : net->inter_bw, lat = intra ? net->intra_lat : net->inter_lat;
+    if (ndp > 1 && l->zero < 3) {
+        double bsz = l->bucket > 0 ? l->bucket : (1e6 * l->dp > 4e7 ? 1e6 * l->dp : 4e7);
+        double nb = ceil(rp.dense / bsz);
+        og_coll c = l->zero == 0 ? OG_ALLREDUCE : OG_REDUCESCATTER;
+        double one = an_coll_time(c, ndp, rp.dense / nb * gbytes, bw, lat), all = nb * one;
+        double window = (tb + tw) * (nb - 1) / nb;
+        e->dp_exposed = all - window > one ? all - window : one;
+        if (l->zero >= 1) e->dp_exposed += nb * an_coll_time(OG_ALLGATHER, ndp, rp.dense / nb * wb, bw, lat);
+    }
+    if (rp.expert > 0 && l->dp / l->ep > 1)
+        e->dp_exposed += an_coll_time(l->zero ? OG_REDUCESCATTER : OG_ALLREDUCE, l->dp / l->ep, rp.expert * gbytes,
+                                      net->inter_bw, net->inter_lat) / (m->layers / p);
+    double owned = l->zero >= 1 ? rp.dense / ndp + rp.expert / (l->dp / l->ep) : rp.total;
+    e->optimizer = cm_op_time(o->gpu, o->dtype, 0, owned * 30, 1);
+    e->iter = e->pipeline + e->dp_exposed + e->optimizer;
+    return 0;
+}

@@ -1,0 +1,453 @@
+/* Model specs (HuggingFace config.json keys or trainsim's own), layouts
+ * (Megatron-LM and AxoNN 4D), parameter and FLOP counts. */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+#include "workload/workload.h"
+
+/* ---- model specs ---- */
+
+/* The first of keys present in o as a positive integer; 0 when absent. */
+static int get_int(json_t *o, const char *const *keys, const char *path, int *out, char *err, size_t errlen)
+{
+    *out = 0;
+    for (; *keys; keys++) {
+        json_t *v = json_object_get(o, *keys);
+        if (!v || json_is_null(v)) continue;
+        double d = json_number_value(v);
+        if (!json_is_number(v) || d != floor(d) || d < 0 || d > 1e9)
+            return ts_err(err, errlen, "%s: '%s' must be a non-negative integer", path, *keys);
+        *out = (int)d;
+        return 0;
+    }
+    return 0;
+}
+
+static int get_bool(json_t *o, const char *key, int dflt)
+{
+    json_t *v = json_object_get(o, key);
+    return json_is_boolean(v) ? json_is_true(v) : json_is_integer(v) ? json_integer_value(v) != 0 : dflt;
+}
+
+/* Family defaults by HuggingFace model_type: a row per family. */
+static const struct family {
+    const char *type;
+    int gated, tied, learned_pos, bias;
+} families[] = {
+    {"gpt2", 0, 1, 1, 1},    {"gpt", 0, 1, 1, 1},        {"gpt_neox", 0, 0, 0, 1},
+    {"llama", 1, 0, 0, 0},   {"mistral", 1, 0, 0, 0},    {"mixtral", 1, 0, 0, 0},
+    {"qwen2", 1, 0, 0, 0},   {"deepseek_v2", 1, 0, 0, 0}, {"deepseek_v3", 1, 0, 0, 0},
+};
+
+int wl_model_load(const char *path, wl_model *m, char *err, size_t errlen)
+{
+    json_error_t je;
+    json_t *o = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    if (!o) return ts_err(err, errlen, "%s:%d:%d: %s", path, je.line, je.column, je.text);
+    memset(m, 0, sizeof *m);
+    int rc = -1;
+    if (!json_is_object(o)) {
+        ts_err(err, errlen, "%s: not a JSON object", path);
+        goto out;
+    }
+    static const char *k_h[] = {"hidden_size", "n_embd", "d_model", "hidden", NULL};
+    static const char *k_l[] = {"num_hidden_layers", "n_layer", "num_layers", "layers", NULL};
+    static const char *k_a[] = {"num_attention_heads", "n_head", "heads", NULL};
+    static const char *k_kv[] = {"num_key_value_heads", "kv_heads", NULL};
+    static const char *k_f[] = {"intermediate_size", "n_inner", "ffn_hidden_size", "ffn", NULL};
+    static const char *k_v[] = {"vocab_size", "padded_vocab_size", "vocab", NULL};
+    static const char *k_s[] = {"max_position_embeddings", "n_positions", "seq_length", "max_seq", NULL};
+    static const char *k_e[] = {"num_local_experts", "n_routed_experts", "num_experts", "experts", NULL};
+    static const char *k_k[] = {"num_experts_per_tok", "moe_topk", "topk", NULL};
+    static const char *k_mf[] = {"moe_intermediate_size", "moe_ffn", NULL};
+    static const char *k_se[] = {"n_shared_experts", "shared_experts", NULL};
+    static const char *k_dl[] = {"first_k_dense_replace", "dense_layers", NULL};
+    if (get_int(o, k_h, path, &m->hidden, err, errlen) < 0 || get_int(o, k_l, path, &m->layers, err, errlen) < 0 ||
+        get_int(o, k_a, path, &m->heads, err, errlen) < 0 || get_int(o, k_kv, path, &m->kv_heads, err, errlen) < 0 ||
+        get_int(o, k_f, path, &m->ffn, err, errlen) < 0 || get_int(o, k_v, path, &m->vocab, err, errlen) < 0 ||
+        get_int(o, k_s, path, &m->max_seq, err, errlen) < 0 || get_int(o, k_e, path, &m->experts, err, errlen) < 0 ||
+        get_int(o, k_k, path, &m->topk, err, errlen) < 0 || get_int(o, k_mf, path, &m->moe_ffn, err, errlen) < 0 ||
+        get_int(o, k_se, path, &m->shared_experts, err, errlen) < 0 ||
+        get_int(o, k_dl, path, &m->dense_layers, err, errlen) < 0)
+        goto out;
+    if (!m->hidden || !m->layers || !m->heads || !m->vocab) {
+        ts_err(err, errlen, "%s: needs hidden_size, num_hidden_layers, num_attention_heads and vocab_size "
+               "(or n_embd, n_layer, n_head, vocab_size)", path);
+        goto out;
+    }
+    if (m->hidden % m->heads) {
+        ts_err(err, errlen, "%s: hidden size %d not divisible by %d heads", path, m->hidden, m->heads);
+        goto out;
+    }
+    if (!m->kv_heads) m->kv_heads = m->heads;
+    if (m->heads % m->kv_heads) {
+        ts_err(err, errlen, "%s: %d heads not a multiple of %d key/value heads", path, m->heads, m->kv_heads);
+        goto out;
+    }
+    if (!m->ffn) m->ffn = 4 * m->hidden;
+    if (!m->max_seq) m->max_seq = 2048;
+    const char *type = json_string_value(json_object_get(o, "model_type"));
+    const char *act = json_string_value(json_object_get(o, "hidden_act"));
+    struct family fam = {"", act && (strcmp(act, "silu") == 0 || strcmp(act, "swiglu") == 0), 0, 0, 1};
+    for (size_t i = 0; type && i < sizeof families / sizeof families[0]; i++)
+        if (strcmp(type, families[i].type) == 0) fam = families[i];
+    m->gated = get_bool(o, "gated", fam.gated);
+    m->tied = get_bool(o, "tie_word_embeddings", get_bool(o, "tied", fam.tied));
+    m->learned_pos = get_bool(o, "learned_pos", fam.learned_pos);
+    m->bias = get_bool(o, "bias", fam.bias);
+    if (m->experts) {
+        if (!m->topk || m->topk > m->experts) {
+            ts_err(err, errlen, "%s: %d experts need 1 to %d experts per token, not %d", path, m->experts,
+                   m->experts, m->topk);
+            goto out;
+        }
+        if (!m->moe_ffn) m->moe_ffn = m->ffn;
+        if (m->dense_layers >= m->layers) {
+            ts_err(err, errlen, "%s: %d dense layers of %d leave no MoE layer", path, m->dense_layers, m->layers);
+            goto out;
+        }
+    } else {
+        m->topk = m->moe_ffn = m->shared_experts = m->dense_layers = 0;
+    }
+    const char *name = json_string_value(json_object_get(o, "name"));
+    if (!name) {
+        name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    }
+    snprintf(m->name, sizeof m->name, "%s", name);
+    char *dot = strstr(m->name, ".json");
+    if (dot && !dot[5]) *dot = 0;
+    rc = 0;
+out:
+    json_decref(o);
+    return rc;
+}
+
+int wl_model_find(const char *name, const char *dir, wl_model *m, char *err, size_t errlen)
+{
+    char path[1024];
+    if (ts_config_path(name, dir, path, sizeof path) < 0)
+        return ts_err(err, errlen, "unknown model '%s' (no %s; give a path or a name from %s/)", name, path, dir);
+    return wl_model_load(path, m, err, errlen);
+}
+
+/* ---- layouts ---- */
+
+static const char *sched_names[WL_NSCHEDULES] = {"gpipe", "1f1b", "interleaved", "zbh1"};
+static const char *rc_names[WL_NRECOMPUTE] = {"none", "selective", "full"};
+
+const char *wl_schedule_name(wl_schedule s) { return s < WL_NSCHEDULES ? sched_names[s] : "?"; }
+const char *wl_recompute_name(wl_recompute r) { return r < WL_NRECOMPUTE ? rc_names[r] : "?"; }
+
+/* The integer keys of a layout: a row each. */
+static const struct lkey {
+    const char *key;
+    size_t off;
+    int min;
+} int_keys[] = {
+    {"tp", offsetof(wl_layout, tp), 1},     {"pp", offsetof(wl_layout, pp), 1},
+    {"dp", offsetof(wl_layout, dp), 1},     {"cp", offsetof(wl_layout, cp), 1},
+    {"ep", offsetof(wl_layout, ep), 1},     {"vpp", offsetof(wl_layout, vpp), 1},
+    {"mbs", offsetof(wl_layout, mbs), 1},   {"gbs", offsetof(wl_layout, gbs), 1},
+    {"zero", offsetof(wl_layout, zero), 0}, {"gx", offsetof(wl_layout, gx), 1},
+    {"gy", offsetof(wl_layout, gy), 1},     {"gz", offsetof(wl_layout, gz), 1},
+};
+
+int wl_layout_parse(const char *s, wl_layout *l, char *err, size_t errlen)
+{
+    memset(l, 0, sizeof *l);
+    l->tp = l->pp = l->cp = l->ep = l->vpp = l->mbs = 1;
+    l->gx = l->gy = l->gz = 1;
+    l->schedule = WL_NSCHEDULES;    /* unset: 1f1b, or interleaved when vpp > 1 */
+    char *copy = ts_strdup(s), *save = NULL;
+    char seen[64] = "";
+    int rc = -1;
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '=');
+        if (!eq || eq == tok || !eq[1]) {
+            ts_err(err, errlen, "layout: '%s' is not key=value", tok);
+            goto out;
+        }
+        *eq = 0;
+        const char *k = tok, *v = eq + 1;
+        char mark[16];
+        snprintf(mark, sizeof mark, "|%s|", k);
+        if (strstr(seen, mark)) {
+            ts_err(err, errlen, "layout: '%s' given twice", k);
+            goto out;
+        }
+        if (strlen(seen) + strlen(mark) < sizeof seen) strcat(seen, mark);
+        size_t i;
+        for (i = 0; i < sizeof int_keys / sizeof int_keys[0]; i++)
+            if (strcmp(k, int_keys[i].key) == 0) break;
+        if (i < sizeof int_keys / sizeof int_keys[0]) {
+            char *end;
+            long x = strtol(v, &end, 10);
+            if (*end || x < int_keys[i].min || x > 10000000) {
+                ts_err(err, errlen, "layout: %s=%s is not an integer >= %d", k, v, int_keys[i].min);
+                goto out;
+            }
+            *(int *)((char *)l + int_keys[i].off) = (int)x;
+            if (k[0] == 'g' && k[1] != 'b') l->axonn = 1;
+        } else if (strcmp(k, "sp") == 0) {
+            if (!strcmp(v, "on") || !strcmp(v, "1") || !strcmp(v, "true")) l->sp = 1;
+            else if (!strcmp(v, "off") || !strcmp(v, "0") || !strcmp(v, "false")) l->sp = 0;
+            else {
+                ts_err(err, errlen, "layout: sp=%s (valid: on, off)", v);
+                goto out;
+            }
+        } else if (strcmp(k, "recompute") == 0) {
+            int r;
+            for (r = 0; r < WL_NRECOMPUTE && strcmp(v, rc_names[r]); r++) {}
+            if (r == WL_NRECOMPUTE) {
+                ts_err(err, errlen, "layout: recompute=%s (valid: none, selective, full)", v);
+                goto out;
+            }
+            l->recompute = r;
+        } else if (strcmp(k, "schedule") == 0) {
+            int r;
+            for (r = 0; r < WL_NSCHEDULES && strcmp(v, sched_names[r]); r++) {}
+            if (r == WL_NSCHEDULES && (!strcmp(v, "zb-h1") || !strcmp(v, "zb"))) r = WL_ZBH1;
+            if (r == WL_NSCHEDULES) {
+                ts_err(err, errlen, "layout: schedule=%s (valid: gpipe, 1f1b, interleaved, zbh1)", v);
+                goto out;
+            }
+            l->schedule = r;
+        } else if (strcmp(k, "order") == 0) {
+            /* a permutation of tp, cp, dp, pp separated by '-', innermost first (Megatron's --order) */
+            static const char *dims[4] = {"tp", "cp", "dp", "pp"};
+            char *oc = ts_strdup(v), *os = NULL;
+            int n = 0, used = 0, okk = 1;
+            for (char *d = strtok_r(oc, "-", &os); d && okk; d = strtok_r(NULL, "-", &os)) {
+                int j;
+                for (j = 0; j < 4 && strcmp(d, dims[j]); j++) {}
+                if (j == 4 || (used & (1 << j)) || n == 4) okk = 0;
+                else used |= 1 << j, l->order[n++] = j;
+            }
+            free(oc);
+            if (!okk || n != 4) {
+                ts_err(err, errlen, "layout: order=%s is not a permutation of tp-cp-dp-pp (innermost first)", v);
+                goto out;
+            }
+        } else if (strcmp(k, "bucket") == 0) {
+            char *end;
+            double x = strtod(v, &end);
+            if (*end || !(x >= 1) || x > 1e13) {
+                ts_err(err, errlen, "layout: bucket=%s is not a parameter count >= 1", v);
+                goto out;
+            }
+            l->bucket = x;
+        } else {
+            ts_err(err, errlen, "layout: unknown key '%s' (valid: tp, pp, dp, cp, ep, vpp, mbs, gbs, zero, sp, "
+                   "recompute, schedule, bucket, order; AxoNN: gx, gy, gz, dp)", k);
+            goto out;
+        }
+    }
+    if (l->axonn && (l->tp > 1 || l->pp > 1 || l->cp > 1 || l->ep > 1 || l->vpp > 1 || l->sp)) {
+        ts_err(err, errlen, "layout: the AxoNN 4D layout (gx, gy, gz, dp) takes no tp, pp, cp, ep, vpp or sp");
+        goto out;
+    }
+    if (l->zero > 3) {
+        ts_err(err, errlen, "layout: zero=%d (valid: 0, 1, 2, 3)", l->zero);
+        goto out;
+    }
+    if (l->schedule == WL_NSCHEDULES) l->schedule = l->vpp > 1 ? WL_INTERLEAVED : WL_1F1B;
+    rc = 0;
+out:
+    free(copy);
+    return rc;
+}
+
+int wl_layout_ngpus(const wl_layout *l)
+{
+    if (l->axonn) return l->gx * l->gy * l->gz * l->dp;
+    return l->tp * l->pp * l->cp * l->dp;
+}
+
+int wl_layout_micro(const wl_layout *l) { return l->dp && l->mbs ? l->gbs / (l->mbs * l->dp) : 0; }
+
+int wl_layout_check(wl_layout *l, const wl_model *m, int seq, int ngpus, char *err, size_t errlen)
+{
+    double prod = l->axonn ? (double)l->gx * l->gy * l->gz * (l->dp ? l->dp : 1)
+                           : (double)l->tp * l->pp * l->cp * (l->dp ? l->dp : 1);
+    if (prod > 1e8 || (double)l->mbs * (l->dp ? l->dp : 1) > 1e9)
+        return ts_err(err, errlen, "layout: %.3g gpus or micro-batch x dp beyond any machine", prod);
+    int mp = l->axonn ? l->gx * l->gy * l->gz : l->tp * l->pp * l->cp;
+    if (!l->dp) {
+        if (ngpus <= 0) return ts_err(err, errlen, "layout: dp not given and no gpu count to derive it from");
+        if (ngpus % mp)
+            return ts_err(err, errlen, "layout: %d gpus not divisible by %s = %d", ngpus,
+                          l->axonn ? "gx*gy*gz" : "tp*pp*cp", mp);
+        l->dp = ngpus / mp;
+    }
+    if (ngpus > 0 && wl_layout_ngpus(l) != ngpus)
+        return ts_err(err, errlen, "layout: %s*dp = %d*%d = %d gpus, but the platform has %d",
+                      l->axonn ? "gx*gy*gz" : "tp*pp*cp", mp, l->dp, wl_layout_ngpus(l), ngpus);
+    if (seq < 1) return ts_err(err, errlen, "sequence length %d must be positive", seq);
+    if (!l->gbs) l->gbs = l->mbs * l->dp;
+    if (l->gbs % (l->mbs * l->dp))
+        return ts_err(err, errlen, "layout: gbs=%d not divisible by mbs*dp = %d*%d", l->gbs, l->mbs, l->dp);
+    int m_count = wl_layout_micro(l);
+    int kvd = m->kv_heads * (m->hidden / m->heads);
+    if (l->axonn) {
+        int gs[3] = {l->gx, l->gy, l->gz};
+        const char *gn[3] = {"gx", "gy", "gz"};
+        for (int i = 0; i < 2; i++) {
+            if (m->hidden % gs[i] || m->ffn % gs[i] || kvd % gs[i])
+                return ts_err(err, errlen, "layout: %s=%d does not divide hidden %d, ffn %d and kv width %d",
+                              gn[i], gs[i], m->hidden, m->ffn, kvd);
+        }
+        if ((l->mbs * seq) % l->gz)
+            return ts_err(err, errlen, "layout: gz=%d does not divide the %d tokens of a micro-batch", l->gz,
+                          l->mbs * seq);
+        if (m->heads % l->gy)
+            return ts_err(err, errlen, "layout: gy=%d does not divide %d heads", l->gy, m->heads);
+        if (m->experts) return ts_err(err, errlen, "layout: the AxoNN 4D layout is for dense models");
+        return 0;
+    }
+    if (m->heads % l->tp)
+        return ts_err(err, errlen, "layout: tp=%d does not divide %d attention heads", l->tp, m->heads);
+    if (m->kv_heads % l->tp)
+        return ts_err(err, errlen, "layout: tp=%d does not divide %d key/value heads", l->tp, m->kv_heads);
+    if (m->ffn % l->tp || (m->moe_ffn && m->moe_ffn % l->tp))
+        return ts_err(err, errlen, "layout: tp=%d does not divide the ffn size %d", l->tp, m->ffn);
+    if (m->layers % l->pp)
+        return ts_err(err, errlen, "layout: pp=%d does not divide %d layers", l->pp, m->layers);
+    if (l->vpp > 1 && m->layers % (l->pp * l->vpp))
+        return ts_err(err, errlen, "layout: pp*vpp = %d*%d does not divide %d layers", l->pp, l->vpp, m->layers);
+    if (l->vpp > 1 && l->schedule != WL_INTERLEAVED)
+        return ts_err(err, errlen, "layout: vpp=%d needs schedule=interleaved, not %s", l->vpp,
+                      wl_schedule_name(l->schedule));
+    if (l->schedule == WL_INTERLEAVED && l->vpp < 2)
+        return ts_err(err, errlen, "layout: schedule=interleaved needs vpp >= 2");
+    if (l->schedule == WL_INTERLEAVED && m_count % l->pp)
+        return ts_err(err, errlen, "layout: interleaved schedule needs the %d micro-batches to be a multiple of "
+                      "pp=%d (Megatron-LM's rule)", m_count, l->pp);
+    if (seq % l->cp || (l->cp > 1 && seq % (2 * l->cp)))
+        return ts_err(err, errlen, "layout: cp=%d needs the sequence %d divisible by 2*cp", l->cp, seq);
+    if (l->sp && l->tp < 2) return ts_err(err, errlen, "layout: sp=on needs tp >= 2");
+    if (l->sp && (seq / l->cp) % l->tp)
+        return ts_err(err, errlen, "layout: sp=on needs tp=%d to divide the sequence %d per cp rank", l->tp,
+                      seq / l->cp);
+    if (l->ep > 1 && !m->experts) return ts_err(err, errlen, "layout: ep=%d for a dense model", l->ep);
+    if (m->experts && m->experts % l->ep)
+        return ts_err(err, errlen, "layout: ep=%d does not divide %d experts", l->ep, m->experts);
+    if (l->dp % l->ep) return ts_err(err, errlen, "layout: ep=%d does not divide dp=%d", l->ep, l->dp);
+    if (l->zero == 3 && l->pp > 1)
+        return ts_err(err, errlen, "layout: zero=3 with pp=%d (ZeRO-3 shards parameters across the whole model; "
+                      "DeepSpeed does not combine it with pipeline parallelism)", l->pp);
+    return 0;
+}
+
+void wl_layout_format(const wl_layout *l, char *buf, size_t n)
+{
+    if (l->axonn)
+        snprintf(buf, n, "gx=%d,gy=%d,gz=%d,dp=%d,mbs=%d,gbs=%d,zero=%d,recompute=%s", l->gx, l->gy, l->gz, l->dp,
+                 l->mbs, l->gbs, l->zero, wl_recompute_name(l->recompute));
+    else
+        snprintf(buf, n, "tp=%d,pp=%d,dp=%d,cp=%d,ep=%d,vpp=%d,mbs=%d,gbs=%d,zero=%d,sp=%s,recompute=%s,schedule=%s",
+                 l->tp, l->pp, l->dp, l->cp, l->ep, l->vpp, l->mbs, l->gbs, l->zero, l->sp ? "on" : "off",
+                 wl_recompute_name(l->recompute), wl_schedule_name(l->schedule));
+}
+
+int wl_padded_vocab(const wl_model *m, const wl_layout *l)
+{
+    int mult = 128 * (l->axonn ? 1 : l->tp);
+    return (m->vocab + mult - 1) / mult * mult;
+}
+
+/* ---- parameter counts ---- */
+
+static int is_moe_layer(const wl_model *m, int layer) { return m->experts && layer >= m->dense_layers; }
+
+/* One layer's parameters, split into: tensor-parallel (divided by tp),
+ * replicated (row-parallel biases, norms, router) and expert (by ep*tp). */
+static void layer_params(const wl_model *m, int layer, double *tpsplit, double *repl, double *expert)
+{
+    double h = m->hidden, kvd = (double)m->kv_heads * (m->hidden / m->heads), nmat = m->gated ? 3 : 2;
+    *tpsplit = h * (h + 2 * kvd) + h * h;
+    *repl = (m->bias ? 4 : 2) * h;
+    *expert = 0;
+    if (m->bias) *tpsplit += h + 2 * kvd, *repl += h;
+    if (is_moe_layer(m, layer)) {
+        *repl += h * m->experts;
+        *expert = (double)m->experts * nmat * h * m->moe_ffn;
+        *tpsplit += (double)m->shared_experts * nmat * h * m->moe_ffn;
+    } else {
+        *tpsplit += nmat * h * m->ffn;
+        if (m->bias) *tpsplit += (m->gated ? 2 : 1) * (double)m->ffn, *repl += h;
+    }
+}
+
+void wl_layer_params(const wl_model *m, const wl_layout *l, int layer, double *dense, double *expert)
+{
+    double a, b, c;
+    int t = l->axonn ? l->gx * l->gy * l->gz : l->tp;
+    layer_params(m, layer, &a, &b, &c);
+    *dense = a / t + b;
+    *expert = c / ((double)l->ep * t);
+}
+
+double wl_model_params(const wl_model *m, int vocab)
+{
+    double total = (double)vocab * m->hidden * (m->tied ? 1 : 2) + (m->bias ? 2 : 1) * m->hidden;
+    if (m->learned_pos) total += (double)m->max_seq * m->hidden;
+    for (int i = 0; i < m->layers; i++) {
+        double a, b, c;
+        layer_params(m, i, &a, &b, &c);
+        total += a + b + c;
+    }
+    return total;
+}
+
+void wl_stage_params(const wl_model *m, const wl_layout *l, int stage, wl_rank_params *out)
+{
+    int t = l->axonn ? l->gx * l->gy : l->tp, pp = l->axonn ? 1 : l->pp, per = m->layers / pp;
+    double V = wl_padded_vocab(m, l), h = m->hidden;
+    memset(out, 0, sizeof *out);
+    out->stage = stage;
+    for (int i = stage * per; i < (stage + 1) * per; i++) {
+        double a, b, c;
+        layer_params(m, i, &a, &b, &c);
+        double dense = a / t + b, expert = c / ((double)l->ep * t);
+        out->dense += dense;
+        out->expert += expert;
+        if (dense + expert > out->layer) out->layer = dense + expert;
+    }
+    if (stage == 0) {
+        out->dense += V * h / t;
+        if (m->learned_pos) out->dense += (double)m->max_seq * h;
+    }
+    if (stage == pp - 1) {
+        out->dense += (m->bias ? 2 : 1) * h;                /* final norm */
+        if (!m->tied || pp > 1) out->dense += V * h / t;    /* output layer (a copy when tied) */
+    }
+    if (l->axonn) out->dense /= l->gz, out->layer /= l->gz; /* AxoNN shards weights over gz too */
+    out->total = out->dense + out->expert;
+}
+
+/* ---- FLOPs ---- */
+
+double wl_iteration_flops(const wl_model *m, const wl_layout *l, int seq, int model_only)
+{
+    double h = m->hidden, s = seq, kvd = (double)m->kv_heads * (m->hidden / m->heads), nmat = m->gated ? 3 : 2;
+    double V = wl_padded_vocab(m, l), tokens = (double)l->gbs * seq;
+    double fwd = 0, attn_core = 0;
+    for (int i = 0; i < m->layers; i++) {
+        double f = 2 * h * (h + 2 * kvd) + 2 * h * h + 4 * s * h;
+        if (is_moe_layer(m, i))
+            f += 2 * h * m->experts + (m->topk + m->shared_experts) * 2 * nmat * h * m->moe_ffn;
+        else
+            f += 2 * nmat * h * m->ffn;
+        fwd += f;
+        attn_core += 4 * s * h;
+    }
+    double logits = 2 * h * V;
+    double per_token = 3 * (fwd + logits);
+    if (!model_only && l->recompute == WL_RC_FULL) per_token += fwd;
+    if (!model_only && l->recompute == WL_RC_SELECTIVE) per_token += attn_core;
+    return per_token * tokens;
+}

@@ -1,0 +1,138 @@
+/* Training workloads: model specs (HuggingFace config.json or trainsim's own
+ * keys), Megatron-LM / AxoNN layouts, FLOP counts, and the op graph of one
+ * training iteration per rank. Independent of SimGrid. */
+#ifndef TS_WORKLOAD_H
+#define TS_WORKLOAD_H
+
+#include <stddef.h>
+
+#include "compute/compute.h"
+#include "opgraph.h"
+
+typedef struct wl_model {
+    char name[128];
+    int layers, hidden, heads, kv_heads, ffn, vocab, max_seq;
+    int gated;          /* SwiGLU/GeGLU MLP: three matrices (gate, up, down) */
+    int tied;           /* output layer shares the input embedding */
+    int learned_pos;    /* learned position embeddings (GPT-2/GPT-3) instead of rotary */
+    int bias;           /* linear layers carry biases (GPT-2/GPT-3/NeoX) */
+    int experts, topk;  /* MoE: routed experts and experts per token (0: dense) */
+    int moe_ffn;        /* intermediate size of one routed expert */
+    int shared_experts; /* DeepSeek shared experts (each of moe_ffn), every MoE layer */
+    int dense_layers;   /* DeepSeek first_k_dense_replace: leading dense layers */
+} wl_model;
+
+/* Read a model: a HuggingFace config.json as is (llama, mistral, mixtral, gpt2,
+ * gpt_neox, deepseek keys), or trainsim's own keys (docs/workload.md). */
+int wl_model_load(const char *path, wl_model *m, char *err, size_t errlen);
+/* NAME: a path, or configs/models/NAME.json under dir. */
+int wl_model_find(const char *name, const char *dir, wl_model *m, char *err, size_t errlen);
+
+typedef enum { WL_GPIPE, WL_1F1B, WL_INTERLEAVED, WL_ZBH1, WL_NSCHEDULES } wl_schedule;
+typedef enum { WL_RC_NONE, WL_RC_SELECTIVE, WL_RC_FULL, WL_NRECOMPUTE } wl_recompute;
+
+typedef struct wl_layout {
+    int tp, pp, dp, cp, ep, vpp;    /* Megatron-LM parallel sizes (dp 0: derived from the GPU count) */
+    int mbs, gbs;                   /* micro-batch and global batch, in sequences */
+    int zero;                       /* 0: plain DP, 1: distributed optimizer, 2: + sharded grads, 3: + sharded params */
+    int sp;                         /* sequence parallelism (Megatron --sequence-parallel) */
+    wl_recompute recompute;
+    wl_schedule schedule;
+    int axonn, gx, gy, gz;          /* AxoNN 4D: gx*gy*gz tensor parallel grid, plus dp */
+    double bucket;                  /* DP gradient bucket, parameters (Megatron: max(4e7, 1e6*dp)) */
+    int order[4];                   /* placement order, innermost first, over (0 tp, 1 cp, 2 dp, 3 pp);
+                                     * all zero: Megatron's default tp-cp-dp-pp */
+} wl_layout;
+
+const char *wl_schedule_name(wl_schedule s);
+const char *wl_recompute_name(wl_recompute r);
+
+/* Parse "tp=8,pp=8,dp=16,..." or "gx=..,gy=..,gz=..,dp=.."; unknown keys and
+ * malformed values are errors. Keys left out take Megatron's defaults. */
+int wl_layout_parse(const char *s, wl_layout *l, char *err, size_t errlen);
+
+/* Check l against the model, sequence length and GPU count (0: do not check
+ * the count; a dp of 0 is then an error), filling a derived dp. The error
+ * says which constraint fails and with which values. */
+int wl_layout_check(wl_layout *l, const wl_model *m, int seq, int ngpus, char *err, size_t errlen);
+
+int wl_layout_ngpus(const wl_layout *l);
+int wl_layout_micro(const wl_layout *l);        /* micro-batches per iteration per pipeline */
+void wl_layout_format(const wl_layout *l, char *buf, size_t n);
+
+/* Megatron pads the vocabulary to a multiple of 128 x tp. */
+int wl_padded_vocab(const wl_model *m, const wl_layout *l);
+
+/* Parameters: whole model, and the largest count held by one rank before
+ * ZeRO sharding (the worst pipeline stage, tensor/expert parallel split). */
+double wl_model_params(const wl_model *m, int vocab);
+typedef struct wl_rank_params {
+    double total;       /* on the rank */
+    double dense;       /* of which replicated over all dp ranks (reduced over dp) */
+    double expert;      /* of which expert weights (reduced over dp/ep) */
+    double layer;       /* one transformer layer's parameters on the rank */
+    int stage;          /* the pipeline stage of the count */
+} wl_rank_params;
+void wl_stage_params(const wl_model *m, const wl_layout *l, int stage, wl_rank_params *out);
+/* One layer's parameters on a rank: replicated over dp (dense) and expert. */
+void wl_layer_params(const wl_model *m, const wl_layout *l, int layer, double *dense, double *expert);
+
+/* FLOPs of one iteration over all GPUs as the generated op graph counts them
+ * (GEMMs and attention; elementwise ops are costed by bytes), including the
+ * forward recomputation of the recompute mode. model_only: without recompute
+ * (the "model FLOPs" of MFU). */
+double wl_iteration_flops(const wl_model *m, const wl_layout *l, int seq, int model_only);
+
+/* ---- the op graph of one iteration ---- */
+
+#include "analytic/analytic.h"
+
+typedef struct wl_opts {
+    int seq;
+    cm_dtype dtype;
+    const cm_gpu *gpu;          /* compute ops get fixed durations from the roofline */
+    const an_net *net;          /* alpha-beta costs of the collectives folded in analytically */
+    int fuse;                   /* tensor-parallel collectives inside a node become fixed-duration
+                                 * ops (they contend with nothing) and consecutive compute ops merge */
+    int one_replica;            /* build data-parallel replica 0 only (ep replicas for MoE); DP
+                                 * collectives become fixed-duration alpha-beta ops, hosts are
+                                 * named "gpu-<global rank>" */
+} wl_opts;
+
+/* Streams of a rank in the generated graph. */
+enum { WL_S_COMPUTE, WL_S_PP_FWD, WL_S_PP_BWD, WL_S_DP, WL_S_ZERO3, WL_S_CP_SEND, WL_S_CP_RECV, WL_NSTREAMS };
+
+typedef struct wl_info {
+    double flops;               /* GEMM + attention FLOPs of the ranks built (with recompute) */
+    double compute_s;           /* busy compute seconds summed over the ranks built */
+    double fused_tp_s;          /* seconds of TP collectives folded into compute ops (fuse), summed */
+    int ranks_built, ranks_total;
+    int micro;                  /* micro-batches per iteration */
+} wl_info;
+
+/* Global rank of a coordinate in Megatron-LM's order (tp innermost, then cp,
+ * then dp with ep innermost inside it, then pp); AxoNN: gx, gy, gz, dp. */
+int wl_rank_of(const wl_layout *l, int tp, int cp, int dp, int pp);
+
+/* Build the op graph of one training iteration. */
+int wl_build(const wl_model *m, const wl_layout *l, const wl_opts *o, og_graph **out, wl_info *info,
+             char *err, size_t errlen);
+
+/* Direct estimate from model + layout, without building the graph (for
+ * layout searches): per-stage forward/backward/weight-gradient times of a
+ * micro-batch from the same per-layer ops as wl_build (dry run of one layer),
+ * then the schedule's closed form: (m + p - 1) slots for GPipe and 1F1B,
+ * (m + (p-1)/v) for interleaved, m slots + (p-1)(tF + tB - tW) for ZB-H1,
+ * plus the data-parallel traffic not hidden behind the last backward and the
+ * optimizer step. Megatron layouts only. */
+typedef struct wl_est {
+    double iter;        /* seconds */
+    double pipeline;    /* forward/backward part, bubble included */
+    double bubble;
+    double dp_exposed;
+    double optimizer;
+    double tf, tb, tw;  /* slowest stage, one micro-batch */
+} wl_est;
+int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est *e, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,464 @@
+/* `trainsim run`: one training iteration of a model under a parallel layout:
+ * memory fit, iteration time, throughput, MFU and a time breakdown. */
+#include <getopt.h>
+#include <stddef.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analytic/analytic.h"
+#include "cluster.h"
+#include "cmds.h"
+#include "compute/compute.h"
+#include "engine.h"
+#include "memory/memory.h"
+#include "report.h"
+#include "util.h"
+#include "workload/workload.h"
+
+#define BIGERR 16384
+#define GIB 1073741824.0
+
+static const char run_help[] =
+    "usage: trainsim run --model M --layout L [--platform P] [options]\n\n"
+    "Predict one training iteration of model M under the parallel layout L: memory per\n"
+    "GPU (and whether it fits), iteration time, tokens/s, TFLOP/s per GPU, MFU and a time\n"
+    "breakdown (compute, exposed TP/CP/EP/PP/DP communication, pipeline bubble).\n"
+    "A layout that does not fit in GPU memory is reported with its breakdown and not\n"
+    "simulated (exit status 1). docs/workload.md documents every modelling choice.\n\n"
+    "options:\n"
+    "  --model M          HuggingFace config.json (or trainsim model JSON), or a name in\n"
+    "                     configs/models/ (gpt3-175b, llama3-70b, mixtral-8x7b, ...)\n"
+    "  --layout L         Megatron-LM: tp=,pp=,dp=,cp=,ep=,vpp=,mbs=,gbs=,zero=0..3,sp=on|off,\n"
+    "                     recompute=none|selective|full,schedule=gpipe|1f1b|interleaved|zbh1,\n"
+    "                     bucket= (DP bucket, parameters); AxoNN 4D: gx=,gy=,gz=,dp=,mbs=,gbs=\n"
+    "  --platform P       cluster (name, NAME:NODES or JSON; docs/clusters.md) or SimGrid\n"
+    "                     XML platform (needed unless --fidelity analytical); a cluster\n"
+    "                     also gives the GPU and the analytical model's network figures\n"
+    "  --cluster P        the same as --platform\n"
+    "  --nodes N          cluster node count;  --calibration F  a calibration JSON\n"
+    "  --gpus N           GPU count (derives dp when the layout leaves it out)\n"
+    "  --gpu NAME         GPU spec from configs/gpus/ (a100, h100, h200, mi250x-gcd) or a\n"
+    "                     path; default h100\n"
+    "  --gemm-table CSV   calibrate GEMM efficiency from measured times (m,n,k,dtype,seconds)\n"
+    "  --gpus-per-node N  node size for the network model (default: the GPU's node, 8)\n"
+    "  --net K=V,...      analytical network figures: intra_bw, intra_lat, inter_bw,\n"
+    "                     inter_lat (bytes/s per GPU per direction, seconds per hop);\n"
+    "                     defaults by GPU from hardware.md (docs/workload.md)\n"
+    "  --seq S            sequence length (default: the model's, at most 8192)\n"
+    "  --dtype T          bf16 (default), fp16, fp8, fp32\n"
+    "  --fidelity F       estimate (closed form from model and layout, no graph),\n"
+    "                     analytical (critical path of the op graph, no SimGrid), pipelined\n"
+    "                     (default with --platform) or step: SimGrid collective fidelity\n"
+    "  --detail D         reduced (default): data-parallel replica 0 only with DP\n"
+    "                     collectives and intra-node TP collectives costed analytically,\n"
+    "                     consecutive compute fused; replicas: every rank and DP\n"
+    "                     collective simulated, intra-node TP analytical, compute fused;\n"
+    "                     full: every rank and collective\n"
+    "  --json FILE        write the results as JSON\n"
+    "  --timeline FILE    write a Chrome trace / Perfetto timeline of the simulated ranks\n"
+    "  --progress         progress lines on stderr\n"
+    "  --cfg=K:V, --log=X passed to SimGrid\n"
+    "  -h, --help         this help\n\n"
+    "exit status: 0 ok, 1 the layout does not fit or the simulation failed, 2 bad input.\n";
+
+typedef struct run_out {
+    double iter, tokens_s, tflops, mfu, hw_flops, model_flops;
+    double cat[AN_NCATS];
+} run_out;
+
+static void print_mem(FILE *f, const mem_breakdown *mb)
+{
+    fprintf(f, "memory per GPU   %.2f GiB of %.2f GiB: %s (pipeline stage %d)\n", mb->total / GIB,
+            mb->capacity / GIB, mb->fits ? "fits" : "DOES NOT FIT", mb->stage);
+    fprintf(f, "                 weights %.2f, gradients %.2f, optimizer %.2f, activations %.2f "
+               "(%.2f micro-batches in flight), workspace %.2f GiB\n",
+            mb->weights / GIB, mb->grads / GIB, mb->optim / GIB, mb->activations / GIB, mb->inflight,
+            mb->workspace / GIB);
+}
+
+static void json_mem(FILE *f, const mem_breakdown *mb)
+{
+    fprintf(f, "  \"memory\": {\"weights\": ");
+    ts_json_number(f, mb->weights);
+    fprintf(f, ", \"gradients\": ");
+    ts_json_number(f, mb->grads);
+    fprintf(f, ", \"optimizer\": ");
+    ts_json_number(f, mb->optim);
+    fprintf(f, ", \"activations\": ");
+    ts_json_number(f, mb->activations);
+    fprintf(f, ", \"workspace\": ");
+    ts_json_number(f, mb->workspace);
+    fprintf(f, ", \"total\": ");
+    ts_json_number(f, mb->total);
+    fprintf(f, ", \"capacity\": ");
+    ts_json_number(f, mb->capacity);
+    fprintf(f, ", \"stage\": %d, \"fits\": %s}", mb->stage, mb->fits ? "true" : "false");
+}
+
+static int write_json(const char *path, const wl_model *m, const char *layout, int ngpus, int seq,
+                      const char *fidelity, const char *detail, const mem_breakdown *mb, const run_out *ro,
+                      int simulated, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return ts_err(err, errlen, "%s: cannot write", path);
+    fprintf(f, "{\n  \"model\": ");
+    ts_json_string(f, m->name);
+    fprintf(f, ",\n  \"layout\": ");
+    ts_json_string(f, layout);
+    fprintf(f, ",\n  \"gpus\": %d,\n  \"seq\": %d,\n  \"fidelity\": ", ngpus, seq);
+    ts_json_string(f, fidelity);
+    fprintf(f, ",\n  \"detail\": ");
+    ts_json_string(f, detail);
+    fprintf(f, ",\n");
+    json_mem(f, mb);
+    if (simulated) {
+        static const char *keys[] = {"iteration_s", "tokens_per_s", "tflops_per_gpu", "mfu"};
+        double vals[] = {ro->iter, ro->tokens_s, ro->tflops, ro->mfu};
+        for (int i = 0; i < 4; i++) {
+            fprintf(f, ",\n  \"%s\": ", keys[i]);
+            ts_json_number(f, vals[i]);
+        }
+        fprintf(f, ",\n  \"breakdown_s\": {");
+        for (int c = 0; c < AN_NCATS; c++) {
+            fprintf(f, "%s\"%s\": ", c ? ", " : "", c == AN_IDLE ? "bubble" : an_cat_name(c));
+            ts_json_number(f, ro->cat[c]);
+        }
+        fprintf(f, "}");
+    }
+    fprintf(f, "\n}\n");
+    if (fclose(f) != 0) return ts_err(err, errlen, "%s: write failed", path);
+    return 0;
+}
+
+/* --net key=value,...: overrides of the analytical network's figures. */
+static int parse_net(const char *s, an_net *net, char *err, size_t errlen)
+{
+    static const struct {
+        const char *key;
+        size_t off;
+    } keys[] = {
+        {"intra_bw", offsetof(an_net, intra_bw)}, {"intra_lat", offsetof(an_net, intra_lat)},
+        {"inter_bw", offsetof(an_net, inter_bw)}, {"inter_lat", offsetof(an_net, inter_lat)},
+    };
+    char *copy = ts_strdup(s), *save = NULL;
+    int rc = 0;
+    for (char *tok = strtok_r(copy, ",", &save); tok && rc == 0; tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '='), *end;
+        size_t i;
+        if (eq) *eq = 0;
+        for (i = 0; i < sizeof keys / sizeof keys[0] && strcmp(tok, keys[i].key); i++) {}
+        double v = eq ? strtod(eq + 1, &end) : 0;
+        if (!eq || i == sizeof keys / sizeof keys[0] || *end || !(v >= 0) || !isfinite(v) ||
+            (v == 0 && strstr(tok, "bw")))
+            rc = ts_err(err, errlen, "--net: '%s' is not one of intra_bw, intra_lat, inter_bw, inter_lat "
+                        "with a non-negative number (bandwidths positive, bytes/s; latencies s)", tok);
+        else
+            *(double *)((char *)net + keys[i].off) = v;
+    }
+    free(copy);
+    return rc;
+}
+
+static int parse_int(const char *s, int lo, int hi, int *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (*end || end == s || v < lo || v > hi) return -1;
+    *out = (int)v;
+    return 0;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    enum { O_PLATFORM = 256, O_MODEL, O_LAYOUT, O_SEQ, O_DTYPE, O_FIDELITY, O_JSON, O_TIMELINE, O_GPU, O_GPUS,
+           O_GEMM, O_GPN, O_DETAIL, O_PROGRESS, O_NET, O_NODES, O_CALIB };
+    static const struct option longopts[] = {
+        {"platform", required_argument, 0, O_PLATFORM}, {"model", required_argument, 0, O_MODEL},
+        {"layout", required_argument, 0, O_LAYOUT},     {"seq", required_argument, 0, O_SEQ},
+        {"dtype", required_argument, 0, O_DTYPE},       {"fidelity", required_argument, 0, O_FIDELITY},
+        {"json", required_argument, 0, O_JSON},         {"timeline", required_argument, 0, O_TIMELINE},
+        {"gpu", required_argument, 0, O_GPU},           {"gpus", required_argument, 0, O_GPUS},
+        {"gemm-table", required_argument, 0, O_GEMM},   {"gpus-per-node", required_argument, 0, O_GPN},
+        {"detail", required_argument, 0, O_DETAIL},     {"progress", no_argument, 0, O_PROGRESS},
+        {"net", required_argument, 0, O_NET},           {"cluster", required_argument, 0, O_PLATFORM},
+        {"nodes", required_argument, 0, O_NODES},       {"calibration", required_argument, 0, O_CALIB},
+        {"help", no_argument, 0, 'h'},                  {0, 0, 0, 0},
+    };
+    const char *platform = NULL, *model = NULL, *layout_s = NULL, *json = NULL, *timeline = NULL;
+    const char *gpu_name = NULL, *gemm = NULL, *fid_name = NULL, *net_s = NULL, *calib = NULL;
+    int nodes = 0, have_cluster = 0;
+    topo_cluster cl;
+    int seq = 0, ngpus = 0, gpn = 0, full = 0, progress = 0, analytical = 0;
+    cm_dtype dtype = CM_BF16;
+    char **sgv = ts_calloc(argc + 1, sizeof *sgv), **ours = ts_calloc(argc + 1, sizeof *ours);
+    int sgc = 1, nours = 0;
+    sgv[0] = ours[nours++] = argv[0];
+    for (int i = 1; i < argc; i++) {
+        if (strncmp(argv[i], "--cfg=", 6) == 0 || strncmp(argv[i], "--log=", 6) == 0) sgv[sgc++] = argv[i];
+        else ours[nours++] = argv[i];
+    }
+    int rc = EXIT_USAGE, c;
+    og_graph *g = NULL;
+    eng_result *res = NULL;
+    char *err = ts_malloc(BIGERR);
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(nours, ours, ":h", longopts, NULL)) != -1) {
+        switch (c) {
+        case O_PLATFORM: platform = optarg; break;
+        case O_MODEL: model = optarg; break;
+        case O_LAYOUT: layout_s = optarg; break;
+        case O_JSON: json = optarg; break;
+        case O_TIMELINE: timeline = optarg; break;
+        case O_GPU: gpu_name = optarg; break;
+        case O_GEMM: gemm = optarg; break;
+        case O_FIDELITY: fid_name = optarg; break;
+        case O_PROGRESS: progress = 1; break;
+        case O_NET: net_s = optarg; break;
+        case O_CALIB: calib = optarg; break;
+        case O_NODES:
+            if (parse_int(optarg, 1, 1000000, &nodes) < 0) {
+                rc = cmd_usage_error("run", "--nodes wants a count from 1 to 1000000, not '%s'", optarg);
+                goto out;
+            }
+            break;
+        case O_SEQ:
+            if (parse_int(optarg, 1, 10000000, &seq) < 0) {
+                rc = cmd_usage_error("run", "--seq wants a positive length, not '%s'", optarg);
+                goto out;
+            }
+            break;
+        case O_GPUS:
+            if (parse_int(optarg, 1, 100000000, &ngpus) < 0) {
+                rc = cmd_usage_error("run", "--gpus wants a positive count, not '%s'", optarg);
+                goto out;
+            }
+            break;
+        case O_GPN:
+            if (parse_int(optarg, 1, 4096, &gpn) < 0) {
+                rc = cmd_usage_error("run", "--gpus-per-node wants 1 to 4096, not '%s'", optarg);
+                goto out;
+            }
+            break;
+        case O_DTYPE: {
+            int t = cm_dtype_from_name(optarg);
+            if (t != CM_BF16 && t != CM_FP16 && t != CM_FP8 && t != CM_FP32) {
+                rc = cmd_usage_error("run", "unknown dtype '%s' (valid: bf16, fp16, fp8, fp32)", optarg);
+                goto out;
+            }
+            dtype = t;
+            break;
+        }
+        case O_DETAIL:
+            if (strcmp(optarg, "full") == 0) full = 1;
+            else if (strcmp(optarg, "reduced") == 0) full = 0;
+            else if (strcmp(optarg, "replicas") == 0) full = 2;
+            else {
+                rc = cmd_usage_error("run", "unknown detail '%s' (valid: reduced, replicas, full)", optarg);
+                goto out;
+            }
+            break;
+        case 'h':
+            fputs(run_help, stdout);
+            rc = EXIT_OK;
+            goto out;
+        case ':': rc = cmd_usage_error("run", "option '%s' needs a value", ours[optind - 1]); goto out;
+        default: rc = cmd_usage_error("run", "unknown option '%s'", ours[optind - 1]); goto out;
+        }
+    }
+    if (optind < nours) {
+        rc = cmd_usage_error("run", "unexpected argument '%s'", ours[optind]);
+        goto out;
+    }
+    if (!model || !layout_s) {
+        rc = cmd_usage_error("run", "--model and --layout are required");
+        goto out;
+    }
+    analytical = fid_name && strcmp(fid_name, "analytical") == 0;
+    int estimate = fid_name && strcmp(fid_name, "estimate") == 0;
+    analytical |= estimate;
+    eng_opts eo = {ENG_PIPELINED, 0, progress};
+    if (fid_name && !analytical) {
+        int f = eng_fidelity_from_name(fid_name);
+        if (f < 0) {
+            rc = cmd_usage_error("run", "unknown fidelity '%s' (valid: estimate, analytical, pipelined, step)",
+                                 fid_name);
+            goto out;
+        }
+        eo.fidelity = f;
+    }
+    if (!analytical && !platform) {
+        rc = cmd_usage_error("run", "--platform is required unless --fidelity analytical");
+        goto out;
+    }
+
+    /* A cluster gives the GPU and the analytical model's network figures. */
+    if (platform && topo_is_cluster_spec(platform)) {
+        if (topo_load(platform, nodes, &cl, err, BIGERR) < 0 || (calib && topo_calibrate(&cl, calib, err, BIGERR) < 0)) {
+            fprintf(stderr, "trainsim run: %s\n", err);
+            goto out;
+        }
+        have_cluster = 1;
+        if (!gpu_name) gpu_name = cl.gpu_key;
+    }
+    if (!gpu_name) gpu_name = "h100";
+
+    wl_model m;
+    wl_layout l;
+    cm_gpu gpu;
+    if (wl_model_find(model, "configs/models", &m, err, BIGERR) < 0 ||
+        cm_gpu_find(gpu_name, "configs/gpus", &gpu, err, BIGERR) < 0 ||
+        (gemm && cm_gpu_calibrate(&gpu, gemm, err, BIGERR) < 0) || wl_layout_parse(layout_s, &l, err, BIGERR) < 0) {
+        fprintf(stderr, "trainsim run: %s\n", err);
+        goto out;
+    }
+    if (!seq) seq = m.max_seq < 8192 ? m.max_seq : 8192;
+    if (!analytical) {
+        /* the platform's GPU count derives dp; a layout needing more GPUs is rejected */
+        eng_init(&sgc, sgv);
+        if (eng_load(platform, nodes, calib, err, BIGERR) < 0) {
+            fprintf(stderr, "trainsim run: %s\n", err);
+            goto out;
+        }
+        if (!ngpus && !l.dp) ngpus = eng_host_count();
+        if (wl_layout_parse(layout_s, &l, err, BIGERR) == 0 && l.dp && wl_layout_ngpus(&l) > eng_host_count()) {
+            fprintf(stderr, "trainsim run: layout needs %d gpus, the platform has %d hosts\n", wl_layout_ngpus(&l),
+                    eng_host_count());
+            goto out;
+        }
+    }
+    if (wl_layout_check(&l, &m, seq, ngpus, err, BIGERR) < 0) {
+        fprintf(stderr, "trainsim run: %s\n", err);
+        goto out;
+    }
+    if (gpu.peak[dtype] <= 0) {
+        fprintf(stderr, "trainsim run: %s has no %s peak in its spec\n", gpu.name, cm_dtype_name(dtype));
+        goto out;
+    }
+    ngpus = wl_layout_ngpus(&l);
+    char lay[256];
+    wl_layout_format(&l, lay, sizeof lay);
+    mem_breakdown mb;
+    mem_estimate(&m, &l, seq, dtype, gpu.hbm_bytes, &mb);
+    const char *fname = estimate ? "estimate" : analytical ? "analytical" : eng_fidelity_name(eo.fidelity);
+    const char *dname = estimate ? "none" : full == 1 ? "full" : full == 2 ? "replicas" : "reduced";
+    printf("model            %s: %.4g B parameters, %d layers, hidden %d, sequence %d, %s\n", m.name,
+           wl_model_params(&m, wl_padded_vocab(&m, &l)) / 1e9, m.layers, m.hidden, seq, cm_dtype_name(dtype));
+    printf("layout           %s (%d micro-batches)\n", lay, wl_layout_micro(&l));
+    printf("gpus             %d x %s\n", ngpus, gpu.name);
+    print_mem(stdout, &mb);
+    run_out ro;
+    memset(&ro, 0, sizeof ro);
+    if (!mb.fits) {
+        printf("not simulated: the layout does not fit in GPU memory\n");
+        rc = EXIT_FAIL;
+        if (json && write_json(json, &m, lay, ngpus, seq, fname, dname, &mb, &ro, 0, err, BIGERR) < 0) {
+            fprintf(stderr, "trainsim run: %s\n", err);
+            rc = EXIT_USAGE;
+        }
+        goto out;
+    }
+
+    an_net net;
+    if (an_net_default(gpu.name, &net) < 0) an_net_default("H100", &net);
+    if (have_cluster) topo_an_figures(&cl, &net.gpus_per_node, &net.intra_bw, &net.intra_lat, &net.inter_bw,
+                                      &net.inter_lat);
+    if (have_cluster) net.nvls = cl.node.nvls;
+    if (gpn) net.gpus_per_node = gpn;
+    if (net_s && parse_net(net_s, &net, err, BIGERR) < 0) {
+        fprintf(stderr, "trainsim run: %s\n", err);
+        goto out;
+    }
+    wl_opts wo = {seq, dtype, &gpu, &net, full != 1, full == 0};
+    if (estimate) {
+        wl_est e;
+        double t0 = ts_wtime();
+        if (wl_estimate(&m, &l, &wo, &e, err, BIGERR) < 0) {
+            fprintf(stderr, "trainsim run: %s\n", err);
+            goto out;
+        }
+        ro.iter = e.iter;
+        ro.hw_flops = wl_iteration_flops(&m, &l, seq, 0);
+        ro.model_flops = wl_iteration_flops(&m, &l, seq, 1);
+        ro.tokens_s = (double)l.gbs * seq / ro.iter;
+        ro.tflops = ro.hw_flops / ro.iter / ngpus / 1e12;
+        ro.mfu = ro.model_flops / ro.iter / ngpus / gpu.peak[dtype];
+        ro.cat[AN_COMP] = e.pipeline - e.bubble + e.optimizer;
+        ro.cat[AN_DP] = e.dp_exposed;
+        ro.cat[AN_IDLE] = e.bubble;
+        printf("fidelity         estimate: closed form from model and layout, no graph, in %.6f s\n", ts_wtime() - t0);
+        printf("iteration        %.4f s\n", ro.iter);
+        printf("throughput       %.0f tokens/s, %.1f TFLOP/s per GPU (with recompute), MFU %.1f%%\n", ro.tokens_s,
+               ro.tflops, 100 * ro.mfu);
+        printf("time             micro-batch on the slowest stage: forward %.4f, backward %.4f, weight gradients "
+               "%.4f s; bubble %.4f, exposed dp %.4f, optimizer %.4f s\n",
+               e.tf, e.tb, e.tw, e.bubble, e.dp_exposed, e.optimizer);
+        rc = EXIT_OK;
+        if (json && write_json(json, &m, lay, ngpus, seq, fname, dname, &mb, &ro, 1, err, BIGERR) < 0) {
+            fprintf(stderr, "trainsim run: %s\n", err);
+            rc = EXIT_USAGE;
+        }
+        goto out;
+    }
+    wl_info info;
+    double t0 = ts_wtime();
+    if (wl_build(&m, &l, &wo, &g, &info, err, BIGERR) < 0) {
+        fprintf(stderr, "trainsim run: %s\n", err);
+        goto out;
+    }
+    double tbuild = ts_wtime() - t0;
+    if (analytical) {
+        if (an_run(g, &net, &res, err, BIGERR) < 0) {
+            fprintf(stderr, "trainsim run: %s\n", err);
+            rc = EXIT_FAIL;
+            goto out;
+        }
+    } else {
+        if (eng_run(g, &eo, &res, err, BIGERR) < 0) {
+            fprintf(stderr, "trainsim run: %s\n", err);
+            rc = strncmp(err, "deadlock", 8) == 0 ? EXIT_FAIL : EXIT_USAGE;
+            goto out;
+        }
+    }
+    if (!analytical) an_wait_as_idle(g, res); /* consistent breakdown: waiting is bubble */
+    ro.iter = res->makespan;
+    ro.hw_flops = wl_iteration_flops(&m, &l, seq, 0);
+    ro.model_flops = wl_iteration_flops(&m, &l, seq, 1);
+    ro.tokens_s = (double)l.gbs * seq / ro.iter;
+    ro.tflops = ro.hw_flops / ro.iter / ngpus / 1e12;
+    ro.mfu = ro.model_flops / ro.iter / ngpus / gpu.peak[dtype];
+    an_breakdown(g, res, -1, ro.cat);
+    /* fused intra-node TP collectives sit inside compute ops: move them back */
+    double tp_fused = info.fused_tp_s / info.ranks_built;
+    ro.cat[AN_COMP] -= tp_fused;
+    ro.cat[AN_TP] += tp_fused;
+    printf("fidelity         %s; %d of %d ranks built (%s), %d ops, graph in %.2f s, %s in %.2f s\n", fname,
+           info.ranks_built, info.ranks_total,
+           full == 1 ? "full detail" : full == 2 ? "replicas: every rank, analytical intra-node TP"
+                                                 : "reduced: replica 0, analytical DP and intra-node TP",
+           og_total_ops(g), tbuild, analytical ? "critical path" : "simulation", res->wall);
+    printf("iteration        %.4f s\n", ro.iter);
+    printf("throughput       %.0f tokens/s, %.1f TFLOP/s per GPU (with recompute), MFU %.1f%%\n", ro.tokens_s,
+           ro.tflops, 100 * ro.mfu);
+    printf("time per rank    compute %.4f s, exposed tp %.4f, cp %.4f, ep %.4f, pp %.4f, dp %.4f, other %.4f, "
+           "bubble %.4f s (mean over ranks)\n",
+           ro.cat[AN_COMP], ro.cat[AN_TP], ro.cat[AN_CP], ro.cat[AN_EP], ro.cat[AN_PP], ro.cat[AN_DP],
+           ro.cat[AN_OTHER], ro.cat[AN_IDLE]);
+    rc = EXIT_OK;
+    if (json && write_json(json, &m, lay, ngpus, seq, fname, dname, &mb, &ro, 1, err, BIGERR) < 0) rc = EXIT_USAGE;
+    if (rc == EXIT_OK && timeline && eng_report_timeline(timeline, g, res, err, BIGERR) < 0) rc = EXIT_USAGE;
+    if (rc != EXIT_OK) fprintf(stderr, "trainsim run: %s\n", err);
+out:
+    if (res) {
+        if (analytical) an_result_free(res);
+        else eng_result_free(res);
+    }
+    og_free(g);
+    free(err);
+    free(sgv);
+    free(ours);
+    return rc;
+}

@@ -1,0 +1,675 @@
+/* Workload models: model specs, layouts and their rejection reasons, FLOP
+ * counts against Megatron-LM's formulas, memory against hand calculations. */
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analytic/analytic.h"
+#include "memory/memory.h"
+#include "tests.h"
+#include "util.h"
+#include "workload/workload.h"
+
+#define MODELS "configs/models"
+
+static void load(const char *name, wl_model *m)
+{
+    char err[TS_ERRLEN];
+    int rc = wl_model_find(name, MODELS, m, err, sizeof err);
+    if (rc) fprintf(stderr, "%s\n", err);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+}
+
+static int layout(const char *s, const wl_model *m, int seq, int ngpus, wl_layout *l, char *err)
+{
+    if (wl_layout_parse(s, l, err, TS_ERRLEN) < 0) return -1;
+    return wl_layout_check(l, m, seq, ngpus, err, TS_ERRLEN);
+}
+
+static void test_models(void)
+{
+    wl_model m;
+    load("llama3-70b", &m);
+    CU_ASSERT_EQUAL(m.hidden, 8192);
+    CU_ASSERT_EQUAL(m.kv_heads, 8);
+    CU_ASSERT(m.gated && !m.tied && !m.learned_pos && !m.bias);
+    /* Llama-3 70B: 70.55e9 parameters (Meta's model card says 70B) */
+    CU_ASSERT_DOUBLE_EQUAL(wl_model_params(&m, m.vocab) / 1e9, 70.55, 0.01);
+    load("llama3-8b", &m);
+    CU_ASSERT_DOUBLE_EQUAL(wl_model_params(&m, m.vocab) / 1e9, 8.03, 0.01);
+    load("mixtral-8x7b", &m);
+    CU_ASSERT_EQUAL(m.experts, 8);
+    CU_ASSERT_EQUAL(m.topk, 2);
+    /* Mixtral 8x7B: 46.7e9 parameters (Mistral's announcement) */
+    CU_ASSERT_DOUBLE_EQUAL(wl_model_params(&m, m.vocab) / 1e9, 46.7, 0.05);
+    load("gpt3-175b", &m);
+    CU_ASSERT(m.tied && m.learned_pos && m.bias && !m.gated);
+    CU_ASSERT_DOUBLE_EQUAL(wl_model_params(&m, m.vocab) / 1e9, 174.6, 0.1);
+    load("gpt-neox-20b", &m);
+    CU_ASSERT_DOUBLE_EQUAL(wl_model_params(&m, m.vocab) / 1e9, 20.55, 0.02);
+    /* every shipped model loads */
+    const char *all[] = {"megatron-gpt-1.7b", "megatron-gpt-3.6b", "megatron-gpt-7.5b", "megatron-gpt-18b",
+                         "megatron-gpt-39b", "megatron-gpt-76b", "megatron-gpt-145b", "megatron-gpt-310b",
+                         "megatron-gpt-530b", "megatron-gpt-1t", "llama3-405b"};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) load(all[i], &m);
+    /* DeepSeek keys: 64 routed experts of width 1408, top-6, 2 shared experts, the
+     * first layer dense. By hand (h = 2048, gated, no biases, RMSNorm):
+     * attention 4h^2 = 16,777,216 and norms 2h = 4,096 per layer; dense MLP 3h*10944
+     * = 67,239,936; MoE MLP (64 + 2) * 3h*1408 = 570,949,632 plus router 64h = 131,072;
+     * embeddings 2 * 102400h = 419,430,400 and the final norm 2048:
+     * 419,432,448 + 27 * 16,781,312 + 67,239,936 + 26 * 571,080,704 = 15,787,866,112 */
+    load(test_data("model_deepseek_like.json"), &m);
+    CU_ASSERT_EQUAL(m.experts, 64);
+    CU_ASSERT_EQUAL(m.topk, 6);
+    CU_ASSERT_EQUAL(m.moe_ffn, 1408);
+    CU_ASSERT_EQUAL(m.shared_experts, 2);
+    CU_ASSERT_EQUAL(m.dense_layers, 1);
+    CU_ASSERT(m.gated && !m.tied && !m.bias);
+    CU_ASSERT_DOUBLE_EQUAL(wl_model_params(&m, m.vocab), 15787866112.0, 1);
+    /* Megatron's Table 1 names its models by parameter count */
+    load("megatron-gpt-1t", &m);
+    CU_ASSERT_DOUBLE_EQUAL(wl_model_params(&m, m.vocab) / 1e12, 1.008, 0.01);
+}
+
+static void test_bad_layouts(void)
+{
+    wl_model m;
+    wl_layout l;
+    char err[TS_ERRLEN];
+    load("gpt3-175b", &m);
+    CU_ASSERT_EQUAL(layout("tp=8,pp=8,dp=16,gbs=1536", &m, 2048, 1024, &l, err), 0);
+    CU_ASSERT_EQUAL(layout("tp=5,pp=8,gbs=1536", &m, 2048, 1280, &l, err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "tp=5 does not divide 96 attention heads"));
+    CU_ASSERT_EQUAL(layout("tp=8,pp=7,gbs=1568", &m, 2048, 1792, &l, err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "pp=7 does not divide 96 layers"));
+    CU_ASSERT_EQUAL(layout("tp=8,pp=8,dp=16,gbs=1536", &m, 2048, 2048, &l, err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "= 1024 gpus, but the platform has 2048"));
+    CU_ASSERT_EQUAL(layout("tp=8,pp=8,dp=16,gbs=1000", &m, 2048, 1024, &l, err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "gbs=1000 not divisible by mbs*dp"));
+    CU_ASSERT_EQUAL(layout("tp=8,pp=8,vpp=5,gbs=1536", &m, 2048, 1024, &l, err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "pp*vpp = 8*5 does not divide 96 layers"));
+    CU_ASSERT_EQUAL(layout("tp=8,pp=8,ep=2,gbs=1536", &m, 2048, 1024, &l, err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "ep=2 for a dense model"));
+    CU_ASSERT_EQUAL(layout("tp=8,pp=8,bogus=3", &m, 2048, 1024, &l, err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "unknown key 'bogus'"));
+    CU_ASSERT_EQUAL(layout("tp=8,order=tp-dp-tp-pp", &m, 2048, 1024, &l, err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "order=tp-dp-tp-pp is not a permutation"));
+    /* placement: Megatron's default puts pp outermost; order=tp-pp-dp-cp moves it inside dp */
+    CU_ASSERT_EQUAL(layout("tp=2,pp=2,dp=2,gbs=2", &m, 2048, 8, &l, err), 0);
+    CU_ASSERT_EQUAL(wl_rank_of(&l, 1, 0, 0, 1), 5);
+    CU_ASSERT_EQUAL(wl_rank_of(&l, 1, 0, 1, 0), 3);
+    CU_ASSERT_EQUAL(layout("tp=2,pp=2,dp=2,gbs=2,order=tp-pp-dp-cp", &m, 2048, 8, &l, err), 0);
+    CU_ASSERT_EQUAL(wl_rank_of(&l, 1, 0, 0, 1), 3);
+    CU_ASSERT_EQUAL(wl_rank_of(&l, 1, 0, 1, 0), 5);
+    CU_ASSERT_EQUAL(layout("tp=8,tp=4", &m, 2048, 1024, &l, err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "'tp' given twice"));
+    CU_ASSERT_EQUAL(layout("tp=0", &m, 2048, 1024, &l, err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "tp=0 is not an integer >= 1"));
+    CU_ASSERT_EQUAL(layout("tp=8,schedule=bfs", &m, 2048, 1024, &l, err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "valid: gpipe, 1f1b, interleaved, zbh1"));
+    CU_ASSERT_EQUAL(layout("tp=1,sp=on", &m, 2048, 1024, &l, err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "sp=on needs tp >= 2"));
+    CU_ASSERT_EQUAL(layout("gx=8,gy=7,gz=2,dp=8", &m, 2048, 896, &l, err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "gy=7 does not divide"));
+    /* dp is derived from the gpu count */
+    CU_ASSERT_EQUAL(layout("tp=8,pp=8,gbs=1536", &m, 2048, 4096, &l, err), 0);
+    CU_ASSERT_EQUAL(l.dp, 64);
+    CU_ASSERT_EQUAL(wl_layout_micro(&l), 24);
+    load("mixtral-8x7b", &m);
+    CU_ASSERT_EQUAL(layout("tp=2,pp=1,ep=3,gbs=48", &m, 4096, 48, &l, err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "ep=3 does not divide 8 experts"));
+}
+
+/* Megatron-LM (Narayanan et al. 2021, appendix): per iteration
+ * F = 72 B s l h^2 (1 + s/(6h) + V/(12 l h)), and with full recompute
+ * F = 96 B s l h^2 (1 + s/(6h) + V/(16 l h)). */
+static void test_flops_formula(void)
+{
+    const char *names[] = {"megatron-gpt-1.7b", "megatron-gpt-18b", "megatron-gpt-145b"};
+    const char *layouts[] = {"tp=1,pp=1,dp=32,gbs=512", "tp=8,pp=1,dp=32,gbs=1024", "tp=8,pp=8,dp=24,gbs=2304"};
+    for (int i = 0; i < 3; i++) {
+        wl_model m;
+        wl_layout l;
+        char err[TS_ERRLEN];
+        load(names[i], &m);
+        CU_ASSERT_EQUAL_FATAL(layout(layouts[i], &m, 2048, 0, &l, err), 0);
+        double B = l.gbs, s = 2048, L = m.layers, h = m.hidden, V = m.vocab;
+        double plain = 72 * B * s * L * h * h * (1 + s / (6 * h) + V / (12 * L * h));
+        double full = 96 * B * s * L * h * h * (1 + s / (6 * h) + V / (16 * L * h));
+        double f = wl_iteration_flops(&m, &l, 2048, 0);
+        CU_ASSERT(fabs(f - plain) / plain < 1e-3);
+        l.recompute = WL_RC_FULL;
+        f = wl_iteration_flops(&m, &l, 2048, 0);
+        CU_ASSERT(fabs(f - full) / full < 1e-3);
+        CU_ASSERT(fabs(wl_iteration_flops(&m, &l, 2048, 1) - plain) / plain < 1e-3);
+    }
+}
+
+/* Korthikanti et al. 2022, equations 1, 4, 5, 6 and section 4.1 for one GPT layer. */
+static void test_activation_equations(void)
+{
+    wl_model m;
+    wl_layout l;
+    char err[TS_ERRLEN];
+    load("megatron-gpt-18b", &m);
+    double s = 2048, b = 2, h = 6144, a = 48, t = 8;
+    CU_ASSERT_EQUAL_FATAL(layout("tp=8,mbs=2,dp=1", &m, 2048, 0, &l, err), 0);
+    CU_ASSERT_DOUBLE_EQUAL(mem_layer_activations(&m, &l, 2048, 0),
+                           s * b * h * (10 + 24 / t + 5 * a * s / (h * t)), 1);           /* eq. 4 */
+    l.sp = 1;
+    CU_ASSERT_DOUBLE_EQUAL(mem_layer_activations(&m, &l, 2048, 0),
+                           s * b * h / t * (34 + 5 * a * s / h), 1);                     /* eq. 5 */
+    l.recompute = WL_RC_SELECTIVE;
+    CU_ASSERT_DOUBLE_EQUAL(mem_layer_activations(&m, &l, 2048, 0), s * b * h * 34 / t, 1); /* eq. 6 */
+    l.sp = 0;
+    CU_ASSERT_DOUBLE_EQUAL(mem_layer_activations(&m, &l, 2048, 0), s * b * h * (10 + 24 / t), 1);
+    l.recompute = WL_RC_FULL;
+    CU_ASSERT_DOUBLE_EQUAL(mem_layer_activations(&m, &l, 2048, 0), 2 * s * b * h, 1);
+    l.tp = 1;
+    l.recompute = WL_RC_NONE;
+    CU_ASSERT_DOUBLE_EQUAL(mem_layer_activations(&m, &l, 2048, 0), s * b * h * (34 + 5 * a * s / h), 1); /* eq. 1 */
+}
+
+/* GPT-3 175B, tp=8 pp=8 dp=16, mbs=1, gbs=1536, sp, selective recompute,
+ * distributed optimizer (zero=1), bf16, sequence 2048, by hand:
+ *   h = 12288, vocabulary padded to a multiple of 128*8: 51200; 12 layers/stage.
+ *   one layer on a rank: QKV 3h^2+3h and fc1 4h^2+4h split by t, proj h^2 and
+ *   fc2 4h^2 split by t, their biases h + h replicated, 2 layer norms 4h:
+ *   (12h^2 + 7h)/8 + 6h = 226,576,896 parameters.
+ *   stage 0: 12 layers + embedding 51200*h/8 + positions 2048*h
+ *          = 2,718,922,752 + 78,643,200 + 25,165,824 = 2,822,731,776 params.
+ *   weights 2 B/param = 5,645,463,552; fp32 main grads 4 B = 11,290,927,104;
+ *   Adam (fp32 master, m, v) 12 B / dp 16 = 0.75 B/param = 2,117,048,832.
+ *   activations: 34 sbh / t per layer = 34*2048*12288/8 = 106,954,752 bytes,
+ *   x 12 layers x min(p, m) = 8 micro-batches in flight (1F1B, m = 96)
+ *   = 10,267,656,192, + embedding dropout mask sbh/t x 8 = 25,165,824.
+ *   workspace 2 GiB. Total 31,493,745,152 bytes. */
+static void test_memory_hand(void)
+{
+    wl_model m;
+    wl_layout l;
+    char err[TS_ERRLEN];
+    load("gpt3-175b", &m);
+    CU_ASSERT_EQUAL_FATAL(layout("tp=8,pp=8,dp=16,mbs=1,gbs=1536,zero=1,sp=on,recompute=selective", &m, 2048,
+                                 1024, &l, err), 0);
+    mem_breakdown mb;
+    mem_estimate(&m, &l, 2048, CM_BF16, 80 * 1073741824.0, &mb);
+    CU_ASSERT_EQUAL(mb.stage, 0);
+    CU_ASSERT(fabs(mb.weights - 5645463552.0) / 5645463552.0 < 0.01);
+    CU_ASSERT(fabs(mb.grads - 11290927104.0) / 11290927104.0 < 0.01);
+    CU_ASSERT(fabs(mb.optim - 2117048832.0) / 2117048832.0 < 0.01);
+    CU_ASSERT(fabs(mb.activations - 10292822016.0) / 10292822016.0 < 0.01);
+    CU_ASSERT(fabs(mb.total - 31493745152.0) / 31493745152.0 < 0.01);
+    CU_ASSERT(mb.fits);
+    /* no sharding at all on 8 GPUs: 175e9 x 18 / 8 bytes of states alone */
+    CU_ASSERT_EQUAL_FATAL(layout("tp=8,pp=1,dp=1,gbs=1", &m, 2048, 8, &l, err), 0);
+    mem_estimate(&m, &l, 2048, CM_BF16, 80 * 1073741824.0, &mb);
+    CU_ASSERT(!mb.fits);
+    CU_ASSERT(mb.weights + mb.grads + mb.optim > 18 * 174e9 / 8);
+    /* ZeRO stages shard progressively more */
+    CU_ASSERT_EQUAL_FATAL(layout("tp=8,pp=1,dp=4,gbs=4,zero=2", &m, 2048, 32, &l, err), 0);
+    mem_estimate(&m, &l, 2048, CM_BF16, 80 * 1073741824.0, &mb);
+    CU_ASSERT_DOUBLE_EQUAL(mb.grads / mb.weights, 2.0 / 4, 1e-9);
+    l.zero = 3;
+    mem_estimate(&m, &l, 2048, CM_BF16, 80 * 1073741824.0, &mb);
+    CU_ASSERT_DOUBLE_EQUAL(mb.optim / mb.grads, 12.0 / 4, 1e-9);
+}
+
+void suite_workload(void)
+{
+    test_add_suite("workload", "model specs", test_models, "bad layouts rejected", test_bad_layouts,
+                   "flops vs megatron formula", test_flops_formula, "korthikanti activation equations",
+                   test_activation_equations, "memory vs hand calculation", test_memory_hand, NULL);
+}
+
+/* ---- generated op graphs ---- */
+
+static const an_net zero_net = {8, 1e18, 0, 1e18, 0, 0, 0, 0};
+
+static og_graph *build(const char *model, const char *lay, int seq, int fuse, int one, wl_info *info, wl_model *m,
+                       wl_layout *l, cm_gpu *gpu, const an_net *net)
+{
+    char err[TS_ERRLEN];
+    load(model, m);
+    if (layout(lay, m, seq, 0, l, err) < 0) {
+        fprintf(stderr, "%s\n", err);
+        return NULL;
+    }
+    CU_ASSERT_EQUAL_FATAL(cm_gpu_find("a100", "configs/gpus", gpu, err, sizeof err), 0);
+    wl_opts o = {seq, CM_BF16, gpu, net, fuse, one};
+    og_graph *g = NULL;
+    CU_ASSERT_EQUAL(wl_build(m, l, &o, &g, info, err, sizeof err), 0);
+    if (g && og_check(g, lay, err, sizeof err) < 0) {
+        fprintf(stderr, "%s\n", err);
+        CU_FAIL("generated graph fails og_check");
+    }
+    return g;
+}
+
+/* The FLOPs of every compute op of the graph, summed over all ranks, against
+ * Megatron-LM's closed forms (B global batch, s sequence, l layers, h hidden, V vocabulary). */
+static void test_graph_flops(void)
+{
+    const char *names[] = {"megatron-gpt-1.7b", "megatron-gpt-3.6b", "megatron-gpt-7.5b"};
+    const char *lays[] = {"tp=1,pp=2,dp=2,gbs=8", "tp=2,pp=2,dp=1,mbs=2,gbs=8,sp=on", "tp=4,pp=3,dp=1,gbs=6,vpp=2"};
+    for (int i = 0; i < 3; i++)
+        for (int full = 0; full < 2; full++) {
+            wl_model m;
+            wl_layout l;
+            cm_gpu gpu;
+            wl_info info;
+            char lay[128];
+            snprintf(lay, sizeof lay, "%s%s", lays[i], full ? ",recompute=full" : "");
+            og_graph *g = build(names[i], lay, 2048, 0, 0, &info, &m, &l, &gpu, &zero_net);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+            double B = l.gbs, s = 2048, L = m.layers, h = m.hidden, V = m.vocab;
+            double want = full ? 96 * B * s * L * h * h * (1 + s / (6 * h) + V / (16 * L * h))
+                               : 72 * B * s * L * h * h * (1 + s / (6 * h) + V / (12 * L * h));
+            CU_ASSERT(fabs(info.flops - want) / want < 1e-3);
+            CU_ASSERT_EQUAL(info.ranks_built, wl_layout_ngpus(&l));
+            og_free(g);
+        }
+}
+
+/* Sum of bytes and count of ops whose label starts with prefix, on rank r. */
+static int64_t sum_ops(const og_graph *g, int r, const char *prefix, og_kind kind, int *count, int64_t *each)
+{
+    int64_t s = 0;
+    *count = 0;
+    *each = -1;
+    for (int i = 0; i < g->ranks[r].nops; i++) {
+        const og_op *op = &g->ranks[r].ops[i];
+        if (op->kind != kind || !op->label || strncmp(op->label, prefix, strlen(prefix))) continue;
+        s += op->bytes;
+        if (*each < 0) *each = op->bytes;
+        else if (*each != op->bytes) *each = -2;
+        (*count)++;
+    }
+    return s;
+}
+
+/* Megatron GPT 1.7B (h = 2304, 24 layers, V = 51200), s = 2048, tp=2 pp=2 dp=2,
+ * mbs=2, gbs=8 (2 micro-batches), bf16, no SP, plain DP (zero=0), by hand:
+ *   TP all-reduce (after attention and MLP, forward; after their inputs' gradients,
+ *   backward): b*s*h*2 bytes = 2*2048*2304*2 = 18,874,368, 4 per layer and
+ *   micro-batch: 12 layers * 2 micro-batches * 4 = 96 on a rank.
+ *   PP send forward (stage 0 -> 1) and backward (1 -> 0): b*s*h*2 = 18,874,368, 2 each.
+ *   DP all-reduce of fp32 gradients of stage 0: 12 layers * ((12h^2 + 7h)/2 + 6h)
+ *   + embedding 51200*h/2 + positions 2048*h = 12 * 31,872,384 + 58,982,400 + 4,718,592
+ *   = 446,169,600 parameters = 1,784,678,400 bytes, in buckets of 4e7 parameters
+ *   (Megatron: max(4e7, 1e6*dp)): ceil(446,169,600 / 4e7) buckets at most, each but
+ *   the last one at least 160 MB.
+ * With sp=on: all-gather / reduce-scatter of the same 18,874,368 bytes (total, in
+ * nccl-tests' convention), 4 forward and 6 backward per layer (the backward
+ * re-gathers the inputs of QKV and fc1 for their weight gradients), and the PP
+ * message is divided by t: 9,437,184. */
+static void test_message_sizes(void)
+{
+    wl_model m;
+    wl_layout l;
+    cm_gpu gpu;
+    wl_info info;
+    int n;
+    int64_t each;
+    og_graph *g = build("megatron-gpt-1.7b", "tp=2,pp=2,dp=2,mbs=2,gbs=8", 2048, 0, 0, &info, &m, &l, &gpu, &zero_net);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CU_ASSERT_EQUAL(g->nranks, 8);
+    int64_t tp = sum_ops(g, 0, "tp.all_reduce", OG_COLL, &n, &each);
+    CU_ASSERT_EQUAL(n, 96);
+    CU_ASSERT_EQUAL(each, 18874368);
+    CU_ASSERT_EQUAL(tp, 96 * (int64_t)18874368);
+    sum_ops(g, 0, "pp.send.fwd", OG_SEND, &n, &each);
+    CU_ASSERT_EQUAL(n, 2);
+    CU_ASSERT_EQUAL(each, 18874368);
+    int r1 = wl_rank_of(&l, 0, 0, 0, 1); /* stage 1 */
+    CU_ASSERT_EQUAL(r1, 4);
+    sum_ops(g, r1, "pp.send.bwd", OG_SEND, &n, &each);
+    CU_ASSERT_EQUAL(n, 2);
+    CU_ASSERT_EQUAL(each, 18874368);
+    int64_t dp = sum_ops(g, 0, "dp.all_reduce.grads", OG_COLL, &n, &each);
+    CU_ASSERT_EQUAL(dp, (int64_t)446169600 * 4);
+    CU_ASSERT(n >= 1 && n <= 12);
+    /* the DP group of rank 0 is {0, 2}: same tp and pp index; every bucket
+     * but the last holds at least 4e7 fp32 gradients */
+    int small = 0;
+    for (int i = 0; i < g->ranks[0].nops; i++) {
+        const og_op *op = &g->ranks[0].ops[i];
+        if (op->kind == OG_COLL && strncmp(op->label, "dp.all_reduce.grads", 19) == 0) {
+            CU_ASSERT_EQUAL(g->groups[op->group].n, 2);
+            CU_ASSERT_EQUAL(g->groups[op->group].ranks[1], 2);
+            small += op->bytes < (int64_t)160000000;
+        }
+    }
+    CU_ASSERT(small <= 1);
+    /* stage 1: 12 layers + final norm 2h + the output layer's copy of the tied
+     * embedding 51200*h/2 = 382,468,608 + 4,608 + 58,982,400 = 441,455,616 parameters */
+    dp = sum_ops(g, r1, "dp.all_reduce.grads", OG_COLL, &n, &each);
+    CU_ASSERT_EQUAL(dp, (int64_t)441455616 * 4);
+    /* and the tied embedding's gradient, summed between first and last stage */
+    sum_ops(g, r1, "dp.all_reduce.embedding", OG_COLL, &n, &each);
+    CU_ASSERT_EQUAL(n, 1);
+    CU_ASSERT_EQUAL(each, (int64_t)58982400 * 4);
+    og_free(g);
+
+    g = build("megatron-gpt-1.7b", "tp=2,pp=2,dp=2,mbs=2,gbs=8,sp=on", 2048, 0, 0, &info, &m, &l, &gpu, &zero_net);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    sum_ops(g, 0, "tp.all_gather", OG_COLL, &n, &each);
+    CU_ASSERT_EQUAL(n, 12 * 2 * (2 + 4));
+    CU_ASSERT_EQUAL(each, 18874368);
+    sum_ops(g, 0, "tp.reduce_scatter", OG_COLL, &n, &each);
+    CU_ASSERT_EQUAL(n, 12 * 2 * (2 + 2));
+    CU_ASSERT_EQUAL(each, 18874368);
+    sum_ops(g, 0, "pp.send.fwd", OG_SEND, &n, &each);
+    CU_ASSERT_EQUAL(each, 9437184);
+    og_free(g);
+
+    /* an explicit placement order names each rank's host: stage 1 of dp replica 0 on gpu-2 */
+    g = build("megatron-gpt-1.7b", "tp=2,pp=2,dp=2,mbs=2,gbs=8,order=tp-pp-dp-cp", 2048, 0, 0, &info, &m, &l, &gpu,
+              &zero_net);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CU_ASSERT_STRING_EQUAL(g->ranks[4].host, "gpu-2");
+    CU_ASSERT_STRING_EQUAL(g->ranks[2].host, "gpu-4");
+    og_free(g);
+
+    /* Mixtral 8x7B (h = 4096, top-2), s = 4096, tp=1 ep=2 dp=2, one micro-batch:
+     * token all-to-all before and after the experts, forward and backward,
+     * tokens*topk*h*2 = 4096*2*4096*2 = 67,108,864 bytes each, 4 per layer: 128. */
+    g = build("mixtral-8x7b", "tp=1,pp=1,dp=2,ep=2,gbs=2", 4096, 0, 0, &info, &m, &l, &gpu, &zero_net);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    sum_ops(g, 0, "ep.alltoall", OG_COLL, &n, &each);
+    CU_ASSERT_EQUAL(n, 128);
+    CU_ASSERT_EQUAL(each, 67108864);
+    og_free(g);
+}
+
+static double label_duration(const og_graph *g, int r, const char *label)
+{
+    for (int i = 0; i < g->ranks[r].nops; i++)
+        if (g->ranks[r].ops[i].label && strcmp(g->ranks[r].ops[i].label, label) == 0)
+            return g->ranks[r].ops[i].duration;
+    return 0;
+}
+
+/* Bubble fraction of stage 0: idle time over the pipeline's span (the
+ * iteration minus the optimizer step that follows it). */
+static double bubble(const char *lay, double *makespan)
+{
+    wl_model m;
+    wl_layout l;
+    cm_gpu gpu;
+    wl_info info;
+    char err[TS_ERRLEN];
+    og_graph *g = build(test_data("model_equal_stages.json"), lay, 1024, 0, 0, &info, &m, &l, &gpu, &zero_net);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    eng_result *res = NULL;
+    CU_ASSERT_EQUAL_FATAL(an_run(g, &zero_net, &res, err, sizeof err), 0);
+    double b[AN_NCATS];
+    an_breakdown(g, res, 0, b);
+    double span = res->makespan - label_duration(g, 0, "comp.optimizer");
+    *makespan = res->makespan;
+    an_result_free(res);
+    og_free(g);
+    return b[AN_IDLE] / span;
+}
+
+static void test_bubbles(void)
+{
+    double ms;
+    int p = 4, m = 8, v = 2;
+    double f1 = bubble("tp=1,pp=4,dp=1,gbs=8", &ms);
+    double want = (double)(p - 1) / (m + p - 1);
+    CU_ASSERT(fabs(f1 - want) < 0.005);
+    double f8 = bubble("tp=1,pp=4,dp=1,gbs=24", &ms);
+    CU_ASSERT(fabs(f8 - 3.0 / 27) < 0.005);
+    double fi = bubble("tp=1,pp=4,dp=1,gbs=8,vpp=2", &ms);
+    double wanti = (double)(p - 1) / v / (m + (double)(p - 1) / v);
+    CU_ASSERT(fabs(fi - wanti) < 0.005);
+    double fz = bubble("tp=1,pp=4,dp=1,gbs=8,schedule=zbh1", &ms);
+    CU_ASSERT(fz < f1 - 0.05);
+    double fg = bubble("tp=1,pp=4,dp=1,gbs=8,schedule=gpipe", &ms);
+    CU_ASSERT(fabs(fg - want) < 0.005); /* GPipe has the same bubble as 1F1B (more memory) */
+    fprintf(stderr, "  [bubbles p=4 m=8: 1f1b %.4f (closed form %.4f), m=24 %.4f, interleaved v=2 %.4f (%.4f), zbh1 %.4f, gpipe %.4f]\n",
+            f1, want, f8, fi, wanti, fz, fg);
+}
+
+/* The same generated graph on SimGrid (contention-free crossbar, zero latency,
+ * very fast links) and on the analytical model: the same iteration time. */
+static void test_engine_agrees(void)
+{
+    wl_model m;
+    wl_layout l;
+    cm_gpu gpu;
+    wl_info info;
+    char err[TS_ERRLEN];
+    og_graph *g = build(test_data("model_equal_stages.json"), "tp=2,pp=2,dp=2,gbs=8", 1024, 0, 0, &info, &m, &l, &gpu,
+                        &zero_net);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    eng_result *res = NULL;
+    CU_ASSERT_EQUAL_FATAL(an_run(g, &zero_net, &res, err, sizeof err), 0);
+    const char *plat = test_crossbar(8, 1e15, 0);
+    eng_opts o = {ENG_PIPELINED, 0, 0};
+    test_outcome t;
+    CU_ASSERT_EQUAL(test_sim(plat, g, &o, &t), 0);
+    CU_ASSERT(fabs(t.makespan - res->makespan) / res->makespan < 1e-3);
+    remove(plat);
+    an_result_free(res);
+    og_free(g);
+}
+
+static void test_estimate(void);
+
+void suite_workload_graph(void)
+{
+    test_add_suite("workload_graph", "graph flops vs megatron formula", test_graph_flops, "message sizes by hand",
+                   test_message_sizes, "pipeline bubbles", test_bubbles, "engine agrees with analytic",
+                   test_engine_agrees, "direct estimate vs graph", test_estimate, NULL);
+}
+
+/* ---- trainsim run ---- */
+
+static char cli_out[1 << 16];
+
+static void test_run_cli(void)
+{
+    CU_ASSERT_EQUAL(test_cli("run --help", cli_out, sizeof cli_out), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(cli_out, "usage: trainsim run"));
+    /* bad layouts: exit status 2 with the reason */
+    CU_ASSERT_EQUAL(test_cli("run --model gpt3-175b --layout tp=5,pp=8,dp=16 --fidelity analytical", cli_out,
+                             sizeof cli_out), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(cli_out, "tp=5 does not divide 96 attention heads"));
+    CU_ASSERT_EQUAL(test_cli("run --model gpt3-175b --layout tp=8,pp=8,dp=16 --gpus 512 --fidelity analytical",
+                             cli_out, sizeof cli_out), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(cli_out, "= 1024 gpus, but the platform has 512"));
+    CU_ASSERT_EQUAL(test_cli("run --model gpt3-175b --layout tp=8,pp=8,dp=16", cli_out, sizeof cli_out), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(cli_out, "--platform is required"));
+    CU_ASSERT_EQUAL(test_cli("run --model nosuch --layout tp=1 --fidelity analytical", cli_out, sizeof cli_out), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(cli_out, "unknown model 'nosuch'"));
+
+    /* a graph too large to build is refused at once, pointing to the estimate */
+    CU_ASSERT_EQUAL(test_cli("run --model megatron-gpt-1.7b --layout tp=8,pp=2,dp=64,gbs=10000000 --gpu h100 "
+                             "--fidelity analytical --detail full", cli_out, sizeof cli_out), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(cli_out, "use --fidelity estimate"));
+
+    /* oversized: reported with the breakdown, not simulated, exit status 1 */
+    const char *js = "/tmp/trainsim-test-run.json";
+    char args[512];
+    snprintf(args, sizeof args, "run --model gpt3-175b --layout tp=8,pp=1,dp=1,gbs=1 --seq 2048 --gpu a100 "
+                                "--fidelity analytical --json %s", js);
+    CU_ASSERT_EQUAL(test_cli(args, cli_out, sizeof cli_out), 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(cli_out, "DOES NOT FIT"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(cli_out, "not simulated"));
+    json_error_t je;
+    json_t *j = json_load_file(js, 0, &je);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    CU_ASSERT(json_is_false(json_object_get(json_object_get(j, "memory"), "fits")));
+    CU_ASSERT_PTR_NULL(json_object_get(j, "iteration_s"));
+    json_decref(j);
+
+    /* a run: the JSON's throughput is consistent with its iteration time */
+    snprintf(args, sizeof args, "run --model megatron-gpt-1.7b --layout tp=2,pp=2,dp=4,gbs=64 --seq 2048 "
+                                "--gpu a100 --fidelity analytical --json %s", js);
+    CU_ASSERT_EQUAL(test_cli(args, cli_out, sizeof cli_out), 0);
+    j = json_load_file(js, 0, &je);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    double it = json_number_value(json_object_get(j, "iteration_s"));
+    double tok = json_number_value(json_object_get(j, "tokens_per_s"));
+    CU_ASSERT(it > 0);
+    CU_ASSERT_DOUBLE_EQUAL(tok, 64.0 * 2048 / it, 1e-6 * tok);
+    json_t *bd = json_object_get(j, "breakdown_s");
+    double sum = 0;
+    const char *k;
+    json_t *v;
+    json_object_foreach(bd, k, v) sum += json_number_value(v);
+    CU_ASSERT_DOUBLE_EQUAL(sum, it, 1e-6 * it); /* the breakdown covers the iteration */
+    json_decref(j);
+    remove(js);
+
+    /* the SimGrid path on two DGX H100 nodes of the shipped cluster and the
+     * analytical path, which takes its network figures from the same cluster and
+     * costs each collective as the engine's pipelined fidelity runs it (same
+     * algorithm and protocol choice, NVLS included), agree within 0.5%; the step
+     * fidelity runs every schedule step after the previous one and cannot be faster */
+    const char *lay = "--model megatron-gpt-1.7b --layout tp=8,pp=2,dp=1,gbs=8 --seq 2048 --detail full";
+    double t[3];
+    const char *fid[3] = {"pipelined", "step", "analytical"};
+    double bub[3], pp[3];
+    for (int i = 0; i < 3; i++) {
+        snprintf(args, sizeof args, "run %s --platform dgx-h100-superpod --nodes 2 --fidelity %s --json %s", lay,
+                 fid[i], js);
+        CU_ASSERT_EQUAL(test_cli(args, cli_out, sizeof cli_out), 0);
+        const char *p = strstr(cli_out, "iteration ");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+        t[i] = atof(p + 10);
+        j = json_load_file(js, 0, &je);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+        bub[i] = json_number_value(json_object_get(json_object_get(j, "breakdown_s"), "bubble"));
+        pp[i] = json_number_value(json_object_get(json_object_get(j, "breakdown_s"), "pp"));
+        json_decref(j);
+    }
+    CU_ASSERT(fabs(t[0] - t[2]) / t[2] < 0.005);
+    CU_ASSERT(t[1] >= t[0] * (1 - 1e-9));
+    /* waiting for a pipeline peer is bubble in both paths, the transfers themselves pp */
+    CU_ASSERT(bub[2] > 0);
+    CU_ASSERT(fabs(bub[0] - bub[2]) < 0.01 * t[2]);
+    CU_ASSERT(fabs(pp[0] - pp[2]) < 0.01 * t[2]);
+    remove(js);
+
+    /* --timeline writes a Chrome trace; the same inputs give byte-identical JSON */
+    const char *tl = "/tmp/trainsim-test-run-tl.json", *js2 = "/tmp/trainsim-test-run2.json";
+    char a2[512];
+    snprintf(args, sizeof args, "run --model megatron-gpt-1.7b --layout tp=2,pp=2,dp=2,gbs=8 --gpu h100 "
+                                "--fidelity analytical --timeline %s --json %s", tl, js);
+    snprintf(a2, sizeof a2, "run --model megatron-gpt-1.7b --layout tp=2,pp=2,dp=2,gbs=8 --gpu h100 "
+                            "--fidelity analytical --json %s", js2);
+    CU_ASSERT_EQUAL(test_cli(args, cli_out, sizeof cli_out), 0);
+    CU_ASSERT_EQUAL(test_cli(a2, cli_out, sizeof cli_out), 0);
+    j = json_load_file(tl, 0, &je);
+    CU_ASSERT_PTR_NOT_NULL(j);
+    CU_ASSERT(json_array_size(json_object_get(j, "traceEvents")) > 100);
+    json_decref(j);
+    FILE *f1 = fopen(js, "r"), *f2 = fopen(js2, "r");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f2);
+    char b1[8192], b2[8192];
+    size_t n1 = fread(b1, 1, sizeof b1, f1), n2 = fread(b2, 1, sizeof b2, f2);
+    CU_ASSERT(n1 > 0 && n1 == n2 && memcmp(b1, b2, n1) == 0);
+    fclose(f1);
+    fclose(f2);
+    remove(tl);
+    remove(js);
+    remove(js2);
+
+    /* AxoNN 4D, context parallelism and interleaving run */
+    CU_ASSERT_EQUAL(test_cli("run --model megatron-gpt-1.7b --layout gx=2,gy=2,gz=2,dp=2,gbs=8 --seq 2048 --gpu a100 "
+                             "--fidelity analytical", cli_out, sizeof cli_out), 0);
+    CU_ASSERT_EQUAL(test_cli("run --model llama3-8b --layout tp=2,cp=2,pp=2,dp=2,gbs=8,vpp=2,sp=on,recompute=selective --seq 8192 "
+                             "--fidelity analytical", cli_out, sizeof cli_out), 0);
+}
+
+/* Every shipped model runs with a layout that fits on H100s. */
+static void test_run_models(void)
+{
+    static const char *runs[][2] = {
+        {"gpt3-175b", "tp=8,pp=8,dp=4,gbs=64,sp=on,recompute=selective,zero=1"},
+        {"megatron-gpt-1.7b", "tp=1,pp=1,dp=8,gbs=64"},
+        {"megatron-gpt-3.6b", "tp=2,pp=1,dp=8,gbs=64"},
+        {"megatron-gpt-7.5b", "tp=4,pp=1,dp=8,gbs=64"},
+        {"megatron-gpt-18b", "tp=8,pp=1,dp=8,gbs=64,sp=on,recompute=selective"},
+        {"megatron-gpt-39b", "tp=8,pp=2,dp=4,gbs=64,sp=on,recompute=selective"},
+        {"megatron-gpt-76b", "tp=8,pp=4,dp=2,gbs=64,sp=on,recompute=selective"},
+        {"megatron-gpt-145b", "tp=8,pp=8,dp=2,gbs=64,sp=on,recompute=selective,zero=1"},
+        {"megatron-gpt-310b", "tp=8,pp=16,dp=2,gbs=64,sp=on,recompute=full,zero=1"},
+        {"megatron-gpt-530b", "tp=8,pp=35,dp=1,gbs=70,sp=on,recompute=full"},
+        {"megatron-gpt-1t", "tp=8,pp=64,dp=1,gbs=128,sp=on,recompute=full"},
+        {"llama3-8b", "tp=2,pp=1,dp=4,gbs=32,sp=on,recompute=selective,zero=1"},
+        {"llama3-70b", "tp=8,pp=4,dp=2,gbs=32,sp=on,recompute=selective,zero=1"},
+        {"llama3-405b", "tp=8,pp=18,dp=2,gbs=36,sp=on,recompute=full,zero=1"},
+        {"gpt-neox-20b", "tp=4,pp=2,dp=2,gbs=32,sp=on,recompute=selective,zero=1"},
+        {"mixtral-8x7b", "tp=2,pp=4,dp=2,ep=2,gbs=32,sp=on,recompute=full,zero=1"},
+    };
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        char args[512];
+        snprintf(args, sizeof args, "run --model %s --layout %s --gpu h100 --fidelity analytical", runs[i][0],
+                 runs[i][1]);
+        int rc = test_cli(args, cli_out, sizeof cli_out);
+        if (rc != 0) fprintf(stderr, "\n%s\n%s\n", args, cli_out);
+        CU_ASSERT_EQUAL(rc, 0);
+        const char *p = strstr(cli_out, "MFU ");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+        double mfu = atof(p + 4);
+        CU_ASSERT(mfu > 5 && mfu < 80);
+    }
+}
+
+void suite_run(void)
+{
+    test_add_suite("run", "trainsim run cli", test_run_cli, "every shipped model runs", test_run_models, NULL);
+}
+
+/* The direct estimate against the critical path of the full op graph. */
+static void test_estimate(void)
+{
+    static const struct {
+        const char *model, *layout;
+        int seq;
+        double tol;
+    } cases[] = {
+        {"gpt3-175b", "tp=8,pp=8,dp=16,gbs=1536,sp=on,recompute=selective,zero=1", 2048, 0.02},
+        {"gpt3-175b", "tp=8,pp=8,dp=16,gbs=1536,sp=on,recompute=selective,zero=1,vpp=3", 2048, 0.02},
+        {"gpt3-175b", "tp=8,pp=8,dp=16,gbs=1536,sp=on,recompute=selective,zero=1,schedule=zbh1", 2048, 0.02},
+        {"gpt3-175b", "tp=4,pp=16,dp=16,gbs=512,recompute=full", 2048, 0.02},
+        {"llama3-70b", "tp=8,pp=4,dp=8,gbs=256,sp=on,recompute=selective,zero=1", 8192, 0.02},
+        {"mixtral-8x7b", "tp=2,pp=4,dp=8,ep=4,gbs=64,sp=on,recompute=full,zero=1", 8192, 0.02},
+        {"llama3-8b", "tp=2,cp=2,pp=2,dp=4,gbs=32,sp=on,recompute=selective", 8192, 0.02},
+        {"gpt-neox-20b", "tp=4,pp=4,dp=4,gbs=64,vpp=11,sp=on,recompute=selective,zero=1", 2048, 0.02},
+        {"megatron-gpt-1.7b", "tp=1,pp=1,dp=16,gbs=64,zero=3", 2048, 0.15},
+    };
+    an_net net;
+    CU_ASSERT_EQUAL_FATAL(an_net_default("H100", &net), 0);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        wl_model m;
+        wl_layout l;
+        cm_gpu gpu;
+        wl_info info;
+        char err[TS_ERRLEN];
+        og_graph *g = build(cases[i].model, cases[i].layout, cases[i].seq, 1, 1, &info, &m, &l, &gpu, &net);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+        CU_ASSERT_EQUAL_FATAL(cm_gpu_find("h100", "configs/gpus", &gpu, err, sizeof err), 0);
+        og_free(g);
+        wl_opts o = {cases[i].seq, CM_BF16, &gpu, &net, 1, 1};
+        CU_ASSERT_EQUAL_FATAL(wl_build(&m, &l, &o, &g, &info, err, sizeof err), 0);
+        eng_result *res = NULL;
+        CU_ASSERT_EQUAL_FATAL(an_run(g, &net, &res, err, sizeof err), 0);
+        wl_est e;
+        CU_ASSERT_EQUAL_FATAL(wl_estimate(&m, &l, &o, &e, err, sizeof err), 0);
+        double rel = fabs(e.iter - res->makespan) / res->makespan;
+        if (rel >= cases[i].tol)
+            fprintf(stderr, "\n  %s %s: estimate %.4f s, graph %.4f s\n", cases[i].model, cases[i].layout, e.iter,
+                    res->makespan);
+        CU_ASSERT(rel < cases[i].tol);
+        an_result_free(res);
+        og_free(g);
+    }
+}
