@@ -9,6 +9,8 @@
 int topo_node_route(const topo_node *n, int a, int b, int *links, int max)
 {
     if (a == b) return 0;
+    /* unreachable GPUs are our error to report, not igraph's warning to print */
+    igraph_set_warning_handler(igraph_warning_handler_ignore);
     if (n->nlinks == 0) return -1;
     igraph_t g;
     igraph_vector_int_t edges, epath;

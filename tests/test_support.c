@@ -24,7 +24,7 @@ int test_sim(const char *platform, const og_graph *g, const eng_opts *o, test_ou
         char *argv[] = {"test", NULL};
         eng_init(&argc, argv);
         eng_result *res = NULL;
-        t.rc = eng_load_platform(platform, t.err, sizeof t.err);
+        t.rc = eng_load(platform, 0, NULL, t.err, sizeof t.err);
         if (t.rc == 0) t.rc = eng_run(g, o, &res, t.err, sizeof t.err);
         if (res) {
             t.makespan = res->makespan;
@@ -83,4 +83,37 @@ int test_cli(const char *args, char *out, size_t outlen)
 og_graph *test_one_collective(int n, og_coll c, int64_t bytes, const char *algo)
 {
     return coll_graph(c, n, bytes, OG_F32, 0, algo);
+}
+
+int test_child(int (*fn)(void *arg, char *msg, size_t n), void *arg, char *msg, size_t n)
+{
+    int fd[2];
+    if (pipe(fd) < 0) return -2;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fd[0]);
+        char buf[4096] = "";
+        int argc = 1;
+        char *argv[] = {"test", NULL};
+        eng_init(&argc, argv);
+        int rc = fn(arg, buf, sizeof buf);
+        ssize_t w = write(fd[1], &rc, sizeof rc);
+        w += write(fd[1], buf, sizeof buf);
+        _exit(w > 0 ? 0 : 1);
+    }
+    close(fd[1]);
+    int rc = -2;
+    char buf[4096] = "child died";
+    if (read(fd[0], &rc, sizeof rc) != (ssize_t)sizeof rc) rc = -2;
+    else {
+        size_t got = 0;
+        ssize_t r;
+        while (got < sizeof buf && (r = read(fd[0], buf + got, sizeof buf - got)) > 0) got += r;
+    }
+    close(fd[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    snprintf(msg, n, "%s", buf);
+    return rc;
 }

@@ -11,6 +11,7 @@ void suite_opgraph_check(void);
 void suite_engine(void);
 void suite_coll(void);
 void suite_cli(void);
+void suite_platforms(void);
 void suite_collsim(void);
 void suite_cmd_coll(void);
 void suite_compute(void);
@@ -49,6 +50,10 @@ int test_sim(const char *platform, const og_graph *g, const eng_opts *o, test_ou
  * split-duplex private links of bw bytes/s and lat seconds, no backbone):
  * every route is up-link + down-link, latency 2*lat. Returns the file path. */
 const char *test_crossbar(int n, double bw, double lat);
+
+/* Run fn(arg) in a forked child after eng_init (SimGrid ready, nothing
+ * loaded); returns fn's status (-2: the child died) and its message. */
+int test_child(int (*fn)(void *arg, char *msg, size_t n), void *arg, char *msg, size_t n);
 
 /* Run bin/trainsim with args (shell words); capture stdout+stderr in out. */
 int test_cli(const char *args, char *out, size_t outlen);

@@ -1,0 +1,382 @@
+/* Platforms: every shipped cluster's point-to-point figures against what its
+ * description implies (computed here by hand from the JSON values), Frontier's
+ * Infinity Fabric graph, dragonfly structure and routes, fat-tree
+ * oversubscription, the XML and in-process builds agreeing, bad input. */
+#include <math.h>
+#include <simgrid/host.h>
+#include <simgrid/link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <xbt/dynar.h>
+
+#include "cluster.h"
+#include "tests.h"
+#include "util.h"
+
+#define REL(a, b) (fabs((a) - (b)) / fabs(b))
+
+/* Simulated latency and bandwidth from gpu-src to gpu-dst: a 0-byte and a
+ * 1 GB message; t = lat + bytes / bw. */
+static int measure(const char *cluster, int src, int dst, double *lat, double *bw, char *err, size_t n)
+{
+    double t[2];
+    int64_t sizes[2] = {0, 1000000000};
+    for (int i = 0; i < 2; i++) {
+        og_graph *g = og_new(2);
+        char h[32];
+        snprintf(h, sizeof h, "gpu-%d", src);
+        og_set_host(g, 0, h);
+        snprintf(h, sizeof h, "gpu-%d", dst);
+        og_set_host(g, 1, h);
+        og_send(g, 0, 0, 1, sizes[i], 0);
+        og_recv(g, 1, 0, 0, sizes[i], 0);
+        eng_opts o = {ENG_PIPELINED, 0, 0};
+        test_outcome out;
+        int rc = test_sim(cluster, g, &o, &out);
+        og_free(g);
+        if (rc) {
+            snprintf(err, n, "%s", out.err);
+            return -1;
+        }
+        t[i] = out.makespan;
+    }
+    *lat = t[0];
+    *bw = sizes[1] / (t[1] - t[0]);
+    return 0;
+}
+
+/* Latencies and bandwidths below come from the JSON files in configs/clusters:
+ * a route's latency is the sum of its links' (docs/clusters.md). */
+static const struct p2p_case {
+    const char *cluster, *what;
+    int src, dst;
+    double bw, lat;
+} cases[] = {
+    /* DGX H100: NVSwitch 450 GB/s, 0.5 us GPU to GPU; NIC 50 GB/s 1.2 us; switch links 0.3 us;
+     * rails: 32 nodes per leaf, so nodes 0 and 1 share a leaf, node 63 is on the other */
+    {"dgx-h100-superpod:64", "same node", 0, 1, 450e9, 0.5e-6},
+    {"dgx-h100-superpod:64", "same leaf and rail", 0, 8, 50e9, 2 * 1.2e-6 + 2 * 0.3e-6},
+    {"dgx-h100-superpod:64", "across the spine", 0, 511, 50e9, 2 * 1.2e-6 + 4 * 0.3e-6},
+    /* DGX A100: 300 GB/s, 0.7 us; HDR 25 GB/s, 1.2 us; radix 40: 20 nodes per leaf */
+    {"dgx-a100-superpod:40", "same node", 0, 1, 300e9, 0.7e-6},
+    {"dgx-a100-superpod:40", "same leaf and rail", 0, 8, 25e9, 2 * 1.2e-6 + 2 * 0.3e-6},
+    {"dgx-a100-superpod:40", "across the spine", 0, 319, 25e9, 2 * 1.2e-6 + 4 * 0.3e-6},
+    /* Perlmutter: NV4 = 4 x 25 GB/s, 1 us; NIC 25 GB/s 1 us; 0.25 us per switch link;
+     * 128 nodes per group; node 255 sits on switch 31 of group 1, whose global link to
+     * group 0 is on switch 0 (the owner rule of docs/clusters.md): one local hop */
+    {"perlmutter:256", "same node", 0, 1, 100e9, 1e-6},
+    {"perlmutter:256", "same switch", 0, 4, 25e9, 2 * 1e-6 + 2 * 0.25e-6},
+    {"perlmutter:256", "other group", 0, 1023, 25e9, 2 * 1e-6 + 2 * 0.25e-6 + 0.25e-6 + 0.25e-6},
+    /* Polaris: NIC0 serves GPUs 2-3; 64 nodes per group; node 127 on switch 7 of group 1 */
+    {"polaris:128", "same node", 0, 1, 100e9, 1e-6},
+    {"polaris:128", "same switch", 2, 6, 25e9, 2 * 1e-6 + 2 * 0.25e-6},
+    {"polaris:128", "other group", 0, 511, 25e9, 2 * 1e-6 + 2 * 0.25e-6 + 0.25e-6 + 0.25e-6},
+    /* Frontier: 4, 2 and 1 Infinity Fabric links of 50 GB/s, 1 us per hop */
+    {"frontier:256", "same MI250X (4 links)", 0, 1, 200e9, 1e-6},
+    {"frontier:256", "dual link", 0, 6, 100e9, 1e-6},
+    {"frontier:256", "single link", 0, 2, 50e9, 1e-6},
+    {"frontier:256", "same switch", 0, 8, 25e9, 2 * 1e-6 + 2 * 0.25e-6},
+    {"frontier:256", "other group", 0, 2047, 25e9, 2 * 1e-6 + 2 * 0.25e-6 + 0.25e-6 + 0.25e-6},
+    /* test cluster: 100 GB/s 1 us; NIC 10 GB/s 2 us; switch links 1 us */
+    {"test-cluster", "same node", 0, 1, 100e9, 1e-6},
+    {"test-cluster", "farthest", 0, 15, 10e9, 2 * 2e-6 + 2 * 1e-6},
+};
+
+static void test_p2p_per_cluster(void)
+{
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const struct p2p_case *c = &cases[i];
+        double lat, bw;
+        char err[4096];
+        int rc = measure(c->cluster, c->src, c->dst, &lat, &bw, err, sizeof err);
+        if (rc) fprintf(stderr, "\n%s: %s\n", c->cluster, err);
+        CU_ASSERT_EQUAL_FATAL(rc, 0);
+        int ok = REL(lat, c->lat) < 1e-6 && REL(bw, c->bw) < 1e-6;
+        if (!ok)
+            fprintf(stderr, "\n%s %s (gpu-%d -> gpu-%d): %.4g us %.4g GB/s, want %.4g us %.4g GB/s\n", c->cluster,
+                    c->what, c->src, c->dst, lat * 1e6, bw / 1e9, c->lat * 1e6, c->bw / 1e9);
+        CU_ASSERT(ok);
+    }
+}
+
+static void test_frontier_node_graph(void)
+{
+    topo_cluster c;
+    char err[TS_ERRLEN];
+    CU_ASSERT_EQUAL_FATAL(topo_load("frontier", 1, &c, err, sizeof err), 0);
+    int width[5] = {0};
+    for (int l = 0; l < c.node.nlinks; l++) width[c.node.links[l].count]++;
+    CU_ASSERT_EQUAL(width[4], 4); /* one quad link inside each MI250X */
+    CU_ASSERT_EQUAL(width[2], 4);
+    CU_ASSERT_EQUAL(width[1], 4);
+    CU_ASSERT_EQUAL(c.node.nlinks, 12);
+    int hops[TOPO_MAX_LINKS];
+    for (int a = 0; a < 8; a++)
+        for (int b = 0; b < 8; b++)
+            if (a != b) CU_ASSERT(topo_node_route(&c.node, a, b, hops, TOPO_MAX_LINKS) >= 1);
+    /* GCD 0 and 3 share no link: the shortest paths are 0-1-3 (4 then 2 links) and
+     * 0-2-3 (1 then 4): the widest is chosen */
+    CU_ASSERT_EQUAL_FATAL(topo_node_route(&c.node, 0, 3, hops, TOPO_MAX_LINKS), 2);
+    const topo_link *l0 = &c.node.links[hops[0]], *l1 = &c.node.links[hops[1]];
+    CU_ASSERT(l0->a == 0 && l0->b == 1);
+    CU_ASSERT(l1->a == 1 && l1->b == 3);
+    /* and the simulated message follows it: 2 hops of 1 us, bottleneck 2 x 50 GB/s */
+    double lat, bw;
+    CU_ASSERT_EQUAL_FATAL(measure("frontier:1", 0, 3, &lat, &bw, err, sizeof err), 0);
+    CU_ASSERT(REL(lat, 2e-6) < 1e-6);
+    CU_ASSERT(REL(bw, 100e9) < 1e-6);
+}
+
+static int starts_switch_link(const char *name, int *global)
+{
+    int a, b, c;
+    char tail[16];
+    *global = 0;
+    if (sscanf(name, "g%d-s%d-s%d_%15s", &a, &b, &c, tail) == 4) return 1;
+    if (sscanf(name, "g%d-g%d_%15s", &a, &b, tail) == 3) return *global = 1;
+    return 0;
+}
+
+/* In the child: every node pair of a 4-group Frontier routes over at most 3
+ * switch-to-switch links, exactly one of them global between groups, whose
+ * bandwidth is 4 global links of 25 GB/s. */
+static int dragonfly_routes(void *arg, char *msg, size_t n)
+{
+    (void)arg;
+    if (eng_load("frontier:512", 0, NULL, msg, n) < 0) return -1;
+    xbt_dynar_t route = xbt_dynar_new(sizeof(sg_link_t), NULL);
+    int worst = 0;
+    for (int x = 0; x < 512; x += 3)
+        for (int y = 0; y < 512; y++) {
+            if (x == y) continue;
+            char a[32], b[32];
+            snprintf(a, sizeof a, "gpu-%d", x * 8);
+            snprintf(b, sizeof b, "gpu-%d", y * 8 + 7);
+            xbt_dynar_reset(route);
+            sg_host_get_route(sg_host_by_name(a), sg_host_by_name(b), route);
+            int sw = 0, glob = 0;
+            for (unsigned long i = 0; i < xbt_dynar_length(route); i++) {
+                sg_link_t l = xbt_dynar_get_as(route, i, sg_link_t);
+                int g;
+                if (starts_switch_link(sg_link_get_name(l), &g)) {
+                    sw++;
+                    if (g) {
+                        glob++;
+                        if (sg_link_get_bandwidth(l) != 4 * 25e9) {
+                            snprintf(msg, n, "%s: %g B/s, want 4 x 25 GB/s", sg_link_get_name(l), sg_link_get_bandwidth(l));
+                            return -1;
+                        }
+                    }
+                }
+            }
+            int groups_differ = x / 128 != y / 128;
+            if (sw > 3 || glob != groups_differ) {
+                snprintf(msg, n, "node %d -> node %d: %d switch hops, %d global", x, y, sw, glob);
+                return -1;
+            }
+            if (sw > worst) worst = sw;
+        }
+    xbt_dynar_free(&route);
+    snprintf(msg, n, "worst %d", worst);
+    return worst == 3 ? 0 : -1; /* some pair needs local + global + local */
+}
+
+static void test_dragonfly(void)
+{
+    char msg[4096];
+    int rc = test_child(dragonfly_routes, NULL, msg, sizeof msg);
+    if (rc) fprintf(stderr, "\ndragonfly: %s\n", msg);
+    CU_ASSERT_EQUAL(rc, 0);
+    /* the igraph view has the 4 parallel global links of each group pair:
+     * per node 8 GPU-NIC + 4 NIC-gateway + 12 IF + 1 uplink edges, 32*31/2 local
+     * links per group, 4 per pair of the 4 groups */
+    topo_cluster c;
+    topo_summary s;
+    char err[TS_ERRLEN];
+    CU_ASSERT_EQUAL_FATAL(topo_load("frontier:512", 0, &c, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(topo_summarize(&c, &s, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(c.net.groups, 4);
+    CU_ASSERT_EQUAL(s.links, 512 * (8 + 4 + 12 + 1) + 4 * 32 * 31 / 2 + 6 * 4);
+    CU_ASSERT_EQUAL(s.switches, 4 * 32);
+}
+
+static og_graph *permutation(int n, int64_t bytes)
+{
+    og_graph *g = og_new(n);
+    for (int i = 0; i < n / 2; i++) {
+        og_send(g, i, 0, i + n / 2, bytes, 0);
+        og_recv(g, i + n / 2, 0, i, bytes, 0);
+        og_send(g, i + n / 2, 1, i, bytes, 1);
+        og_recv(g, i, 1, i + n / 2, bytes, 1);
+    }
+    return g;
+}
+
+static void test_fattree_oversubscription(void)
+{
+    topo_cluster c1, c2;
+    topo_summary s1, s2;
+    char err[TS_ERRLEN];
+    CU_ASSERT_EQUAL_FATAL(topo_load(test_data("ft-1.json"), 0, &c1, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(topo_load(test_data("ft-2.json"), 0, &c2, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(topo_summarize(&c1, &s1, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(topo_summarize(&c2, &s2, err, sizeof err), 0);
+    CU_ASSERT(REL(s1.bisection_bw, 4 * 10e9) < 1e-12); /* 4 nodes of 10 GB/s per leaf */
+    CU_ASSERT(REL(s2.bisection_bw, s1.bisection_bw / 2) < 1e-12);
+
+    /* a permutation across the tree: 4 flows each way share the leaf uplink */
+    const int64_t S = 1000000000;
+    eng_opts o = {ENG_PIPELINED, 0, 0};
+    test_outcome t1, t2;
+    og_graph *g = permutation(8, S);
+    CU_ASSERT_EQUAL_FATAL(test_sim(test_data("ft-1.json"), g, &o, &t1), 0);
+    CU_ASSERT_EQUAL_FATAL(test_sim(test_data("ft-2.json"), g, &o, &t2), 0);
+    og_free(g);
+    double lat = 2 * 1e-6 + 4 * 0.5e-6;
+    CU_ASSERT(REL(t1.makespan, lat + S / 10e9) < 1e-6);   /* NIC-bound */
+    CU_ASSERT(REL(t2.makespan, lat + S / 5e9) < 1e-6);    /* 20 GB/s uplink / 4 flows */
+
+    /* a direct all-to-all of S per rank: at 1:1 each NIC carries 7/8 S at 10 GB/s;
+     * at 2:1 the 16 cross-leaf flows of a direction share 20 GB/s (1.25 GB/s each)
+     * and set the pace: S/8 / 1.25 GB/s = S / 10 GB/s. Ratio 8/7. */
+    g = og_new(8);
+    int ranks[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    og_add_group(g, 8, ranks);
+    for (int r = 0; r < 8; r++) og_set_algo(og_collective(g, r, 0, OG_ALLTOALL, 0, 8 * S / 8, OG_F32), "direct");
+    CU_ASSERT_EQUAL_FATAL(test_sim(test_data("ft-1.json"), g, &o, &t1), 0);
+    CU_ASSERT_EQUAL_FATAL(test_sim(test_data("ft-2.json"), g, &o, &t2), 0);
+    og_free(g);
+    if (REL(t2.makespan / t1.makespan, 8.0 / 7) > 0.01)
+        fprintf(stderr, "\nall-to-all 1:1 %.6g s, 2:1 %.6g s\n", t1.makespan, t2.makespan);
+    CU_ASSERT(REL(t2.makespan / t1.makespan, 8.0 / 7) < 0.01);
+}
+
+/* The exported XML and the in-process build are the same platform. */
+static void test_export_matches_build(void)
+{
+    char path[256], out[8192], args[512];
+    snprintf(path, sizeof path, "/tmp/trainsim-test-export-%d.xml", (int)getpid());
+    snprintf(args, sizeof args, "platform export test-cluster -o %s", path);
+    CU_ASSERT_EQUAL_FATAL(test_cli(args, out, sizeof out), 0);
+    og_graph *g = og_new(16);
+    int ranks[16];
+    for (int i = 0; i < 16; i++) ranks[i] = i;
+    og_add_group(g, 16, ranks);
+    for (int r = 0; r < 16; r++) og_set_algo(og_collective(g, r, 0, OG_ALLREDUCE, 0, 64 << 20, OG_F32), "ring");
+    eng_opts o = {ENG_PIPELINED, 0, 0};
+    test_outcome a, b;
+    CU_ASSERT_EQUAL_FATAL(test_sim(path, g, &o, &a), 0);
+    CU_ASSERT_EQUAL_FATAL(test_sim("test-cluster", g, &o, &b), 0);
+    CU_ASSERT(a.makespan > 0);
+    CU_ASSERT_DOUBLE_EQUAL(a.makespan, b.makespan, 1e-12 * b.makespan);
+    og_free(g);
+    unlink(path);
+}
+
+static void test_show(void)
+{
+    char out[16384];
+    CU_ASSERT_EQUAL_FATAL(test_cli("platform show test-cluster", out, sizeof out), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "4 x 4 GPUs = 16 GPUs"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "injection    10.0 GB/s per GPU"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "bisection    80.0 GB/s"));
+    /* GPU - NIC - gateway - switch - gateway - NIC - GPU */
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "diameter     6 hops"));
+    CU_ASSERT_EQUAL_FATAL(test_cli("platform show frontier:2", out, sizeof out), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "nic0 <- gpu0,1"));
+    CU_ASSERT_EQUAL(test_cli("platform show --help", out, sizeof out), 0);
+}
+
+static const char *write_tmp(const char *name, const char *text)
+{
+    static char path[256];
+    snprintf(path, sizeof path, "/tmp/trainsim-plat-%d-%s", (int)getpid(), name);
+    FILE *f = fopen(path, "w");
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+static void expect_error(const char *spec, const char *needle)
+{
+    topo_cluster c;
+    char err[TS_ERRLEN] = "";
+    int rc = topo_load(spec, 0, &c, err, sizeof err);
+    CU_ASSERT_EQUAL(rc, -1);
+    if (!strstr(err, needle)) fprintf(stderr, "\n%s: got '%s', want '%s'\n", spec, err, needle);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, needle));
+}
+
+#define NODE_OK "\"node\": {\"gpus\": 2, \"fabric\": {\"type\": \"nvswitch\", \"bw\": 1e11, \"lat\": 1e-6}, " \
+                "\"nics\": {\"count\": 2, \"bw\": 1e10, \"lat\": 1e-6}}"
+#define NET_OK "\"network\": {\"type\": \"switch\", \"bw\": 1e10, \"lat\": 1e-6}"
+
+static void test_bad_clusters(void)
+{
+    expect_error("no-such-cluster", "unknown cluster 'no-such-cluster' (shipped: dgx-a100-superpod, dgx-h100-superpod");
+    expect_error("frontier:zero", "node count after ':' must be a positive integer");
+    expect_error(write_tmp("a.json", "{\n  \"name\": \"x\",\n  oops\n}\n"), ":3:");
+    expect_error(write_tmp("b.json", "{\"name\": \"x\", \"gpu\": \"h100\", \"nodes\": 2, \"nodez\": 3, " NODE_OK ", " NET_OK "}"),
+                 "unknown field 'nodez'");
+    expect_error(write_tmp("c.json", "{\"name\": \"x\", \"gpu\": \"h100\", \"nodes\": 2, " NET_OK "}"),
+                 "missing object 'node'");
+    expect_error(write_tmp("d.json", "{\"name\": \"x\", \"gpu\": \"h100\", \"nodes\": 2, " NODE_OK ", "
+                                     "\"network\": {\"type\": \"hypercube\", \"bw\": 1e10, \"lat\": 1e-6}}"),
+                 "unknown type 'hypercube' (valid: switch, fat-tree, dragonfly, torus)");
+    expect_error(write_tmp("e.json", "{\"name\": \"x\", \"gpu\": \"h100\", \"nodes\": 2, "
+                                     "\"node\": {\"gpus\": 3, \"fabric\": {\"type\": \"graph\", \"link_bw\": 5e10, "
+                                     "\"lat\": 1e-6, \"links\": [[0, 1, 2]]}, \"nics\": {\"count\": 1, \"bw\": 1e10, "
+                                     "\"lat\": 1e-6}}, " NET_OK "}"),
+                 "GPU 2 cannot reach GPU 0");
+    expect_error(write_tmp("f.json", "{\"name\": \"x\", \"gpu\": \"h100\", \"nodes\": 2, "
+                                     "\"node\": {\"gpus\": 2, \"fabric\": {\"type\": \"nvswitch\", \"bw\": 1e11, "
+                                     "\"lat\": 1e-6}, \"nics\": {\"count\": 2, \"bw\": -5, \"lat\": 1e-6}}, " NET_OK "}"),
+                 "node.nics: 'bw' is -5");
+    expect_error(write_tmp("g.json", "{\"name\": \"x\", \"gpu\": \"h100\", \"nodes\": 5000, " NODE_OK ", "
+                                     "\"network\": {\"type\": \"fat-tree\", \"levels\": 2, \"radix\": 8, "
+                                     "\"bw\": 1e10, \"lat\": 1e-6}}"),
+                 /* 4 down ports per leaf / 2 NICs = 2 nodes per leaf, 8 leaves under radix-8 spines */
+                 "a 2-level fat-tree of radix 8 holds at most 16 nodes, not 5000");
+    expect_error(write_tmp("h.json", "{\"name\": \"x\", \"gpu\": \"tpu9\", \"nodes\": 2, " NODE_OK ", " NET_OK "}"),
+                 "gpu 'tpu9'");
+    char out[4096];
+    CU_ASSERT_EQUAL(test_cli("platform show no-such-cluster", out, sizeof out), 2);
+    CU_ASSERT_EQUAL(test_cli("platform frob test-cluster", out, sizeof out), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "unknown subcommand 'frob' (valid: show, export)"));
+    CU_ASSERT_EQUAL(test_cli("platform export test-cluster", out, sizeof out), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "export needs -o FILE"));
+}
+
+static int load_full_frontier(void *arg, char *msg, size_t n)
+{
+    (void)arg;
+    double t0 = ts_wtime();
+    if (eng_load("frontier", 0, NULL, msg, n) < 0) return -1;
+    size_t hosts = sg_host_count();
+    snprintf(msg, n, "%zu hosts in %.1f s, peak RSS %.0f MB", hosts, ts_wtime() - t0, ts_peak_rss() / 1048576.0);
+    return hosts == 75264 ? 0 : -1;
+}
+
+static void test_full_frontier_loads(void)
+{
+    char msg[4096];
+    int rc = test_child(load_full_frontier, NULL, msg, sizeof msg);
+    fprintf(stderr, "(frontier: %s) ", msg);
+    CU_ASSERT_EQUAL(rc, 0);
+}
+
+void suite_platforms(void)
+{
+    test_add_suite("platforms",
+                   "p2p bandwidth and latency of every shipped cluster", test_p2p_per_cluster,
+                   "Frontier node: Infinity Fabric graph and routes", test_frontier_node_graph,
+                   "dragonfly: global links and minimal routes", test_dragonfly,
+                   "fat-tree 2:1 halves bisection and slows cross traffic", test_fattree_oversubscription,
+                   "exported XML equals the in-process build", test_export_matches_build,
+                   "platform show figures", test_show,
+                   "bad cluster descriptions", test_bad_clusters,
+                   "9,408-node Frontier (75,264 GCDs) loads", test_full_frontier_loads,
+                   NULL);
+}
