@@ -55,6 +55,10 @@ bin/bench_ring: build/experiments/bench/bench_ring.o build/libtrainsim.a
 	@mkdir -p bin
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
+bin/bench_platform: build/experiments/bench/bench_platform.o build/libtrainsim.a
+	@mkdir -p bin
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
 bin/bench_coll: build/experiments/bench/bench_coll.o build/libtrainsim.a
 	@mkdir -p bin
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)

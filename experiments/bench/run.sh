@@ -21,3 +21,5 @@ for n in 8 64 512 4096 16384; do
     bin/bench_coll $n 1073741824 $f
   done
 done
+echo "== platform build (in-process), load time and memory"
+experiments/bench/platforms.sh
