@@ -1,13 +1,13 @@
 # trainsim: build, test, benchmarks. `make deps` installs the Debian packages.
 CC      ?= cc
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Isim -Imodels -Imodels/coll -Iplatforms -Ivalidate \
+CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Isim -Isim/trace -Imodels -Imodels/coll -Iplatforms -Ivalidate \
            $(shell pkg-config --cflags libxml-2.0 igraph 2>/dev/null)
-LDLIBS  := -lsimgrid -ljansson -lgsl -lgslcblas -lm \
+LDLIBS  := -lsimgrid -ljansson -lz -lgsl -lgslcblas -lm \
            $(shell pkg-config --libs libxml-2.0 igraph 2>/dev/null)
 
 DEB_PACKAGES := build-essential pkg-config libsimgrid-dev libigraph-dev libgsl-dev \
-                libopenmpi-dev openmpi-bin libxml2-dev libcunit1-dev libjansson-dev
+                libopenmpi-dev openmpi-bin libxml2-dev libcunit1-dev libjansson-dev zlib1g-dev
 
 # Every .c under the library folders belongs to libtrainsim, except the CLI.
 CLI_SRC  := sim/main.c $(wildcard sim/cmd_*.c)

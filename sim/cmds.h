@@ -7,6 +7,8 @@ enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
 int cmd_sim(int argc, char **argv);
 int cmd_validate_trace(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
 
 /* Report an unknown/missing option for command cmd and return EXIT_USAGE. */
 int cmd_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

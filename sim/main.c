@@ -14,6 +14,8 @@ static const struct cmd {
 } cmds[] = {
     {"sim", "simulate a trace (op graph) on a platform", cmd_sim},
     {"validate-trace", "check a trace for errors without simulating it", cmd_validate_trace},
+    {"convert", "import a recorded trace (Kineto, Chakra, NCCL log, SMPI) as a native trace", cmd_convert},
+    {"replay", "CI regression mode: simulate a trace and compare with a golden file", cmd_replay},
     {"help", "list the commands, or show one command's options", cmd_help},
 };
 #define NCMDS (sizeof cmds / sizeof cmds[0])
