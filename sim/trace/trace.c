@@ -51,6 +51,9 @@ const char *tr_format_names(void)
 int tr_detect(const char *path, const tr_format **f, char *err, size_t errlen)
 {
     char head[4096];
+    tr_in *in = tr_open(path, err, errlen);
+    if (!in) return -1;
+    tr_close(in);
     size_t n = tr_head(path, head, sizeof head - 1);
     head[n] = 0;
     for (int i = 0; i < tr_nformats; i++)
