@@ -18,7 +18,7 @@ LIB_OBJ  := $(LIB_SRC:%.c=build/%.o)
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=build/%.o)
 
-.PHONY: all deps check test clean demo bench
+.PHONY: all deps check test clean demo bench golden
 all: bin/trainsim
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -47,9 +47,15 @@ bin/bench_ring: build/experiments/bench/bench_ring.o build/libtrainsim.a
 	@mkdir -p bin
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
-# make check: CUnit suites (they also run bin/trainsim for CLI behaviour).
+# make check: CUnit suites (they also run bin/trainsim for CLI behaviour), then
+# CI regression mode (trainsim replay) on the sample traces' goldens.
 check test: bin/trainsim bin/test_trainsim
 	bin/test_trainsim
+	tests/golden/run.sh
+
+# Rewrite the replay goldens after an intended change of the models.
+golden: bin/trainsim
+	tests/golden/run.sh --write-golden
 
 # The shipped example study of the README.
 demo: bin/trainsim

@@ -216,10 +216,41 @@ static int coll_of(const tr_cnode *n)
     return -1;
 }
 
+/* Dependencies of node i on op `op`. A send is posted asynchronously (as
+ * astra-sim does): whoever depends on a send waits for the send's own
+ * dependencies, not for its completion; otherwise a ring whose receives follow
+ * their sends would deadlock on rendezvous. */
+static void add_deps(og_graph *g, int r, int op, const tr_cnode *nodes, size_t i, const size_t *opid, size_t *stamp,
+                     size_t mark, size_t **stack, size_t *scap)
+{
+    size_t ns = 0;
+    for (int k = 0; k < nodes[i].ndeps; k++)
+        if (nodes[i].deps[k] != UINT64_MAX) {
+            ts_grow(stack, sizeof **stack, scap, ns + 1);
+            (*stack)[ns++] = (size_t)nodes[i].deps[k];
+        }
+    while (ns) {
+        size_t d = (*stack)[--ns];
+        if (stamp[d] == mark) continue;
+        stamp[d] = mark;
+        if (nodes[d].type != 5) {
+            og_add_dep(&g->ranks[r].ops[op], (int)opid[d]);
+            continue;
+        }
+        for (int k = 0; k < nodes[d].ndeps; k++)
+            if (nodes[d].deps[k] != UINT64_MAX) {
+                ts_grow(stack, sizeof **stack, scap, ns + 1);
+                (*stack)[ns++] = (size_t)nodes[d].deps[k];
+            }
+    }
+}
+
 int tr_chakra_rank(og_graph *g, int r, int group, const char *path, tr_cnode *nodes, size_t n, char *err,
                    size_t errlen)
 {
-    /* Kahn's algorithm in file order: ops come out with their deps before them;
+    /* Streams: CPU compute 0, GPU compute 1, collectives 2, sends 3, receives 4
+     * (a blocking send and a receive on one stream could wait for each other).
+     * Kahn's algorithm in file order: ops come out with their deps before them;
      * deps on ids absent from the file are dropped (Chakra files are often pruned). */
     idx *ix = ts_malloc((n ? n : 1) * sizeof *ix);
     for (size_t i = 0; i < n; i++) ix[i] = (idx){nodes[i].id, i};
@@ -250,6 +281,7 @@ int tr_chakra_rank(og_graph *g, int r, int group, const char *path, tr_cnode *no
             }
     /* ready queue as a min-heap on file position keeps the order deterministic */
     size_t *heap = ts_malloc((n ? n : 1) * sizeof *heap), nh = 0, done = 0;
+    size_t *stamp = ts_calloc(n ? n : 1, sizeof *stamp), *stack = NULL, scap = 0;
 #define HPUSH(x) do { size_t _k = nh++; heap[_k] = (x); while (_k && heap[(_k - 1) / 2] > heap[_k]) { size_t _p = (_k - 1) / 2, _t = heap[_p]; heap[_p] = heap[_k]; heap[_k] = _t; _k = _p; } } while (0)
     for (size_t i = 0; i < n; i++)
         if (!indeg[i]) HPUSH(i);
@@ -291,7 +323,7 @@ int tr_chakra_rank(og_graph *g, int r, int group, const char *path, tr_cnode *no
                             x->type == 5 ? "send" : "recv", peer, g->nranks - 1, (long long)x->comm_size);
                 break;
             }
-            op = x->type == 5 ? og_send(g, r, 3, peer, x->comm_size, x->tag) : og_recv(g, r, 3, peer, x->comm_size, x->tag);
+            op = x->type == 5 ? og_send(g, r, 3, peer, x->comm_size, x->tag) : og_recv(g, r, 4, peer, x->comm_size, x->tag);
         } else if (x->type == 4 && dur == 0 && x->flops > 0 && x->flops < OG_MAX_FLOPS) {
             op = og_compute(g, r, x->is_cpu ? 0 : 1, x->flops,
                             x->tbytes > 0 && x->tbytes < (double)OG_MAX_BYTES ? (int64_t)x->tbytes : 0);
@@ -300,8 +332,7 @@ int tr_chakra_rank(og_graph *g, int r, int group, const char *path, tr_cnode *no
         }
         og_set_label(op, x->name);
         opid[i] = (size_t)op->id;
-        for (int k = 0; k < x->ndeps; k++)
-            if (x->deps[k] != UINT64_MAX) og_add_dep(op, (int)opid[x->deps[k]]);
+        add_deps(g, r, op->id, nodes, i, opid, stamp, i + 1, &stack, &scap);
         done++;
         for (size_t e = eoff[i]; e < eoff[i + 1]; e++)
             if (--indeg[edge[e]] == 0) HPUSH(edge[e]);
@@ -315,7 +346,7 @@ int tr_chakra_rank(og_graph *g, int r, int group, const char *path, tr_cnode *no
                 break;
             }
     }
-    free(ix), free(indeg), free(eoff), free(edge), free(fill), free(opid), free(heap);
+    free(ix), free(indeg), free(eoff), free(edge), free(fill), free(opid), free(heap), free(stamp), free(stack);
     return rc;
 }
 
