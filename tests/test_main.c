@@ -7,7 +7,7 @@
 #include "tests.h"
 
 static void (*registry[])(void) = {
-    suite_util, suite_opgraph_io, suite_opgraph_check, suite_engine, suite_coll, suite_cli,
+    suite_util, suite_opgraph_io, suite_opgraph_check, suite_engine, suite_coll, suite_cli, suite_trace,
 };
 
 const char *test_data(const char *name)

@@ -11,6 +11,7 @@ void suite_opgraph_check(void);
 void suite_engine(void);
 void suite_coll(void);
 void suite_cli(void);
+void suite_trace(void);
 
 /* Path of a fixture in tests/data/. */
 const char *test_data(const char *name);

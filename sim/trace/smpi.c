@@ -345,6 +345,8 @@ static int split(char *s, char **tok, int max)
     return n;
 }
 
+static char *resolve(const char *index, const char *entry);
+
 /* An index file lists one existing trace file per line. */
 static int is_index(const char *path)
 {
@@ -354,7 +356,11 @@ static int is_index(const char *path)
     char *nl = strchr(head, '\n');
     if (!n || !nl) return 0;
     *nl = 0;
-    return !strchr(head, ' ') && !strchr(head, '\t') && head[0] && strspn(head, "0123456789") != strlen(head);
+    if (strchr(head, ' ') || strchr(head, '\t') || !head[0]) return 0;
+    char *p = resolve(path, head);
+    int ok = access(p, R_OK) == 0;
+    free(p);
+    return ok;
 }
 
 /* Resolve an index entry: relative to the index's folder, then its parent, then as given. */
