@@ -7,7 +7,8 @@ LDLIBS  := -lsimgrid -ljansson -lz -lgsl -lgslcblas -lm \
            $(shell pkg-config --libs libxml-2.0 igraph 2>/dev/null)
 
 DEB_PACKAGES := build-essential pkg-config libsimgrid-dev libigraph-dev libgsl-dev \
-                libopenmpi-dev openmpi-bin libxml2-dev libcunit1-dev libjansson-dev zlib1g-dev
+                libopenmpi-dev openmpi-bin libxml2-dev libcunit1-dev libjansson-dev zlib1g-dev \
+                clang-14 libclang-rt-14-dev
 
 # Every .c under the library folders belongs to libtrainsim, except the CLI.
 CLI_SRC  := sim/main.c $(wildcard sim/cmd_*.c)
@@ -18,7 +19,7 @@ LIB_OBJ  := $(LIB_SRC:%.c=build/%.o)
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=build/%.o)
 
-.PHONY: all deps check test clean demo bench golden
+.PHONY: all deps check test clean demo bench golden fuzz
 all: bin/trainsim
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -64,6 +65,24 @@ demo: bin/trainsim
 
 bench: bin/trainsim
 	experiments/bench/run.sh
+
+# Fuzzing (libFuzzer + ASan/LeakSanitizer): one harness per trace format, built
+# with clang over the importers and the op graph code only.
+FUZZ_CC      ?= clang-14
+FUZZ_FLAGS   := -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+                -Isim -Isim/trace
+FUZZ_LIB     := $(wildcard sim/trace/*.c) sim/opgraph.c sim/og_check.c sim/og_io.c sim/util.c
+FUZZ_FORMATS := kineto chakra_et chakra_json nccl_log smpi_ti native
+FUZZ_BINS    := $(FUZZ_FORMATS:%=bin/fuzz_%)
+
+bin/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h $(FUZZ_LIB) $(wildcard sim/trace/*.h) sim/opgraph.h sim/util.h
+	@mkdir -p bin
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_LIB) -ljansson -lz -lm
+
+# make fuzz: at least FUZZ_RUNS executions per format, then a summary table.
+FUZZ_RUNS ?= 100000
+fuzz: $(FUZZ_BINS)
+	FUZZ_RUNS=$(FUZZ_RUNS) tests/fuzz/run.sh $(FUZZ_FORMATS)
 
 clean:
 	rm -rf build bin

@@ -442,6 +442,39 @@ static void test_errors(void)
                               "chakra-et, nccl-log, smpi-ti)", NULL);
 }
 
+/* Inputs that crashed a fuzzer (tests/data/fuzz/<format>/, kept as found): each
+ * now imports, or fails with a message and no graph. `make fuzz` replays them
+ * under ASan as part of its seed corpus. */
+static void test_fuzz_regressions(void)
+{
+    static const char *fmts[] = {"kineto", "chakra_et", "chakra_json", "nccl_log", "smpi_ti", "native"};
+    int seen = 0;
+    for (size_t i = 0; i < sizeof fmts / sizeof fmts[0]; i++) {
+        char cmd[256], name[64], path[512];
+        snprintf(name, sizeof name, "%s", fmts[i]);
+        for (char *c = name; *c; c++)
+            if (*c == '_') *c = '-';
+        snprintf(cmd, sizeof cmd, "ls tests/data/fuzz/%s 2>/dev/null", fmts[i]);
+        FILE *ls = popen(cmd, "r");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(ls);
+        char line[256];
+        while (fgets(line, sizeof line, ls)) {
+            line[strcspn(line, "\n")] = 0;
+            snprintf(path, sizeof path, "tests/data/fuzz/%s/%s", fmts[i], line);
+            const char *pp[1] = {path};
+            og_graph *g = NULL;
+            char err[TS_ERRLEN] = "";
+            tr_opts o = {name, 0.001};
+            int rc = tr_import(1, (char *const *)pp, &o, &g, err, sizeof err);
+            CU_ASSERT(rc == 0 ? g != NULL : g == NULL && err[0] != 0);
+            og_free(g);
+            seen++;
+        }
+        pclose(ls);
+    }
+    CU_ASSERT(seen >= 4);
+}
+
 /* ------------------------------------------------------------ CLI: convert and replay */
 
 static void test_cli_convert_replay(void)
@@ -491,6 +524,7 @@ void suite_trace(void)
                    "kineto: real collectives matched across ranks", test_kineto_matched_real,
                    "kineto: hand-made pair, bytes and deps", test_kineto_pair, "chakra .et counts", test_chakra_et,
                    "chakra JSON counts", test_chakra_json, "round trip import -> native -> import", test_round_trip,
-                   "bad input: clear errors", test_errors, "cli: convert and replay exit statuses",
+                   "bad input: clear errors", test_errors,
+                   "fuzzer-found inputs stay fixed", test_fuzz_regressions, "cli: convert and replay exit statuses",
                    test_cli_convert_replay, NULL);
 }

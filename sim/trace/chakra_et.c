@@ -254,19 +254,20 @@ int tr_chakra_rank(og_graph *g, int r, int group, const char *path, tr_cnode *no
      * deps on ids absent from the file are dropped (Chakra files are often pruned). */
     idx *ix = ts_malloc((n ? n : 1) * sizeof *ix);
     for (size_t i = 0; i < n; i++) ix[i] = (idx){nodes[i].id, i};
-    qsort(ix, n, sizeof *ix, idx_cmp);
+    if (n) qsort(ix, n, sizeof *ix, idx_cmp);
     for (size_t i = 1; i < n; i++)
         if (ix[i].id == ix[i - 1].id) {
+            ts_err(err, errlen, "%s: rank %d: node id %llu appears twice (records %ld and %ld)", path, r,
+                   (unsigned long long)ix[i].id, nodes[ix[i - 1].i].where, nodes[ix[i].i].where);
             free(ix);
-            return ts_err(err, errlen, "%s: rank %d: node id %llu appears twice (records %ld and %ld)", path, r,
-                          (unsigned long long)ix[i].id, nodes[ix[i - 1].i].where, nodes[ix[i].i].where);
+            return -1;
         }
     int *indeg = ts_calloc(n ? n : 1, sizeof *indeg);
     size_t *eoff = ts_calloc(n + 1, sizeof *eoff), *edge, *opid = ts_malloc((n ? n : 1) * sizeof *opid);
     /* resolve deps to node indices (in place: deps[k] becomes index or UINT64_MAX) */
     for (size_t i = 0; i < n; i++)
         for (int k = 0; k < nodes[i].ndeps; k++) {
-            idx key = {nodes[i].deps[k], 0}, *f = bsearch(&key, ix, n, sizeof *ix, idx_cmp);
+            idx key = {nodes[i].deps[k], 0}, *f = n ? bsearch(&key, ix, n, sizeof *ix, idx_cmp) : NULL;
             nodes[i].deps[k] = f && f->i != i ? f->i : UINT64_MAX;
             if (f && f->i != i) indeg[i]++, eoff[f->i + 1]++;
         }

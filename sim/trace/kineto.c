@@ -336,11 +336,11 @@ static int long_cmp(const void *a, const void *b)
  * op of every other stream that had ended when it started (the recorded order). */
 static int emit(og_graph *g, int ri, rfile *f, const int *grp_of_pg, char *err, size_t errlen)
 {
-    qsort(f->recs, f->n, sizeof *f->recs, rec_cmp);
+    if (f->n) qsort(f->recs, f->n, sizeof *f->recs, rec_cmp);
     long *ids = ts_malloc((f->n ? f->n : 1) * sizeof *ids);
     size_t ns = 0;
     for (size_t i = 0; i < f->n; i++) ids[i] = f->recs[i].stream;
-    qsort(ids, f->n, sizeof *ids, long_cmp);
+    if (f->n) qsort(ids, f->n, sizeof *ids, long_cmp);
     for (size_t i = 0; i < f->n; i++)
         if (!ns || ids[ns - 1] != ids[i]) ids[ns++] = ids[i];
     if (ns > OG_MAX_STREAMS) {

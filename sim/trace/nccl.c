@@ -229,25 +229,34 @@ static int nccl_import(int nfiles, char *const *paths, const tr_opts *o, og_grap
             goto out;
         }
     }
-    g = og_new(nr);
+    /* members of every communicator, checked before any graph is built (the
+     * graph's size is then bounded by the number of init lines) */
+    if ((size_t)nr > c.ncomms) {
+        ts_err(err, errlen, "%s: communicator %#" PRIx64 " has %d ranks but %zu handles appear in the init "
+               "lines (give every process's log)", paths[0], c.comms[big].id, nr, c.ncomms);
+        goto out;
+    }
     int *gid = ts_malloc(c.ncomms * sizeof *gid);
     int *members = ts_malloc((size_t)nr * sizeof *members);
-    for (size_t i = 0; i < c.ncomms; i++) {
-        const comm *m = &c.comms[i];
-        int got = 0;
-        for (int r = 0; r < m->nranks && r < nr; r++) members[r] = -1;
-        for (size_t j = 0; j < c.ncomms; j++)
-            if (same_comm(&c.comms[j], m) && c.comms[j].rank < nr && members[c.comms[j].rank] < 0) {
-                members[c.comms[j].rank] = c.comms[j].dev;
-                got++;
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass) g = og_new(nr);
+        for (size_t i = 0; i < c.ncomms; i++) {
+            const comm *m = &c.comms[i];
+            int got = 0;
+            for (int r = 0; r < nr; r++) members[r] = -1;
+            for (size_t j = 0; j < c.ncomms; j++)
+                if (same_comm(&c.comms[j], m) && c.comms[j].rank < nr && members[c.comms[j].rank] < 0) {
+                    members[c.comms[j].rank] = c.comms[j].dev;
+                    got++;
+                }
+            if (got != m->nranks) {
+                ts_err(err, errlen, "%s: communicator %#" PRIx64 " has %d ranks but %d appear in the init lines "
+                       "(give every process's log)", paths[0], m->id, m->nranks, got);
+                free(gid), free(members);
+                goto out;
             }
-        if (got != m->nranks) {
-            ts_err(err, errlen, "%s: communicator %#" PRIx64 " has %d ranks but %d appear in the init lines "
-                   "(give every process's log)", paths[0], m->id, m->nranks, got);
-            free(gid), free(members);
-            goto out;
+            if (pass) gid[i] = tr_group(g, m->nranks, members);
         }
-        gid[i] = tr_group(g, m->nranks, members);
     }
     double *last = ts_malloc((size_t)nr * sizeof *last);
     for (int r = 0; r < nr; r++) last[r] = NAN;

@@ -390,26 +390,27 @@ static int read_file(ctx *c, int fi)
     tr_in *in = tr_open(c->files[fi], c->err, c->errlen);
     if (!in) return -1;
     char *s, *tok[MAXTOK];
-    int toolong;
-    while ((s = tr_getline(in, 1 << 20, &toolong)) || toolong) {
+    int toolong, rc = 0;
+    const char *fn = c->files[fi];
+    while (!rc && ((s = tr_getline(in, 1 << 20, &toolong)) || toolong)) {
+        long ln = tr_lineno(in);
         if (toolong) {
-            tr_close(in);
-            return ts_err(c->err, c->errlen, "%s:%ld: line longer than 1 MiB", c->files[fi], tr_lineno(in));
+            rc = ts_err(c->err, c->errlen, "%s:%ld: line longer than 1 MiB", fn, ln);
+            break;
         }
         int n = split(s, tok, MAXTOK);
         if (n == 0) continue;
-        long ln = tr_lineno(in);
         if (n < 0 || n == 1) {
-            tr_close(in);
-            return ts_err(c->err, c->errlen, "%s:%ld: %s", c->files[fi], ln,
-                          n < 0 ? "more than 4096 fields" : "expected '<rank> <action> [args]'");
+            rc = ts_err(c->err, c->errlen, "%s:%ld: %s", fn, ln,
+                        n < 0 ? "more than 4096 fields" : "expected '<rank> <action> [args]'");
+            break;
         }
         char *end;
         long r = strtol(tok[0], &end, 10);
-        if (*end || r < 0 || r >= MAXRANKS) {
-            tr_close(in);
-            return ts_err(c->err, c->errlen, "%s:%ld: rank '%.40s' is not an integer in [0, %d)",
-                          c->files[fi], ln, tok[0], MAXRANKS);
+        if (*end || end == tok[0] || r < 0 || r >= MAXRANKS) {
+            rc = ts_err(c->err, c->errlen, "%s:%ld: rank '%.40s' is not an integer in [0, %d)", fn, ln, tok[0],
+                        MAXRANKS);
+            break;
         }
         ts_grow(&c->lines, sizeof *c->lines, &c->cap, c->nlines + 1);
         line *l = &c->lines[c->nlines++];
@@ -421,8 +422,7 @@ static int read_file(ctx *c, int fi)
         for (int i = 1; i < n; i++) l->tok[i - 1] = ts_strdup(tok[i]);
         if (r + 1 > c->world) c->world = (int)r + 1;
     }
-    const char *e = tr_error(in);
-    int rc = e ? ts_err(c->err, c->errlen, "%s: %s", c->files[fi], e) : 0;
+    if (!rc && tr_error(in)) rc = ts_err(c->err, c->errlen, "%s: %s", fn, tr_error(in));
     tr_close(in);
     return rc;
 }
@@ -458,6 +458,18 @@ static int smpi_import(int nfiles, char *const *paths, const tr_opts *o, og_grap
     if (c.world == 0) {
         ts_err(err, errlen, "%s: no actions", nf ? files[0] : paths[0]);
         goto fail;
+    }
+    {   /* every rank up to the largest must have actions (bounds the size by the input's) */
+        char *has = ts_calloc((size_t)c.world, 1);
+        for (size_t i = 0; i < c.nlines; i++) has[c.lines[i].rank] = 1;
+        int miss = 0;
+        while (miss < c.world && has[miss]) miss++;
+        free(has);
+        if (miss < c.world) {
+            ts_err(err, errlen, "%s: rank %d has no actions but rank %d does (ranks must be 0..P-1)",
+                   nf ? files[0] : paths[0], miss, c.world - 1);
+            goto fail;
+        }
     }
     c.g = og_new(c.world);
     int *all = ts_malloc((size_t)c.world * sizeof *all);
