@@ -63,8 +63,13 @@ demo: bin/trainsim
 	bin/trainsim sim --platform configs/platforms/dgx-2node.xml \
 	    --trace configs/traces/dp-overlap-16.json --links 5
 
+bin/bench_import: build/experiments/bench/bench_import.o build/libtrainsim.a
+	@mkdir -p bin
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
 bench: bin/trainsim
 	experiments/bench/run.sh
+	experiments/bench/kineto_import.sh
 
 # Fuzzing (libFuzzer + ASan/LeakSanitizer): one harness per trace format, built
 # with clang over the importers and the op graph code only.

@@ -23,7 +23,8 @@ static const char sim_help[] =
     "options:\n"
     "  --platform P       SimGrid XML platform file\n"
     "  --trace T          trace file: native JSON, or any format 'trainsim convert'\n"
-    "                     reads (detected from the contents; one file per trace)\n"
+    "                     reads (detected from the contents); repeat --trace for\n"
+    "                     per-rank files (Kineto, Chakra)\n"
     "  --format NAME      the trace's format instead of detection (see 'trainsim\n"
     "                     convert --help' for the list)\n"
     "  --fidelity F       collectives: 'pipelined' (one flow per peer, default) or\n"
@@ -47,13 +48,12 @@ static const char validate_help[] =
     "exit status: 0 all traces valid, 2 otherwise.\n";
 
 /* Read (any format: detected, or named) and check a trace; on error print it and return NULL. */
-static og_graph *load_trace(const char *cmd, const char *path, const char *format)
+static og_graph *load_trace(const char *cmd, int n, char **paths, const char *format)
 {
     og_graph *g = NULL;
     char err[TS_ERRLEN];
-    char *paths[] = {(char *)path};
     tr_opts to = {format, 0};
-    if (tr_import(1, paths, &to, &g, err, sizeof err) < 0) {
+    if (tr_import(n, paths, &to, &g, err, sizeof err) < 0) {
         fprintf(stderr, "trainsim %s: %s\n", cmd, err);
         return NULL;
     }
@@ -72,7 +72,7 @@ int cmd_validate_trace(int argc, char **argv)
         }
     int bad = 0;
     for (int i = 1; i < argc; i++) {
-        og_graph *g = load_trace("validate-trace", argv[i], NULL);
+        og_graph *g = load_trace("validate-trace", 1, &argv[i], NULL);
         if (!g) {
             bad = 1;
             continue;
@@ -95,6 +95,8 @@ int cmd_sim(int argc, char **argv)
         {0, 0, 0, 0},
     };
     const char *platform = NULL, *trace = NULL, *json = NULL, *timeline = NULL, *format = NULL;
+    char **traces = ts_calloc((size_t)argc + 1, sizeof *traces);
+    int ntrace = 0;
     eng_opts o = {ENG_PIPELINED, 0, isatty(2)};
     int quiet = 0;
     /* SimGrid's own options travel separately to simgrid_init. */
@@ -112,7 +114,7 @@ int cmd_sim(int argc, char **argv)
     while ((c = getopt_long(nours, ours, ":h", longopts, NULL)) != -1) {
         switch (c) {
         case O_PLATFORM: platform = optarg; break;
-        case O_TRACE: trace = optarg; break;
+        case O_TRACE: trace = traces[ntrace++] = optarg; break;
         case O_FORMAT:
             if (!tr_find(optarg)) {
                 rc = cmd_usage_error("sim", "unknown trace format '%s' (valid: %s)", optarg, tr_format_names());
@@ -160,7 +162,7 @@ int cmd_sim(int argc, char **argv)
         goto out;
     }
 
-    og_graph *g = load_trace("sim", trace, format);
+    og_graph *g = load_trace("sim", ntrace, traces, format);
     if (!g) goto out;
     char *err = ts_malloc(BIGERR);
     eng_init(&sgc, sgv);
@@ -183,5 +185,6 @@ int cmd_sim(int argc, char **argv)
 out:
     free(sgv);
     free(ours);
+    free(traces);
     return rc;
 }

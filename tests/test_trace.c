@@ -489,6 +489,14 @@ static void test_cli_convert_replay(void)
     CU_ASSERT_EQUAL(test_cli("convert --format nope x -o y", out, sizeof out), 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "valid: native, kineto, chakra-json, chakra-et, nccl-log, smpi-ti"));
     unlink("/tmp/trainsim-test-conv.json");
+    /* sim takes per-rank files (repeated --trace) and rejects unknown formats with the list */
+    if (sample("kineto/hta_sampled_rank-1.json.gz")) {
+        CU_ASSERT_EQUAL(test_cli("sim --platform tests/golden/xbar32.xml --trace " TRACES "/kineto/hta_sampled_rank-0.json.gz "
+                                 "--trace " TRACES "/kineto/hta_sampled_rank-1.json.gz", out, sizeof out), 0);
+        CU_ASSERT_PTR_NOT_NULL(strstr(out, "ranks 2, ops 2358")); /* 1204 + 1154 GPU events */
+    }
+    CU_ASSERT_EQUAL(test_cli("sim --platform tests/golden/xbar32.xml --trace x --format bogus", out, sizeof out), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "unknown trace format 'bogus' (valid: native, kineto"));
     /* replay: unchanged -> 0; half the bandwidth -> 1 naming the collectives that
      * moved: the 4 MB alltoallv's time doubles (bandwidth-bound) */
     snprintf(args, sizeof args, "replay --platform tests/golden/xbar32.xml --trace %s --expect tests/golden/smpi-32ranks.json", p);

@@ -7,6 +7,7 @@
 #include "util.h"
 
 #define MAXDEPTH 512
+#define BLOCK (1 << 16)
 
 void jt_init(jt *t, tr_in *in, size_t smax)
 {
@@ -17,15 +18,30 @@ void jt_init(jt *t, tr_in *in, size_t smax)
     t->line = 1;
     t->scap = 64;
     t->s = ts_malloc(t->scap);
+    t->buf = ts_malloc(BLOCK);
 }
 
-void jt_free(jt *t) { free(t->s); }
+void jt_free(jt *t)
+{
+    free(t->s);
+    free(t->buf);
+}
 
-static int get(jt *t)
+/* Bytes come from a local block (refilled with tr_read): one call per 64 KiB,
+ * not per byte. */
+static inline int get(jt *t)
 {
     int c;
-    if (t->peek != -2) c = t->peek, t->peek = -2;
-    else c = tr_getc(t->in);
+    if (t->peek != -2) {
+        c = t->peek, t->peek = -2;
+    } else {
+        if (t->pos == t->len) {
+            t->len = tr_read(t->in, t->buf, BLOCK);
+            t->pos = 0;
+            if (!t->len) return -1;
+        }
+        c = t->buf[t->pos++];
+    }
     if (c == '\n') t->line++;
     return c;
 }
@@ -42,10 +58,10 @@ static jt_kind fail(jt *t, const char *m)
     return JT_ERR;
 }
 
-static void put(jt *t, int c)
+static inline void put(jt *t, int c)
 {
     if (t->slen >= t->smax) return;
-    ts_grow(&t->s, 1, &t->scap, t->slen + 2);
+    if (t->slen + 2 > t->scap) ts_grow(&t->s, 1, &t->scap, t->slen + 2);
     t->s[t->slen++] = (char)c;
 }
 

@@ -11,6 +11,8 @@ typedef enum {
 
 typedef struct jt {
     tr_in *in;
+    unsigned char *buf; /* read-ahead block from in */
+    size_t pos, len;
     int peek;        /* pushed-back byte, -2 none */
     char *s;         /* JT_STR: the string (truncated to smax bytes), JT_LIT: the literal */
     size_t slen, scap, smax;
