@@ -54,7 +54,7 @@ rp_metrics *rp_collect(const og_graph *g, const eng_result *r)
                 pos[j]++;
             }
             if (!found) break;
-            add(m, last_end - last_start, "coll g%d %s #%d%s%.60s%s", G, og_coll_name(ref->coll), k,
+            add(m, last_end - last_start, "coll g%d %s #%d%s%.80s%s", G, og_coll_name(ref->coll), k,
                 ref->label ? " (" : "", ref->label ? ref->label : "", ref->label ? ")" : "");
         }
         free(pos);

@@ -150,7 +150,13 @@ static void test_kineto_samples(void)
 static void test_kineto_dlrm(void)
 {
     /* param DLRM, 8 ranks: per-rank GPU events (python json, as above):
-     * 261 326 262 337 273 261 262 262; 8 NCCL kernels each, none with metadata. */
+     * 261 326 262 337 273 261 262 262; 8 NCCL kernels each, none with metadata.
+     * Sizes come from the nccl:* CPU annotation enclosing each kernel's launch
+     * (python: launch = cuda_runtime event with the kernel's correlation id;
+     * annotation on the same tid spanning the launch's ts), identical on every
+     * rank: all_to_all [[6144]] float, [[24]] long int, [[384]] int, [[3392]] int,
+     * all_reduce [[394241]] float, all_to_all [[6144]] float, all_reduce [[112]]
+     * float, all_reduce [[226960]] float. */
     const char *tgz = sample("kineto/param_dlrm_kineto_8ranks.tar.gz");
     if (!tgz) return;
     char cmd[1024], dir[] = "/tmp/trainsim-test-dlrm-XXXXXX";
@@ -171,12 +177,25 @@ static void test_kineto_dlrm(void)
     og_graph *g = import(8, pp, NULL, err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(g);
     static const int want[8] = {261, 326, 262, 337, 273, 261, 262, 262};
+    static const og_coll wc[8] = {OG_ALLTOALL, OG_ALLTOALL, OG_ALLTOALL, OG_ALLTOALL,
+                                  OG_ALLREDUCE, OG_ALLTOALL, OG_ALLREDUCE, OG_ALLREDUCE};
+    static const int64_t wb[8] = {6144 * 4, 24 * 8, 384 * 4, 3392 * 4, 394241 * 4, 6144 * 4, 112 * 4, 226960 * 4};
+    CU_ASSERT_EQUAL(g->ngroups, 1);
+    CU_ASSERT_EQUAL(g->groups[0].n, 8);
     for (int r = 0; r < 8; r++) {
         CU_ASSERT_EQUAL(g->ranks[r].nops, want[r]);
-        int nccl = 0;
-        for (int i = 0; i < g->ranks[r].nops; i++)
-            nccl += g->ranks[r].ops[i].label && strncmp(g->ranks[r].ops[i].label, "nccl", 4) == 0;
+        int nccl = 0, k = 0;
+        for (int i = 0; i < g->ranks[r].nops; i++) {
+            const og_op *op = &g->ranks[r].ops[i];
+            nccl += op->label && strncmp(op->label, "nccl", 4) == 0;
+            if (op->kind == OG_COLL && k < 8) {
+                CU_ASSERT_EQUAL(op->coll, wc[k]);
+                CU_ASSERT_EQUAL(op->bytes, wb[k]);
+                k++;
+            }
+        }
         CU_ASSERT_EQUAL(nccl, 8);
+        CU_ASSERT_EQUAL(count(g, r, OG_COLL), 8);
     }
     og_free(g);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

@@ -131,7 +131,8 @@ int tr_dtype_from_torch(const char *s)
         {"bfloat16", OG_BF16}, {"double", OG_F64},  {"float64", OG_F64},  {"int", OG_I32},
         {"int32", OG_I32},    {"long", OG_I64},     {"int64", OG_I64},    {"char", OG_I8},
         {"int8", OG_I8},      {"byte", OG_U8},      {"uint8", OG_U8},     {"bool", OG_U8},
-        {"float8_e4m3fn", OG_F8}, {"float8_e5m2", OG_F8},
+        {"float8_e4m3fn", OG_F8}, {"float8_e5m2", OG_F8}, {"long int", OG_I64}, {"signed char", OG_I8},
+        {"unsigned char", OG_U8}, {"short", OG_F16}, {"short int", OG_F16}, {"c10::half", OG_F16},
     };
     if (strncmp(s, "c10::", 5) == 0) s += 5;
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)

@@ -32,7 +32,17 @@ typedef struct rec {   /* one GPU activity */
     int pg;            /* index in the file's pgs, -1 none */
     int gsize;         /* "Group size", -1 absent */
     size_t seq;
+    double corr;       /* args.correlation: links the kernel to its launch */
+    int acoll, adtype; /* from the enclosing nccl:* CPU annotation, -1 none */
+    int64_t anelems;
 } rec;
+
+typedef struct launch { double corr, tid, ts; } launch;   /* cuda_runtime launch */
+typedef struct annot {                                     /* nccl:* CPU annotation */
+    double tid, ts, dur;
+    int coll, dtype;
+    int64_t nelems;
+} annot;
 
 typedef struct rfile { /* one rank's file */
     const char *path;
@@ -41,13 +51,18 @@ typedef struct rfile { /* one rank's file */
     size_t n, cap;
     pg *pgs;
     size_t npg, pgcap;
+    launch *launches;
+    size_t nl, lcap;
+    annot *annots;
+    size_t na, acap;
 } rfile;
 
 typedef struct evt {   /* fields of the event being read */
     char ph[8], cat[32], name[LABELMAX + 1], cname[64], dtype[32], pgname[128];
     char *pgranks;
-    double ts, dur, stream, in, out, gsize;
-    int has_ts, has_dur, has_stream, has_in, has_out, has_gsize, has_cname;
+    char itype[32];
+    double ts, dur, stream, in, out, gsize, tid, corr, idims;
+    int has_ts, has_dur, has_stream, has_in, has_out, has_gsize, has_cname, has_tid, has_corr, has_idims;
 } evt;
 
 static int jerr(const rfile *f, const jt *t, char *err, size_t errlen)
@@ -106,6 +121,25 @@ static int args_obj(jt *t, evt *e)
             else if (!strcmp(key, "In msg nelems")) e->in = t->num, e->has_in = 1;
             else if (!strcmp(key, "Out msg nelems")) e->out = t->num, e->has_out = 1;
             else if (!strcmp(key, "Group size")) e->gsize = t->num, e->has_gsize = 1;
+            else if (!strcmp(key, "correlation")) e->corr = t->num, e->has_corr = 1;
+        } else if (k == JT_ARR && (!strcmp(key, "Input Dims") || !strcmp(key, "Input type"))) {
+            /* only the first input: its dims (product) or its type */
+            int dims = key[6] == 'D';
+            jt_kind x = jt_next(t);
+            if (dims && x == JT_ARR) {
+                double prod = 1;
+                while ((x = jt_next(t)) == JT_NUM) prod *= t->num;
+                if (x != JT_ARR_END) return -1;
+                e->idims = prod, e->has_idims = 1;
+                x = jt_next(t);
+            } else if (!dims && x == JT_STR) {
+                copy(e->itype, sizeof e->itype, t->s);
+                x = jt_next(t);
+            }
+            while (x != JT_ARR_END) {
+                if (x == JT_ERR || x == JT_EOF || x == JT_OBJ_END || jt_skip(t, x) < 0) return -1;
+                x = jt_next(t);
+            }
         } else if (k == JT_STR) {
             if (!strcmp(key, "Collective name")) copy(e->cname, sizeof e->cname, t->s), e->has_cname = 1;
             else if (!strcmp(key, "dtype")) copy(e->dtype, sizeof e->dtype, t->s);
@@ -143,6 +177,7 @@ static int event_obj(jt *t, evt *e)
         } else if (k == JT_NUM) {
             if (!strcmp(key, "ts")) e->ts = t->num, e->has_ts = 1;
             else if (!strcmp(key, "dur")) e->dur = t->num, e->has_dur = 1;
+            else if (!strcmp(key, "tid")) e->tid = t->num, e->has_tid = 1;
         } else if (k == JT_OBJ && !strcmp(key, "args")) {
             if (args_obj(t, e) < 0) return -1;
         } else if (jt_skip(t, k) < 0) {
@@ -182,7 +217,24 @@ static int find_pg(rfile *f, const char *name, const char *ranks, char *err, siz
 
 static int add_event(rfile *f, evt *e, long line, char *err, size_t errlen)
 {
-    if (strcmp(e->ph, "X") || !is_gpu(e->cat)) return 0;
+    if (strcmp(e->ph, "X")) return 0;
+    if (!strcmp(e->cat, "cuda_runtime") || !strcmp(e->cat, "Runtime")) {
+        if (e->has_corr && e->has_tid && e->has_ts) {
+            ts_grow(&f->launches, sizeof *f->launches, &f->lcap, f->nl + 1);
+            f->launches[f->nl++] = (launch){e->corr, e->tid, e->ts};
+        }
+        return 0;
+    }
+    if (!strncmp(e->name, "nccl:", 5) && !is_gpu(e->cat)) {
+        int c = tr_coll_from_name(e->name + 5), dt = tr_dtype_from_torch(e->itype);
+        if (c >= 0 && dt >= 0 && e->has_idims && e->has_tid && e->has_ts && e->has_dur && e->idims >= 0 &&
+            e->idims * og_dtype_size(dt) <= (double)OG_MAX_BYTES) {
+            ts_grow(&f->annots, sizeof *f->annots, &f->acap, f->na + 1);
+            f->annots[f->na++] = (annot){e->tid, e->ts, e->dur, c, dt, (int64_t)e->idims};
+        }
+        return 0;
+    }
+    if (!is_gpu(e->cat)) return 0;
     if (!e->has_ts || !e->has_dur || !isfinite(e->ts) || !isfinite(e->dur) || e->dur < 0 || e->dur > OG_MAX_DURATION * 1e6)
         return ts_err(err, errlen, "%s:%ld: rank %d: GPU event '%s' without a valid ts and dur", f->path, line,
                       f->rank, e->name);
@@ -191,7 +243,8 @@ static int add_event(rfile *f, evt *e, long line, char *err, size_t errlen)
                       f->rank, e->name);
     ts_grow(&f->recs, sizeof *f->recs, &f->cap, f->n + 1);
     rec *r = &f->recs[f->n];
-    *r = (rec){e->ts, e->dur, (long)e->stream, line, NULL, 0, -1, OG_F32, 0, -1, -1, f->n};
+    *r = (rec){e->ts, e->dur, (long)e->stream, line, NULL, 0, -1, OG_F32, 0, -1, -1, f->n,
+               e->has_corr ? e->corr : -1, -1, OG_F32, 0};
     r->nccl = !strncmp(e->name, "nccl", 4);
     if (r->nccl && e->has_cname) {
         int c = tr_coll_from_name(e->cname);
@@ -226,13 +279,55 @@ static int add_event(rfile *f, evt *e, long line, char *err, size_t errlen)
         }
     }
     char lab[LABELMAX + 80];
-    if (r->nccl && r->coll < 0)
-        snprintf(lab, sizeof lab, "%s%s", e->name, e->has_cname ? " (point-to-point, no peer)" : " (no size metadata)");
+    if (r->nccl && r->coll < 0 && e->has_cname)
+        snprintf(lab, sizeof lab, "%s (point-to-point, no peer)", e->name);
     else
         copy(lab, sizeof lab, e->name);
     r->label = ts_strdup(lab);
     f->n++;
     return 0;
+}
+
+static int launch_cmp(const void *a, const void *b)
+{
+    double x = ((const launch *)a)->corr, y = ((const launch *)b)->corr;
+    return (x > y) - (x < y);
+}
+
+static int annot_cmp(const void *a, const void *b)
+{
+    double x = ((const annot *)a)->ts, y = ((const annot *)b)->ts;
+    return (x > y) - (x < y);
+}
+
+/* Older traces carry no size on NCCL kernels: the kernel's launch (same
+ * correlation id) happened inside a nccl:<collective> CPU annotation whose first
+ * input's dims and type give the size. */
+static void link_annotations(rfile *f)
+{
+    if (!f->nl || !f->na) return;
+    qsort(f->launches, f->nl, sizeof *f->launches, launch_cmp);
+    qsort(f->annots, f->na, sizeof *f->annots, annot_cmp);
+    for (size_t i = 0; i < f->n; i++) {
+        rec *r = &f->recs[i];
+        if (!r->nccl || r->coll >= 0 || r->corr < 0) continue;
+        launch key = {r->corr, 0, 0}, *l = bsearch(&key, f->launches, f->nl, sizeof *f->launches, launch_cmp);
+        if (!l) continue;
+        /* last annotation starting at or before the launch, then back over a few */
+        size_t lo = 0, hi = f->na;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (f->annots[mid].ts <= l->ts) lo = mid + 1;
+            else hi = mid;
+        }
+        for (size_t k = lo, n = 0; k-- > 0 && n < 64; n++) {
+            const annot *a = &f->annots[k];
+            if (a->tid == l->tid && a->ts + a->dur >= l->ts) {
+                r->acoll = a->coll, r->adtype = a->dtype, r->anelems = a->nelems;
+                break;
+            }
+        }
+    }
 }
 
 static int read_rank_file(rfile *f, char *err, size_t errlen)
@@ -314,6 +409,7 @@ static int read_rank_file(rfile *f, char *err, size_t errlen)
             }
         }
     }
+    link_annotations(f);
     rc = 0;
 out:
     free(e.pgranks);
@@ -337,7 +433,7 @@ static int long_cmp(const void *a, const void *b)
 
 /* Emit rank ri's ops: streams numbered by id order; an op depends on the last
  * op of every other stream that had ended when it started (the recorded order). */
-static int emit(og_graph *g, int ri, rfile *f, const int *grp_of_pg, char *err, size_t errlen)
+static int emit(og_graph *g, int ri, rfile *f, const int *grp_of_pg, int use_annot, char *err, size_t errlen)
 {
     if (f->n) qsort(f->recs, f->n, sizeof *f->recs, rec_cmp);
     long *ids = ts_malloc((f->n ? f->n : 1) * sizeof *ids);
@@ -364,10 +460,19 @@ static int emit(og_graph *g, int ri, rfile *f, const int *grp_of_pg, char *err, 
         if (r->coll >= 0) {
             int gid = grp_of_pg[r->pg < 0 ? (int)f->npg : r->pg];
             op = og_collective(g, ri, s, (og_coll)r->coll, gid, r->nelems * og_dtype_size(r->dtype), r->dtype);
+        } else if (use_annot && r->acoll >= 0) {
+            op = og_collective(g, ri, s, (og_coll)r->acoll, grp_of_pg[f->npg], r->anelems * og_dtype_size(r->adtype),
+                               r->adtype);
         } else {
             op = og_compute_fixed(g, ri, s, r->dur * 1e-6);
         }
-        og_set_label(op, r->label);
+        if (op->kind == OG_COMPUTE && r->nccl && !strstr(r->label, "(point")) {
+            char lab[LABELMAX + 80];
+            snprintf(lab, sizeof lab, "%s (no size metadata)", r->label);
+            og_set_label(op, lab);
+        } else {
+            og_set_label(op, r->label);
+        }
         for (size_t o = 0; o < ns; o++) {
             if ((int)o == s) continue;
             int d = last[o] >= 0 && lend[o] <= r->ts ? last[o] : prev[o] >= 0 && pend[o] <= r->ts ? prev[o] : -1;
@@ -408,6 +513,10 @@ static int kineto_import(int nfiles, char *const *paths, const tr_opts *o, og_gr
             ts_err(err, errlen, "%s and %s: both are rank %d", fs[i - 1].path, fs[i].path, fs[i].rank);
             goto out;
         }
+    /* Annotation sizes name no process group: used (on the group of all ranks)
+     * only when every rank of the run has its file. */
+    int use_annot = 1;
+    for (int i = 0; i < nfiles; i++) use_annot &= fs[i].world == nfiles;
     g = og_new(nfiles);
     /* Process groups: the same name must list the same ranks in every file;
      * ranks without a file are left out of the group. */
@@ -450,7 +559,7 @@ static int kineto_import(int nfiles, char *const *paths, const tr_opts *o, og_gr
             }
             map[p] = tr_group(g, n, members);
         }
-        if (emit(g, i, f, map, err, errlen) < 0) {
+        if (emit(g, i, f, map, use_annot, err, errlen) < 0) {
             free(map), free(members);
             goto out;
         }
@@ -467,6 +576,8 @@ out:
         free(fs[i].recs);
         for (size_t k = 0; k < fs[i].npg; k++) free(fs[i].pgs[k].name), free(fs[i].pgs[k].ranks);
         free(fs[i].pgs);
+        free(fs[i].launches);
+        free(fs[i].annots);
     }
     free(fs);
     return rc;
