@@ -126,6 +126,32 @@ static void test_nccl_log(void)
     og_free(g);
 }
 
+static void test_nccl_timestamps(void)
+{
+    /* tests/data/nccl_timestamps.log, by hand: two processes (pids 100, 200) on two
+     * hosts, timestamps in seconds before "NCCL INFO". Rank 0 calls at 2.000, 2.010,
+     * 2.030 -> compute 0.010 and 0.020 between; rank 1 at 2.001, 2.004, 2.031 ->
+     * 0.003 and 0.027. AllReduce 1024 bfloat16 = 2048 B; Broadcast 256 float from
+     * root 1 = 1024 B; AllGather count 100 int8 per rank -> 200 B in total. */
+    const char *p = test_data("nccl_timestamps.log");
+    char err[TS_ERRLEN];
+    og_graph *g = import(1, &p, NULL, err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CU_ASSERT_EQUAL(g->nranks, 2);
+    static const double gaps[2][2] = {{0.010, 0.020}, {0.003, 0.027}};
+    for (int r = 0; r < 2; r++) {
+        const og_op *o = g->ranks[r].ops;
+        CU_ASSERT_EQUAL_FATAL(g->ranks[r].nops, 5);
+        CU_ASSERT(o[0].kind == OG_COLL && o[0].coll == OG_ALLREDUCE && o[0].bytes == 2048 && o[0].dtype == OG_BF16);
+        CU_ASSERT(o[1].kind == OG_COMPUTE);
+        CU_ASSERT_DOUBLE_EQUAL(o[1].duration, gaps[r][0], 1e-9);
+        CU_ASSERT(o[2].kind == OG_COLL && o[2].coll == OG_BROADCAST && o[2].bytes == 1024 && o[2].root == 1);
+        CU_ASSERT_DOUBLE_EQUAL(o[3].duration, gaps[r][1], 1e-9);
+        CU_ASSERT(o[4].kind == OG_COLL && o[4].coll == OG_ALLGATHER && o[4].bytes == 200 && o[4].dtype == OG_I8);
+    }
+    og_free(g);
+}
+
 /* ------------------------------------------------------------ Kineto */
 
 static void test_kineto_samples(void)
@@ -547,6 +573,7 @@ void suite_trace(void)
 {
     test_add_suite("trace", "smpi: isend/irecv/wait counts", test_smpi_isend, "smpi: 32 per-rank files",
                    test_smpi_32ranks, "nccl log: communicators and counts", test_nccl_log,
+                   "nccl log: timestamps give the compute", test_nccl_timestamps,
                    "kineto: HTA pair counts", test_kineto_samples, "kineto: DLRM 8 ranks counts", test_kineto_dlrm,
                    "kineto: real collectives matched across ranks", test_kineto_matched_real,
                    "kineto: hand-made pair, bytes and deps", test_kineto_pair, "chakra .et counts", test_chakra_et,
