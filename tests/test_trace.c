@@ -453,7 +453,7 @@ static void test_errors(void)
 {
     const char *p[2];
     p[0] = test_data("kineto_truncated.json");
-    expect_error(1, p, NULL, "kineto_truncated.json:", "truncated document");
+    expect_error(1, p, NULL, "kineto_truncated.json:", "rank 0: truncated document");
     p[0] = test_data("kineto_badtype.json");
     expect_error(1, p, NULL, "kineto_badtype.json:4: rank 0:", "without a valid ts and dur");
     p[0] = test_data("kineto_huge.json");
@@ -466,11 +466,11 @@ static void test_errors(void)
     p[0] = test_data("kineto_pair_r0.json"), p[1] = test_data("kineto_pair_r0.json");
     expect_error(2, p, NULL, "both are rank 0", NULL);
     p[0] = test_data("nccl_unknown_coll.log");
-    expect_error(1, p, NULL, "nccl_unknown_coll.log:5: unknown collective 'Frobnicate'", NULL);
+    expect_error(1, p, NULL, "nccl_unknown_coll.log:5: comm 0x55b6aa64a990 rank 0: unknown collective 'Frobnicate'", NULL);
     p[0] = test_data("nccl_nranks.log");
-    expect_error(1, p, NULL, "nccl_nranks.log:5: nranks differs", NULL);
+    expect_error(1, p, NULL, "nccl_nranks.log:5: comm 0x55b6aa64a990 rank 0: nranks differs", NULL);
     p[0] = test_data("nccl_huge.log");
-    expect_error(1, p, NULL, "nccl_huge.log:5: absurd element count", NULL);
+    expect_error(1, p, NULL, "nccl_huge.log:5: comm 0x55b6aa64a990 rank 0: absurd element count 99999999999999999", NULL);
     p[0] = test_data("smpi_badnum.txt");
     expect_error(1, p, NULL, "smpi_badnum.txt:4: rank 1:", "'abc' is not a number");
     p[0] = test_data("smpi_unknown.txt");

@@ -67,7 +67,9 @@ typedef struct evt {   /* fields of the event being read */
 
 static int jerr(const rfile *f, const jt *t, char *err, size_t errlen)
 {
-    return ts_err(err, errlen, "%s:%ld: %s", f->path, t->line, t->err[0] ? t->err : "unexpected token");
+    const char *what = t->err[0] ? t->err : "unexpected token";
+    if (f->rank >= 0) return ts_err(err, errlen, "%s:%ld: rank %d: %s", f->path, t->line, f->rank, what);
+    return ts_err(err, errlen, "%s:%ld: %s", f->path, t->line, what);
 }
 
 /* Bounded string copy (truncates; snprintf was a tenth of the import time). */

@@ -119,29 +119,36 @@ static int scan_line(ctx *c, int f, long ln, char *s)
     char *opc = strstr(msg, ": opCount ");
     if (opc) {
         *opc = 0;
-        int k = 0;
-        while (k < NKINDS && strcmp(kinds[k].name, msg) != 0) k++;
-        if (k == NKINDS) {
-            char m[200];
-            snprintf(m, sizeof m, "unknown collective '%.40s' (valid: AllReduce, AllGather, "
-                     "ReduceScatter, Broadcast, Reduce, AllToAll, Send, Recv)", msg);
-            return bad(c, f, ln, m);
-        }
         char *rest = opc + 1;
         uint64_t count, dt, root;
         if (field(rest, "comm", &ptr) < 0 || field(rest, "count", &count) < 0 ||
             field(rest, "datatype", &dt) < 0 || field(rest, "root", &root) < 0)
             return bad(c, f, ln, "collective line without comm, count, datatype and root");
-        if (dt >= (uint64_t)NDT) return bad(c, f, ln, "unknown NCCL datatype id (valid: 0-11)");
-        if (count > (uint64_t)OG_MAX_BYTES) return bad(c, f, ln, "absurd element count (over 2^50)");
         int ci = find_comm(c, proc, ptr);
         if (ci < 0)
             return bad(c, f, ln, "collective on a communicator with no init line before it (log "
                                  "with NCCL_DEBUG_SUBSYS=INIT,COLL)");
-        if (root >= (uint64_t)c->comms[ci].nranks) return bad(c, f, ln, "root/peer out of the communicator's range");
-        const char *nr = strstr(rest, "[nranks=");
-        if (nr && strtol(nr + 8, NULL, 10) != c->comms[ci].nranks)
-            return bad(c, f, ln, "nranks differs from the communicator's init line");
+        /* from here on, messages name the communicator and the rank in it */
+        char m[256];
+        int k = 0;
+        while (k < NKINDS && strcmp(kinds[k].name, msg) != 0) k++;
+        if (k == NKINDS)
+            snprintf(m, sizeof m, "unknown collective '%.40s' (valid: AllReduce, AllGather, "
+                     "ReduceScatter, Broadcast, Reduce, AllToAll, Send, Recv)", msg);
+        else if (dt >= (uint64_t)NDT)
+            snprintf(m, sizeof m, "unknown NCCL datatype id %llu (valid: 0-11)", (unsigned long long)dt);
+        else if (count > (uint64_t)OG_MAX_BYTES)
+            snprintf(m, sizeof m, "absurd element count %llu (over 2^50)", (unsigned long long)count);
+        else if (root >= (uint64_t)c->comms[ci].nranks)
+            snprintf(m, sizeof m, "root/peer %llu out of the communicator's %d ranks", (unsigned long long)root,
+                     c->comms[ci].nranks);
+        else if (strstr(rest, "[nranks=") && strtol(strstr(rest, "[nranks=") + 8, NULL, 10) != c->comms[ci].nranks)
+            snprintf(m, sizeof m, "nranks differs from the communicator's init line (%d)", c->comms[ci].nranks);
+        else
+            m[0] = 0;
+        if (m[0])
+            return ts_err(c->err, c->errlen, "%s:%ld: comm %#" PRIx64 " rank %d: %s", c->files[f], ln,
+                          c->comms[ci].ptr, c->comms[ci].rank, m);
         ts_grow(&c->calls, sizeof *c->calls, &c->kcap, c->ncalls + 1);
         c->calls[c->ncalls++] = (call){ci, k, (int64_t)count, (int)dt, (int)root, ts, ln, f};
         return 0;
