@@ -370,6 +370,45 @@ static void test_chakra_json(void)
     og_free(g);
 }
 
+static void test_chakra_et_vs_json(void)
+{
+    /* feeder_tests_trace.tar.gz (chakra.0.et) and json_trace.tar.gz (chakra.0.json)
+     * hold the same 3,664-node graph in the two forms. From the JSON with python:
+     * NodeType 4 with is_cpu_op 2434, without 1209; NodeType 7 21; runtime of the
+     * type-4 nodes sums to 343769 us (381795 in all minus 38026 of the collectives).
+     * The .et has a ctrl-dep cycle (node 3317 <-> 3318) that the importer breaks. */
+    const char *a = sample("chakra/feeder_tests_trace.tar.gz"), *b = sample("chakra/json_trace.tar.gz");
+    if (!a || !b) return;
+    char dir[] = "/tmp/trainsim-test-chakra-XXXXXX", cmd[2048], pe[600], pj[600];
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd, "tar xzf %s -C %s && tar xzf %s -C %s", a, dir, b, dir);
+    CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+    snprintf(pe, sizeof pe, "%s/tests/data/chakra.0.et", dir);
+    snprintf(pj, sizeof pj, "%s/jsonData/chakra.0.json", dir);
+    const char *paths[2] = {pe, pj};
+    for (int k = 0; k < 2; k++) {
+        char err[TS_ERRLEN];
+        og_graph *g = import(1, &paths[k], NULL, err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+        int st[3] = {0, 0, 0};
+        double dur = 0;
+        for (int i = 0; i < g->ranks[0].nops; i++) {
+            const og_op *op = &g->ranks[0].ops[i];
+            if (op->stream < 3) st[op->stream]++;
+            if (op->kind == OG_COMPUTE) dur += op->duration;
+        }
+        CU_ASSERT_EQUAL(g->ranks[0].nops, 3664);
+        CU_ASSERT_EQUAL(st[0], 2434);
+        CU_ASSERT_EQUAL(st[1], 1209);
+        CU_ASSERT_EQUAL(st[2], 21);
+        CU_ASSERT_EQUAL(count(g, 0, OG_COLL), 21);
+        CU_ASSERT_DOUBLE_EQUAL(dur, 343769e-6, 1e-9);
+        og_free(g);
+    }
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CU_ASSERT_EQUAL(system(cmd), 0);
+}
+
 /* ------------------------------------------------------------ round trip */
 
 static char *to_native(const og_graph *g)
@@ -577,7 +616,8 @@ void suite_trace(void)
                    "kineto: HTA pair counts", test_kineto_samples, "kineto: DLRM 8 ranks counts", test_kineto_dlrm,
                    "kineto: real collectives matched across ranks", test_kineto_matched_real,
                    "kineto: hand-made pair, bytes and deps", test_kineto_pair, "chakra .et counts", test_chakra_et,
-                   "chakra JSON counts", test_chakra_json, "round trip import -> native -> import", test_round_trip,
+                   "chakra JSON counts", test_chakra_json,
+                   "chakra .et and JSON forms of one graph agree", test_chakra_et_vs_json, "round trip import -> native -> import", test_round_trip,
                    "bad input: clear errors", test_errors,
                    "fuzzer-found inputs stay fixed", test_fuzz_regressions, "cli: convert and replay exit statuses",
                    test_cli_convert_replay, NULL);

@@ -233,6 +233,7 @@ static void add_deps(og_graph *g, int r, int op, const tr_cnode *nodes, size_t i
         size_t d = (*stack)[--ns];
         if (stamp[d] == mark) continue;
         stamp[d] = mark;
+        if (opid[d] == SIZE_MAX) continue; /* dropped to break a cycle */
         if (nodes[d].type != 5) {
             og_add_dep(&g->ranks[r].ops[op], (int)opid[d]);
             continue;
@@ -264,6 +265,7 @@ int tr_chakra_rank(og_graph *g, int r, int group, const char *path, tr_cnode *no
         }
     int *indeg = ts_calloc(n ? n : 1, sizeof *indeg);
     size_t *eoff = ts_calloc(n + 1, sizeof *eoff), *edge, *opid = ts_malloc((n ? n : 1) * sizeof *opid);
+    for (size_t i = 0; i < n; i++) opid[i] = SIZE_MAX; /* not emitted yet */
     /* resolve deps to node indices (in place: deps[k] becomes index or UINT64_MAX) */
     for (size_t i = 0; i < n; i++)
         for (int k = 0; k < nodes[i].ndeps; k++) {
@@ -287,7 +289,16 @@ int tr_chakra_rank(og_graph *g, int r, int group, const char *path, tr_cnode *no
     for (size_t i = 0; i < n; i++)
         if (!indeg[i]) HPUSH(i);
     int rc = 0;
-    while (nh && !rc) {
+    size_t cursor = 0;
+    while (done < n && !rc) {
+        if (!nh) {
+            /* A dependency cycle (converted PyTorch traces have them: a ctrl dep on
+             * a parent op that data-depends on its child): break it at the
+             * earliest node left in file order, dropping its unmet deps. */
+            while (opid[cursor] != SIZE_MAX) cursor++;
+            indeg[cursor] = 0;
+            HPUSH(cursor);
+        }
         size_t i = heap[0];
         heap[0] = heap[--nh];
         for (size_t k = 0;;) {
@@ -336,17 +347,9 @@ int tr_chakra_rank(og_graph *g, int r, int group, const char *path, tr_cnode *no
         add_deps(g, r, op->id, nodes, i, opid, stamp, i + 1, &stack, &scap);
         done++;
         for (size_t e = eoff[i]; e < eoff[i + 1]; e++)
-            if (--indeg[edge[e]] == 0) HPUSH(edge[e]);
+            if (opid[edge[e]] == SIZE_MAX && indeg[edge[e]] > 0 && --indeg[edge[e]] == 0) HPUSH(edge[e]);
     }
 #undef HPUSH
-    if (!rc && done < n) {
-        for (size_t i = 0; i < n; i++)
-            if (indeg[i]) {
-                rc = ts_err(err, errlen, "%s: rank %d: dependency cycle through node %llu (record %ld)", path, r,
-                            (unsigned long long)nodes[i].id, nodes[i].where);
-                break;
-            }
-    }
     free(ix), free(indeg), free(eoff), free(edge), free(fill), free(opid), free(heap), free(stamp), free(stack);
     return rc;
 }
