@@ -72,6 +72,45 @@ static void test_smpi_isend(void)
     og_free(g);
 }
 
+static void test_smpi_all_samples(void)
+{
+    /* Every replay/actions_*.txt, counted per rank with awk over the action column:
+     * collectives (barrier bcast reduce allreduce alltoall[v] allgather[v]
+     * reducescatter), compute-kind ops (compute sleep wait waitall), send/isend,
+     * recv/irecv. gather (root 0) is 3 receives on rank 0 and one send elsewhere. */
+    static const struct { const char *file; int nr; int c[4][4]; /* coll, compute, send, recv */ } t[] = {
+        {"allgatherv", 4, {{1, 0, 0, 0}, {1, 0, 0, 0}, {1, 0, 0, 0}, {1, 0, 0, 0}}},
+        {"allreduce", 3, {{1, 1, 0, 0}, {1, 1, 0, 0}, {1, 1, 0, 0}}},
+        {"alltoall", 3, {{1, 0, 0, 0}, {1, 0, 0, 0}, {1, 0, 0, 0}}},
+        {"alltoallv", 3, {{1, 0, 0, 0}, {1, 0, 0, 0}, {1, 0, 0, 0}}},
+        {"barrier", 3, {{1, 1, 1, 0}, {1, 1, 0, 1}, {1, 1, 0, 0}}},
+        {"bcast", 3, {{3, 2, 0, 0}, {3, 2, 0, 0}, {3, 2, 0, 0}}},
+        {"bcast_reduce_datatypes", 3, {{3, 2, 0, 0}, {3, 2, 0, 0}, {3, 2, 0, 0}}},
+        {"gather", 4, {{0, 0, 0, 3}, {0, 0, 1, 0}, {0, 0, 1, 0}, {0, 0, 1, 0}}},
+        {"reducescatter", 4, {{1, 0, 0, 0}, {1, 0, 0, 0}, {1, 0, 0, 0}, {1, 0, 0, 0}}},
+        {"waitall", 3, {{0, 1, 0, 2}, {0, 1, 2, 0}, {0, 1, 1, 1}}},
+        {"with_isend", 3, {{0, 2, 1, 1}, {0, 3, 1, 1}, {0, 5, 1, 1}}},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        char rel[128];
+        snprintf(rel, sizeof rel, "smpi-ti/replay/actions_%s.txt", t[i].file);
+        const char *p = sample(rel);
+        if (!p) return;
+        char err[TS_ERRLEN];
+        og_graph *g = import(1, &p, NULL, err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+        CU_ASSERT_EQUAL(g->nranks, t[i].nr);
+        for (int r = 0; r < t[i].nr && r < g->nranks; r++) {
+            int got[4] = {count(g, r, OG_COLL), count(g, r, OG_COMPUTE), count(g, r, OG_SEND), count(g, r, OG_RECV)};
+            for (int k = 0; k < 4; k++) {
+                if (got[k] != t[i].c[r][k]) printf("\n  %s rank %d kind %d: %d, want %d", t[i].file, r, k, got[k], t[i].c[r][k]);
+                CU_ASSERT_EQUAL(got[k], t[i].c[r][k]);
+            }
+        }
+        og_free(g);
+    }
+}
+
 static void test_smpi_32ranks(void)
 {
     /* ti_trace<N>.txt, 32 files listed in smpi_replay.txt; each counted with
@@ -101,12 +140,20 @@ static void test_smpi_32ranks(void)
 static void test_nccl_log(void)
 {
     /* `grep ': opCount' | grep -o 'comm 0x[0-9a-f]*' | sort | uniq -c`: 495 calls on
-     * each of the two communicator handles (ranks 0 and 1 of one commId); every call
-     * is AllReduce datatype 7 (float32); the first has count 2097152. */
+     * each of the two communicator handles (ranks 0 and 1 of one commId), in both
+     * logs; every call is AllReduce datatype 7 (float32); the first has count 2097152. */
+    const char *fault = sample("nccl-logs/timez_nccl-tests_nccl-fault.log");
+    char err[TS_ERRLEN];
+    og_graph *g;
+    if (fault) {
+        g = import(1, &fault, NULL, err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+        CU_ASSERT(g->nranks == 2 && count(g, 0, OG_COLL) == 495 && count(g, 1, OG_COLL) == 495);
+        og_free(g);
+    }
     const char *p = sample("nccl-logs/timez_nccl-tests_nccl.log");
     if (!p) return;
-    char err[TS_ERRLEN];
-    og_graph *g = import(1, &p, NULL, err);
+    g = import(1, &p, NULL, err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(g);
     CU_ASSERT_EQUAL(g->nranks, 2);
     CU_ASSERT_EQUAL(g->ngroups, 1);
@@ -610,7 +657,7 @@ static void test_cli_convert_replay(void)
 
 void suite_trace(void)
 {
-    test_add_suite("trace", "smpi: isend/irecv/wait counts", test_smpi_isend, "smpi: 32 per-rank files",
+    test_add_suite("trace", "smpi: isend/irecv/wait counts", test_smpi_isend, "smpi: every single-file sample", test_smpi_all_samples, "smpi: 32 per-rank files",
                    test_smpi_32ranks, "nccl log: communicators and counts", test_nccl_log,
                    "nccl log: timestamps give the compute", test_nccl_timestamps,
                    "kineto: HTA pair counts", test_kineto_samples, "kineto: DLRM 8 ranks counts", test_kineto_dlrm,
