@@ -364,26 +364,34 @@ static void test_kineto_pair(void)
 static void test_chakra_et(void)
 {
     /* decoded with an independent python varint reader (record = varint length +
-     * Node; field 3 = type): all_reduce.N.et: 1 node, COMM_COLL (7), comm_size
-     * 1048576; custom_allreduce.N.et: 35 nodes: 14 COMM_SEND (5), 14 COMM_RECV (6),
+     * Node; field 3 = type): {all_reduce,all_gather,all_to_all,reduce_scatter}.N.et:
+     * 1 node each, COMM_COLL (7), comm_size 1048576 (SOURCE.md: the collective of the
+     * microbenchmark's name); custom_allreduce.N.et: 35 nodes: 14 COMM_SEND (5), 14 COMM_RECV (6),
      * 7 COMP (4) per rank. */
     char p4[4][512], p8[8][512];
     const char *pp[8];
-    for (int i = 0; i < 4; i++) {
-        snprintf(p4[i], sizeof p4[i], "chakra/astra-sim/all_reduce_4npus_1MB/all_reduce.%d.et", i);
-        if (!(pp[i] = sample(p4[i]))) return;
-        snprintf(p4[i], sizeof p4[i], "%s", pp[i]);
-        pp[i] = p4[i];
-    }
+    static const struct { const char *dir, *stem; og_coll c; } micro[] = {
+        {"all_reduce_4npus_1MB", "all_reduce", OG_ALLREDUCE}, {"all_gather_4npus_1MB", "all_gather", OG_ALLGATHER},
+        {"all_to_all_4npus_1MB", "all_to_all", OG_ALLTOALL}, {"reduce_scatter_4npus_1MB", "reduce_scatter", OG_REDUCESCATTER},
+    };
     char err[TS_ERRLEN];
-    og_graph *g = import(4, pp, NULL, err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
-    for (int r = 0; r < 4; r++) {
-        CU_ASSERT_EQUAL_FATAL(g->ranks[r].nops, 1);
-        CU_ASSERT_EQUAL(g->ranks[r].ops[0].coll, OG_ALLREDUCE);
-        CU_ASSERT_EQUAL(g->ranks[r].ops[0].bytes, 1048576);
+    og_graph *g;
+    for (size_t m = 0; m < sizeof micro / sizeof micro[0]; m++) {
+        for (int i = 0; i < 4; i++) {
+            snprintf(p4[i], sizeof p4[i], "chakra/astra-sim/%s/%s.%d.et", micro[m].dir, micro[m].stem, i);
+            if (!(pp[i] = sample(p4[i]))) return;
+            snprintf(p4[i], sizeof p4[i], "%s", pp[i]);
+            pp[i] = p4[i];
+        }
+        g = import(4, pp, NULL, err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+        for (int r = 0; r < 4; r++) {
+            CU_ASSERT_EQUAL_FATAL(g->ranks[r].nops, 1);
+            CU_ASSERT_EQUAL(g->ranks[r].ops[0].coll, micro[m].c);
+            CU_ASSERT_EQUAL(g->ranks[r].ops[0].bytes, 1048576);
+        }
+        og_free(g);
     }
-    og_free(g);
     for (int i = 0; i < 8; i++) {
         snprintf(p8[i], sizeof p8[i], "chakra/astra-sim/custom_ring_allreduce_8npus_1MB/custom_allreduce.%d.et", i);
         if (!(pp[i] = sample(p8[i]))) return;
