@@ -1,16 +1,17 @@
 # trainsim: build, test, benchmarks. `make deps` installs the Debian packages.
 CC      ?= cc
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Isim -Imodels -Imodels/coll -Iplatforms -Ivalidate \
+CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Isim -Isim/trace -Imodels -Imodels/coll -Iplatforms -Ivalidate \
            $(shell pkg-config --cflags libxml-2.0 igraph 2>/dev/null)
 CXX     ?= g++
 CXXFLAGS ?= -O2 -g
 CXXFLAGS += -std=c++17 -Wall -Wextra -Werror -Iplatforms -Isim
-LDLIBS  := -lsimgrid -ljansson -lgsl -lgslcblas -lm -lstdc++ \
+LDLIBS  := -lsimgrid -ljansson -lz -lgsl -lgslcblas -lm -lstdc++ \
            $(shell pkg-config --libs libxml-2.0 igraph 2>/dev/null)
 
 DEB_PACKAGES := build-essential g++ pkg-config libsimgrid-dev libigraph-dev libgsl-dev \
-                libopenmpi-dev openmpi-bin libxml2-dev libcunit1-dev libjansson-dev
+                libopenmpi-dev openmpi-bin libxml2-dev libcunit1-dev libjansson-dev zlib1g-dev \
+                clang-14 libclang-rt-14-dev
 
 # Every .c under the library folders belongs to libtrainsim, except the CLI.
 CLI_SRC  := sim/main.c $(wildcard sim/cmd_*.c)
@@ -22,7 +23,7 @@ LIB_OBJ  := $(LIB_SRC:%.c=build/%.o) $(LIB_CXX:%.cpp=build/%.o)
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=build/%.o)
 
-.PHONY: all deps check test clean demo bench bench-workload
+.PHONY: all deps check test clean demo bench bench-workload golden fuzz
 all: bin/trainsim
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -67,17 +68,46 @@ bin/bench_estimate: build/experiments/bench/bench_estimate.o build/libtrainsim.a
 	@mkdir -p bin
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
-# make check: CUnit suites (they also run bin/trainsim for CLI behaviour).
+# make check: CUnit suites (they also run bin/trainsim for CLI behaviour), then
+# CI regression mode (trainsim replay) on the sample traces' goldens.
 check test: bin/trainsim bin/test_trainsim
 	bin/test_trainsim
+	tests/golden/run.sh
+
+# Rewrite the replay goldens after an intended change of the models.
+golden: bin/trainsim
+	tests/golden/run.sh --write-golden
 
 # The shipped example study of the README.
 demo: bin/trainsim
 	bin/trainsim sim --platform configs/platforms/dgx-2node.xml \
 	    --trace configs/traces/dp-overlap-16.json --links 5
 
+bin/bench_import: build/experiments/bench/bench_import.o build/libtrainsim.a
+	@mkdir -p bin
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
 bench: bin/trainsim
 	experiments/bench/run.sh
+	experiments/bench/kineto_import.sh
+
+# Fuzzing (libFuzzer + ASan/LeakSanitizer): one harness per trace format, built
+# with clang over the importers and the op graph code only.
+FUZZ_CC      ?= clang-14
+FUZZ_FLAGS   := -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+                -Isim -Isim/trace
+FUZZ_LIB     := $(wildcard sim/trace/*.c) sim/opgraph.c sim/og_check.c sim/og_io.c sim/util.c
+FUZZ_FORMATS := kineto chakra_et chakra_json nccl_log smpi_ti native
+FUZZ_BINS    := $(FUZZ_FORMATS:%=bin/fuzz_%)
+
+bin/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h $(FUZZ_LIB) $(wildcard sim/trace/*.h) sim/opgraph.h sim/util.h
+	@mkdir -p bin
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_LIB) -ljansson -lz -lm
+
+# make fuzz: at least FUZZ_RUNS executions per format, then a summary table.
+FUZZ_RUNS ?= 100000
+fuzz: $(FUZZ_BINS)
+	FUZZ_RUNS=$(FUZZ_RUNS) tests/fuzz/run.sh $(FUZZ_FORMATS)
 
 # trainsim run at 1,024 to 16,384 GPUs (docs/workload.md has the table).
 bench-workload: bin/trainsim bin/bench_estimate

@@ -9,6 +9,7 @@
 #include "engine.h"
 #include "opgraph.h"
 #include "report.h"
+#include "trace.h"
 #include "util.h"
 
 #define BIGERR 16384
@@ -25,7 +26,11 @@ static const char sim_help[] =
     "  --cluster P        the same as --platform\n"
     "  --nodes N          cluster node count (overrides the description)\n"
     "  --calibration F    apply a calibration JSON to the cluster\n"
-    "  --trace T          trace file (native JSON)\n"
+    "  --trace T          trace file: native JSON, or any format 'trainsim convert'\n"
+    "                     reads (detected from the contents); repeat --trace for\n"
+    "                     per-rank files (Kineto, Chakra)\n"
+    "  --format NAME      the trace's format instead of detection (see 'trainsim\n"
+    "                     convert --help' for the list)\n"
     "  --fidelity F       collectives: 'pipelined' (one flow per peer, default) or\n"
     "                     'step' (each schedule step waits for the previous one)\n"
     "  --json FILE        write results as JSON (per rank totals, per op start/end)\n"
@@ -46,14 +51,14 @@ static const char validate_help[] =
     "error as 'T: rank R op N: what is wrong'.\n\n"
     "exit status: 0 all traces valid, 2 otherwise.\n";
 
-/* Read and check a trace; on error print it and return NULL. */
-static og_graph *load_trace(const char *cmd, const char *path)
+/* Read (any format: detected, or named) and check a trace; on error print it and return NULL. */
+static og_graph *load_trace(const char *cmd, int n, char **paths, const char *format)
 {
     og_graph *g = NULL;
     char err[TS_ERRLEN];
-    if (og_read_file(path, &g, err, sizeof err) < 0 || og_check(g, path, err, sizeof err) < 0) {
+    tr_opts to = {format, 0};
+    if (tr_import(n, paths, &to, &g, err, sizeof err) < 0) {
         fprintf(stderr, "trainsim %s: %s\n", cmd, err);
-        og_free(g);
         return NULL;
     }
     return g;
@@ -71,7 +76,7 @@ int cmd_validate_trace(int argc, char **argv)
         }
     int bad = 0;
     for (int i = 1; i < argc; i++) {
-        og_graph *g = load_trace("validate-trace", argv[i]);
+        og_graph *g = load_trace("validate-trace", 1, &argv[i], NULL);
         if (!g) {
             bad = 1;
             continue;
@@ -84,7 +89,8 @@ int cmd_validate_trace(int argc, char **argv)
 
 int cmd_sim(int argc, char **argv)
 {
-    enum { O_PLATFORM = 256, O_TRACE, O_FIDELITY, O_JSON, O_TIMELINE, O_LINKS, O_PROGRESS, O_QUIET, O_NODES, O_CALIB };
+    enum { O_PLATFORM = 256, O_TRACE, O_FIDELITY, O_JSON, O_TIMELINE, O_LINKS, O_PROGRESS, O_QUIET, O_NODES, O_CALIB,
+           O_FORMAT };
     static const struct option longopts[] = {
         {"platform", required_argument, 0, O_PLATFORM}, {"trace", required_argument, 0, O_TRACE},
         {"cluster", required_argument, 0, O_PLATFORM},  {"nodes", required_argument, 0, O_NODES},
@@ -92,10 +98,13 @@ int cmd_sim(int argc, char **argv)
         {"fidelity", required_argument, 0, O_FIDELITY}, {"json", required_argument, 0, O_JSON},
         {"timeline", required_argument, 0, O_TIMELINE}, {"links", required_argument, 0, O_LINKS},
         {"progress", no_argument, 0, O_PROGRESS},       {"quiet", no_argument, 0, O_QUIET},
-        {"help", no_argument, 0, 'h'},                  {0, 0, 0, 0},
+        {"format", required_argument, 0, O_FORMAT},     {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
     };
-    const char *platform = NULL, *trace = NULL, *json = NULL, *timeline = NULL, *calib = NULL;
+    const char *platform = NULL, *trace = NULL, *json = NULL, *timeline = NULL, *calib = NULL, *format = NULL;
     int nodes = 0;
+    char **traces = ts_calloc((size_t)argc + 1, sizeof *traces);
+    int ntrace = 0;
     eng_opts o = {ENG_PIPELINED, 0, isatty(2)};
     int quiet = 0;
     /* SimGrid's own options travel separately to simgrid_init. */
@@ -113,7 +122,14 @@ int cmd_sim(int argc, char **argv)
     while ((c = getopt_long(nours, ours, ":h", longopts, NULL)) != -1) {
         switch (c) {
         case O_PLATFORM: platform = optarg; break;
-        case O_TRACE: trace = optarg; break;
+        case O_TRACE: trace = traces[ntrace++] = optarg; break;
+        case O_FORMAT:
+            if (!tr_find(optarg)) {
+                rc = cmd_usage_error("sim", "unknown trace format '%s' (valid: %s)", optarg, tr_format_names());
+                goto out;
+            }
+            format = optarg;
+            break;
         case O_JSON: json = optarg; break;
         case O_TIMELINE: timeline = optarg; break;
         case O_PROGRESS: o.progress = 1; break;
@@ -165,7 +181,7 @@ int cmd_sim(int argc, char **argv)
         goto out;
     }
 
-    og_graph *g = load_trace("sim", trace);
+    og_graph *g = load_trace("sim", ntrace, traces, format);
     if (!g) goto out;
     char *err = ts_malloc(BIGERR);
     eng_result *res = NULL;
@@ -188,5 +204,6 @@ int cmd_sim(int argc, char **argv)
 out:
     free(sgv);
     free(ours);
+    free(traces);
     return rc;
 }

@@ -10,6 +10,8 @@ int cmd_validate_trace(int argc, char **argv);
 int cmd_platform(int argc, char **argv);
 int cmd_coll(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
 
 /* Report an unknown/missing option for command cmd and return EXIT_USAGE. */
 int cmd_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -17,6 +17,8 @@ static const struct cmd {
     {"validate-trace", "check a trace for errors without simulating it", cmd_validate_trace},
     {"platform", "show a cluster's figures or export its SimGrid platform", cmd_platform},
     {"run", "one training iteration of a model under a parallel layout", cmd_run},
+    {"convert", "import a recorded trace (Kineto, Chakra, NCCL log, SMPI) as a native trace", cmd_convert},
+    {"replay", "CI regression mode: simulate a trace and compare with a golden file", cmd_replay},
     {"help", "list the commands, or show one command's options", cmd_help},
 };
 #define NCMDS (sizeof cmds / sizeof cmds[0])

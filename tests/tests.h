@@ -18,6 +18,7 @@ void suite_compute(void);
 void suite_workload(void);
 void suite_workload_graph(void);
 void suite_run(void);
+void suite_trace(void);
 
 /* Path of a fixture in tests/data/. */
 const char *test_data(const char *name);

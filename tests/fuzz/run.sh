@@ -1,0 +1,44 @@
+#!/bin/sh
+# Run each trace-format fuzzer (bin/fuzz_<format>) for FUZZ_RUNS executions from a
+# seed corpus of the fixtures, then print executions, crashes, hangs and leaks.
+# Crashing inputs land in build/fuzz/artifacts/; keep them under tests/data/fuzz/<format>/.
+cd "$(dirname "$0")/../.." || exit 2
+RUNS=${FUZZ_RUNS:-100000}
+DATA=../shared/data/traces
+out=build/fuzz
+mkdir -p "$out/artifacts"
+seed() { # format dir files...
+    d="$out/corpus/$1"; shift
+    mkdir -p "$d"
+    for f in "$@"; do [ -f "$f" ] && cp "$f" "$d/" 2>/dev/null; done
+    [ -d "tests/data/fuzz/$(basename "$d")" ] && cp tests/data/fuzz/"$(basename "$d")"/* "$d/" 2>/dev/null
+    true
+}
+seed kineto tests/data/kineto_*.json
+seed chakra_et "$DATA"/chakra/astra-sim/all_reduce_4npus_1MB/all_reduce.0.et \
+    "$DATA"/chakra/astra-sim/custom_ring_allreduce_8npus_1MB/custom_allreduce.0.et tests/data/chakra_truncated.0.et
+seed chakra_json "$DATA"/chakra/small_chakra.0.json
+mkdir -p "$out/corpus/nccl_log"
+[ -f "$DATA/nccl-logs/timez_nccl-tests_nccl.log" ] && head -c 8000 "$DATA/nccl-logs/timez_nccl-tests_nccl.log" > "$out/corpus/nccl_log/head.log" \
+    && grep -m 40 "Init START\|nRanks\|opCount" "$DATA/nccl-logs/timez_nccl-tests_nccl.log" > "$out/corpus/nccl_log/coll.log"
+seed nccl_log tests/data/nccl_*.log
+seed smpi_ti "$DATA"/smpi-ti/replay/actions_*.txt tests/data/smpi_*.txt
+seed native tests/data/example.json tests/data/bad_*.json
+
+printf '%-12s %10s %8s %6s %6s %8s\n' format executions crashes hangs leaks seconds
+status=0
+for fmt in "$@"; do
+    start=$(date +%s)
+    bin/fuzz_$fmt -runs="$RUNS" -timeout=10 -rss_limit_mb=2048 -max_len=8192 -print_final_stats=1 \
+        -artifact_prefix="$out/artifacts/$fmt-" "$out/corpus/$fmt" > "$out/$fmt.log" 2>&1
+    rc=$?
+    secs=$(( $(date +%s) - start ))
+    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$out/$fmt.log" | tail -n 1)
+    crashes=$(ls "$out/artifacts" | grep -c "^$fmt-crash-")
+    hangs=$(ls "$out/artifacts" | grep -c "^$fmt-timeout-")
+    leaks=$(ls "$out/artifacts" | grep -c "^$fmt-leak-")
+    oom=$(ls "$out/artifacts" | grep -c "^$fmt-oom-")
+    printf '%-12s %10s %8s %6s %6s %8s\n' "$fmt" "${execs:-?}" "$((crashes + oom))" "$hangs" "$leaks" "$secs"
+    if [ $rc -ne 0 ]; then status=1; tail -n 30 "$out/$fmt.log"; fi
+done
+exit $status
