@@ -80,7 +80,7 @@ golden: bin/trainsim
 
 # The shipped example study of the README.
 demo: bin/trainsim
-	bin/trainsim sim --platform configs/platforms/dgx-2node.xml \
+	bin/trainsim sim --platform dgx-h100-superpod --nodes 2 \
 	    --trace configs/traces/dp-overlap-16.json --links 5
 
 bin/bench_import: build/experiments/bench/bench_import.o build/libtrainsim.a

@@ -20,7 +20,9 @@ static const char coll_help[] =
     "#wrong = N/A; in-place equals out-of-place in simulation) with its algbw and\n"
     "busbw definitions.\n\n"
     "options:\n"
-    "  --platform P        SimGrid XML platform file\n"
+    "  --platform P        cluster (name, NAME:NODES or JSON: docs/clusters.md) or\n"
+    "                      SimGrid XML platform file; --cluster P is the same\n"
+    "  --nodes N           cluster node count;  --calibration F: a calibration JSON\n"
     "  --gpus N            group size (default: every host of the platform)\n"
     "  --op OP             all_reduce, all_gather, reduce_scatter, broadcast, reduce,\n"
     "                      alltoall (nccl-tests' names; 'allreduce' etc. also work)\n"
@@ -52,7 +54,8 @@ typedef struct result {
 } result;
 
 typedef struct opts {
-    const char *platform, *algo, *coll_spec, *csv, *json;
+    const char *platform, *algo, *coll_spec, *csv, *json, *calib;
+    int nodes;
     int gpus, fidelity, root;
     og_coll op;
     og_dtype dtype;
@@ -273,9 +276,11 @@ static int write_json(const opts *o, const result *rs, int nr, char *err, size_t
 /* Parse our options (SimGrid's --cfg/--log are split off first). */
 static int parse_opts(int argc, char **argv, opts *o)
 {
-    enum { O_PLATFORM = 256, O_GPUS, O_OP, O_ALGO, O_COLL, O_FIDELITY, O_DTYPE, O_ROOT, O_CSV, O_JSON };
+    enum { O_PLATFORM = 256, O_GPUS, O_OP, O_ALGO, O_COLL, O_FIDELITY, O_DTYPE, O_ROOT, O_CSV, O_JSON, O_NODES, O_CALIB };
     static const struct option longopts[] = {
         {"platform", required_argument, 0, O_PLATFORM}, {"gpus", required_argument, 0, O_GPUS},
+        {"cluster", required_argument, 0, O_PLATFORM},  {"nodes", required_argument, 0, O_NODES},
+        {"calibration", required_argument, 0, O_CALIB},
         {"op", required_argument, 0, O_OP},             {"algo", required_argument, 0, O_ALGO},
         {"coll", required_argument, 0, O_COLL},         {"fidelity", required_argument, 0, O_FIDELITY},
         {"dtype", required_argument, 0, O_DTYPE},       {"root", required_argument, 0, O_ROOT},
@@ -291,6 +296,12 @@ static int parse_opts(int argc, char **argv, opts *o)
     while ((c = getopt_long(argc, argv, ":hb:e:f:i:", longopts, NULL)) != -1) {
         switch (c) {
         case O_PLATFORM: o->platform = optarg; break;
+        case O_CALIB: o->calib = optarg; break;
+        case O_NODES:
+            o->nodes = (int)strtol(optarg, &end, 10);
+            if (*end || o->nodes < 1 || o->nodes > 1000000)
+                return cmd_usage_error("coll", "--nodes wants a count from 1 to 1000000, not '%s'", optarg);
+            break;
         case O_ALGO: o->algo = optarg; break;
         case O_COLL: o->coll_spec = optarg; break;
         case O_CSV: o->csv = optarg; break;
@@ -374,7 +385,7 @@ int cmd_coll(int argc, char **argv)
         goto out;
     }
     eng_init(&sgc, sgv);
-    if (eng_load_platform(o.platform, err, sizeof err) < 0) {
+    if (eng_load(o.platform, o.nodes, o.calib, err, sizeof err) < 0) {
         fprintf(stderr, "trainsim coll: %s\n", err);
         goto out;
     }

@@ -22,7 +22,9 @@ static const char replay_help[] =
     "each collective's time with GOLDEN.json. Prints a table of what moved beyond\n"
     "the tolerance and by how much. See docs/replay.md for a ready-to-copy CI job.\n\n"
     "options:\n"
-    "  --platform P       SimGrid XML platform file\n"
+    "  --platform P       cluster (name, NAME:NODES or JSON: docs/clusters.md) or\n"
+    "                     SimGrid XML platform file; --cluster P is the same\n"
+    "  --nodes N          cluster node count;  --calibration F: a calibration JSON\n"
     "  --trace T          trace file; repeat, or list more files after the options\n"
     "  --format NAME      the trace's format instead of detection\n"
     "  --expect FILE      golden file to compare with (or to write)\n"
@@ -48,15 +50,18 @@ static double parse_tol(const char *s)
 
 int cmd_replay(int argc, char **argv)
 {
-    enum { O_PLATFORM = 256, O_TRACE, O_FORMAT, O_EXPECT, O_TOL, O_WRITE, O_FIDELITY, O_GAP };
+    enum { O_PLATFORM = 256, O_TRACE, O_FORMAT, O_EXPECT, O_TOL, O_WRITE, O_FIDELITY, O_GAP, O_NODES, O_CALIB };
     static const struct option longopts[] = {
         {"platform", required_argument, 0, O_PLATFORM}, {"trace", required_argument, 0, O_TRACE},
+        {"cluster", required_argument, 0, O_PLATFORM},  {"nodes", required_argument, 0, O_NODES},
+        {"calibration", required_argument, 0, O_CALIB},
         {"format", required_argument, 0, O_FORMAT},     {"expect", required_argument, 0, O_EXPECT},
         {"tolerance", required_argument, 0, O_TOL},     {"write-golden", no_argument, 0, O_WRITE},
         {"fidelity", required_argument, 0, O_FIDELITY}, {"gap", required_argument, 0, O_GAP},
         {"help", no_argument, 0, 'h'},                  {0, 0, 0, 0},
     };
-    const char *platform = NULL, *expect = NULL;
+    const char *platform = NULL, *expect = NULL, *calib = NULL;
+    int nodes = 0;
     tr_opts to = {NULL, 0};
     eng_opts eo = {ENG_PIPELINED, 0, 0};
     double tol = 0.03;
@@ -74,6 +79,17 @@ int cmd_replay(int argc, char **argv)
     while ((c = getopt_long(nours, ours, ":h", longopts, NULL)) != -1) {
         switch (c) {
         case O_PLATFORM: platform = optarg; break;
+        case O_CALIB: calib = optarg; break;
+        case O_NODES: {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (*end || v < 1 || v > 1000000) {
+                rc = cmd_usage_error("replay", "--nodes wants a count from 1 to 1000000, not '%s'", optarg);
+                goto out;
+            }
+            nodes = (int)v;
+            break;
+        }
         case O_TRACE: traces[ntr++] = optarg; break;
         case O_EXPECT: expect = optarg; break;
         case O_WRITE: write = 1; break;
@@ -132,7 +148,7 @@ int cmd_replay(int argc, char **argv)
         fprintf(stderr, "trainsim replay: %s\n", err);
     } else {
         eng_init(&sgc, sgv);
-        if (eng_load_platform(platform, err, BIGERR) < 0) {
+        if (eng_load(platform, nodes, calib, err, BIGERR) < 0) {
             fprintf(stderr, "trainsim replay: %s\n", err);
         } else if (eng_run(g, &eo, &res, err, BIGERR) < 0) {
             fprintf(stderr, "trainsim replay: %s: %s\n", traces[0], err);
