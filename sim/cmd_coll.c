@@ -361,12 +361,8 @@ int cmd_coll(int argc, char **argv)
     opts o = {.fidelity = FID_PIPELINED, .op = OG_ALLREDUCE, .dtype = OG_F32, .minb = 8,
               .maxb = (int64_t)128 << 20, .factor = 2};
     char **sgv = ts_calloc(argc + 1, sizeof *sgv), **ours = ts_calloc(argc + 1, sizeof *ours);
-    int sgc = 1, nours = 0;
-    sgv[0] = ours[nours++] = argv[0];
-    for (int i = 1; i < argc; i++) {
-        if (strncmp(argv[i], "--cfg=", 6) == 0 || strncmp(argv[i], "--log=", 6) == 0) sgv[sgc++] = argv[i];
-        else ours[nours++] = argv[i];
-    }
+    int sgc, nours;
+    sgc = cmd_split_simgrid(argc, argv, sgv, ours, &nours);
     int rc = parse_opts(nours, ours, &o);
     char err[TS_ERRLEN], forced[96];
     result *rs = NULL;

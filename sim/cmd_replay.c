@@ -68,12 +68,8 @@ int cmd_replay(int argc, char **argv)
     int write = 0, c, rc = EXIT_USAGE, ntr = 0;
     char **sgv = ts_calloc((size_t)argc + 1, sizeof *sgv), **ours = ts_calloc((size_t)argc + 1, sizeof *ours);
     char **traces = ts_calloc((size_t)argc + 1, sizeof *traces);
-    int sgc = 1, nours = 0;
-    sgv[0] = ours[nours++] = argv[0];
-    for (int i = 1; i < argc; i++) {
-        if (strncmp(argv[i], "--cfg=", 6) == 0 || strncmp(argv[i], "--log=", 6) == 0) sgv[sgc++] = argv[i];
-        else ours[nours++] = argv[i];
-    }
+    int sgc, nours;
+    sgc = cmd_split_simgrid(argc, argv, sgv, ours, &nours);
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(nours, ours, ":h", longopts, NULL)) != -1) {

@@ -194,12 +194,8 @@ int cmd_run(int argc, char **argv)
     int seq = 0, ngpus = 0, gpn = 0, full = 0, progress = 0, analytical = 0;
     cm_dtype dtype = CM_BF16;
     char **sgv = ts_calloc(argc + 1, sizeof *sgv), **ours = ts_calloc(argc + 1, sizeof *ours);
-    int sgc = 1, nours = 0;
-    sgv[0] = ours[nours++] = argv[0];
-    for (int i = 1; i < argc; i++) {
-        if (strncmp(argv[i], "--cfg=", 6) == 0 || strncmp(argv[i], "--log=", 6) == 0) sgv[sgc++] = argv[i];
-        else ours[nours++] = argv[i];
-    }
+    int sgc, nours;
+    sgc = cmd_split_simgrid(argc, argv, sgv, ours, &nours);
     int rc = EXIT_USAGE, c;
     og_graph *g = NULL;
     eng_result *res = NULL;

@@ -110,12 +110,8 @@ int cmd_sim(int argc, char **argv)
     /* SimGrid's own options travel separately to simgrid_init. */
     char **sgv = ts_calloc(argc + 1, sizeof *sgv);
     char **ours = ts_calloc(argc + 1, sizeof *ours);
-    int sgc = 1, nours = 0;
-    sgv[0] = ours[nours++] = argv[0];
-    for (int i = 1; i < argc; i++) {
-        if (strncmp(argv[i], "--cfg=", 6) == 0 || strncmp(argv[i], "--log=", 6) == 0) sgv[sgc++] = argv[i];
-        else ours[nours++] = argv[i];
-    }
+    int sgc, nours;
+    sgc = cmd_split_simgrid(argc, argv, sgv, ours, &nours);
     int rc = EXIT_USAGE, c;
     opterr = 0;
     optind = 1;

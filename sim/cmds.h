@@ -13,6 +13,11 @@ int cmd_run(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 
+/* Split argv into SimGrid's own options (--cfg=..., --log=...: into sgv, for
+ * simgrid_init) and the command's (into ours, *nours of them); both arrays
+ * hold argc + 1 entries and start with argv[0]. Returns the count in sgv. */
+int cmd_split_simgrid(int argc, char **argv, char **sgv, char **ours, int *nours);
+
 /* Report an unknown/missing option for command cmd and return EXIT_USAGE. */
 int cmd_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

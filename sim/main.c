@@ -34,6 +34,18 @@ int cmd_usage_error(const char *cmd, const char *fmt, ...)
     return EXIT_USAGE;
 }
 
+int cmd_split_simgrid(int argc, char **argv, char **sgv, char **ours, int *nours)
+{
+    int sgc = 1;
+    *nours = 1;
+    sgv[0] = ours[0] = argv[0];
+    for (int i = 1; i < argc; i++) {
+        if (strncmp(argv[i], "--cfg=", 6) == 0 || strncmp(argv[i], "--log=", 6) == 0) sgv[sgc++] = argv[i];
+        else ours[(*nours)++] = argv[i];
+    }
+    return sgc;
+}
+
 static void usage(FILE *f)
 {
     fprintf(f, "usage: trainsim <command> [options]\n\n"
