@@ -79,6 +79,11 @@ static const struct p2p_case {
     {"frontier:256", "single link", 0, 2, 50e9, 1e-6},
     {"frontier:256", "same switch", 0, 8, 25e9, 2 * 1e-6 + 2 * 0.25e-6},
     {"frontier:256", "other group", 0, 2047, 25e9, 2 * 1e-6 + 2 * 0.25e-6 + 0.25e-6 + 0.25e-6},
+    /* torus 4x2x2 (node = x + 4y + 8z): node 0 to node 2 is 2 hops along x either
+     * way round; node 0 to node 15 (3,1,1) is 1 hop in x (wrap) + 1 in y + 1 in z */
+    {"tests/data/torus.json", "torus, 2 hops", 0, 2, 10e9, 2 * 2e-6 + 2 * 1e-6},
+    {"tests/data/torus.json", "torus, farthest", 0, 15, 10e9, 2 * 2e-6 + 3 * 1e-6},
+    {"tests/data/torus.json", "torus, neighbours", 5, 4, 10e9, 2 * 2e-6 + 1e-6},
     /* test cluster: 100 GB/s 1 us; NIC 10 GB/s 2 us; switch links 1 us */
     {"test-cluster", "same node", 0, 1, 100e9, 1e-6},
     {"test-cluster", "farthest", 0, 15, 10e9, 2 * 2e-6 + 2 * 1e-6},
