@@ -13,9 +13,6 @@
 
 #include "util.h"
 
-#ifndef TS_CONFIG_DIR
-#define TS_CONFIG_DIR "configs"
-#endif
 
 typedef struct {
     const char *file;
@@ -124,7 +121,7 @@ static int load_gpu(const char *name, topo_gpu *gpu, char *err, size_t errlen)
 {
     char path[512];
     if (strchr(name, '/')) snprintf(path, sizeof path, "%s", name);
-    else snprintf(path, sizeof path, "%s/gpus/%s.json", TS_CONFIG_DIR, name);
+    else snprintf(path, sizeof path, "%s/gpus/%s.json", ts_config_dir(), name);
     ctx c = {path, err, errlen};
     json_t *root = load_json(&c, path);
     if (!root) return -1;
@@ -345,7 +342,7 @@ static void shipped_names(char *buf, size_t n)
 {
     char dir[256], *names[256];
     int k = 0;
-    snprintf(dir, sizeof dir, "%s/clusters", TS_CONFIG_DIR);
+    snprintf(dir, sizeof dir, "%s/clusters", ts_config_dir());
     buf[0] = 0;
     DIR *d = opendir(dir);
     if (!d) {
@@ -389,7 +386,7 @@ int topo_load(const char *spec, int nodes, topo_cluster *cl, char *err, size_t e
     size_t len = strlen(name);
     int is_file = len > 5 && strcmp(name + len - 5, ".json") == 0;
     if (is_file) snprintf(path, sizeof path, "%s", name);
-    else snprintf(path, sizeof path, "%s/clusters/%s.json", TS_CONFIG_DIR, name);
+    else snprintf(path, sizeof path, "%s/clusters/%s.json", ts_config_dir(), name);
     if (!is_file && access(path, R_OK) != 0) {
         char list[512];
         shipped_names(list, sizeof list);

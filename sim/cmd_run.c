@@ -305,8 +305,11 @@ int cmd_run(int argc, char **argv)
     wl_model m;
     wl_layout l;
     cm_gpu gpu;
-    if (wl_model_find(model, "configs/models", &m, err, BIGERR) < 0 ||
-        cm_gpu_find(gpu_name, "configs/gpus", &gpu, err, BIGERR) < 0 ||
+    char models_dir[4200], gpus_dir[4200];
+    snprintf(models_dir, sizeof models_dir, "%s/models", ts_config_dir());
+    snprintf(gpus_dir, sizeof gpus_dir, "%s/gpus", ts_config_dir());
+    if (wl_model_find(model, models_dir, &m, err, BIGERR) < 0 ||
+        cm_gpu_find(gpu_name, gpus_dir, &gpu, err, BIGERR) < 0 ||
         (gemm && cm_gpu_calibrate(&gpu, gemm, err, BIGERR) < 0) || wl_layout_parse(layout_s, &l, err, BIGERR) < 0) {
         fprintf(stderr, "trainsim run: %s\n", err);
         goto out;

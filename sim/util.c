@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 int ts_err(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -180,4 +182,38 @@ int ts_config_path(const char *name, const char *dir, char *path, size_t n)
     if (!f) return -1;
     fclose(f);
     return 0;
+}
+
+static int is_dir(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+const char *ts_config_dir(void)
+{
+    static char dir[4096];
+    if (dir[0]) return dir;
+    const char *env = getenv("TRAINSIM_CONFIGS");
+    if (env && *env) {
+        snprintf(dir, sizeof dir, "%s", env);
+        return dir;
+    }
+    if (is_dir("configs")) {
+        snprintf(dir, sizeof dir, "configs");
+        return dir;
+    }
+    char exe[3000];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = 0;
+            snprintf(dir, sizeof dir, "%s/../configs", exe);
+            if (is_dir(dir)) return dir;
+        }
+    }
+    snprintf(dir, sizeof dir, "configs");
+    return dir;
 }

@@ -44,6 +44,10 @@ typedef struct ts_sums {
 void ts_sums_add(ts_sums *m, uint64_t key, double v);
 void ts_sums_free(ts_sums *m);
 
+/* The configs/ folder: $TRAINSIM_CONFIGS, else ./configs when it exists,
+ * else configs/ beside the running binary's bin/ folder, else "configs". */
+const char *ts_config_dir(void);
+
 /* Wall-clock seconds (monotonic), and peak resident set size in bytes. */
 double ts_wtime(void);
 long ts_peak_rss(void);
