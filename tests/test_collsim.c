@@ -177,6 +177,7 @@ static void test_topology(void)
     const char *plat = two_nodes(1);
     const int64_t S = (int64_t)64 << 20;
     const double pl = coll_proto_step_latency(COLL_SIMPLE), ai = 2 * LI + pl, an = 2 * LN + pl;
+    const double E = 275.0 / 450.0; /* NVLS throughput per NVLink byte (models/coll/topo.c) */
     int ids[8];
     for (int i = 0; i < 8; i++) ids[i] = i / 4;
     coll_topo *t8 = coll_topo_new(8, ids, 1), *t4 = coll_topo_new(4, ids, 1);
@@ -187,7 +188,7 @@ static void test_topology(void)
     } cases[] = {
         /* L = 4 members per node, M = 2 nodes */
         {"hierarchical", 8, 2 * 3 * (ai + S / 4.0 / BI) + 2 * 1 * (an + S / 8.0 / BN)},
-        {"nvls", 4, 2 * (ai + S / BI)},
+        {"nvls", 4, 2 * (ai + S / (E * BI))},
         {"nvlstree", 8, 0},
         {"ring", 8, 0},
         {"rhd", 8, 0},
@@ -218,16 +219,20 @@ static void test_topology(void)
     double fi = 2 * LI + 1.5 * S / BI, fn = 2 * LN + 0.25 * S / BN;
     CU_ASSERT(REL(th, (fi > fn ? fi : fn) + 7 * 2 * LN + 8 * pl) < 0.01);
     /* NVLS pipelined: the data goes up once and the result comes down once,
-     * both directions at once: S/B plus two steps of latency */
+     * both directions at once, at the switch's reduction throughput: S/(E B)
+     * plus two steps of latency */
     double t = simulate(plat, 4, OG_ALLREDUCE, S, "nvls", ENG_PIPELINED);
-    CU_ASSERT(REL(t, 2 * ai + S / BI) < 0.01);
-    /* one node with NVLS: the tuner takes NVLS for large sizes; ring/tree without it */
-    coll_hw hw = {2 * LI, BI, t4};
+    CU_ASSERT(REL(t, 2 * ai + S / (E * BI)) < 0.01);
+    /* 8 GPUs of one node with NVLS: the tuner takes NVLS for large sizes (S/(E B)
+     * = 1.64 S/B beats the ring's 1.75 S/B, as NCCL does on 8 H100s); not without it */
+    int one[8] = {0};
+    coll_topo *one8 = coll_topo_new(8, one, 1), *plain = coll_topo_new(8, one, 0);
+    coll_hw hw = {2 * LI, BI, one8};
     coll_proto pr;
-    CU_ASSERT_STRING_EQUAL(coll_algo_get(coll_select(OG_ALLREDUCE, 4, S, &hw, &pr))->name, "nvls");
-    coll_topo *plain = coll_topo_new(4, ids, 0);
+    CU_ASSERT_STRING_EQUAL(coll_algo_get(coll_select(OG_ALLREDUCE, 8, S, &hw, &pr))->name, "nvls");
     hw.topo = plain;
-    CU_ASSERT_STRING_NOT_EQUAL(coll_algo_get(coll_select(OG_ALLREDUCE, 4, S, &hw, &pr))->name, "nvls");
+    CU_ASSERT_STRING_NOT_EQUAL(coll_algo_get(coll_select(OG_ALLREDUCE, 8, S, &hw, &pr))->name, "nvls");
+    coll_topo_free(one8);
     /* without NVLS on the hosts the engine refuses nvls, naming the property */
     og_graph *g = test_one_collective(4, OG_ALLREDUCE, S, "nvls");
     eng_opts o = {ENG_PIPELINED, 0, 0};
