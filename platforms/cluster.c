@@ -302,11 +302,17 @@ static int parse_net(ctx *c, json_t *o, topo_cluster *cl)
     return 0;
 }
 
+#define MAX_GPUS (1L << 20)      /* a platform past this would not fit in memory */
+#define MAX_FABRIC_LINKS 5000000L
+
 /* Node count checks that depend on the fabric. */
 static int check_size(ctx *c, topo_cluster *cl)
 {
     topo_net *t = &cl->net;
     long n = cl->nodes;
+    if (n * cl->node.gpus > MAX_GPUS)
+        return bad(c, "%ld nodes x %d GPUs is more than the %ld GPUs a platform can hold here", n, cl->node.gpus,
+                   MAX_GPUS);
     switch (t->kind) {
     case TOPO_SWITCH:
         if (n > 512) return bad(c, "a single switch serves at most 512 nodes here, not %ld (use a fat-tree)", n);
@@ -331,6 +337,10 @@ static int check_size(ctx *c, topo_cluster *cl)
         long per_group = (long)t->switches * t->nodes_per_switch;
         t->groups = (int)((n + per_group - 1) / per_group);
         if (t->groups > 1024) return bad(c, "dragonfly of %d groups: at most 1024", t->groups);
+        long links = (long)t->groups * t->switches * (t->switches - 1) / 2 + (long)t->groups * (t->groups - 1) / 2;
+        if (links > MAX_FABRIC_LINKS)
+            return bad(c, "dragonfly of %d groups of %d switches needs %ld switch links, more than %ld", t->groups,
+                       t->switches, links, MAX_FABRIC_LINKS);
         break;
     }
     }

@@ -344,6 +344,13 @@ static void test_bad_clusters(void)
                                      "\"bw\": 1e10, \"lat\": 1e-6}}"),
                  /* 4 down ports per leaf / 2 NICs = 2 nodes per leaf, 8 leaves under radix-8 spines */
                  "a 2-level fat-tree of radix 8 holds at most 16 nodes, not 5000");
+    expect_error(write_tmp("i.json", "{\"name\": \"x\", \"gpu\": \"h100\", \"nodes\": 300000, " NODE_OK ", "
+                                     "\"network\": {\"type\": \"dragonfly\", \"switches_per_group\": 1000, "
+                                     "\"nodes_per_switch\": 1, \"bw\": 1e10, \"lat\": 1e-6}}"),
+                 /* 300 x 1000 x 999 / 2 local + 300 x 299 / 2 global */
+                 "dragonfly of 300 groups of 1000 switches needs 149894850 switch links");
+    expect_error(write_tmp("j.json", "{\"name\": \"x\", \"gpu\": \"h100\", \"nodes\": 1000000, " NODE_OK ", " NET_OK "}"),
+                 "1000000 nodes x 2 GPUs is more than the 1048576 GPUs");
     expect_error(write_tmp("h.json", "{\"name\": \"x\", \"gpu\": \"tpu9\", \"nodes\": 2, " NODE_OK ", " NET_OK "}"),
                  "gpu 'tpu9'");
     char out[4096];
