@@ -17,7 +17,7 @@ DEB_PACKAGES := build-essential g++ pkg-config libsimgrid-dev libigraph-dev libg
 CLI_SRC  := sim/main.c $(wildcard sim/cmd_*.c)
 CLI_OBJ  := $(CLI_SRC:%.c=build/%.o)
 LIB_SRC  := $(filter-out $(CLI_SRC), $(wildcard sim/*.c sim/*/*.c models/*.c models/*/*.c \
-              platforms/*.c))
+              platforms/*.c $(filter-out validate/bench_main.c, $(wildcard validate/*.c))))
 LIB_CXX  := $(wildcard platforms/*.cpp)
 LIB_OBJ  := $(LIB_SRC:%.c=build/%.o) $(LIB_CXX:%.cpp=build/%.o)
 TEST_SRC := $(wildcard tests/*.c)

@@ -1,0 +1,311 @@
+/* Validation-mode parsers: every nccl-tests file of ../shared/data/nccl-tests,
+ * OSU fixtures, and truncated/garbled variants (errors with file:line). */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests.h"
+#include "util.h"
+#include "val.h"
+
+#define NCCL_DIR "../shared/data/nccl-tests"
+
+static char *slurp(const char *path, long *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    *len = ftell(f);
+    rewind(f);
+    char *b = malloc(*len + 1);
+    if (fread(b, 1, *len, f) != (size_t)*len) *len = 0;
+    b[*len] = 0;
+    fclose(f);
+    return b;
+}
+
+static int parse_mem(const char *buf, size_t len, const char *name, val_file *vf, char *err)
+{
+    FILE *f = fmemopen((void *)buf, len, "r");
+    int rc = val_parse_stream(f, name, vf, err, TS_ERRLEN);
+    fclose(f);
+    return rc;
+}
+
+/* Independent checks of a parsed nccl-tests run against its own columns:
+ * algbw = size / time (GB/s from B and us: size / time / 1e3) and busbw =
+ * algbw x nccl-tests' factor, to the printed precision. */
+static void check_consistent(const val_run *r)
+{
+    CU_ASSERT(r->nranks > 1);
+    for (int i = 0; i < r->nrows; i++) {
+        const val_row *w = &r->rows[i];
+        if (w->time_us <= 0 || w->algbw < 1) continue;
+        double alg = (double)w->size / w->time_us / 1e3;
+        CU_ASSERT(fabs(alg - w->algbw) <= 0.01 * w->algbw + 0.006);
+        double f = val_busbw_factor(r->coll, r->nranks);
+        CU_ASSERT(fabs(w->busbw - w->algbw * f) <= 0.01 * w->busbw + 0.01);
+    }
+}
+
+typedef struct expect {
+    const char *file;
+    int coll, nranks, nrows, zeros;
+    int64_t last_size;
+    double first_time;      /* of the first nonzero size */
+} expect;
+
+/* Hand counts from the files: sizes double from the first nonzero size up to
+ * the last; "zeros" rows of size 0 come first. */
+static const expect expects[] = {
+    {"nccl_h100x8_single_node_all_reduce_ring_together.txt", OG_ALLREDUCE, 8, 31, 0, (int64_t)8 << 30, 34.98},
+    {"nccl_h100x8_single_node_all_gather_ring_together.txt", OG_ALLGATHER, 8, 31, 4, (int64_t)8 << 30, 35.05},
+    {"nccl_polaris_a100_2nodes_8gpu_all_reduce_alcf.txt", OG_ALLREDUCE, 8, 29, 0, (int64_t)1 << 30, 36.90},
+    {"nccl_polaris_a100_2nodes_8gpu_alltoall_alcf.txt", OG_ALLTOALL, 8, 29, 3, (int64_t)1 << 30, 106.6},
+};
+
+static void test_shared_files(void)
+{
+    DIR *d = opendir(NCCL_DIR);
+    if (!d) {
+        printf("\n  (skipped: %s absent)", NCCL_DIR);
+        return;
+    }
+    int nfiles = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        char path[1024], err[TS_ERRLEN];
+        snprintf(path, sizeof path, "%s/%s", NCCL_DIR, e->d_name);
+        val_file vf;
+        int rc = val_parse_file(path, &vf, err, sizeof err);
+        if (rc) printf("\n  %s\n", err);
+        CU_ASSERT_EQUAL_FATAL(rc, 0);
+        nfiles++;
+        CU_ASSERT(vf.nruns >= 1);
+        for (int k = 0; k < vf.nruns; k++) {
+            CU_ASSERT(vf.runs[k].coll != VAL_UNKNOWN);
+            check_consistent(&vf.runs[k]);
+        }
+        for (size_t x = 0; x < sizeof expects / sizeof expects[0]; x++) {
+            if (strcmp(expects[x].file, e->d_name)) continue;
+            const expect *ex = &expects[x];
+            const val_run *r = &vf.runs[0];
+            CU_ASSERT_EQUAL(vf.nruns, 1);
+            CU_ASSERT_EQUAL(r->coll, ex->coll);
+            CU_ASSERT_EQUAL(r->nranks, ex->nranks);
+            CU_ASSERT_EQUAL(r->nrows, ex->nrows);
+            CU_ASSERT(r->complete);
+            int z = 0;
+            while (z < r->nrows && r->rows[z].size == 0) z++;
+            CU_ASSERT_EQUAL(z, ex->zeros);
+            CU_ASSERT_DOUBLE_EQUAL(r->rows[z].time_us, ex->first_time, 1e-9);
+            for (int i = z + 1; i < r->nrows; i++) CU_ASSERT_EQUAL(r->rows[i].size, 2 * r->rows[i - 1].size);
+            CU_ASSERT_EQUAL(r->rows[r->nrows - 1].size, ex->last_size);
+            /* alltoall prints N/A for the in-place #wrong */
+            CU_ASSERT_EQUAL(r->rows[z].ip_wrong, ex->coll == OG_ALLTOALL ? -1 : 0);
+            CU_ASSERT_EQUAL(r->rows[z].wrong, 0);
+        }
+        val_file_free(&vf);
+    }
+    closedir(d);
+    CU_ASSERT(nfiles >= 4);
+}
+
+/* The line number (1-based) holding byte offset off. */
+static int line_of(const char *b, long off)
+{
+    int l = 1;
+    for (long i = 0; i < off; i++) l += b[i] == '\n';
+    return l;
+}
+
+/* Every file cut at every row's middle: an error naming that line; cut at a
+ * line end: the rows before it, and never a crash. */
+static void test_truncated(void)
+{
+    DIR *d = opendir(NCCL_DIR);
+    if (!d) {
+        printf("\n  (skipped: %s absent)", NCCL_DIR);
+        return;
+    }
+    struct dirent *e;
+    int cuts = 0;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        char path[1024], err[TS_ERRLEN], want[64];
+        snprintf(path, sizeof path, "%s/%s", NCCL_DIR, e->d_name);
+        long len = 0;
+        char *b = slurp(path, &len);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+        int rows_before = 0;
+        for (long off = 0; off < len; off++) {
+            if (off > 0 && b[off - 1] != '\n') continue;
+            int is_row = b[off] == ' ' && strchr(b + off, '\n') && b[off + strspn(b + off, " ")] != '#';
+            long end = strchr(b + off, '\n') ? strchr(b + off, '\n') - b : len;
+            if (!is_row) continue;
+            /* mid-row: after the size and count, within the time column */
+            long mid = off + (end - off) / 2;
+            val_file vf;
+            int rc = parse_mem(b, mid, path, &vf, err);
+            CU_ASSERT_EQUAL(rc, -1);
+            snprintf(want, sizeof want, ":%d: ", line_of(b, off));
+            CU_ASSERT_PTR_NOT_NULL(strstr(err, want));
+            CU_ASSERT_PTR_NOT_NULL(strstr(err, e->d_name));
+            /* at the line end: fine, with the rows so far */
+            rc = parse_mem(b, end + 1, path, &vf, err);
+            CU_ASSERT_EQUAL(rc, 0);
+            if (rc == 0) {
+                rows_before++;
+                CU_ASSERT_EQUAL(vf.runs[0].nrows, rows_before);
+                CU_ASSERT_FALSE(vf.runs[0].complete);
+                val_file_free(&vf);
+            }
+            cuts++;
+        }
+        /* header only: no rows */
+        char *first = strstr(b, "\n   ");
+        val_file vf;
+        CU_ASSERT_EQUAL(parse_mem(b, first - b + 1, path, &vf, err), -1);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err, "no measurements"));
+        free(b);
+    }
+    closedir(d);
+    CU_ASSERT(cuts > 100);
+}
+
+static void test_garbled(void)
+{
+    const char *hdr = "# Collective test starting: all_reduce_perf\n"
+                      "#       size         count      type   redop    root     time   algbw   busbw  #wrong     "
+                      "time   algbw   busbw  #wrong\n";
+    const char *good = "        1024           256     float     sum      -1    10.24    0.10    0.15       0    "
+                       "10.24    0.10    0.15       0\n";
+    static const struct { const char *row, *msg; } cases[] = {
+        {"        1024           256     float     sum      -1    3x.5    0.10    0.15       0    10.24    0.10    "
+         "0.15       0\n", "time is not"},
+        {"        1024           256     float     sum      -1    -1.0    0.10    0.15       0    10.24    0.10    "
+         "0.15       0\n", "time is not"},
+        {"        1024           256     float     sum      -1    nan    0.10    0.15       0    10.24    0.10    "
+         "0.15       0\n", "time is not"},
+        {"        10x4           256     float     sum      -1    1.0    0.10    0.15       0    10.24    0.10    "
+         "0.15       0\n", "size is not"},
+        {"        1024           256     float     sum      -1    1.0    0.10    0.15     bad    10.24    0.10    "
+         "0.15       0\n", "#wrong is not"},
+        {"        1024           256\n", "columns"},
+        {"garbage line here\n", "not a table row"},
+        {"        1024           256     float     sum      -1    1.0    0.10    0.15       0    10.24    0.10    "
+         "0.15       0  1 2 3 4 5 6 7 8 9\n", "columns"},
+        {"   99999999999999999999     256     float     sum      -1    1.0    0.10    0.15       0    10.24    0.10    "
+         "0.15       0\n", "size is not"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char buf[2048], err[TS_ERRLEN];
+        snprintf(buf, sizeof buf, "%s%s%s%s", hdr, good, cases[i].row, good);
+        val_file vf;
+        CU_ASSERT_EQUAL(parse_mem(buf, strlen(buf), "g.txt", &vf, err), -1);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err, "g.txt:4: "));
+        CU_ASSERT_PTR_NOT_NULL(strstr(err, cases[i].msg));
+    }
+    /* a NUL byte */
+    char buf[1024], err[TS_ERRLEN];
+    int n = snprintf(buf, sizeof buf, "%s%s", hdr, good);
+    buf[n - 5] = 0;
+    val_file vf;
+    CU_ASSERT_EQUAL(parse_mem(buf, n, "nul.txt", &vf, err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "nul.txt:3: binary"));
+    /* the collective from the file name when the output does not say */
+    n = snprintf(buf, sizeof buf, "%s", good);
+    CU_ASSERT_EQUAL(parse_mem(buf, n, "x/reduce_scatter_8.log", &vf, err), 0);
+    CU_ASSERT_EQUAL(vf.runs[0].coll, OG_REDUCESCATTER);
+    val_file_free(&vf);
+    /* a missing file */
+    CU_ASSERT_EQUAL(val_parse_file("/nonexistent/x.txt", &vf, err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "/nonexistent/x.txt: cannot open"));
+}
+
+/* Two runs in one file (nccl-tests launched twice into one log), the second
+ * with the older 12-column layout (no root). */
+static void test_multi_run(void)
+{
+    const char *txt = "# Collective test starting: all_gather_perf\n"
+                      "# nThread 1 nGpus 4 minBytes 8 maxBytes 64 step: 2(factor)\n"
+                      "#  Rank  0..3 Group  0 Pid 1 on h devices 0..3 GPU\n"
+                      "     1048576         65536     float    none      -1    100.0   10.49    7.86       0    "
+                      "100.0   10.49    7.86       0\n"
+                      "# Avg bus bandwidth    : 7.86\n"
+                      "# Collective test starting: broadcast_perf\n"
+                      "# nThread 1 nGpus 2 minBytes 8 maxBytes 64 step: 2(factor)\n"
+                      "       2048           512     float    none    1.00    0.00    0.00       0    "
+                      "1.00    0.00    0.00       0\n"
+                      "       4096          1024     float    none    2.00    0.00    0.00     N/A    "
+                      "2.00    0.00    0.00       3\n";
+    val_file vf;
+    char err[TS_ERRLEN];
+    CU_ASSERT_EQUAL_FATAL(parse_mem(txt, strlen(txt), "two.txt", &vf, err), 0);
+    CU_ASSERT_EQUAL_FATAL(vf.nruns, 2);
+    CU_ASSERT_EQUAL(vf.runs[0].coll, OG_ALLGATHER);
+    CU_ASSERT_EQUAL(vf.runs[0].nranks, 4);
+    CU_ASSERT(vf.runs[0].complete);
+    CU_ASSERT_EQUAL(vf.runs[1].coll, OG_BROADCAST);
+    CU_ASSERT_EQUAL(vf.runs[1].nrows, 2);
+    CU_ASSERT_EQUAL(vf.runs[1].rows[1].wrong, -1);
+    CU_ASSERT_EQUAL(vf.runs[1].rows[1].ip_wrong, 3);
+    CU_ASSERT_DOUBLE_EQUAL(vf.runs[1].rows[1].ip_time_us, 2.0, 1e-12);
+    CU_ASSERT_FALSE(vf.runs[1].complete);
+    val_file_free(&vf);
+}
+
+static void test_osu(void)
+{
+    val_file vf;
+    char err[TS_ERRLEN];
+    CU_ASSERT_EQUAL_FATAL(val_parse_file(test_data("osu_latency.txt"), &vf, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(vf.runs[0].coll, VAL_P2P);
+    CU_ASSERT_EQUAL(vf.runs[0].nranks, 2);
+    CU_ASSERT_STRING_EQUAL(vf.runs[0].tool, "osu_latency");
+    CU_ASSERT_EQUAL(vf.runs[0].nrows, 6);
+    /* 1 MiB in 67.25 us: 1048576 / 67.25e-6 / 1e9 GB/s */
+    CU_ASSERT_DOUBLE_EQUAL(vf.runs[0].rows[5].algbw, 1048576 / 67.25e-6 / 1e9, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(vf.runs[0].rows[5].busbw, vf.runs[0].rows[5].algbw, 1e-12);
+    val_file_free(&vf);
+    CU_ASSERT_EQUAL_FATAL(val_parse_file(test_data("osu_allreduce.txt"), &vf, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(vf.runs[0].coll, OG_ALLREDUCE);
+    CU_ASSERT_STRING_EQUAL(vf.runs[0].tool, "osu_allreduce");
+    CU_ASSERT_EQUAL(vf.runs[0].nrows, 4);
+    CU_ASSERT_DOUBLE_EQUAL(vf.runs[0].rows[3].time_us, 410.0, 1e-12);
+    val_file_free(&vf);
+    CU_ASSERT_EQUAL_FATAL(val_parse_file(test_data("osu_bw.txt"), &vf, err, sizeof err), 0);
+    CU_ASSERT_STRING_EQUAL(vf.runs[0].tool, "osu_bw");
+    /* 4 MiB at 12500 MB/s: 4194304 / 12500e6 s = 335.54432 us */
+    CU_ASSERT_DOUBLE_EQUAL(vf.runs[0].rows[2].time_us, 335.54432, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(vf.runs[0].rows[2].algbw, 12.5, 1e-12);
+    val_file_free(&vf);
+    const char *trunc = "# OSU MPI Latency Test v7.3\n# Size          Latency (us)\n1                       0.21\n2\n";
+    CU_ASSERT_EQUAL(parse_mem(trunc, strlen(trunc), "osu.txt", &vf, err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "osu.txt:4: "));
+    const char *garb = "# OSU MPI Latency Test v7.3\n1    0.21\n2   0.2q\n";
+    CU_ASSERT_EQUAL(parse_mem(garb, strlen(garb), "osu.txt", &vf, err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "osu.txt:3: latency is not"));
+}
+
+static void test_names(void)
+{
+    CU_ASSERT_EQUAL(val_coll_from_name("all_reduce_perf"), OG_ALLREDUCE);
+    CU_ASSERT_EQUAL(val_coll_from_name("AllGather"), OG_ALLGATHER);
+    CU_ASSERT_EQUAL(val_coll_from_name("reduce-scatter"), OG_REDUCESCATTER);
+    CU_ASSERT_EQUAL(val_coll_from_name("sendrecv"), VAL_P2P);
+    CU_ASSERT_EQUAL(val_coll_from_name("gather"), VAL_UNKNOWN);
+    CU_ASSERT_STRING_EQUAL(val_coll_name(OG_ALLTOALL), "alltoall");
+    CU_ASSERT_DOUBLE_EQUAL(val_busbw_factor(OG_ALLREDUCE, 8), 2.0 * 7 / 8, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(val_busbw_factor(VAL_P2P, 2), 1, 1e-12);
+}
+
+void suite_val(void)
+{
+    test_add_suite("val", "shared nccl-tests files", test_shared_files, "truncated files", test_truncated,
+                   "garbled rows", test_garbled, "several runs in a file", test_multi_run, "osu outputs", test_osu,
+                   "collective names", test_names, NULL);
+}
