@@ -61,4 +61,91 @@ int val_coll_from_name(const char *s);
 /* nccl-tests' busbw factor (VAL_P2P: 1). */
 double val_busbw_factor(int coll, int n);
 
+
+/* ---- nccl-tests' table (val_table.c): shared by `trainsim coll`, compare
+ * and trainsim-bench so that simulated and measured logs diff. ---- */
+
+/* The time column of nccl-tests 2.17: two decimals below 10 ms, then one, then none. */
+void val_fmt_time(char *buf, size_t n, double us);
+/* "sum" for the reducing collectives, else "none"; -1 root unless rooted. */
+const char *val_redop(int coll);
+int val_rooted(int coll);
+/* Counts are per rank for all-gather, reduce-scatter and all-to-all. */
+int val_per_rank_count(int coll);
+/* nccl-tests (2.14 on) rounds a size down to whole elements, and per-rank
+ * counts down to 16 bytes' worth of elements: *count and the rounded size. */
+int64_t val_nccl_size(int coll, int n, int64_t size, int elsize, int64_t *count);
+/* The column header lines ("#  size count type ...", units). */
+void val_table_header(FILE *f);
+/* One row: out-of-place then in-place time (us), algbw, busbw, #wrong (-1: N/A). */
+void val_table_row(FILE *f, int64_t size, int64_t count, const char *type, int coll, int root, double t_oop_us,
+                   double t_ip_us, double busfactor, long wrong_oop, long wrong_ip);
+
+/* ---- Simulated sweeps (val_sweep.c): one collective per size through the
+ * engine, as `trainsim coll` runs it. The platform must be loaded. ---- */
+typedef enum { VAL_FID_STEP, VAL_FID_PIPELINED, VAL_FID_ANALYTICAL } val_fidelity;
+
+typedef struct val_sweep {
+    og_coll op;
+    int n, root, fidelity;
+    og_dtype dtype;
+    char forced[96];        /* "algo[:proto]" or "" (automatic) */
+    char **hosts;           /* the platform's hosts (the first n are used) */
+    int nhosts;
+    struct coll_topo *topo;
+} val_sweep;
+
+typedef struct val_point {
+    int64_t size;
+    double time;            /* seconds */
+    int algo;
+    int proto;
+    int nsteps;
+} val_point;
+
+/* n = 0: every host. Fails on a bad algorithm, group or root. */
+int val_sweep_open(val_sweep *s, og_coll op, int n, int root, og_dtype dtype, int fidelity, const char *forced,
+                   char *err, size_t errlen);
+int val_sweep_size(val_sweep *s, int64_t bytes, val_point *out, char *err, size_t errlen);
+void val_sweep_close(val_sweep *s);
+
+/* ---- Fits (val_fit.c) ---- */
+
+/* A robust alpha-beta fit t(x) = alpha + x / beta of times t (s) against bus
+ * bytes x (size x nccl-tests' busbw factor, so beta is the asymptotic busbw in
+ * bytes/s): GSL nonlinear least squares on relative residuals, parameters in
+ * log space (both stay positive), iteratively reweighted with Tukey's
+ * bisquare (c = 4.685 x the residuals' MAD scale) so outliers get weight 0. */
+typedef struct val_fit {
+    double alpha, beta;
+    int n, outliers, rounds;
+    double rms_rel, median_abs_rel, max_abs_rel; /* relative residuals (model - t) / t, weighted points */
+    double *resid, *weight;                      /* per point (caller frees with val_fit_free) */
+} val_fit;
+int val_fit_ab(const double *x, const double *t, int n, val_fit *out, char *err, size_t errlen);
+void val_fit_free(val_fit *f);
+
+/* A bandwidth-efficiency curve: at each size, the alpha-beta model's time over
+ * the measured one (1 = the model is exact, < 1 = slower than the model),
+ * median-smoothed over 3 neighbours; between sizes interpolated linearly in
+ * log2(size), clamped to the end values outside. */
+typedef struct val_curve {
+    int n;
+    double *size, *eff;
+} val_curve;
+void val_curve_build(val_curve *c, const double *size, const double *model_t, const double *meas_t, int n);
+double val_curve_at(const val_curve *c, double size);
+void val_curve_free(val_curve *c);
+
+/* Median and p-th percentile (p in 0..1, nearest rank) of |v|. */
+double val_abs_quantile(const double *v, int n, double p);
+
+/* ---- Calibration JSON (val_calib.c; fields in docs/validation.md) ---- */
+typedef enum { VAL_INTRA, VAL_INTER } val_scope;
+const char *val_scope_name(int scope);
+
+/* Find the entry of "collectives" for coll and scope in a calibration file:
+ * 1 and its curve (caller frees), 0 when absent, -1 on a bad file. */
+int val_calib_curve(const char *path, int coll, int scope, val_curve *out, char *err, size_t errlen);
+
 #endif
