@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tests.h"
 #include "util.h"
@@ -308,4 +309,132 @@ void suite_val(void)
     test_add_suite("val", "shared nccl-tests files", test_shared_files, "truncated files", test_truncated,
                    "garbled rows", test_garbled, "several runs in a file", test_multi_run, "osu outputs", test_osu,
                    "collective names", test_names, NULL);
+}
+
+/* ---- fits, calibrate and compare ---- */
+
+/* Exact alpha-beta data (alpha 10 us, busbw 100 GB/s) with two gross
+ * outliers: the bisquare weights drop them and the fit returns the closed form. */
+static void test_fit_ab(void)
+{
+    double x[20], t[20];
+    for (int i = 0; i < 20; i++) {
+        x[i] = (double)((int64_t)64 << i);
+        t[i] = 10e-6 + x[i] / 100e9;
+    }
+    t[5] *= 3;
+    t[12] *= 0.4;
+    val_fit f;
+    char err[TS_ERRLEN];
+    CU_ASSERT_EQUAL_FATAL(val_fit_ab(x, t, 20, &f, err, sizeof err), 0);
+    CU_ASSERT_DOUBLE_EQUAL(f.alpha, 10e-6, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(f.beta / 100e9, 1, 1e-6);
+    CU_ASSERT_EQUAL(f.outliers, 2);
+    CU_ASSERT_DOUBLE_EQUAL(f.weight[5], 0, 0);
+    /* the outlier's residual: (model - 3 model) / (3 model) = -2/3 */
+    CU_ASSERT_DOUBLE_EQUAL(f.resid[5], -2.0 / 3, 1e-6);
+    CU_ASSERT(f.max_abs_rel < 1e-6);
+    val_fit_free(&f);
+    CU_ASSERT_EQUAL(val_fit_ab(x, t, 2, &f, err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "at least 3"));
+    t[3] = -1;
+    CU_ASSERT_EQUAL(val_fit_ab(x, t, 20, &f, err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "point 3"));
+}
+
+static void test_curve(void)
+{
+    double size[4] = {1024, 2048, 4096, 8192}, model[4] = {1, 1, 1, 1}, meas[4] = {2, 1, 4, 0.5};
+    val_curve c;
+    val_curve_build(&c, size, model, meas, 4);
+    /* raw 0.5, 1, 0.25, 2; inner points median-of-3: med(0.5, 1, 0.25) = 0.5,
+     * med(1, 0.25, 2) = 1; the ends stay */
+    CU_ASSERT_DOUBLE_EQUAL(c.eff[0], 0.5, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(c.eff[1], 0.5, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(c.eff[2], 1, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(c.eff[3], 2, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(val_curve_at(&c, 100), 0.5, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(val_curve_at(&c, 1 << 20), 2, 1e-15);
+    /* halfway in log2 between 4096 and 8192 (4096 * sqrt(2)): (1 + 2) / 2 */
+    CU_ASSERT_DOUBLE_EQUAL(val_curve_at(&c, 4096 * sqrt(2)), 1.5, 1e-12);
+    val_curve_free(&c);
+    double v[5] = {-5, 1, -2, 4, 3};
+    CU_ASSERT_DOUBLE_EQUAL(val_abs_quantile(v, 5, 0.5), 3, 0);
+    CU_ASSERT_DOUBLE_EQUAL(val_abs_quantile(v, 5, 0.9), 5, 0);
+}
+
+static double json_num_after(const char *s, const char *key)
+{
+    const char *p = strstr(s, key);
+    return p ? atof(p + strlen(key)) : NAN;
+}
+
+/* calibrate on the H100 all_reduce log up to 64 MB: the intra-node bandwidth
+ * factor is the measured busbw over the cluster's 450 GB/s NVSwitch port (the
+ * engine's ring runs at exactly that, per DESIGN.md), and compare with the
+ * calibration reproduces the fitted sizes. */
+static void test_calibrate_compare(void)
+{
+    const char *f = NCCL_DIR "/nccl_h100x8_single_node_all_reduce_ring_together.txt";
+    FILE *t = fopen(f, "r");
+    if (!t) {
+        printf("\n  (skipped: %s absent)", f);
+        return;
+    }
+    fclose(t);
+    static char out[1 << 16], cmd[1024], json[1 << 14];
+    char path[64], svg[64];
+    snprintf(path, sizeof path, "/tmp/trainsim-calib-%d.json", (int)getpid());
+    snprintf(svg, sizeof svg, "/tmp/trainsim-cmp-%d.svg", (int)getpid());
+    snprintf(cmd, sizeof cmd, "calibrate %s --cluster dgx-h100-superpod --nodes 1 --algo ring -e 64M -o %s", f, path);
+    CU_ASSERT_EQUAL_FATAL(test_cli(cmd, out, sizeof out), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "all_reduce intra-node (nccl-tests), 8 ranks, algorithm ring, 24 sizes"));
+    FILE *jf = fopen(path, "r");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(jf);
+    size_t n = fread(json, 1, sizeof json - 1, jf);
+    json[n] = 0;
+    fclose(jf);
+    double beta = json_num_after(json, "\"measured\": {\"alpha_s\": ");
+    beta = json_num_after(strstr(json, "\"measured\""), "\"busbw_Bps\": ");
+    double sim_beta = json_num_after(strstr(json, "\"simulated\""), "\"busbw_Bps\": ");
+    CU_ASSERT_DOUBLE_EQUAL(sim_beta / 450e9, 1, 1e-6);
+    CU_ASSERT_DOUBLE_EQUAL(json_num_after(json, "\"intra_bw_eff\": "), beta / 450e9, 1e-9);
+    /* measured busbw at 64 MB is 318.55 GB/s and rising: the fit lies above */
+    CU_ASSERT(beta > 318e9 && beta < 368e9);
+    snprintf(cmd, sizeof cmd,
+             "compare %s --cluster dgx-h100-superpod --nodes 1 --algo ring -e 64M --calibration %s --svg %s", f, path,
+             svg);
+    CU_ASSERT_EQUAL_FATAL(test_cli(cmd, out, sizeof out), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "(cluster factors + efficiency curve)"));
+    /* on the fitted sizes the curve is the ratio itself, except where the
+     * median-of-3 smoothing replaced it: the median error stays small */
+    const char *sum = strstr(out, "median |error| ");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(sum);
+    CU_ASSERT(atof(sum + 15) < 2.0);
+    FILE *sf = fopen(svg, "r");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(sf);
+    n = fread(json, 1, sizeof json - 1, sf);
+    json[n] = 0;
+    fclose(sf);
+    CU_ASSERT_PTR_NOT_NULL(strstr(json, "<svg"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(json, "</svg>"));
+    int circles = 0;
+    for (const char *p = json; (p = strstr(p, "<circle")); p++) circles++;
+    CU_ASSERT_EQUAL(circles, 24); /* one per measured size */
+    remove(path);
+    remove(svg);
+    /* errors */
+    CU_ASSERT_EQUAL(test_cli("calibrate /nonexistent.txt --cluster test-cluster -o /tmp/x.json", out, sizeof out), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "/nonexistent.txt: cannot open"));
+    CU_ASSERT_EQUAL(test_cli("calibrate --cluster test-cluster", out, sizeof out), 2);
+    CU_ASSERT_EQUAL(test_cli("compare --help", out, sizeof out), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "usage: trainsim compare"));
+    CU_ASSERT_EQUAL(test_cli("calibrate --help", out, sizeof out), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "usage: trainsim calibrate"));
+}
+
+void suite_val_fit(void)
+{
+    test_add_suite("val_fit", "robust alpha-beta fit", test_fit_ab, "efficiency curve", test_curve,
+                   "calibrate and compare on the H100 log", test_calibrate_compare, NULL);
 }

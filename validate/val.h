@@ -54,6 +54,12 @@ int val_parse_file(const char *path, val_file *out, char *err, size_t errlen);
 int val_parse_stream(FILE *f, const char *name, val_file *out, char *err, size_t errlen);
 void val_file_free(val_file *f);
 
+/* The rows of r usable for fits: nonzero sizes with a time (repeated sizes:
+ * the first), within [minb, maxb], and with half = 1 (2) only the even (odd)
+ * ones of those in order. Writes sizes and out-of-place times (s) into
+ * arrays of r->nrows entries; returns the count. */
+int val_run_select(const val_run *r, int64_t minb, int64_t maxb, int half, int64_t *sizes, double *times);
+
 /* Names: nccl-tests' ("all_reduce", ...; "sendrecv" for VAL_P2P). */
 const char *val_coll_name(int coll);
 /* Accepts all_reduce, allreduce, all-reduce, AllReduce, bcast, sendrecv, ... */

@@ -383,3 +383,18 @@ void val_file_free(val_file *f)
     f->nruns = 0;
     f->cap = 0;
 }
+
+int val_run_select(const val_run *r, int64_t minb, int64_t maxb, int half, int64_t *sizes, double *times)
+{
+    int k = 0, j = 0;
+    for (int i = 0; i < r->nrows; i++) {
+        const val_row *w = &r->rows[i];
+        if (w->size <= 0 || !(w->time_us > 0) || w->size < minb || w->size > maxb) continue;
+        if (j > 0 && w->size <= r->rows[i - 1].size) continue;
+        if (half && (j++ & 1) != (half == 2)) continue;
+        if (!half) j++;
+        sizes[k] = w->size;
+        times[k++] = w->time_us * 1e-6;
+    }
+    return k;
+}
