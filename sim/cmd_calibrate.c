@@ -52,19 +52,6 @@ typedef struct entry {
     val_curve curve;
 } entry;
 
-static int parse_size(const char *s, int64_t *out)
-{
-    char *end;
-    long long v = strtoll(s, &end, 10);
-    int64_t mul = 1;
-    if (*end == 'K' || *end == 'k') mul = 1 << 10, end++;
-    else if (*end == 'M' || *end == 'm') mul = 1 << 20, end++;
-    else if (*end == 'G' || *end == 'g') mul = (int64_t)1 << 30, end++;
-    if (end == s || *end || v < 0 || v > OG_MAX_BYTES / mul) return -1;
-    *out = v * mul;
-    return 0;
-}
-
 /* The rows of a run that the options select (val_run_select). */
 static int select_rows(const copts *o, const val_run *r, entry *e)
 {
@@ -275,7 +262,7 @@ static int parse_opts(int argc, char **argv, copts *o)
             break;
         case 'b':
         case 'e':
-            if (parse_size(optarg, c == 'b' ? &o->minb : &o->maxb) < 0)
+            if (val_parse_size(optarg, c == 'b' ? &o->minb : &o->maxb) < 0)
                 return cmd_usage_error("calibrate", "-%c wants a size like 8, 64K, 1M or 8G, not '%s'", c, optarg);
             break;
         case 'h': fputs(calibrate_help, stdout); return -1;

@@ -64,20 +64,6 @@ typedef struct opts {
     double factor;
 } opts;
 
-/* nccl-tests' size syntax: an integer with an optional K, M or G (powers of 1024). */
-static int parse_size(const char *s, int64_t *out)
-{
-    char *end;
-    long long v = strtoll(s, &end, 10);
-    int64_t mul = 1;
-    if (*end == 'K' || *end == 'k') mul = 1 << 10, end++;
-    else if (*end == 'M' || *end == 'm') mul = 1 << 20, end++;
-    else if (*end == 'G' || *end == 'g') mul = 1 << 30, end++;
-    if (end == s || *end || v < 0 || v > OG_MAX_BYTES / mul) return -1;
-    *out = v * mul;
-    return 0;
-}
-
 /* "allreduce" and "all_reduce" both name OG_ALLREDUCE. */
 static int coll_by_name(const char *s)
 {
@@ -264,7 +250,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         case 'b':
         case 'e':
         case 'i':
-            if (parse_size(optarg, c == 'b' ? &o->minb : c == 'e' ? &o->maxb : &o->stepb) < 0 ||
+            if (val_parse_size(optarg, c == 'b' ? &o->minb : c == 'e' ? &o->maxb : &o->stepb) < 0 ||
                 (c == 'i' && o->stepb == 0))
                 return cmd_usage_error("coll", "-%c wants a size like 8, 64K, 1M or 8G, not '%s'", c, optarg);
             break;

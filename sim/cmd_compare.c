@@ -46,19 +46,6 @@ typedef struct series {
     double busf;
 } series;
 
-static int parse_size(const char *s, int64_t *out)
-{
-    char *end;
-    long long v = strtoll(s, &end, 10);
-    int64_t mul = 1;
-    if (*end == 'K' || *end == 'k') mul = 1 << 10, end++;
-    else if (*end == 'M' || *end == 'm') mul = 1 << 20, end++;
-    else if (*end == 'G' || *end == 'g') mul = (int64_t)1 << 30, end++;
-    if (end == s || *end || v < 0 || v > OG_MAX_BYTES / mul) return -1;
-    *out = v * mul;
-    return 0;
-}
-
 static double busbw(const series *s, int i, double t)
 {
     return t > 0 ? (double)s->size[i] / t / 1e9 * s->busf : 0;
@@ -234,7 +221,7 @@ static int parse_opts(int argc, char **argv, popts *o)
             break;
         case 'b':
         case 'e':
-            if (parse_size(optarg, c == 'b' ? &o->minb : &o->maxb) < 0)
+            if (val_parse_size(optarg, c == 'b' ? &o->minb : &o->maxb) < 0)
                 return cmd_usage_error("compare", "-%c wants a size like 8, 64K, 1M or 8G, not '%s'", c, optarg);
             break;
         case 'h': fputs(compare_help, stdout); return -1;

@@ -71,6 +71,10 @@ double val_busbw_factor(int coll, int n);
 /* ---- nccl-tests' table (val_table.c): shared by `trainsim coll`, compare
  * and trainsim-bench so that simulated and measured logs diff. ---- */
 
+/* nccl-tests' size syntax: an integer with an optional K, M or G (powers of
+ * 1024); -1 when malformed or above OG_MAX_BYTES. */
+int val_parse_size(const char *s, int64_t *out);
+
 /* The time column of nccl-tests 2.17: two decimals below 10 ms, then one, then none. */
 void val_fmt_time(char *buf, size_t n, double us);
 /* "sum" for the reducing collectives, else "none"; -1 root unless rooted. */
@@ -114,6 +118,20 @@ int val_sweep_open(val_sweep *s, og_coll op, int n, int root, og_dtype dtype, in
                    char *err, size_t errlen);
 int val_sweep_size(val_sweep *s, int64_t bytes, val_point *out, char *err, size_t errlen);
 void val_sweep_close(val_sweep *s);
+
+/* The same sweep in a forked child that initialises SimGrid and loads the
+ * cluster (with calibration calib, or NULL) itself, so that one process can
+ * simulate several calibrations (SimGrid loads one platform per process).
+ * sgv/sgc: SimGrid's own options. Fills times (s) for the npts sizes, the
+ * scope (VAL_INTRA/VAL_INTER: whether the n ranks span several nodes), the
+ * algorithm and step count of the last size. The caller must not have loaded
+ * a platform before (the child inherits it). */
+typedef struct val_child_out {
+    int scope, algo, nsteps;
+} val_child_out;
+int val_sweep_child(const char *cluster, int nodes, const char *calib, int sgc, char **sgv, og_coll op, int n,
+                    const char *algo, int fidelity, const int64_t *sizes, int npts, double *times, val_child_out *out,
+                    char *err, size_t errlen);
 
 /* ---- Fits (val_fit.c) ---- */
 

@@ -1,8 +1,22 @@
 /* nccl-tests' output table: header, row layout and size rounding, shared by
  * every command that prints collective times (simulated or measured). */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "val.h"
+
+int val_parse_size(const char *s, int64_t *out)
+{
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    int64_t mul = 1;
+    if (*end == 'K' || *end == 'k') mul = 1 << 10, end++;
+    else if (*end == 'M' || *end == 'm') mul = 1 << 20, end++;
+    else if (*end == 'G' || *end == 'g') mul = (int64_t)1 << 30, end++;
+    if (end == s || *end || v < 0 || v > OG_MAX_BYTES / mul) return -1;
+    *out = v * mul;
+    return 0;
+}
 
 void val_fmt_time(char *buf, size_t n, double us)
 {
