@@ -46,8 +46,9 @@ typedef struct entry {
     int coll, scope, n, algo, nsteps;
     char tool[32];
     int npts;
+    int64_t *isize;
     double *size, *t, *x;       /* measured size (B), time (s), bus bytes */
-    double *tsim;
+    double *tsim, *tcal;        /* simulated, uncalibrated and calibrated */
     val_fit meas, sim;
     val_curve curve;
 } entry;
@@ -55,8 +56,9 @@ typedef struct entry {
 /* The rows of a run that the options select (val_run_select). */
 static int select_rows(const copts *o, const val_run *r, entry *e)
 {
-    int64_t *sz = ts_malloc((r->nrows + 1) * sizeof *sz);
+    int64_t *sz = e->isize = ts_malloc((r->nrows + 1) * sizeof *sz);
     e->size = ts_malloc((r->nrows + 1) * sizeof(double));
+    e->tcal = ts_malloc((r->nrows + 1) * sizeof(double));
     e->t = ts_malloc((r->nrows + 1) * sizeof(double));
     e->x = ts_malloc((r->nrows + 1) * sizeof(double));
     e->tsim = ts_malloc((r->nrows + 1) * sizeof(double));
@@ -65,11 +67,15 @@ static int select_rows(const copts *o, const val_run *r, entry *e)
         e->size[i] = (double)sz[i];
         e->x[i] = e->size[i] * val_busbw_factor(r->coll, e->n);
     }
-    free(sz);
     return e->npts;
 }
 
-static int fit_entry(const copts *o, const val_run *r, entry *e, char *err, size_t errlen)
+typedef struct simctx {
+    int sgc;
+    char **sgv;
+} simctx;
+
+static int fit_entry(const copts *o, const simctx *sc, const val_run *r, entry *e, char *err, size_t errlen)
 {
     e->coll = r->coll;
     e->n = o->gpus ? o->gpus : r->nranks;
@@ -82,19 +88,11 @@ static int fit_entry(const copts *o, const val_run *r, entry *e, char *err, size
     if (select_rows(o, r, e) < 3)
         return ts_err(err, errlen, "line %d: %s: only %d usable sizes after -b/-e/--half (3 needed)", r->first_line,
                       val_coll_name(r->coll), e->npts);
-    val_sweep sw;
-    if (val_sweep_open(&sw, r->coll, e->n, 0, OG_F32, o->fidelity, o->algo, err, errlen) < 0) return -1;
-    e->scope = sw.topo && sw.topo->nnodes > 1 ? VAL_INTER : VAL_INTRA;
-    int rc = 0;
-    for (int i = 0; i < e->npts && rc == 0; i++) {
-        val_point pt;
-        rc = val_sweep_size(&sw, (int64_t)e->size[i], &pt, err, errlen);
-        e->tsim[i] = pt.time;
-        e->algo = pt.algo;
-        e->nsteps = pt.nsteps;
-    }
-    val_sweep_close(&sw);
-    if (rc < 0) return -1;
+    val_child_out co;
+    if (val_sweep_child(o->cluster, o->nodes, NULL, sc->sgc, sc->sgv, r->coll, e->n, o->algo, o->fidelity, e->isize,
+                        e->npts, e->tsim, &co, err, errlen) < 0)
+        return -1;
+    e->scope = co.scope, e->algo = co.algo, e->nsteps = co.nsteps;
     if (val_fit_ab(e->x, e->t, e->npts, &e->meas, err, errlen) < 0 ||
         val_fit_ab(e->x, e->tsim, e->npts, &e->sim, err, errlen) < 0)
         return -1;
@@ -112,12 +110,12 @@ static void report(const entry *e)
            100 * e->meas.max_abs_rel, e->meas.outliers, e->meas.rounds);
     printf("#   simulated: alpha %.3f us, busbw %.2f GB/s (uncalibrated cluster)\n", e->sim.alpha * 1e6,
            e->sim.beta / 1e9);
-    printf("# %12s  %12s  %12s  %8s  %6s  %10s\n", "size(B)", "measured(us)", "fit(us)", "resid%", "weight",
-           "efficiency");
+    printf("# %12s  %12s  %12s  %8s  %6s  %12s  %10s\n", "size(B)", "measured(us)", "fit(us)", "resid%", "weight",
+           "calib_sim(us)", "efficiency");
     for (int i = 0; i < e->npts; i++)
-        printf("  %12.0f  %12.2f  %12.2f  %8.1f  %6.3f  %10.4f\n", e->size[i], e->t[i] * 1e6,
+        printf("  %12.0f  %12.2f  %12.2f  %8.1f  %6.3f  %12.2f  %10.4f\n", e->size[i], e->t[i] * 1e6,
                (e->meas.alpha + e->x[i] / e->meas.beta) * 1e6, 100 * e->meas.resid[i], e->meas.weight[i],
-               e->curve.eff[i]);
+               e->tcal[i] * 1e6, e->curve.eff[i]);
 }
 
 /* Cluster-level factors of a scope from its reference entry (all_reduce
@@ -143,18 +141,16 @@ static void factors(const entry *e, double *bw_eff, double *lat_add)
     *lat_add = fmax(0, (e->meas.alpha - e->sim.alpha) / (per > 0 ? per : 1));
 }
 
-/* The efficiency curve of e: the calibrated simulator's time (the simulated
- * alpha-beta fit, which the engine follows exactly, moved by the scope's
- * cluster factors) over the measured time, per size. */
-static void build_curve(entry *e, const entry *es, int ne)
+/* The efficiency curve of e: the calibrated simulator's time (the cluster
+ * factors applied, simulated again) over the measured time, per size. */
+static int build_curve(const copts *o, const simctx *sc, entry *e, char *err, size_t errlen)
 {
-    double bw = 1, lat = 0, per = e->scope == VAL_INTER ? 2.0 * e->nsteps : e->nsteps;
-    const entry *ref = reference(es, ne, e->scope);
-    if (ref) factors(ref, &bw, &lat);
-    double *model = ts_malloc(e->npts * sizeof *model);
-    for (int i = 0; i < e->npts; i++) model[i] = e->sim.alpha + per * lat + e->x[i] / (e->sim.beta * bw);
-    val_curve_build(&e->curve, e->size, model, e->t, e->npts);
-    free(model);
+    val_child_out co;
+    if (val_sweep_child(o->cluster, o->nodes, o->out, sc->sgc, sc->sgv, e->coll, e->n, o->algo, o->fidelity, e->isize,
+                        e->npts, e->tcal, &co, err, errlen) < 0)
+        return -1;
+    val_curve_build(&e->curve, e->size, e->tcal, e->t, e->npts);
+    return 0;
 }
 
 static void json_fit(FILE *f, const char *key, const val_fit *v)
@@ -197,7 +193,7 @@ static int write_json(const copts *o, const entry *es, int ne, char **files, int
         sep = ", ";
     }
     fprintf(f, "},\n  \"collectives\": [");
-    for (int i = 0; i < ne; i++) {
+    for (int i = 0; i < ne && es[i].curve.n; i++) {
         const entry *e = &es[i];
         fprintf(f, "%s\n    {\"collective\": \"%s\", \"scope\": \"%s\", \"ranks\": %d, \"algorithm\": \"%s\", "
                    "\"tool\": ",
@@ -289,11 +285,7 @@ int cmd_calibrate(int argc, char **argv)
         goto out;
     }
     rc = EXIT_USAGE;
-    eng_init(&sgc, sgv);
-    if (eng_load(o.cluster, o.nodes, NULL, err, sizeof err) < 0) {
-        fprintf(stderr, "trainsim calibrate: %s\n", err);
-        goto out;
-    }
+    simctx sc = {sgc, sgv};
     printf("# trainsim calibrate: cluster %s, %d file(s)\n", o.cluster, nours - optind);
     for (int f = optind; f < nours; f++) {
         val_file vf;
@@ -304,7 +296,7 @@ int cmd_calibrate(int argc, char **argv)
         for (int r = 0; r < vf.nruns; r++) {
             ts_grow(&es, sizeof *es, &cap, ne + 1);
             memset(&es[ne], 0, sizeof *es);
-            if (fit_entry(&o, &vf.runs[r], &es[ne], err, sizeof err) < 0) {
+            if (fit_entry(&o, &sc, &vf.runs[r], &es[ne], err, sizeof err) < 0) {
                 fprintf(stderr, "trainsim calibrate: %s: %s\n", ours[f], err);
                 ne++;
                 val_file_free(&vf);
@@ -317,8 +309,18 @@ int cmd_calibrate(int argc, char **argv)
         }
         val_file_free(&vf);
     }
+    /* the cluster factors first (the calibrated simulations read them), then
+     * the curves against the calibrated simulator */
+    if (write_json(&o, es, ne, ours + optind, nours - optind, err, sizeof err) < 0) {
+        fprintf(stderr, "trainsim calibrate: %s\n", err);
+        goto out;
+    }
     for (int i = 0; i < ne; i++) {
-        build_curve(&es[i], es, ne);
+        if (build_curve(&o, &sc, &es[i], err, sizeof err) < 0) {
+            fprintf(stderr, "trainsim calibrate: %s\n", err);
+            rc = EXIT_FAIL;
+            goto out;
+        }
         report(&es[i]);
     }
     for (int s = VAL_INTRA; s <= VAL_INTER; s++) {
@@ -337,7 +339,7 @@ int cmd_calibrate(int argc, char **argv)
     rc = EXIT_OK;
 out:
     for (int i = 0; i < ne; i++) {
-        free(es[i].size), free(es[i].t), free(es[i].x), free(es[i].tsim);
+        free(es[i].isize), free(es[i].size), free(es[i].t), free(es[i].x), free(es[i].tsim), free(es[i].tcal);
         val_fit_free(&es[i].meas), val_fit_free(&es[i].sim), val_curve_free(&es[i].curve);
     }
     free(es);
