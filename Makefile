@@ -119,6 +119,7 @@ bin/bench_import: build/experiments/bench/bench_import.o build/libtrainsim.a
 bench: bin/trainsim
 	experiments/bench/run.sh
 	experiments/bench/kineto_import.sh
+	experiments/bench/validate_accuracy.sh
 
 # Fuzzing (libFuzzer + ASan/LeakSanitizer): one harness per trace format, built
 # with clang over the importers and the op graph code only.
