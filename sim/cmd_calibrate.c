@@ -36,9 +36,8 @@ static const char calibrate_help[] =
     "exit status: 0 ok, 1 a fit failed, 2 bad input.\n";
 
 typedef struct copts {
-    const char *cluster, *out, *algo;
-    int nodes, gpus, half, fidelity;
-    int64_t minb, maxb;
+    cmd_meas_opts m;
+    const char *out;
 } copts;
 
 /* One collective's fit. */
@@ -62,7 +61,7 @@ static int select_rows(const copts *o, const val_run *r, entry *e)
     e->t = ts_malloc((r->nrows + 1) * sizeof(double));
     e->x = ts_malloc((r->nrows + 1) * sizeof(double));
     e->tsim = ts_malloc((r->nrows + 1) * sizeof(double));
-    e->npts = val_run_select(r, o->minb, o->maxb, o->half, sz, e->t);
+    e->npts = val_run_select(r, o->m.minb, o->m.maxb, o->m.half, sz, e->t);
     for (int i = 0; i < e->npts; i++) {
         e->size[i] = (double)sz[i];
         e->x[i] = e->size[i] * val_busbw_factor(r->coll, e->n);
@@ -78,7 +77,7 @@ typedef struct simctx {
 static int fit_entry(const copts *o, const simctx *sc, const val_run *r, entry *e, char *err, size_t errlen)
 {
     e->coll = r->coll;
-    e->n = o->gpus ? o->gpus : r->nranks;
+    e->n = o->m.gpus ? o->m.gpus : r->nranks;
     snprintf(e->tool, sizeof e->tool, "%s", r->tool);
     if (r->coll < 0 || r->coll == VAL_P2P || r->coll == OG_BARRIER)
         return ts_err(err, errlen, "line %d: collective '%s' cannot be calibrated (only all_reduce, all_gather, "
@@ -89,7 +88,7 @@ static int fit_entry(const copts *o, const simctx *sc, const val_run *r, entry *
         return ts_err(err, errlen, "line %d: %s: only %d usable sizes after -b/-e/--half (3 needed)", r->first_line,
                       val_coll_name(r->coll), e->npts);
     val_child_out co;
-    if (val_sweep_child(o->cluster, o->nodes, NULL, sc->sgc, sc->sgv, r->coll, e->n, o->algo, o->fidelity, e->isize,
+    if (val_sweep_child(o->m.cluster, o->m.nodes, NULL, sc->sgc, sc->sgv, r->coll, e->n, o->m.algo, o->m.fidelity, e->isize,
                         e->npts, e->tsim, &co, err, errlen) < 0)
         return -1;
     e->scope = co.scope, e->algo = co.algo, e->nsteps = co.nsteps;
@@ -146,7 +145,7 @@ static void factors(const entry *e, double *bw_eff, double *lat_add)
 static int build_curve(const copts *o, const simctx *sc, entry *e, char *err, size_t errlen)
 {
     val_child_out co;
-    if (val_sweep_child(o->cluster, o->nodes, o->out, sc->sgc, sc->sgv, e->coll, e->n, o->algo, o->fidelity, e->isize,
+    if (val_sweep_child(o->m.cluster, o->m.nodes, o->out, sc->sgc, sc->sgv, e->coll, e->n, o->m.algo, o->m.fidelity, e->isize,
                         e->npts, e->tcal, &co, err, errlen) < 0)
         return -1;
     val_curve_build(&e->curve, e->size, e->tcal, e->t, e->npts);
@@ -173,7 +172,7 @@ static int write_json(const copts *o, const entry *es, int ne, char **files, int
     FILE *f = fopen(o->out, "w");
     if (!f) return ts_err(err, errlen, "%s: cannot write: %m", o->out);
     fprintf(f, "{\n  \"format\": \"trainsim-calibration\",\n  \"version\": 1,\n  \"source\": {\"cluster\": ");
-    ts_json_string(f, o->cluster);
+    ts_json_string(f, o->m.cluster);
     fprintf(f, ", \"files\": [");
     for (int i = 0; i < nfiles; i++) {
         fprintf(f, "%s", i ? ", " : "");
@@ -219,61 +218,68 @@ static int write_json(const copts *o, const entry *es, int ne, char **files, int
 
 static int parse_opts(int argc, char **argv, copts *o)
 {
-    enum { O_CLUSTER = 256, O_NODES, O_ALGO, O_GPUS, O_HALF, O_FID };
     static const struct option longopts[] = {
-        {"cluster", required_argument, 0, O_CLUSTER}, {"platform", required_argument, 0, O_CLUSTER},
-        {"nodes", required_argument, 0, O_NODES},     {"output", required_argument, 0, 'o'},
-        {"algo", required_argument, 0, O_ALGO},       {"gpus", required_argument, 0, O_GPUS},
-        {"half", required_argument, 0, O_HALF},       {"fidelity", required_argument, 0, O_FID},
-        {"minbytes", required_argument, 0, 'b'},      {"maxbytes", required_argument, 0, 'e'},
-        {"help", no_argument, 0, 'h'},                {0, 0, 0, 0},
+        CMD_MEAS_LONGOPTS, {"output", required_argument, 0, 'o'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
     };
-    int c;
-    char *end;
+    int c, rc;
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, ":ho:b:e:", longopts, NULL)) != -1) {
-        switch (c) {
-        case O_CLUSTER: o->cluster = optarg; break;
-        case 'o': o->out = optarg; break;
-        case O_ALGO: o->algo = optarg; break;
-        case O_NODES:
-        case O_GPUS: {
-            long v = strtol(optarg, &end, 10);
-            if (*end || v < 1 || v > 1000000)
-                return cmd_usage_error("calibrate", "--%s wants a count from 1 to 1000000, not '%s'",
-                                       c == O_NODES ? "nodes" : "gpus", optarg);
-            *(c == O_NODES ? &o->nodes : &o->gpus) = (int)v;
-            break;
+        if ((rc = cmd_meas_option("calibrate", c, optarg, &o->m)) != 1) {
+            if (rc) return rc;
+            continue;
         }
-        case O_HALF:
-            if (strcmp(optarg, "even") && strcmp(optarg, "odd"))
-                return cmd_usage_error("calibrate", "--half wants even or odd, not '%s'", optarg);
-            o->half = optarg[0] == 'e' ? 1 : 2;
-            break;
-        case O_FID:
-            if (strcmp(optarg, "pipelined") && strcmp(optarg, "analytical"))
-                return cmd_usage_error("calibrate", "--fidelity wants pipelined or analytical, not '%s'", optarg);
-            o->fidelity = optarg[0] == 'p' ? VAL_FID_PIPELINED : VAL_FID_ANALYTICAL;
-            break;
-        case 'b':
-        case 'e':
-            if (val_parse_size(optarg, c == 'b' ? &o->minb : &o->maxb) < 0)
-                return cmd_usage_error("calibrate", "-%c wants a size like 8, 64K, 1M or 8G, not '%s'", c, optarg);
-            break;
+        switch (c) {
+        case 'o': o->out = optarg; break;
         case 'h': fputs(calibrate_help, stdout); return -1;
         case ':': return cmd_usage_error("calibrate", "option '%s' needs a value", argv[optind - 1]);
         default: return cmd_usage_error("calibrate", "unknown option '%s'", argv[optind - 1]);
         }
     }
     if (optind >= argc) return cmd_usage_error("calibrate", "no measurement files given");
-    if (!o->cluster || !o->out) return cmd_usage_error("calibrate", "--cluster and -o are required");
+    if (!o->m.cluster || !o->out) return cmd_usage_error("calibrate", "--cluster and -o are required");
     return 0;
+}
+
+int cmd_meas_option(const char *cmd, int c, const char *arg, cmd_meas_opts *o)
+{
+    char *end;
+    long v;
+    int64_t sz;
+    switch (c) {
+    case CMD_MEAS_CLUSTER: o->cluster = arg; return 0;
+    case CMD_MEAS_ALGO: o->algo = arg; return 0;
+    case CMD_MEAS_NODES:
+    case CMD_MEAS_GPUS:
+        v = strtol(arg, &end, 10);
+        if (*end || v < 1 || v > 1000000)
+            return cmd_usage_error(cmd, "--%s wants a count from 1 to 1000000, not '%s'",
+                                   c == CMD_MEAS_NODES ? "nodes" : "gpus", arg);
+        *(c == CMD_MEAS_NODES ? &o->nodes : &o->gpus) = (int)v;
+        return 0;
+    case CMD_MEAS_HALF:
+        if (strcmp(arg, "even") && strcmp(arg, "odd"))
+            return cmd_usage_error(cmd, "--half wants even or odd, not '%s'", arg);
+        o->half = arg[0] == 'e' ? 1 : 2;
+        return 0;
+    case CMD_MEAS_FID:
+        if (strcmp(arg, "pipelined") && strcmp(arg, "analytical"))
+            return cmd_usage_error(cmd, "--fidelity wants pipelined or analytical, not '%s'", arg);
+        o->fidelity = arg[0] == 'p' ? VAL_FID_PIPELINED : VAL_FID_ANALYTICAL;
+        return 0;
+    case 'b':
+    case 'e':
+        if (val_parse_size(arg, &sz) < 0)
+            return cmd_usage_error(cmd, "-%c wants a size like 8, 64K, 1M or 8G, not '%s'", c, arg);
+        *(c == 'b' ? &o->minb : &o->maxb) = sz;
+        return 0;
+    default: return 1;
+    }
 }
 
 int cmd_calibrate(int argc, char **argv)
 {
-    copts o = {.fidelity = VAL_FID_PIPELINED, .maxb = OG_MAX_BYTES};
+    copts o = {.m = {.fidelity = VAL_FID_PIPELINED, .maxb = OG_MAX_BYTES}};
     char **sgv = ts_calloc(argc + 1, sizeof *sgv), **ours = ts_calloc(argc + 1, sizeof *ours);
     int nours, sgc = cmd_split_simgrid(argc, argv, sgv, ours, &nours);
     int rc = parse_opts(nours, ours, &o), ne = 0;
@@ -286,7 +292,7 @@ int cmd_calibrate(int argc, char **argv)
     }
     rc = EXIT_USAGE;
     simctx sc = {sgc, sgv};
-    printf("# trainsim calibrate: cluster %s, %d file(s)\n", o.cluster, nours - optind);
+    printf("# trainsim calibrate: cluster %s, %d file(s)\n", o.m.cluster, nours - optind);
     for (int f = optind; f < nours; f++) {
         val_file vf;
         if (val_parse_file(ours[f], &vf, err, sizeof err) < 0) {

@@ -34,9 +34,8 @@ static const char compare_help[] =
     "exit status: 0 ok, 1 simulation failed, 2 bad input.\n";
 
 typedef struct popts {
-    const char *cluster, *calib, *algo, *svg, *csv;
-    int nodes, gpus, half, fidelity;
-    int64_t minb, maxb;
+    cmd_meas_opts m;
+    const char *calib, *svg, *csv;
 } popts;
 
 typedef struct series {
@@ -55,7 +54,7 @@ static double busbw(const series *s, int i, double t)
 static int predict(const popts *o, const val_run *r, series *s, char *err, size_t errlen)
 {
     s->coll = r->coll;
-    s->n = o->gpus ? o->gpus : r->nranks;
+    s->n = o->m.gpus ? o->m.gpus : r->nranks;
     if (r->coll < 0 || r->coll == VAL_P2P || r->coll == OG_BARRIER)
         return ts_err(err, errlen, "line %d: collective '%s' cannot be simulated here", r->first_line,
                       val_coll_name(r->coll));
@@ -65,10 +64,10 @@ static int predict(const popts *o, const val_run *r, series *s, char *err, size_
     s->size = ts_malloc((r->nrows + 1) * sizeof *s->size);
     s->tm = ts_malloc((r->nrows + 1) * sizeof *s->tm);
     s->tp = ts_malloc((r->nrows + 1) * sizeof *s->tp);
-    s->npts = val_run_select(r, o->minb, o->maxb, o->half, s->size, s->tm);
+    s->npts = val_run_select(r, o->m.minb, o->m.maxb, o->m.half, s->size, s->tm);
     if (s->npts == 0) return ts_err(err, errlen, "line %d: no sizes left after -b/-e/--half", r->first_line);
     val_sweep sw;
-    if (val_sweep_open(&sw, r->coll, s->n, 0, OG_F32, o->fidelity, o->algo, err, errlen) < 0) return -1;
+    if (val_sweep_open(&sw, r->coll, s->n, 0, OG_F32, o->m.fidelity, o->m.algo, err, errlen) < 0) return -1;
     s->scope = sw.topo && sw.topo->nnodes > 1 ? VAL_INTER : VAL_INTRA;
     val_curve cv = {0, NULL, NULL};
     int rc = o->calib ? val_calib_curve(o->calib, r->coll, s->scope, &cv, err, errlen) : 0;
@@ -179,51 +178,27 @@ static int write_svg(const char *path, const series *ss, int ns, char *err, size
 
 static int parse_opts(int argc, char **argv, popts *o)
 {
-    enum { O_CLUSTER = 256, O_NODES, O_CALIB, O_ALGO, O_GPUS, O_HALF, O_SVG, O_CSV, O_FID };
+    enum { O_CALIB = 256, O_SVG, O_CSV };
     static const struct option longopts[] = {
-        {"cluster", required_argument, 0, O_CLUSTER}, {"platform", required_argument, 0, O_CLUSTER},
-        {"nodes", required_argument, 0, O_NODES},     {"calibration", required_argument, 0, O_CALIB},
-        {"algo", required_argument, 0, O_ALGO},       {"gpus", required_argument, 0, O_GPUS},
-        {"half", required_argument, 0, O_HALF},       {"svg", required_argument, 0, O_SVG},
-        {"csv", required_argument, 0, O_CSV},         {"fidelity", required_argument, 0, O_FID},
-        {"minbytes", required_argument, 0, 'b'},      {"maxbytes", required_argument, 0, 'e'},
-        {"help", no_argument, 0, 'h'},                {0, 0, 0, 0},
+        CMD_MEAS_LONGOPTS,
+        {"calibration", required_argument, 0, O_CALIB},
+        {"svg", required_argument, 0, O_SVG},
+        {"csv", required_argument, 0, O_CSV},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
     };
-    int c;
-    char *end;
+    int c, rc;
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, ":hb:e:", longopts, NULL)) != -1) {
+        if ((rc = cmd_meas_option("compare", c, optarg, &o->m)) != 1) {
+            if (rc) return rc;
+            continue;
+        }
         switch (c) {
-        case O_CLUSTER: o->cluster = optarg; break;
         case O_CALIB: o->calib = optarg; break;
-        case O_ALGO: o->algo = optarg; break;
         case O_SVG: o->svg = optarg; break;
         case O_CSV: o->csv = optarg; break;
-        case O_NODES:
-        case O_GPUS: {
-            long v = strtol(optarg, &end, 10);
-            if (*end || v < 1 || v > 1000000)
-                return cmd_usage_error("compare", "--%s wants a count from 1 to 1000000, not '%s'",
-                                       c == O_NODES ? "nodes" : "gpus", optarg);
-            *(c == O_NODES ? &o->nodes : &o->gpus) = (int)v;
-            break;
-        }
-        case O_HALF:
-            if (strcmp(optarg, "even") && strcmp(optarg, "odd"))
-                return cmd_usage_error("compare", "--half wants even or odd, not '%s'", optarg);
-            o->half = optarg[0] == 'e' ? 1 : 2;
-            break;
-        case O_FID:
-            if (strcmp(optarg, "pipelined") && strcmp(optarg, "analytical"))
-                return cmd_usage_error("compare", "--fidelity wants pipelined or analytical, not '%s'", optarg);
-            o->fidelity = optarg[0] == 'p' ? VAL_FID_PIPELINED : VAL_FID_ANALYTICAL;
-            break;
-        case 'b':
-        case 'e':
-            if (val_parse_size(optarg, c == 'b' ? &o->minb : &o->maxb) < 0)
-                return cmd_usage_error("compare", "-%c wants a size like 8, 64K, 1M or 8G, not '%s'", c, optarg);
-            break;
         case 'h': fputs(compare_help, stdout); return -1;
         case ':': return cmd_usage_error("compare", "option '%s' needs a value", argv[optind - 1]);
         default: return cmd_usage_error("compare", "unknown option '%s'", argv[optind - 1]);
@@ -231,13 +206,13 @@ static int parse_opts(int argc, char **argv, popts *o)
     }
     if (optind >= argc) return cmd_usage_error("compare", "no measurement file given");
     if (optind + 1 < argc) return cmd_usage_error("compare", "one measurement file only, not also '%s'", argv[optind + 1]);
-    if (!o->cluster) return cmd_usage_error("compare", "--cluster is required");
+    if (!o->m.cluster) return cmd_usage_error("compare", "--cluster is required");
     return 0;
 }
 
 int cmd_compare(int argc, char **argv)
 {
-    popts o = {.fidelity = VAL_FID_PIPELINED, .maxb = OG_MAX_BYTES};
+    popts o = {.m = {.fidelity = VAL_FID_PIPELINED, .maxb = OG_MAX_BYTES}};
     char **sgv = ts_calloc(argc + 1, sizeof *sgv), **ours = ts_calloc(argc + 1, sizeof *ours);
     int nours, sgc = cmd_split_simgrid(argc, argv, sgv, ours, &nours);
     int rc = parse_opts(nours, ours, &o), ns = 0;
@@ -255,7 +230,7 @@ int cmd_compare(int argc, char **argv)
         goto out;
     }
     eng_init(&sgc, sgv);
-    if (eng_load(o.cluster, o.nodes, o.calib, err, sizeof err) < 0) {
+    if (eng_load(o.m.cluster, o.m.nodes, o.calib, err, sizeof err) < 0) {
         fprintf(stderr, "trainsim compare: %s\n", err);
         goto out;
     }
@@ -265,7 +240,7 @@ int cmd_compare(int argc, char **argv)
     }
     if (csv) fprintf(csv, "collective,scope,ranks,size,measured_us,predicted_us,measured_busbw,predicted_busbw,error_pct\n");
     ss = ts_calloc(vf.nruns, sizeof *ss);
-    printf("# trainsim compare: %s on cluster %s\n", ours[optind], o.cluster);
+    printf("# trainsim compare: %s on cluster %s\n", ours[optind], o.m.cluster);
     for (int r = 0; r < vf.nruns; r++) {
         if (predict(&o, &vf.runs[r], &ss[ns++], err, sizeof err) < 0) {
             fprintf(stderr, "trainsim compare: %s: %s\n", ours[optind], err);

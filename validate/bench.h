@@ -42,6 +42,8 @@ extern const bench_backend bench_mpi, bench_schedule;
 extern const bench_backend bench_nccl;
 #endif
 
+/* a op b for a BENCH_SUM.. reduction. */
+double bench_combine(int op, double a, double b);
 double bench_get(int type, const void *buf, int64_t i);
 void bench_set(int type, void *buf, int64_t i, double v);
 /* Host buffers of at least the current counts (shared by the backends). */

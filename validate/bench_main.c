@@ -58,7 +58,7 @@ static const struct { const char *name; int type; int size; } dtypes[] = {
  * sums, products and comparisons are exact in every type. */
 static double input(int r, int64_t i) { return (double)(((r + 1) * 3 + i * 7) % 5 + 1); }
 
-static double combine(int op, double a, double b)
+double bench_combine(int op, double a, double b)
 {
     switch (op) {
     case BENCH_PROD: return a * b;
@@ -107,12 +107,12 @@ static double expect(const bench_ctx *c, int64_t i)
     case BENCH_SENDRECV: return input((c->me - 1 + n) % n, i);
     case BENCH_REDUCESCATTER: {
         double v = input(0, c->me * c->count + i);
-        for (int r = 1; r < n; r++) v = combine(c->op, v, input(r, c->me * c->count + i));
+        for (int r = 1; r < n; r++) v = bench_combine(c->op, v, input(r, c->me * c->count + i));
         return v;
     }
     default: { /* all_reduce, reduce */
         double v = input(0, i);
-        for (int r = 1; r < n; r++) v = combine(c->op, v, input(r, i));
+        for (int r = 1; r < n; r++) v = bench_combine(c->op, v, input(r, i));
         return v;
     }
     }

@@ -72,16 +72,6 @@ static MPI_Datatype dtype(const bench_ctx *c)
     return c->type == BENCH_DOUBLE ? MPI_DOUBLE : c->type == BENCH_INT32 ? MPI_INT32_T : MPI_FLOAT;
 }
 
-static double combine(int op, double a, double b)
-{
-    switch (op) {
-    case BENCH_PROD: return a * b;
-    case BENCH_MIN: return a < b ? a : b;
-    case BENCH_MAX: return a > b ? a : b;
-    default: return a + b;
-    }
-}
-
 /* Elements of chunks [chunk, chunk + nchunk), wrapping around the chunk space. */
 static int64_t range_elems(const sched *s, int chunk, int nchunk)
 {
@@ -105,7 +95,7 @@ static void pack(const bench_ctx *c, const sched *s, char *work, char *buf, cons
         else if (!reduce) memcpy(w, b, (size_t)len * c->elsize);
         else
             for (int64_t i = 0; i < len; i++)
-                bench_set(c->type, w, i, combine(c->op, bench_get(c->type, w, i), bench_get(c->type, b, i)));
+                bench_set(c->type, w, i, bench_combine(c->op, bench_get(c->type, w, i), bench_get(c->type, b, i)));
         at += len;
     }
 }
