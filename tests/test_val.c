@@ -433,8 +433,60 @@ static void test_calibrate_compare(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "usage: trainsim calibrate"));
 }
 
+/* Round trip: `trainsim coll` on test-cluster with known factors (bandwidth
+ * x 0.5, +2 us per intra-node route) is the "measurement"; calibrate on the
+ * plain cluster must find those factors again (a ring's time is nsteps x
+ * latency + bus bytes / bandwidth on it, DESIGN.md), and compare must then
+ * reproduce the measurement up to the printed digits. */
+static void test_round_trip(void)
+{
+    static char out[1 << 16], cmd[1024], json[1 << 14];
+    char in[64], meas[64], cal[64];
+    snprintf(in, sizeof in, "/tmp/trainsim-rt-in-%d.json", (int)getpid());
+    snprintf(meas, sizeof meas, "/tmp/trainsim-rt-%d_all_reduce.txt", (int)getpid());
+    snprintf(cal, sizeof cal, "/tmp/trainsim-rt-cal-%d.json", (int)getpid());
+    FILE *f = fopen(in, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fprintf(f, "{\"cluster\": {\"intra_bw_eff\": 0.5, \"intra_lat_add\": 2e-6}}\n");
+    fclose(f);
+    snprintf(cmd, sizeof cmd,
+             "coll --cluster test-cluster --nodes 1 --op all_reduce --algo ring -b 1K -e 1G -f 4 --calibration %s",
+             in);
+    CU_ASSERT_EQUAL_FATAL(test_cli(cmd, out, sizeof out), 0);
+    f = fopen(meas, "w");
+    fputs(out, f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "calibrate %s --cluster test-cluster --nodes 1 --algo ring -o %s", meas, cal);
+    CU_ASSERT_EQUAL_FATAL(test_cli(cmd, out, sizeof out), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "all_reduce intra-node (nccl-tests), 4 ranks, algorithm ring, 11 sizes"));
+    f = fopen(cal, "r");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    size_t n = fread(json, 1, sizeof json - 1, f);
+    json[n] = 0;
+    fclose(f);
+    CU_ASSERT_DOUBLE_EQUAL(json_num_after(json, "\"intra_bw_eff\": "), 0.5, 0.005);
+    CU_ASSERT_DOUBLE_EQUAL(json_num_after(json, "\"intra_lat_add\": "), 2e-6, 0.1e-6);
+    CU_ASSERT_DOUBLE_EQUAL(json_num_after(strstr(json, "\"simulated\""), "\"busbw_Bps\": "), 100e9, 1e6);
+    snprintf(cmd, sizeof cmd, "compare %s --cluster test-cluster --nodes 1 --algo ring --calibration %s", meas, cal);
+    CU_ASSERT_EQUAL_FATAL(test_cli(cmd, out, sizeof out), 0);
+    const char *sum = strstr(out, "max |error| ");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(sum);
+    CU_ASSERT(atof(sum + 12) < 0.5);
+    /* uncalibrated, the same sweep is off by the factors: at 1 GiB the time
+     * is dominated by bandwidth, so the prediction is about half the time */
+    snprintf(cmd, sizeof cmd, "compare %s --cluster test-cluster --nodes 1 --algo ring -b 1G", meas);
+    CU_ASSERT_EQUAL_FATAL(test_cli(cmd, out, sizeof out), 0);
+    sum = strstr(out, "median |error| ");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(sum);
+    CU_ASSERT_DOUBLE_EQUAL(atof(sum + 15), 50, 0.5);
+    remove(in);
+    remove(meas);
+    remove(cal);
+}
+
 void suite_val_fit(void)
 {
     test_add_suite("val_fit", "robust alpha-beta fit", test_fit_ab, "efficiency curve", test_curve,
-                   "calibrate and compare on the H100 log", test_calibrate_compare, NULL);
+                   "calibrate and compare on the H100 log", test_calibrate_compare,
+                   "calibrate finds known factors again", test_round_trip, NULL);
 }
