@@ -177,6 +177,44 @@ static void test_truncated(void)
     CU_ASSERT(cuts > 100);
 }
 
+/* Random byte substitutions (fixed seed) in a shared log: each parse either
+ * succeeds or names the file and a line; never a crash. */
+static void test_mutations(void)
+{
+    const char *path = NCCL_DIR "/nccl_polaris_a100_2nodes_8gpu_alltoall_alcf.txt";
+    long len = 0;
+    char *orig = slurp(path, &len);
+    if (!orig) {
+        printf("\n  (skipped: %s absent)", path);
+        return;
+    }
+    char *b = malloc(len + 1), err[TS_ERRLEN];
+    unsigned seed = 12345;
+    int ok = 0, bad = 0;
+    static const char junk[] = "0123456789.-# \n\tx\0eN/A";
+    for (int trial = 0; trial < 2000; trial++) {
+        memcpy(b, orig, len);
+        for (int k = 0; k < 1 + trial % 4; k++) {
+            seed = seed * 1103515245u + 12345u;
+            long at = (long)((seed >> 8) % (unsigned)len);
+            seed = seed * 1103515245u + 12345u;
+            b[at] = junk[(seed >> 8) % (sizeof junk - 1)];
+        }
+        val_file vf;
+        if (parse_mem(b, len, "m.txt", &vf, err) == 0) {
+            ok++;
+            CU_ASSERT(vf.nruns >= 1);
+            val_file_free(&vf);
+        } else {
+            bad++;
+            CU_ASSERT(strncmp(err, "m.txt:", 6) == 0);
+        }
+    }
+    CU_ASSERT(ok > 0 && bad > 0);
+    free(b);
+    free(orig);
+}
+
 static void test_garbled(void)
 {
     const char *hdr = "# Collective test starting: all_reduce_perf\n"
@@ -307,7 +345,7 @@ static void test_names(void)
 void suite_val(void)
 {
     test_add_suite("val", "shared nccl-tests files", test_shared_files, "truncated files", test_truncated,
-                   "garbled rows", test_garbled, "several runs in a file", test_multi_run, "osu outputs", test_osu,
+                   "garbled rows", test_garbled, "random mutations", test_mutations, "several runs in a file", test_multi_run, "osu outputs", test_osu,
                    "collective names", test_names, NULL);
 }
 
@@ -423,7 +461,22 @@ static void test_calibrate_compare(void)
     CU_ASSERT_EQUAL(circles, 24); /* one per measured size */
     remove(path);
     remove(svg);
-    /* errors */
+    /* errors: a truncated log names its file and line; exit status 2 */
+    char bad[64];
+    snprintf(bad, sizeof bad, "/tmp/trainsim-bad-%d.txt", (int)getpid());
+    FILE *bf = fopen(bad, "w");
+    fputs("# Collective test starting: all_reduce_perf\n"
+          "        1024           256     float     sum      -1    10.24    0.10    0.15       0    10.24    0.10    "
+          "0.15       0\n        2048           512     float     sum      -1    10.2\n", bf);
+    fclose(bf);
+    snprintf(cmd, sizeof cmd, "calibrate %s --cluster test-cluster -o %s", bad, path);
+    CU_ASSERT_EQUAL(test_cli(cmd, out, sizeof out), 2);
+    snprintf(json, sizeof json, "%s:3: a table row has 8, 9, 12 or 13 columns, this one 6 (truncated?)", bad);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, json));
+    snprintf(cmd, sizeof cmd, "compare %s --cluster test-cluster", bad);
+    CU_ASSERT_EQUAL(test_cli(cmd, out, sizeof out), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, json));
+    remove(bad);
     CU_ASSERT_EQUAL(test_cli("calibrate /nonexistent.txt --cluster test-cluster -o /tmp/x.json", out, sizeof out), 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "/nonexistent.txt: cannot open"));
     CU_ASSERT_EQUAL(test_cli("calibrate --cluster test-cluster", out, sizeof out), 2);

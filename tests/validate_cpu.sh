@@ -45,6 +45,12 @@ for be in mpi schedule; do
         grep -q '^# Out of bounds values : 0 OK' "$tmp/c.txt" || fail "$be $op: wrong data"
     done
 done
+# --csv and --json: one record per size, the same times as the table
+mpirun -np 2 --oversubscribe --allow-run-as-root bin/trainsim-bench -b 1K -e 16K -f 4 -n 2 \
+    --csv "$tmp/b.csv" --json "$tmp/b.json" > "$tmp/b.txt" 2>&1 || { cat "$tmp/b.txt"; fail "--csv/--json"; }
+[ "$(tail -n +2 "$tmp/b.csv" | wc -l)" -eq 3 ] || fail "--csv: want 3 rows"
+grep -q '^all_reduce,mpi,2,4096,1024,float,sum,-1,' "$tmp/b.csv" || fail "--csv: row of 4096 bytes"
+[ "$(grep -o '"size":' "$tmp/b.json" | wc -l)" -eq 3 ] || fail "--json: want 3 results"
 if mpirun -np 2 --oversubscribe --allow-run-as-root bin/trainsim-bench --backend schedule -b 1K -e 1K -n 1 \
        --inject-errors 3 > "$tmp/inj.txt" 2>&1; then fail "injected errors went unnoticed (exit 0)"; fi
 grep -q '^# Out of bounds values : 6 FAILED' "$tmp/inj.txt" || { cat "$tmp/inj.txt"; fail "injected errors miscounted"; }

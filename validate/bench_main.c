@@ -317,7 +317,7 @@ static void write_outputs(const bopts *o, const bench_ctx *c, const bres *rs, in
             for (int i = 0; i < nr; i++) {
                 fprintf(fp, "%s,%s,%d,%lld,%lld,%s,%s,%d", val_coll_name(og_of(o->coll)), backends[o->backend]->name,
                         c->n, (long long)rs[i].size, (long long)rs[i].count, dtypes[o->type].name,
-                        redops[o->op].name, o->root);
+                        redops[o->op].name, val_rooted(og_of(o->coll)) ? o->root : -1);
                 for (int k = 0; k < 2; k++) {
                     double alg = rs[i].t[k] > 0 ? rs[i].size / rs[i].t[k] / 1e3 : 0;
                     fprintf(fp, ",%.6g,%.6g,%.6g,%ld", rs[i].t[k], alg, alg * f, rs[i].wrong[k]);
