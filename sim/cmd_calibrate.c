@@ -74,8 +74,9 @@ typedef struct simctx {
     char **sgv;
 } simctx;
 
-static int fit_entry(const copts *o, const simctx *sc, const val_run *r, entry *e, char *err, size_t errlen)
+static int fit_entry(const copts *o, const simctx *sc, val_run *r, entry *e, char *err, size_t errlen)
 {
+    if (o->m.gpus) val_run_set_ranks(r, o->m.gpus);
     e->coll = r->coll;
     e->n = o->m.gpus ? o->m.gpus : r->nranks;
     snprintf(e->tool, sizeof e->tool, "%s", r->tool);
@@ -309,7 +310,7 @@ int cmd_calibrate(int argc, char **argv)
                 rc = EXIT_FAIL;
                 goto out;
             }
-            if (!vf.runs[r].complete) printf("# note: %s run at line %d has no closing lines (truncated?)\n",
+            if (!vf.runs[r].complete && vf.runs[r].fmt == VAL_FMT_NCCL) printf("# note: %s run at line %d has no closing lines (truncated?)\n",
                                              ours[f], vf.runs[r].first_line);
             ne++;
         }

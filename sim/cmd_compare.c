@@ -51,8 +51,9 @@ static double busbw(const series *s, int i, double t)
 }
 
 /* One run: simulate its sizes, apply the calibration's curve. */
-static int predict(const popts *o, const val_run *r, series *s, char *err, size_t errlen)
+static int predict(const popts *o, val_run *r, series *s, char *err, size_t errlen)
 {
+    if (o->m.gpus) val_run_set_ranks(r, o->m.gpus);
     s->coll = r->coll;
     s->n = o->m.gpus ? o->m.gpus : r->nranks;
     if (r->coll < 0 || r->coll == VAL_P2P || r->coll == OG_BARRIER)

@@ -322,6 +322,19 @@ static void test_osu(void)
     CU_ASSERT_DOUBLE_EQUAL(vf.runs[0].rows[2].time_us, 335.54432, 1e-9);
     CU_ASSERT_DOUBLE_EQUAL(vf.runs[0].rows[2].algbw, 12.5, 1e-12);
     val_file_free(&vf);
+    /* osu_allgather prints the per-rank size: with 4 ranks the nccl-tests
+     * size is 4 x 1024, algbw 4096 B / 8 us = 0.512 GB/s, busbw x 3/4 */
+    const char *ag = "# OSU MPI Allgather Latency Test v7.3\n# Size       Avg Latency(us)\n1024   8.00\n";
+    CU_ASSERT_EQUAL_FATAL(parse_mem(ag, strlen(ag), "ag.txt", &vf, err), 0);
+    CU_ASSERT_EQUAL(vf.runs[0].coll, OG_ALLGATHER);
+    CU_ASSERT_EQUAL(vf.runs[0].nranks, 0);
+    val_run_set_ranks(&vf.runs[0], 4);
+    CU_ASSERT_EQUAL(vf.runs[0].rows[0].size, 4096);
+    CU_ASSERT_DOUBLE_EQUAL(vf.runs[0].rows[0].algbw, 0.512, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(vf.runs[0].rows[0].busbw, 0.384, 1e-12);
+    val_run_set_ranks(&vf.runs[0], 4); /* idempotent */
+    CU_ASSERT_EQUAL(vf.runs[0].rows[0].size, 4096);
+    val_file_free(&vf);
     const char *trunc = "# OSU MPI Latency Test v7.3\n# Size          Latency (us)\n1                       0.21\n2\n";
     CU_ASSERT_EQUAL(parse_mem(trunc, strlen(trunc), "osu.txt", &vf, err), -1);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "osu.txt:4: "));

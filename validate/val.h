@@ -54,6 +54,12 @@ int val_parse_file(const char *path, val_file *out, char *err, size_t errlen);
 int val_parse_stream(FILE *f, const char *name, val_file *out, char *err, size_t errlen);
 void val_file_free(val_file *f);
 
+/* Give a run its rank count (OSU outputs and broadcast/reduce logs do not
+ * tell it): busbw follows, and OSU's per-rank (all-gather) and per-peer
+ * (all-to-all) message sizes become nccl-tests' sizes (n times larger, same
+ * time, so algbw n times larger). */
+void val_run_set_ranks(val_run *r, int n);
+
 /* The rows of r usable for fits: nonzero sizes with a time (repeated sizes:
  * the first), within [minb, maxb], and with half = 1 (2) only the even (odd)
  * ones of those in order. Writes sizes and out-of-place times (s) into

@@ -398,3 +398,18 @@ int val_run_select(const val_run *r, int64_t minb, int64_t maxb, int half, int64
     }
     return k;
 }
+
+void val_run_set_ranks(val_run *r, int n)
+{
+    int scale = r->fmt == VAL_FMT_OSU && (r->coll == OG_ALLGATHER || r->coll == OG_ALLTOALL) && r->nranks != n;
+    for (int i = 0; i < r->nrows; i++) {
+        val_row *w = &r->rows[i];
+        if (scale) {
+            w->size *= n;
+            w->count *= n;
+            w->algbw = w->time_us > 0 ? (double)w->size / w->time_us / 1e3 : 0;
+        }
+        w->busbw = w->algbw * val_busbw_factor(r->coll, n);
+    }
+    r->nranks = n;
+}
