@@ -17,14 +17,14 @@ DEB_PACKAGES := build-essential g++ pkg-config libsimgrid-dev libigraph-dev libg
 CLI_SRC  := sim/main.c $(wildcard sim/cmd_*.c)
 CLI_OBJ  := $(CLI_SRC:%.c=build/%.o)
 LIB_SRC  := $(filter-out $(CLI_SRC), $(wildcard sim/*.c sim/*/*.c models/*.c models/*/*.c \
-              platforms/*.c))
+              platforms/*.c $(filter-out validate/bench_%.c, $(wildcard validate/*.c))))
 LIB_CXX  := $(wildcard platforms/*.cpp)
 LIB_OBJ  := $(LIB_SRC:%.c=build/%.o) $(LIB_CXX:%.cpp=build/%.o)
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=build/%.o)
 
-.PHONY: all deps check test clean demo bench bench-workload golden fuzz
-all: bin/trainsim
+.PHONY: all deps check test clean demo bench bench-workload golden fuzz validate-cpu
+all: bin/trainsim $(BENCH_BIN)
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 deps:
@@ -68,11 +68,40 @@ bin/bench_estimate: build/experiments/bench/bench_estimate.o build/libtrainsim.a
 	@mkdir -p bin
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
+# bin/trainsim-bench (MPI-launched; docs/validation.md): built when mpicc
+# exists; never linked with SimGrid, whose SMPI exports MPI_Init too. Its nccl backend joins when nvcc and nccl.h are found.
+MPICC     ?= $(shell command -v mpicc 2>/dev/null)
+CUDA_HOME ?= /usr/local/cuda
+NVCC      := $(firstword $(shell command -v nvcc 2>/dev/null) $(wildcard $(CUDA_HOME)/bin/nvcc))
+NCCL_H    := $(firstword $(wildcard $(CUDA_HOME)/include/nccl.h /usr/include/nccl.h))
+BENCH_SRC := validate/bench_main.c validate/bench_mpi.c validate/bench_schedule.c
+BENCH_BIN := $(if $(MPICC),bin/trainsim-bench)
+ifeq ($(NVCC),)
+NCCL_WHY  := skipped: nvcc not found (PATH, $(CUDA_HOME)/bin)
+else ifeq ($(NCCL_H),)
+NCCL_WHY  := skipped: nccl.h not found ($(CUDA_HOME)/include, /usr/include)
+else
+NCCL_WHY  := built with $(NCCL_H)
+BENCH_SRC += validate/bench_nccl.c
+BENCH_DEFS := -DTS_HAVE_NCCL -I$(CUDA_HOME)/include
+BENCH_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lnccl -lcudart
+endif
+
+bin/trainsim-bench: $(BENCH_SRC) validate/bench.h build/libtrainsim.a
+	@mkdir -p bin
+	@echo "trainsim-bench: backends mpi, schedule; nccl $(NCCL_WHY)"
+	$(MPICC) $(CFLAGS) $(BENCH_DEFS) -o $@ $(BENCH_SRC) build/libtrainsim.a $(BENCH_LIBS) -ljansson -lm
+
 # make check: CUnit suites (they also run bin/trainsim for CLI behaviour), then
 # CI regression mode (trainsim replay) on the sample traces' goldens.
-check test: bin/trainsim bin/test_trainsim
+check test: bin/trainsim bin/test_trainsim $(BENCH_BIN)
 	bin/test_trainsim
 	tests/golden/run.sh
+	$(if $(BENCH_BIN),tests/validate_cpu.sh,@echo "validate-cpu: skipped (no mpicc)")
+
+# The measure-calibrate-compare loop on this machine's CPUs (docs/validation.md).
+validate-cpu: bin/trainsim bin/trainsim-bench
+	tests/validate_cpu.sh
 
 # Rewrite the replay goldens after an intended change of the models.
 golden: bin/trainsim
@@ -90,6 +119,7 @@ bin/bench_import: build/experiments/bench/bench_import.o build/libtrainsim.a
 bench: bin/trainsim
 	experiments/bench/run.sh
 	experiments/bench/kineto_import.sh
+	experiments/bench/validate_accuracy.sh
 
 # Fuzzing (libFuzzer + ASan/LeakSanitizer): one harness per trace format, built
 # with clang over the importers and the op graph code only.

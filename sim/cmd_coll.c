@@ -11,6 +11,7 @@
 #include "engine.h"
 #include "opgraph.h"
 #include "util.h"
+#include "val.h"
 
 static const char coll_help[] =
     "usage: trainsim coll --platform P --op OP [options]\n\n"
@@ -43,7 +44,7 @@ static const char coll_help[] =
     "  -h, --help          this help\n\n"
     "exit status: 0 ok, 2 bad input.\n";
 
-enum { FID_STEP = ENG_STEP, FID_PIPELINED = ENG_PIPELINED, FID_ANALYTICAL };
+enum { FID_STEP = VAL_FID_STEP, FID_PIPELINED = VAL_FID_PIPELINED, FID_ANALYTICAL = VAL_FID_ANALYTICAL };
 static const char *fid_names[] = {"step", "pipelined", "analytical"};
 
 typedef struct result {
@@ -62,20 +63,6 @@ typedef struct opts {
     int64_t minb, maxb, stepb;
     double factor;
 } opts;
-
-/* nccl-tests' size syntax: an integer with an optional K, M or G (powers of 1024). */
-static int parse_size(const char *s, int64_t *out)
-{
-    char *end;
-    long long v = strtoll(s, &end, 10);
-    int64_t mul = 1;
-    if (*end == 'K' || *end == 'k') mul = 1 << 10, end++;
-    else if (*end == 'M' || *end == 'm') mul = 1 << 20, end++;
-    else if (*end == 'G' || *end == 'g') mul = 1 << 30, end++;
-    if (end == s || *end || v < 0 || v > OG_MAX_BYTES / mul) return -1;
-    *out = v * mul;
-    return 0;
-}
 
 /* "allreduce" and "all_reduce" both name OG_ALLREDUCE. */
 static int coll_by_name(const char *s)
@@ -128,68 +115,7 @@ static int forced_spec(const opts *o, char *buf, size_t n, char *err, size_t err
     return rc;
 }
 
-typedef struct route_ctx {
-    char **hosts;
-    coll_topo *topo;
-} route_ctx;
-
-static void host_route(void *ctx, int a, int b, double *lat, double *bw)
-{
-    route_ctx *rc = ctx;
-    if (eng_route(rc->hosts[a], rc->hosts[b], lat, bw) < 0) *lat = *bw = 0;
-}
-
-/* One size: choose the algorithm as the engine would, then cost or simulate it. */
-static int run_size(const opts *o, const char *forced, route_ctx *rctx, int64_t bytes, result *res, char *err,
-                    size_t errlen)
-{
-    int n = o->gpus, a = -1;
-    coll_proto pr = COLL_SIMPLE;
-    if (forced[0]) {
-        if (coll_algo_parse(forced, o->op, &a, &pr, err, errlen) < 0) return -1;
-    } else {
-        coll_hw hw = {5e-6, 25e9, rctx->topo};
-        if (n > 1 && eng_route(rctx->hosts[0], rctx->hosts[1], &hw.alpha, &hw.bw) < 0) return -1;
-        a = coll_select(o->op, n, bytes, &hw, &pr);
-    }
-    coll_plan p;
-    if (coll_plan_init_topo(&p, o->op, n, o->root, bytes, NULL, a, rctx->topo, err, errlen) < 0) return -1;
-    p.proto = pr;
-    res->algo = a;
-    res->proto = pr;
-    if (o->fidelity == FID_ANALYTICAL) {
-        res->time = coll_cost(&p, COLL_COST_PIPELINED, host_route, rctx);
-        return 0;
-    }
-    char spec[96];
-    snprintf(spec, sizeof spec, "%s:%s", coll_algo_get(a)->name, coll_proto_name(pr));
-    og_graph *g = coll_graph(o->op, n, bytes, o->dtype, o->root, spec);
-    eng_opts eo = {(eng_fidelity)o->fidelity, 0, 0};
-    eng_result *er = NULL;
-    int rc = eng_run(g, &eo, &er, err, errlen);
-    if (rc == 0) res->time = er->makespan;
-    eng_result_free(er);
-    og_free(g);
-    return rc;
-}
-
-/* nccl-tests 2.17's time column: two decimals below 10 ms, then one, then none. */
-static void fmt_time(char *buf, size_t n, double us)
-{
-    snprintf(buf, n, "%7.*f", us < 1e4 ? 2 : us < 1e5 ? 1 : 0, us);
-}
-
-static int per_rank_count(og_coll c)
-{
-    return c == OG_ALLGATHER || c == OG_REDUCESCATTER || c == OG_ALLTOALL;
-}
-
-static const char *redop(og_coll c)
-{
-    return c == OG_ALLREDUCE || c == OG_REDUCE || c == OG_REDUCESCATTER ? "sum" : "none";
-}
-
-static int rooted(og_coll c) { return c == OG_BROADCAST || c == OG_REDUCE; }
+static int rooted(og_coll c) { return val_rooted(c); }
 
 static void print_header(const opts *o)
 {
@@ -200,12 +126,7 @@ static void print_header(const opts *o)
            "validation: 0 graph: 0\n#\n",
            (long long)o->minb, (long long)o->maxb, o->stepb ? (long long)o->stepb : (long long)o->factor,
            o->stepb ? "bytes" : "factor");
-    printf("# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n", "", "", "",
-           "", "");
-    printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s \n", "size", "count", "type", "redop",
-           "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong");
-    printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s \n", "(B)", "(elements)", "", "", "",
-           "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
+    val_table_header(stdout);
 }
 
 static void bandwidths(const opts *o, const result *r, double *algbw, double *busbw)
@@ -216,14 +137,8 @@ static void bandwidths(const opts *o, const result *r, double *algbw, double *bu
 
 static void print_row(const opts *o, const result *r)
 {
-    char t[32];
-    double alg, bus;
-    bandwidths(o, r, &alg, &bus);
-    fmt_time(t, sizeof t, r->time * 1e6);
-    printf("%12lld  %12lld  %8s  %6s  %6d", (long long)r->size, (long long)r->count, og_dtype_name(o->dtype),
-           redop(o->op), rooted(o->op) ? o->root : -1);
-    for (int i = 0; i < 2; i++) printf("  %7s  %6.2f  %6.2f  %6s", t, alg, bus, "N/A");
-    printf("\n");
+    val_table_row(stdout, r->size, r->count, og_dtype_name(o->dtype), o->op, o->root, r->time * 1e6, r->time * 1e6,
+                  coll_busbw_factor(o->op, o->gpus), -1, -1);
 }
 
 static int write_csv(const opts *o, const result *rs, int nr, char *err, size_t errlen)
@@ -239,7 +154,7 @@ static int write_csv(const opts *o, const result *rs, int nr, char *err, size_t 
         ts_fmt_double(a, sizeof a, alg);
         ts_fmt_double(b, sizeof b, bus);
         fprintf(f, "%s,%d,%lld,%lld,%s,%s,%d,%s,%s,%s,%s,%s,%s\n", og_coll_name(o->op), o->gpus,
-                (long long)rs[i].size, (long long)rs[i].count, og_dtype_name(o->dtype), redop(o->op),
+                (long long)rs[i].size, (long long)rs[i].count, og_dtype_name(o->dtype), val_redop(o->op),
                 rooted(o->op) ? o->root : -1, t, a, b, coll_algo_get(rs[i].algo)->name,
                 coll_proto_name(rs[i].proto), fid_names[o->fidelity]);
     }
@@ -335,7 +250,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         case 'b':
         case 'e':
         case 'i':
-            if (parse_size(optarg, c == 'b' ? &o->minb : c == 'e' ? &o->maxb : &o->stepb) < 0 ||
+            if (val_parse_size(optarg, c == 'b' ? &o->minb : c == 'e' ? &o->maxb : &o->stepb) < 0 ||
                 (c == 'i' && o->stepb == 0))
                 return cmd_usage_error("coll", "-%c wants a size like 8, 64K, 1M or 8G, not '%s'", c, optarg);
             break;
@@ -366,8 +281,9 @@ int cmd_coll(int argc, char **argv)
     int rc = parse_opts(nours, ours, &o);
     char err[TS_ERRLEN], forced[96];
     result *rs = NULL;
-    route_ctx rctx = {NULL, NULL};
-    int nhosts = 0, nr = 0;
+    val_sweep sw;
+    memset(&sw, 0, sizeof sw);
+    int nr = 0;
     if (rc != 0) {
         rc = rc < 0 ? EXIT_OK : rc;
         goto out;
@@ -385,20 +301,12 @@ int cmd_coll(int argc, char **argv)
         fprintf(stderr, "trainsim coll: %s\n", err);
         goto out;
     }
-    rctx.hosts = eng_host_names(&nhosts);
-    if (!o.gpus) o.gpus = nhosts;
-    if (o.gpus > nhosts) {
-        fprintf(stderr, "trainsim coll: --gpus %d but %s has only %d hosts\n", o.gpus, o.platform, nhosts);
+    if (val_sweep_open(&sw, o.op, o.gpus, o.root, o.dtype, o.fidelity, forced, err, sizeof err) < 0) {
+        fprintf(stderr, "trainsim coll: %s\n", err);
         goto out;
     }
-    if (rooted(o.op) && o.root >= o.gpus) {
-        fprintf(stderr, "trainsim coll: --root %d outside the group of %d\n", o.root, o.gpus);
-        goto out;
-    }
-    rctx.topo = eng_topo((const char *const *)rctx.hosts, o.gpus);
+    o.gpus = sw.n;
     print_header(&o);
-    int64_t unit = (int64_t)og_dtype_size(o.dtype) * (per_rank_count(o.op) ? o.gpus : 1);
-    int align = 16 / og_dtype_size(o.dtype);
     size_t cap = 0;
     double sum_bus = 0;
     for (int64_t size = o.minb; size <= o.maxb;) {
@@ -406,13 +314,13 @@ int cmd_coll(int argc, char **argv)
         result *r = &rs[nr];
         /* nccl-tests (2.14 on) rounds each size down to whole elements, and
          * per-rank counts down to 16 bytes' worth of elements */
-        r->count = o.op == OG_BARRIER ? 0 : size / unit;
-        if (per_rank_count(o.op)) r->count &= -(int64_t)(align > 0 ? align : 1);
-        r->size = r->count * unit;
-        if (run_size(&o, forced, &rctx, r->size, r, err, sizeof err) < 0) {
+        r->size = val_nccl_size(o.op, o.gpus, size, og_dtype_size(o.dtype), &r->count);
+        val_point pt;
+        if (val_sweep_size(&sw, r->size, &pt, err, sizeof err) < 0) {
             fprintf(stderr, "trainsim coll: %s of %lld bytes: %s\n", og_coll_name(o.op), (long long)r->size, err);
             goto out;
         }
+        r->time = pt.time, r->algo = pt.algo, r->proto = pt.proto;
         print_row(&o, r);
         double alg, bus;
         bandwidths(&o, r, &alg, &bus);
@@ -430,9 +338,7 @@ int cmd_coll(int argc, char **argv)
     if (rc == EXIT_OK && o.json && write_json(&o, rs, nr, err, sizeof err) < 0) rc = EXIT_USAGE;
     if (rc != EXIT_OK) fprintf(stderr, "trainsim coll: %s\n", err);
 out:
-    for (int i = 0; rctx.hosts && rctx.hosts[i]; i++) free(rctx.hosts[i]);
-    free(rctx.hosts);
-    coll_topo_free(rctx.topo);
+    val_sweep_close(&sw);
     free(rs);
     free(sgv);
     free(ours);

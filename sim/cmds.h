@@ -12,11 +12,31 @@ int cmd_coll(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 
 /* Split argv into SimGrid's own options (--cfg=..., --log=...: into sgv, for
  * simgrid_init) and the command's (into ours, *nours of them); both arrays
  * hold argc + 1 entries and start with argv[0]. Returns the count in sgv. */
 int cmd_split_simgrid(int argc, char **argv, char **sgv, char **ours, int *nours);
+
+/* Options shared by calibrate and compare (defined in sim/cmd_calibrate.c):
+ * --cluster/--platform, --nodes, --algo, --gpus, --half, --fidelity, -b, -e. */
+typedef struct cmd_meas_opts {
+    const char *cluster, *algo;
+    int nodes, gpus, half, fidelity;
+    long long minb, maxb;
+} cmd_meas_opts;
+enum { CMD_MEAS_CLUSTER = 300, CMD_MEAS_NODES, CMD_MEAS_ALGO, CMD_MEAS_GPUS, CMD_MEAS_HALF, CMD_MEAS_FID };
+#define CMD_MEAS_LONGOPTS                                                                                    \
+    {"cluster", required_argument, 0, CMD_MEAS_CLUSTER}, {"platform", required_argument, 0, CMD_MEAS_CLUSTER}, \
+        {"nodes", required_argument, 0, CMD_MEAS_NODES}, {"algo", required_argument, 0, CMD_MEAS_ALGO},        \
+        {"gpus", required_argument, 0, CMD_MEAS_GPUS}, {"half", required_argument, 0, CMD_MEAS_HALF},          \
+        {"fidelity", required_argument, 0, CMD_MEAS_FID}, {"minbytes", required_argument, 0, 'b'},             \
+        {"maxbytes", required_argument, 0, 'e'}
+/* Option c (with its argument) of command cmd: 0 when handled, EXIT_USAGE
+ * (after the message) when its value is bad, 1 when c is not one of these. */
+int cmd_meas_option(const char *cmd, int c, const char *arg, cmd_meas_opts *o);
 
 /* Report an unknown/missing option for command cmd and return EXIT_USAGE. */
 int cmd_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -19,6 +19,8 @@ static const struct cmd {
     {"run", "one training iteration of a model under a parallel layout", cmd_run},
     {"convert", "import a recorded trace (Kineto, Chakra, NCCL log, SMPI) as a native trace", cmd_convert},
     {"replay", "CI regression mode: simulate a trace and compare with a golden file", cmd_replay},
+    {"calibrate", "fit measured collectives (nccl-tests, OSU) and write a calibration JSON", cmd_calibrate},
+    {"compare", "measured vs simulated collectives per size, with errors and an SVG plot", cmd_compare},
     {"help", "list the commands, or show one command's options", cmd_help},
 };
 #define NCMDS (sizeof cmds / sizeof cmds[0])
