@@ -98,6 +98,7 @@ check test: bin/trainsim bin/test_trainsim $(BENCH_BIN)
 	bin/test_trainsim
 	tests/golden/run.sh
 	$(if $(BENCH_BIN),tests/validate_cpu.sh,@echo "validate-cpu: skipped (no mpicc)")
+	@echo "check: CUnit suites, replay goldens and the validation loop all passed"
 
 # The measure-calibrate-compare loop on this machine's CPUs (docs/validation.md).
 validate-cpu: bin/trainsim bin/trainsim-bench
