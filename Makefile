@@ -42,9 +42,20 @@ build/%.o: %.cpp
 build/libtrainsim.a: $(LIB_OBJ)
 	ar rcs $@ $^
 
-bin/trainsim: $(CLI_OBJ) build/libtrainsim.a
+# `trainsim search` under mpirun: built only where mpicc exists; the serial
+# path (and every other command) never calls MPI. libmpi links before
+# libsimgrid: SimGrid exports SMPI's own MPI_* symbols, which must not win.
+MPICC := $(shell command -v mpicc 2>/dev/null)
+ifneq ($(MPICC),)
+MPI_OBJ := build/mpi/search_mpi.o
+build/mpi/search_mpi.o: CFLAGS += $(shell mpicc --showme:compile)
+build/sim/cmd_search.o: CFLAGS += -DTS_HAVE_MPI -Impi
+MPI_LIBS := $(shell mpicc --showme:link)
+endif
+
+bin/trainsim: $(CLI_OBJ) $(MPI_OBJ) build/libtrainsim.a
 	@mkdir -p bin
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $^ $(MPI_LIBS) $(LDLIBS)
 
 bin/test_trainsim: $(TEST_OBJ) build/libtrainsim.a
 	@mkdir -p bin
@@ -118,4 +129,4 @@ bench-workload: bin/trainsim bin/bench_estimate
 clean:
 	rm -rf build bin
 
--include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(MPI_OBJ:.o=.d)

@@ -12,6 +12,7 @@ int cmd_coll(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
+int cmd_search(int argc, char **argv);
 
 /* Split argv into SimGrid's own options (--cfg=..., --log=...: into sgv, for
  * simgrid_init) and the command's (into ours, *nours of them); both arrays
@@ -20,5 +21,8 @@ int cmd_split_simgrid(int argc, char **argv, char **sgv, char **ours, int *nours
 
 /* Report an unknown/missing option for command cmd and return EXIT_USAGE. */
 int cmd_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* An integer option value in [lo, hi]; -1 when malformed or out of range. */
+int cmd_parse_int(const char *s, int lo, int hi, int *out);
 
 #endif

@@ -19,6 +19,7 @@ void suite_workload(void);
 void suite_workload_graph(void);
 void suite_run(void);
 void suite_trace(void);
+void suite_search(void);
 
 /* Path of a fixture in tests/data/. */
 const char *test_data(const char *name);
