@@ -23,7 +23,7 @@ LIB_OBJ  := $(LIB_SRC:%.c=build/%.o) $(LIB_CXX:%.cpp=build/%.o)
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=build/%.o)
 
-.PHONY: all deps check test clean demo bench bench-workload golden fuzz
+.PHONY: all deps check test clean demo bench bench-workload bench-search golden fuzz
 all: bin/trainsim
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -125,6 +125,10 @@ bench-workload: bin/trainsim bin/bench_estimate
 	experiments/bench/workload.sh
 	bin/bench_estimate 1024
 	bin/bench_estimate 16384
+
+# trainsim search on GPT-3 175B / 1,024 A100s and Llama-3 70B / 512 H100s (docs/search.md).
+bench-search: bin/trainsim
+	experiments/bench/search.sh
 
 clean:
 	rm -rf build bin

@@ -551,8 +551,12 @@ int cmd_search(int argc, char **argv)
     size_t n = srch_enumerate(&m, &x.p, &cand);
     /* each rank evaluates every size-th candidate; the sums combine them (one non-zero term each) */
     ev = ts_calloc(n ? n * EV_NFIELDS : 1, sizeof *ev);
+    double t_estimates = 0; /* seconds in evaluations that ended estimated (checks included) */
+    size_t my_estimates = 0;
     for (size_t i = rank; i < n; i += size) {
+        double te = ts_wtime();
         srch_evaluate(&m, &x.p, &cand[i], NULL, 0);
+        if (cand[i].status == SRCH_ESTIMATED) t_estimates += ts_wtime() - te, my_estimates++;
         double *e = ev + i * EV_NFIELDS;
         e[EV_STATUS] = cand[i].status, e[EV_MEM] = cand[i].mem, e[EV_ITER] = cand[i].iter;
         e[EV_SCORE] = cand[i].score, e[EV_BUBBLE] = cand[i].bubble, e[EV_DP] = cand[i].dp_exposed;
@@ -637,9 +641,10 @@ int cmd_search(int argc, char **argv)
         } else if (!ne) {
             printf("no layout fits: relax the constraints, add GPUs or a smaller global batch\n");
         }
-        fprintf(stderr, "search: %zu layouts, %zu estimated in %.3f s (%.0f evaluations/s over %d rank%s), "
-                        "total %.3f s\n",
-                n, k.estimated, t_est, t_est > 0 ? n / t_est : 0.0, size, size == 1 ? "" : "s", t_all);
+        fprintf(stderr, "search: %zu layouts evaluated in %.3f s (%.0f/s) over %d rank%s; rank 0: %zu estimates in "
+                        "%.3f s (%.0f estimates/s); total with %zu simulated %.3f s\n",
+                n, t_est, t_est > 0 ? n / t_est : 0.0, size, size == 1 ? "" : "s", my_estimates, t_estimates,
+                t_estimates > 0 ? my_estimates / t_estimates : 0.0, k.simulated, t_all);
         sim_of = ts_malloc((n ? n : 1) * sizeof *sim_of);
         for (size_t i = 0; i < n; i++) sim_of[i] = (size_t)-1;
         for (size_t j = 0; simulate_top && j < ntop; j++) sim_of[order[j]] = j;
