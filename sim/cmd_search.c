@@ -82,8 +82,11 @@ typedef struct search_ctx {
 
 static void progress(const search_ctx *x, const char *what, size_t done, size_t total)
 {
+    static double last;
     if (!x->tty || total == 0) return;
-    if (done != total && done % 256 && total > 64) return;
+    double now = ts_wtime();
+    if (done != total && now - last < 0.1) return; /* redraw at most 10 times a second */
+    last = now;
     int w = 40, f = (int)((double)done / total * w);
     fprintf(stderr, "\r%-10s [", what);
     for (int i = 0; i < w; i++) fputc(i < f ? '#' : ' ', stderr);

@@ -300,6 +300,8 @@ static int by_score(const void *a, const void *b)
     double x = rank_base[i].score, y = rank_base[j].score;
     if (x < y) return -1;
     if (x > y) return 1;
+    /* equal objective: less memory per GPU first, then enumeration order */
+    if (rank_base[i].mem != rank_base[j].mem) return rank_base[i].mem < rank_base[j].mem ? -1 : 1;
     return i < j ? -1 : i > j;
 }
 

@@ -74,7 +74,7 @@ typedef struct srch_counts {
 } srch_counts;
 void srch_count(const srch_cand *c, size_t n, srch_counts *out);
 
-/* Indices of the estimated candidates, best first (ties: enumeration order).
+/* Indices of the estimated candidates, best first (ties: less memory, then enumeration order).
  * *order is malloc'ed; returns how many. */
 size_t srch_rank(const srch_cand *c, size_t n, size_t **order);
 
