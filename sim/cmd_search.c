@@ -211,7 +211,7 @@ static int explain(search_ctx *x, const char *ls, char *err)
                "slowest stage per micro-batch: forward %.4f, backward %.4f, weight gradients %.4f s\n",
                e.iter, e.pipeline, e.bubble, e.dp_exposed, e.optimizer, e.tf, e.tb, e.tw);
     } else {
-        printf("estimate         %.4f s (critical path of the op graph)\n", c.iter);
+        printf("estimate         %.4f s (critical path of the op graph of 1 and 2 micro-batches, extrapolated)\n", c.iter);
     }
     printf("throughput       %.1f TFLOP/s per GPU, MFU %.1f%% (estimate)\n", tflops(x, &l, c.iter),
            100 * srch_mfu(x->m, &x->p, &l, c.iter));

@@ -137,6 +137,37 @@ static void test_memory_pruning_library(void)
     free(c);
 }
 
+/* AxoNN layouts are costed from graphs of 1 and 2 micro-batches, extrapolated
+ * linearly; it must equal the critical path of the whole graph. */
+static void test_axonn_extrapolation(void)
+{
+    srch_params p;
+    if (setup(&p, 8, 32, 1024) < 0) {
+        CU_FAIL("setup");
+        return;
+    }
+    static const char *lays[] = {"gx=2,gy=2,gz=2,dp=1,mbs=1,gbs=32,zero=0", "gx=1,gy=2,gz=1,dp=4,mbs=2,gbs=32,zero=1",
+                                 "gx=4,gy=1,gz=1,dp=2,mbs=1,gbs=32,zero=2,recompute=full"};
+    for (size_t i = 0; i < sizeof lays / sizeof lays[0]; i++) {
+        char err[512];
+        srch_cand c;
+        memset(&c, 0, sizeof c);
+        CU_ASSERT_EQUAL_FATAL(wl_layout_parse(lays[i], &c.l, err, sizeof err), 0);
+        CU_ASSERT(wl_layout_micro(&c.l) >= 4);
+        srch_evaluate(&tiny, &p, &c, err, sizeof err);
+        CU_ASSERT_EQUAL_FATAL(c.status, SRCH_ESTIMATED);
+        wl_opts o = {p.seq, p.dtype, p.gpu, p.net, 1, 1};
+        og_graph *g = NULL;
+        eng_result *res = NULL;
+        wl_info info;
+        CU_ASSERT_EQUAL_FATAL(wl_build(&tiny, &c.l, &o, &g, &info, err, sizeof err), 0);
+        CU_ASSERT_EQUAL_FATAL(an_run(g, p.net, &res, err, sizeof err), 0);
+        CU_ASSERT(fabs(c.iter - res->makespan) <= 1e-9 * res->makespan);
+        an_result_free(res);
+        og_free(g);
+    }
+}
+
 /* The constructed case: 8 single-GPU nodes on a 100 MB/s network
  * (tests/data/search-slow-net.json), the 165M-parameter model, sequence 128,
  * gbs 8, tensor x data layouts only (pp=1, mbs=1, zero=0, no recompute, no sp).
@@ -295,6 +326,7 @@ static void test_cli_explain(void)
 void suite_search(void)
 {
     test_add_suite("search", "enumeration counts (hand count)", test_enumeration_counts, "constraints", test_constraints,
+                   "axonn: extrapolated critical path", test_axonn_extrapolation,
                    "memory pruning (library)", test_memory_pruning_library, "best layout by construction",
                    test_best_by_construction, "no unfit layout simulated", test_no_unfit_simulated,
                    "serial and MPI output identical", test_mpi_identical, "cli: explain, errors, plot",
