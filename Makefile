@@ -13,17 +13,18 @@ DEB_PACKAGES := build-essential g++ pkg-config libsimgrid-dev libigraph-dev libg
                 libopenmpi-dev openmpi-bin libxml2-dev libcunit1-dev libjansson-dev zlib1g-dev \
                 clang-14 libclang-rt-14-dev
 
-# Every .c under the library folders belongs to libtrainsim, except the CLI.
+# Every .c under the library folders belongs to libtrainsim, except the CLI
+# and sim/mpi_*.c (built only with mpicc, below).
 CLI_SRC  := sim/main.c $(wildcard sim/cmd_*.c)
 CLI_OBJ  := $(CLI_SRC:%.c=build/%.o)
-LIB_SRC  := $(filter-out $(CLI_SRC), $(wildcard sim/*.c sim/*/*.c models/*.c models/*/*.c \
+LIB_SRC  := $(filter-out $(CLI_SRC) sim/mpi_%.c, $(wildcard sim/*.c sim/*/*.c models/*.c models/*/*.c \
               platforms/*.c $(filter-out validate/bench_%.c, $(wildcard validate/*.c))))
 LIB_CXX  := $(wildcard platforms/*.cpp)
 LIB_OBJ  := $(LIB_SRC:%.c=build/%.o) $(LIB_CXX:%.cpp=build/%.o)
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=build/%.o)
 
-.PHONY: all deps check test clean demo bench bench-workload golden fuzz validate-cpu
+.PHONY: all deps check test clean demo bench bench-workload bench-search golden fuzz validate-cpu
 all: bin/trainsim $(BENCH_BIN)
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -42,9 +43,20 @@ build/%.o: %.cpp
 build/libtrainsim.a: $(LIB_OBJ)
 	ar rcs $@ $^
 
-bin/trainsim: $(CLI_OBJ) build/libtrainsim.a
+# `trainsim search` under mpirun: built only where mpicc exists; the serial
+# path (and every other command) never calls MPI. libmpi links before
+# libsimgrid: SimGrid exports SMPI's own MPI_* symbols, which must not win.
+MPICC := $(shell command -v mpicc 2>/dev/null)
+ifneq ($(MPICC),)
+MPI_OBJ := build/sim/mpi_search.o
+build/sim/mpi_search.o: CFLAGS += $(shell mpicc --showme:compile)
+build/sim/cmd_search.o: CFLAGS += -DTS_HAVE_MPI
+MPI_LIBS := $(shell mpicc --showme:link)
+endif
+
+bin/trainsim: $(CLI_OBJ) $(MPI_OBJ) build/libtrainsim.a
 	@mkdir -p bin
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $^ $(MPI_LIBS) $(LDLIBS)
 
 bin/test_trainsim: $(TEST_OBJ) build/libtrainsim.a
 	@mkdir -p bin
@@ -146,7 +158,11 @@ bench-workload: bin/trainsim bin/bench_estimate
 	bin/bench_estimate 1024
 	bin/bench_estimate 16384
 
+# trainsim search on GPT-3 175B / 1,024 A100s and Llama-3 70B / 512 H100s (docs/search.md).
+bench-search: bin/trainsim
+	experiments/bench/search.sh
+
 clean:
 	rm -rf build bin
 
--include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(MPI_OBJ:.o=.d)

@@ -162,15 +162,6 @@ static int parse_net(const char *s, an_net *net, char *err, size_t errlen)
     return rc;
 }
 
-static int parse_int(const char *s, int lo, int hi, int *out)
-{
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (*end || end == s || v < lo || v > hi) return -1;
-    *out = (int)v;
-    return 0;
-}
-
 int cmd_run(int argc, char **argv)
 {
     enum { O_PLATFORM = 256, O_MODEL, O_LAYOUT, O_SEQ, O_DTYPE, O_FIDELITY, O_JSON, O_TIMELINE, O_GPU, O_GPUS,
@@ -216,25 +207,25 @@ int cmd_run(int argc, char **argv)
         case O_NET: net_s = optarg; break;
         case O_CALIB: calib = optarg; break;
         case O_NODES:
-            if (parse_int(optarg, 1, 1000000, &nodes) < 0) {
+            if (cmd_parse_int(optarg, 1, 1000000, &nodes) < 0) {
                 rc = cmd_usage_error("run", "--nodes wants a count from 1 to 1000000, not '%s'", optarg);
                 goto out;
             }
             break;
         case O_SEQ:
-            if (parse_int(optarg, 1, 10000000, &seq) < 0) {
+            if (cmd_parse_int(optarg, 1, 10000000, &seq) < 0) {
                 rc = cmd_usage_error("run", "--seq wants a positive length, not '%s'", optarg);
                 goto out;
             }
             break;
         case O_GPUS:
-            if (parse_int(optarg, 1, 100000000, &ngpus) < 0) {
+            if (cmd_parse_int(optarg, 1, 100000000, &ngpus) < 0) {
                 rc = cmd_usage_error("run", "--gpus wants a positive count, not '%s'", optarg);
                 goto out;
             }
             break;
         case O_GPN:
-            if (parse_int(optarg, 1, 4096, &gpn) < 0) {
+            if (cmd_parse_int(optarg, 1, 4096, &gpn) < 0) {
                 rc = cmd_usage_error("run", "--gpus-per-node wants 1 to 4096, not '%s'", optarg);
                 goto out;
             }

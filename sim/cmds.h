@@ -14,6 +14,7 @@ int cmd_convert(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_search(int argc, char **argv);
 
 /* Split argv into SimGrid's own options (--cfg=..., --log=...: into sgv, for
  * simgrid_init) and the command's (into ours, *nours of them); both arrays
@@ -40,5 +41,8 @@ int cmd_meas_option(const char *cmd, int c, const char *arg, cmd_meas_opts *o);
 
 /* Report an unknown/missing option for command cmd and return EXIT_USAGE. */
 int cmd_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* An integer option value in [lo, hi]; -1 when malformed or out of range. */
+int cmd_parse_int(const char *s, int lo, int hi, int *out);
 
 #endif

@@ -1,6 +1,7 @@
 /* bin/trainsim: the command table (git's style) and dispatch. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmds.h"
@@ -18,6 +19,7 @@ static const struct cmd {
     {"platform", "show a cluster's figures or export its SimGrid platform", cmd_platform},
     {"run", "one training iteration of a model under a parallel layout", cmd_run},
     {"convert", "import a recorded trace (Kineto, Chakra, NCCL log, SMPI) as a native trace", cmd_convert},
+    {"search", "choose a parallel layout: enumerate, prune, estimate, simulate the best", cmd_search},
     {"replay", "CI regression mode: simulate a trace and compare with a golden file", cmd_replay},
     {"calibrate", "fit measured collectives (nccl-tests, OSU) and write a calibration JSON", cmd_calibrate},
     {"compare", "measured vs simulated collectives per size, with errors and an SVG plot", cmd_compare},
@@ -46,6 +48,15 @@ int cmd_split_simgrid(int argc, char **argv, char **sgv, char **ours, int *nours
         else ours[(*nours)++] = argv[i];
     }
     return sgc;
+}
+
+int cmd_parse_int(const char *s, int lo, int hi, int *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (*end || end == s || v < lo || v > hi) return -1;
+    *out = (int)v;
+    return 0;
 }
 
 static void usage(FILE *f)

@@ -21,6 +21,7 @@ void suite_run(void);
 void suite_trace(void);
 void suite_val(void);
 void suite_val_fit(void);
+void suite_search(void);
 
 /* Path of a fixture in tests/data/. */
 const char *test_data(const char *name);

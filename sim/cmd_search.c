@@ -1,0 +1,675 @@
+/* `trainsim search`: which parallel layout to launch. Enumerates, prunes by
+ * rule and memory, ranks by the analytical estimate, simulates the best K. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analytic/analytic.h"
+#include "cluster.h"
+#include "cmds.h"
+#include "compute/compute.h"
+#include "engine.h"
+#include "memory/memory.h"
+#include "search/search.h"
+#include "util.h"
+#include "workload/workload.h"
+
+#ifdef TS_HAVE_MPI
+#include "mpi_search.h"
+#else
+/* Serial build: one rank, nothing to combine. */
+static void srch_mpi_init(int *rank, int *size) { *rank = 0, *size = 1; }
+static void srch_mpi_sum(double *buf, size_t n) { (void)buf, (void)n; }
+static void srch_mpi_finalize(void) {}
+#endif
+
+#define BIGERR 16384
+#define GIB 1073741824.0
+
+static const char search_help[] =
+    "usage: trainsim search --cluster C --gpus N --model M [options]\n\n"
+    "Which parallel layout should this job launch with? Enumerates the layouts of model M on\n"
+    "N GPUs of cluster C, drops those that break a divisibility rule or do not fit in GPU\n"
+    "memory (the memory model), ranks the rest with the direct analytical estimate, simulates\n"
+    "the best K on SimGrid and prints a ranked table with the layout counts. Run it under\n"
+    "mpirun to split the candidates across ranks; the output is the same byte for byte.\n\n"
+    "options:\n"
+    "  --cluster C        cluster (name, NAME:NODES or JSON; docs/clusters.md): the GPU, the\n"
+    "                     analytical network figures and the simulated platform\n"
+    "  --platform C       the same as --cluster;  --calibration F  a calibration JSON\n"
+    "  --gpus N           GPU count (the platform gets the nodes it needs)\n"
+    "  --model M          HuggingFace config.json or a name in configs/models/\n"
+    "  --gbs B            global batch in sequences (default: N)\n"
+    "  --seq S            sequence length (default: the model's, at most 8192)\n"
+    "  --dtype T          bf16 (default), fp16, fp8, fp32\n"
+    "  --top K            layouts simulated and shown (default 5)\n"
+    "  --objective O      time (iteration time, default), mfu (model FLOPs utilisation),\n"
+    "                     cost (GPU-seconds per token; also tries N/2, N/4, ... GPUs)\n"
+    "  --space S          3d: tp, pp, dp (with vpp, schedule 1f1b/interleaved/zbh1, mbs,\n"
+    "                     zero, sp, recompute; default); 4d: AxoNN gx, gy, gz, dp (each\n"
+    "                     estimated from its op graph: 0.01 to 5 s each, constrain it);\n"
+    "                     all: both, with cp and (MoE models) ep\n"
+    "  --constraint C     e.g. 'tp<=8,pp>=2,zero!=3': keys tp pp dp cp ep vpp mbs zero sp\n"
+    "                     recompute (0 none, 1 selective, 2 full) gx gy gz gpus\n"
+    "  --fidelity F       estimate (no simulation), analytical (critical path of the op\n"
+    "                     graph), pipelined (SimGrid, default) or step\n"
+    "  --explain L        why layout L is pruned, or where its time goes\n"
+    "  --csv FILE         every candidate: status, memory, estimate, simulation\n"
+    "  --json FILE        the counts, the ranked top K with breakdowns, every candidate\n"
+    "  --plot FILE.svg    iteration time against memory per GPU, Pareto front marked\n"
+    "  --cfg=K:V, --log=X passed to SimGrid\n"
+    "  -h, --help         this help\n\n"
+    "exit status: 0 ok, 1 no layout fits or a simulation failed, 2 bad input.\n";
+
+/* One simulated (or critical-path) result of a top-K layout. */
+enum { SIM_ITER, SIM_CAT0, SIM_NFIELDS = SIM_CAT0 + AN_NCATS };
+/* One evaluated candidate as exchanged between MPI ranks. */
+enum { EV_STATUS, EV_MEM, EV_ITER, EV_SCORE, EV_BUBBLE, EV_DP, EV_NFIELDS };
+
+typedef struct search_ctx {
+    const wl_model *m;
+    srch_params p;
+    const char *cluster, *calib;
+    int gpn, fid;               /* fid: -2 estimate, -1 analytical, else eng_fidelity */
+    int loaded;
+    int sgc;
+    char **sgv;
+    int tty;
+} search_ctx;
+
+static void progress(const search_ctx *x, const char *what, size_t done, size_t total)
+{
+    static double last;
+    if (!x->tty || total == 0) return;
+    double now = ts_wtime();
+    if (done != total && now - last < 0.1) return; /* redraw at most 10 times a second */
+    last = now;
+    int w = 40, f = (int)((double)done / total * w);
+    fprintf(stderr, "\r%-10s [", what);
+    for (int i = 0; i < w; i++) fputc(i < f ? '#' : ' ', stderr);
+    fprintf(stderr, "] %zu/%zu", done, total);
+    if (done == total) fputc('\n', stderr);
+    fflush(stderr);
+}
+
+/* Simulate (or cost the critical path of) one layout; out[SIM_NFIELDS]. */
+static int simulate(search_ctx *x, const wl_layout *l, double *out, char *err, size_t errlen)
+{
+    wl_opts wo = {x->p.seq, x->p.dtype, x->p.gpu, x->p.net, 1, 1};
+    og_graph *g = NULL;
+    eng_result *res = NULL;
+    wl_info info;
+    int rc = -1;
+    if (wl_build(x->m, l, &wo, &g, &info, err, errlen) < 0) goto out;
+    if (x->fid == -1) {
+        if (an_run(g, x->p.net, &res, err, errlen) < 0) goto out;
+    } else {
+        if (!x->loaded) {
+            int nodes = (wl_layout_ngpus(l) + x->gpn - 1) / x->gpn;
+            int need = (x->p.ngpus + x->gpn - 1) / x->gpn;
+            eng_init(&x->sgc, x->sgv);
+            if (eng_load(x->cluster, need > nodes ? need : nodes, x->calib, err, errlen) < 0) goto out;
+            x->loaded = 1;
+        }
+        eng_opts eo = {(eng_fidelity)x->fid, 0, 0};
+        if (eng_run(g, &eo, &res, err, errlen) < 0) goto out;
+        an_wait_as_idle(g, res);
+    }
+    out[SIM_ITER] = res->makespan;
+    an_breakdown(g, res, -1, out + SIM_CAT0);
+    double tp_fused = info.fused_tp_s / info.ranks_built;  /* fused intra-node TP: back to tp */
+    out[SIM_CAT0 + AN_COMP] -= tp_fused;
+    out[SIM_CAT0 + AN_TP] += tp_fused;
+    rc = 0;
+out:
+    if (res) {
+        if (x->fid == -1) an_result_free(res);
+        else eng_result_free(res);
+    }
+    og_free(g);
+    return rc;
+}
+
+/* The largest exposed communication category of a breakdown (-1: none). */
+static int dominant(const double *cat)
+{
+    int best = -1;
+    for (int c = AN_TP; c <= AN_DP; c++)
+        if (cat[c] > 0 && (best < 0 || cat[c] > cat[best])) best = c;
+    return best;
+}
+
+static double tflops(const search_ctx *x, const wl_layout *l, double iter)
+{
+    return wl_iteration_flops(x->m, l, x->p.seq, 0) / iter / wl_layout_ngpus(l) / 1e12;
+}
+
+/* Order the simulated top K by their simulated objective (failed ones last,
+ * ties in estimate order): insertion sort of order[0..ntop) and sim rows. */
+static void rerank(const search_ctx *x, const srch_cand *c, size_t *order, double *sim, size_t ntop)
+{
+    double *key = ts_malloc((ntop ? ntop : 1) * sizeof *key), row[SIM_NFIELDS];
+    for (size_t j = 0; j < ntop; j++) {
+        double it = sim[j * SIM_NFIELDS + SIM_ITER];
+        key[j] = it > 0 ? srch_score(x->m, &x->p, &c[order[j]].l, it) : INFINITY;
+    }
+    for (size_t i = 1; i < ntop; i++)
+        for (size_t j = i; j > 0 && key[j - 1] > key[j]; j--) {
+            double t = key[j];
+            key[j] = key[j - 1], key[j - 1] = t;
+            size_t o = order[j];
+            order[j] = order[j - 1], order[j - 1] = o;
+            memcpy(row, sim + j * SIM_NFIELDS, sizeof row);
+            memcpy(sim + j * SIM_NFIELDS, sim + (j - 1) * SIM_NFIELDS, sizeof row);
+            memcpy(sim + (j - 1) * SIM_NFIELDS, row, sizeof row);
+        }
+    free(key);
+}
+
+/* ---- --explain ---- */
+
+static int explain(search_ctx *x, const char *ls, char *err)
+{
+    wl_layout l;
+    if (wl_layout_parse(ls, &l, err, BIGERR) < 0) return fprintf(stderr, "trainsim search: %s\n", err), EXIT_USAGE;
+    if (!l.gbs) l.gbs = x->p.gbs;
+    char lay[256];
+    printf("layout           %s\n", ls);
+    if (wl_layout_check(&l, x->m, x->p.seq, x->p.ngpus, err, BIGERR) < 0) {
+        printf("pruned by rule   %s\n", err);
+        return EXIT_OK;
+    }
+    wl_layout_format(&l, lay, sizeof lay);
+    printf("as searched      %s\n", lay);
+    if (!srch_satisfies(&x->p, &l)) printf("constraints      outside --constraint: never enumerated\n");
+    mem_breakdown mb;
+    mem_estimate(x->m, &l, x->p.seq, x->p.dtype, x->p.gpu->hbm_bytes, &mb);
+    printf("memory per GPU   %.2f GiB of %.2f GiB (stage %d): weights %.2f, gradients %.2f, optimizer %.2f, "
+           "activations %.2f, workspace %.2f GiB\n",
+           mb.total / GIB, mb.capacity / GIB, mb.stage, mb.weights / GIB, mb.grads / GIB, mb.optim / GIB,
+           mb.activations / GIB, mb.workspace / GIB);
+    if (!mb.fits) {
+        printf("pruned by memory needs %.2f GiB more than the GPU holds\n", (mb.total - mb.capacity) / GIB);
+        return EXIT_OK;
+    }
+    srch_cand c;
+    memset(&c, 0, sizeof c);
+    c.l = l;
+    srch_evaluate(x->m, &x->p, &c, err, BIGERR);
+    if (c.status != SRCH_ESTIMATED) {
+        printf("estimate failed  %s\n", err);
+        return EXIT_FAIL;
+    }
+    if (!l.axonn) {
+        wl_opts wo = {x->p.seq, x->p.dtype, x->p.gpu, x->p.net, 1, 1};
+        wl_est e;
+        wl_estimate(x->m, &l, &wo, &e, err, BIGERR);
+        printf("estimate         %.4f s: pipeline %.4f (bubble %.4f), exposed dp %.4f, optimizer %.4f s; "
+               "slowest stage per micro-batch: forward %.4f, backward %.4f, weight gradients %.4f s\n",
+               e.iter, e.pipeline, e.bubble, e.dp_exposed, e.optimizer, e.tf, e.tb, e.tw);
+    } else {
+        printf("estimate         %.4f s (critical path of the op graph of 1 and 2 micro-batches, extrapolated)\n", c.iter);
+    }
+    printf("throughput       %.1f TFLOP/s per GPU, MFU %.1f%% (estimate)\n", tflops(x, &l, c.iter),
+           100 * srch_mfu(x->m, &x->p, &l, c.iter));
+    if (x->fid == -2) return EXIT_OK;
+    double s[SIM_NFIELDS];
+    if (simulate(x, &l, s, err, BIGERR) < 0) return fprintf(stderr, "trainsim search: %s\n", err), EXIT_FAIL;
+    printf("%-16s %.4f s: compute %.4f, exposed tp %.4f, cp %.4f, ep %.4f, pp %.4f, dp %.4f, other %.4f, "
+           "bubble %.4f s (mean over ranks)\n",
+           x->fid == -1 ? "analytical" : eng_fidelity_name(x->fid), s[SIM_ITER], s[SIM_CAT0 + AN_COMP],
+           s[SIM_CAT0 + AN_TP], s[SIM_CAT0 + AN_CP], s[SIM_CAT0 + AN_EP], s[SIM_CAT0 + AN_PP], s[SIM_CAT0 + AN_DP],
+           s[SIM_CAT0 + AN_OTHER], s[SIM_CAT0 + AN_IDLE]);
+    return EXIT_OK;
+}
+
+/* ---- outputs ---- */
+
+static const char *status_name(int s)
+{
+    static const char *n[] = {"pending", "rule", "memory", "estimated", "failed"};
+    return s >= 0 && s <= SRCH_FAILED ? n[s] : "?";
+}
+
+static int write_csv(const char *path, const search_ctx *x, const srch_cand *c, size_t n, const double *sim,
+                     const size_t *sim_of, char *err)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return ts_err(err, BIGERR, "%s: cannot write", path);
+    fprintf(f, "index,layout,gpus,status,memory_gib,estimate_s,simulated_s,tflops_per_gpu,mfu,score\n");
+    for (size_t i = 0; i < n; i++) {
+        char lay[256];
+        wl_layout_format(&c[i].l, lay, sizeof lay);
+        fprintf(f, "%zu,\"%s\",%d,%s,", i, lay, wl_layout_ngpus(&c[i].l), status_name(c[i].status));
+        if (c[i].status >= SRCH_MEMORY) fprintf(f, "%.6g", c[i].mem / GIB);
+        fputc(',', f);
+        if (c[i].status == SRCH_ESTIMATED) {
+            double it = sim_of[i] != (size_t)-1 ? sim[sim_of[i] * SIM_NFIELDS + SIM_ITER] : c[i].iter;
+            fprintf(f, "%.6g,", c[i].iter);
+            if (sim_of[i] != (size_t)-1) fprintf(f, "%.6g", it);
+            fprintf(f, ",%.6g,%.6g,%.6g", tflops(x, &c[i].l, it), srch_mfu(x->m, &x->p, &c[i].l, it), c[i].score);
+        } else {
+            fprintf(f, ",,,,");
+        }
+        fputc('\n', f);
+    }
+    if (fclose(f) != 0) return ts_err(err, BIGERR, "%s: write failed", path);
+    return 0;
+}
+
+static int write_json(const char *path, const search_ctx *x, const srch_cand *c, size_t n, const srch_counts *k,
+                      const size_t *top, size_t ntop, const double *sim, const char *fname, char *err)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return ts_err(err, BIGERR, "%s: cannot write", path);
+    fprintf(f, "{\n  \"model\": ");
+    ts_json_string(f, x->m->name);
+    fprintf(f, ",\n  \"cluster\": ");
+    ts_json_string(f, x->cluster);
+    fprintf(f, ",\n  \"gpus\": %d,\n  \"gbs\": %d,\n  \"seq\": %d,\n  \"objective\": \"%s\",\n  \"space\": \"%s\",\n"
+               "  \"fidelity\": \"%s\",\n",
+            x->p.ngpus, x->p.gbs, x->p.seq, srch_objective_name(x->p.objective), srch_space_name(x->p.space), fname);
+    fprintf(f, "  \"counts\": {\"enumerated\": %zu, \"pruned_rule\": %zu, \"pruned_memory\": %zu, \"estimated\": %zu, "
+               "\"failed\": %zu, \"simulated\": %zu},\n  \"top\": [",
+            k->enumerated, k->rule, k->memory, k->estimated, k->failed, k->simulated);
+    for (size_t j = 0; j < ntop; j++) {
+        const srch_cand *cc = &c[top[j]];
+        const double *s = sim + j * SIM_NFIELDS;
+        char lay[256];
+        wl_layout_format(&cc->l, lay, sizeof lay);
+        double it = k->simulated ? s[SIM_ITER] : cc->iter;
+        fprintf(f, "%s\n    {\"rank\": %zu, \"index\": %zu, \"layout\": ", j ? "," : "", j + 1, top[j]);
+        ts_json_string(f, lay);
+        fprintf(f, ", \"gpus\": %d, \"memory_bytes\": ", wl_layout_ngpus(&cc->l));
+        ts_json_number(f, cc->mem);
+        fprintf(f, ", \"estimate_s\": ");
+        ts_json_number(f, cc->iter);
+        fprintf(f, ", \"iteration_s\": ");
+        ts_json_number(f, it);
+        fprintf(f, ", \"tflops_per_gpu\": ");
+        ts_json_number(f, tflops(x, &cc->l, it));
+        fprintf(f, ", \"mfu\": ");
+        ts_json_number(f, srch_mfu(x->m, &x->p, &cc->l, it));
+        if (k->simulated) {
+            fprintf(f, ", \"breakdown_s\": {");
+            for (int cat = 0; cat < AN_NCATS; cat++) {
+                fprintf(f, "%s\"%s\": ", cat ? ", " : "", cat == AN_IDLE ? "bubble" : an_cat_name(cat));
+                ts_json_number(f, s[SIM_CAT0 + cat]);
+            }
+            fprintf(f, "}");
+        }
+        fprintf(f, "}");
+    }
+    fprintf(f, "\n  ],\n  \"candidates\": [");
+    for (size_t i = 0; i < n; i++) {
+        char lay[256];
+        wl_layout_format(&c[i].l, lay, sizeof lay);
+        fprintf(f, "%s\n    {\"layout\": ", i ? "," : "");
+        ts_json_string(f, lay);
+        fprintf(f, ", \"status\": \"%s\"", status_name(c[i].status));
+        if (c[i].status >= SRCH_MEMORY) {
+            fprintf(f, ", \"memory_bytes\": ");
+            ts_json_number(f, c[i].mem);
+        }
+        if (c[i].status == SRCH_ESTIMATED) {
+            fprintf(f, ", \"estimate_s\": ");
+            ts_json_number(f, c[i].iter);
+        }
+        fprintf(f, "}");
+    }
+    fprintf(f, "\n  ]\n}\n");
+    if (fclose(f) != 0) return ts_err(err, BIGERR, "%s: write failed", path);
+    return 0;
+}
+
+/* SVG scatter: estimated iteration time (y) against memory per GPU (x); the
+ * Pareto front (no other layout both faster and smaller) joined in red, the
+ * simulated top K as their simulated times (blue). */
+static int write_svg(const char *path, const search_ctx *x, const srch_cand *c, const size_t *order, size_t ne,
+                     const double *sim, size_t nsim, char *err)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return ts_err(err, BIGERR, "%s: cannot write", path);
+    const double W = 800, H = 520, L = 80, R = 20, T = 40, B = 60;
+    double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
+    for (size_t j = 0; j < ne; j++) {
+        const srch_cand *cc = &c[order[j]];
+        x0 = fmin(x0, cc->mem / GIB), x1 = fmax(x1, cc->mem / GIB);
+        y0 = fmin(y0, cc->iter), y1 = fmax(y1, cc->iter);
+    }
+    for (size_t j = 0; j < nsim; j++) y0 = fmin(y0, sim[j * SIM_NFIELDS]), y1 = fmax(y1, sim[j * SIM_NFIELDS]);
+    if (!ne) x0 = y0 = 0, x1 = y1 = 1;
+    if (x1 <= x0) x1 = x0 + 1;
+    if (y1 <= y0) y1 = y0 * 1.1 + 1e-9;
+    double ly0 = log10(y0), ly1 = log10(y1);
+#define PX(v) (L + ((v) - x0) / (x1 - x0) * (W - L - R))
+#define PY(v) (H - B - (log10(v) - ly0) / (ly1 - ly0) * (H - T - B))
+    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" font-family=\"sans-serif\" "
+               "font-size=\"12\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", W, H);
+    fprintf(f, "<text x=\"%.0f\" y=\"24\" font-size=\"14\">", L);
+    fprintf(f, "%s on %d GPUs: %zu layouts estimated; red: Pareto front, blue: simulated</text>\n", x->m->name,
+            x->p.ngpus, ne);
+    fprintf(f, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"black\"/>\n", L, H - B, W - R, H - B);
+    fprintf(f, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"black\"/>\n", L, T, L, H - B);
+    for (int i = 0; i <= 4; i++) {
+        double xv = x0 + (x1 - x0) * i / 4, yv = pow(10, ly0 + (ly1 - ly0) * i / 4);
+        fprintf(f, "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%.1f</text>\n", PX(xv), H - B + 18, xv);
+        fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%.3g</text>\n", L - 6, PY(yv) + 4, yv);
+    }
+    fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">memory per GPU (GiB)</text>\n", (L + W - R) / 2,
+            H - 16);
+    fprintf(f, "<text x=\"16\" y=\"%.0f\" transform=\"rotate(-90 16 %.0f)\" text-anchor=\"middle\">iteration time "
+               "(s, log scale)</text>\n", (T + H - B) / 2, (T + H - B) / 2);
+    for (size_t j = 0; j < ne; j++) {
+        const srch_cand *cc = &c[order[j]];
+        fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2\" fill=\"#999\"/>\n", PX(cc->mem / GIB), PY(cc->iter));
+    }
+    /* Pareto front: by memory ascending, keep each layout faster than all before it */
+    size_t *bym = ts_malloc((ne ? ne : 1) * sizeof *bym);
+    memcpy(bym, order, ne * sizeof *bym);
+    for (size_t i = 1; i < ne; i++) /* insertion sort by (memory, time, index): deterministic */
+        for (size_t j = i; j > 0; j--) {
+            const srch_cand *a = &c[bym[j - 1]], *b = &c[bym[j]];
+            int swap = a->mem > b->mem || (a->mem == b->mem && (a->iter > b->iter ||
+                                                                (a->iter == b->iter && bym[j - 1] > bym[j])));
+            if (!swap) break;
+            size_t t = bym[j];
+            bym[j] = bym[j - 1], bym[j - 1] = t;
+        }
+    fprintf(f, "<polyline fill=\"none\" stroke=\"red\" stroke-width=\"1.5\" points=\"");
+    double best = INFINITY;
+    for (size_t j = 0; j < ne; j++)
+        if (c[bym[j]].iter < best) {
+            best = c[bym[j]].iter;
+            fprintf(f, "%.1f,%.1f ", PX(c[bym[j]].mem / GIB), PY(best));
+        }
+    fprintf(f, "\"/>\n");
+    best = INFINITY;
+    for (size_t j = 0; j < ne; j++)
+        if (c[bym[j]].iter < best) {
+            best = c[bym[j]].iter;
+            fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"red\"/>\n", PX(c[bym[j]].mem / GIB), PY(best));
+        }
+    for (size_t j = 0; j < nsim; j++)
+        fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"none\" stroke=\"blue\" stroke-width=\"2\"/>\n",
+                PX(c[order[j]].mem / GIB), PY(sim[j * SIM_NFIELDS]));
+    fprintf(f, "</svg>\n");
+    free(bym);
+#undef PX
+#undef PY
+    if (fclose(f) != 0) return ts_err(err, BIGERR, "%s: write failed", path);
+    return 0;
+}
+
+int cmd_search(int argc, char **argv)
+{
+    enum { O_CLUSTER = 256, O_GPUS, O_MODEL, O_GBS, O_SEQ, O_TOP, O_OBJ, O_SPACE, O_CONSTR, O_FID, O_CSV, O_JSON,
+           O_PLOT, O_EXPLAIN, O_DTYPE, O_CALIB };
+    static const struct option longopts[] = {
+        {"cluster", required_argument, 0, O_CLUSTER},  {"platform", required_argument, 0, O_CLUSTER},
+        {"gpus", required_argument, 0, O_GPUS},        {"model", required_argument, 0, O_MODEL},
+        {"gbs", required_argument, 0, O_GBS},          {"seq", required_argument, 0, O_SEQ},
+        {"top", required_argument, 0, O_TOP},          {"objective", required_argument, 0, O_OBJ},
+        {"space", required_argument, 0, O_SPACE},      {"constraint", required_argument, 0, O_CONSTR},
+        {"fidelity", required_argument, 0, O_FID},     {"csv", required_argument, 0, O_CSV},
+        {"json", required_argument, 0, O_JSON},        {"plot", required_argument, 0, O_PLOT},
+        {"explain", required_argument, 0, O_EXPLAIN},  {"dtype", required_argument, 0, O_DTYPE},
+        {"calibration", required_argument, 0, O_CALIB}, {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    search_ctx x;
+    memset(&x, 0, sizeof x);
+    x.p.space = SRCH_3D;
+    x.p.dtype = CM_BF16;
+    x.fid = ENG_PIPELINED;
+    const char *model = NULL, *csv = NULL, *json = NULL, *plot = NULL, *expl = NULL;
+    int top = 5, rc = EXIT_USAGE, c, rank = 0, size = 1;
+    char **sgv = ts_calloc(argc + 1, sizeof *sgv), **ours = ts_calloc(argc + 1, sizeof *ours);
+    int nours;
+    x.sgc = cmd_split_simgrid(argc, argv, sgv, ours, &nours);
+    x.sgv = sgv;
+    char *err = ts_malloc(BIGERR);
+    srch_cand *cand = NULL;
+    size_t *order = NULL, *sim_of = NULL;
+    double *ev = NULL, *sim = NULL;
+    wl_model m;
+    cm_gpu gpu;
+    an_net net;
+    topo_cluster cl;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(nours, ours, ":h", longopts, NULL)) != -1) {
+        switch (c) {
+        case O_CLUSTER: x.cluster = optarg; break;
+        case O_MODEL: model = optarg; break;
+        case O_CSV: csv = optarg; break;
+        case O_JSON: json = optarg; break;
+        case O_PLOT: plot = optarg; break;
+        case O_EXPLAIN: expl = optarg; break;
+        case O_CALIB: x.calib = optarg; break;
+        case O_GPUS:
+        case O_GBS:
+        case O_SEQ:
+        case O_TOP: {
+            int *dst = c == O_GPUS ? &x.p.ngpus : c == O_GBS ? &x.p.gbs : c == O_SEQ ? &x.p.seq : &top;
+            if (cmd_parse_int(optarg, c == O_TOP ? 0 : 1, 100000000, dst) < 0) {
+                rc = cmd_usage_error("search", "%s wants a %s count, not '%s'", ours[optind - 1] ? ours[optind - 1] : "",
+                                     c == O_TOP ? "non-negative" : "positive", optarg);
+                goto out;
+            }
+            break;
+        }
+        case O_OBJ: {
+            int o = srch_objective_from_name(optarg);
+            if (o < 0) {
+                rc = cmd_usage_error("search", "unknown objective '%s' (valid: time, mfu, cost)", optarg);
+                goto out;
+            }
+            x.p.objective = o;
+            break;
+        }
+        case O_SPACE: {
+            int s = srch_space_from_name(optarg);
+            if (s < 0) {
+                rc = cmd_usage_error("search", "unknown space '%s' (valid: 3d, 4d, all)", optarg);
+                goto out;
+            }
+            x.p.space = s;
+            break;
+        }
+        case O_CONSTR:
+            if (srch_parse_constraints(optarg, &x.p, err, BIGERR) < 0) {
+                rc = cmd_usage_error("search", "%s", err);
+                goto out;
+            }
+            break;
+        case O_FID:
+            if (strcmp(optarg, "estimate") == 0) x.fid = -2;
+            else if (strcmp(optarg, "analytical") == 0) x.fid = -1;
+            else if ((x.fid = eng_fidelity_from_name(optarg)) < 0) {
+                rc = cmd_usage_error("search", "unknown fidelity '%s' (valid: estimate, analytical, pipelined, step)",
+                                     optarg);
+                goto out;
+            }
+            break;
+        case O_DTYPE: {
+            int t = cm_dtype_from_name(optarg);
+            if (t != CM_BF16 && t != CM_FP16 && t != CM_FP8 && t != CM_FP32) {
+                rc = cmd_usage_error("search", "unknown dtype '%s' (valid: bf16, fp16, fp8, fp32)", optarg);
+                goto out;
+            }
+            x.p.dtype = t;
+            break;
+        }
+        case 'h':
+            fputs(search_help, stdout);
+            rc = EXIT_OK;
+            goto out;
+        case ':': rc = cmd_usage_error("search", "option '%s' needs a value", ours[optind - 1]); goto out;
+        default: rc = cmd_usage_error("search", "unknown option '%s'", ours[optind - 1]); goto out;
+        }
+    }
+    if (optind < nours) {
+        rc = cmd_usage_error("search", "unexpected argument '%s'", ours[optind]);
+        goto out;
+    }
+    if (!x.cluster || !model || !x.p.ngpus) {
+        rc = cmd_usage_error("search", "--cluster, --gpus and --model are required");
+        goto out;
+    }
+    if (!topo_is_cluster_spec(x.cluster)) {
+        rc = cmd_usage_error("search", "--cluster wants a cluster (name or JSON), not the SimGrid file '%s'", x.cluster);
+        goto out;
+    }
+    if (topo_load(x.cluster, 0, &cl, err, BIGERR) < 0 || (x.calib && topo_calibrate(&cl, x.calib, err, BIGERR) < 0) ||
+        wl_model_find(model, "configs/models", &m, err, BIGERR) < 0 ||
+        cm_gpu_find(cl.gpu_key, "configs/gpus", &gpu, err, BIGERR) < 0) {
+        fprintf(stderr, "trainsim search: %s\n", err);
+        goto out;
+    }
+    if (gpu.peak[x.p.dtype] <= 0) {
+        fprintf(stderr, "trainsim search: %s has no %s peak in its spec\n", gpu.name, cm_dtype_name(x.p.dtype));
+        goto out;
+    }
+    if (an_net_default(gpu.name, &net) < 0) an_net_default("H100", &net);
+    topo_an_figures(&cl, &net.gpus_per_node, &net.intra_bw, &net.intra_lat, &net.inter_bw, &net.inter_lat);
+    net.nvls = cl.node.nvls;
+    x.gpn = net.gpus_per_node;
+    x.m = &m;
+    x.p.gpu = &gpu;
+    x.p.net = &net;
+    if (!x.p.seq) x.p.seq = m.max_seq < 8192 ? m.max_seq : 8192;
+    if (!x.p.gbs) x.p.gbs = x.p.ngpus;
+    if (expl) {
+        rc = explain(&x, expl, err);
+        goto out;
+    }
+
+    srch_mpi_init(&rank, &size);
+    x.tty = rank == 0 && isatty(2);
+    double t0 = ts_wtime();
+    size_t n = srch_enumerate(&m, &x.p, &cand);
+    /* each rank evaluates every size-th candidate; the sums combine them (one non-zero term each) */
+    ev = ts_calloc(n ? n * EV_NFIELDS : 1, sizeof *ev);
+    double t_estimates = 0; /* seconds in evaluations that ended estimated (checks included) */
+    size_t my_estimates = 0;
+    for (size_t i = rank; i < n; i += size) {
+        double te = ts_wtime();
+        srch_evaluate(&m, &x.p, &cand[i], NULL, 0);
+        if (cand[i].status == SRCH_ESTIMATED) t_estimates += ts_wtime() - te, my_estimates++;
+        double *e = ev + i * EV_NFIELDS;
+        e[EV_STATUS] = cand[i].status, e[EV_MEM] = cand[i].mem, e[EV_ITER] = cand[i].iter;
+        e[EV_SCORE] = cand[i].score, e[EV_BUBBLE] = cand[i].bubble, e[EV_DP] = cand[i].dp_exposed;
+        progress(&x, "estimate", i + 1 > n - size ? n : i + 1, n);
+    }
+    srch_mpi_sum(ev, n * EV_NFIELDS);
+    for (size_t i = 0; i < n; i++) {
+        const double *e = ev + i * EV_NFIELDS;
+        cand[i].status = (int)e[EV_STATUS], cand[i].mem = e[EV_MEM], cand[i].iter = e[EV_ITER];
+        cand[i].score = e[EV_SCORE], cand[i].bubble = e[EV_BUBBLE], cand[i].dp_exposed = e[EV_DP];
+    }
+    double t_est = ts_wtime() - t0;
+    size_t ne = srch_rank(cand, n, &order);
+    size_t ntop = ne < (size_t)top ? ne : (size_t)top;
+    srch_counts k;
+    srch_count(cand, n, &k);
+
+    /* simulate the top K, split across ranks the same way */
+    int simulate_top = x.fid != -2;
+    sim = ts_calloc(ntop ? ntop * SIM_NFIELDS : 1, sizeof *sim);
+    int failed = 0;
+    for (size_t j = rank; simulate_top && j < ntop; j += size) {
+        const srch_cand *cc = &cand[order[j]];
+        mem_breakdown mb;
+        mem_estimate(&m, &cc->l, x.p.seq, x.p.dtype, gpu.hbm_bytes, &mb);
+        if (!mb.fits) { /* impossible: only estimated (fitting) layouts are ranked */
+            fprintf(stderr, "trainsim search: internal error: a layout that does not fit reached simulation\n");
+            failed = 1;
+            break;
+        }
+        if (simulate(&x, &cc->l, sim + j * SIM_NFIELDS, err, BIGERR) < 0) {
+            char lay[256];
+            wl_layout_format(&cc->l, lay, sizeof lay);
+            fprintf(stderr, "trainsim search: %s: %s\n", lay, err);
+            sim[j * SIM_NFIELDS + SIM_ITER] = -1;
+        }
+        progress(&x, "simulate", j + 1 > ntop - size ? ntop : j + 1, ntop);
+    }
+    srch_mpi_sum(sim, ntop * SIM_NFIELDS);
+    /* A simulation's last bits depend on the SimGrid clock it started from (the
+     * runs before it in the process), which differs between serial and MPI runs:
+     * keep 9 significant digits so that both print and rank the same. */
+    for (size_t j = 0; j < ntop * SIM_NFIELDS; j++) {
+        char b[32];
+        snprintf(b, sizeof b, "%.9g", sim[j]);
+        sim[j] = strtod(b, NULL);
+    }
+    if (simulate_top) k.simulated = ntop;
+    double t_all = ts_wtime() - t0;
+    for (size_t j = 0; simulate_top && j < ntop; j++)
+        if (sim[j * SIM_NFIELDS + SIM_ITER] <= 0) failed = 1;
+    if (simulate_top) rerank(&x, cand, order, sim, ntop);
+
+    if (rank == 0) {
+        const char *fname = x.fid == -2 ? "estimate" : x.fid == -1 ? "analytical" : eng_fidelity_name(x.fid);
+        printf("search           %s on %d x %s (%s), gbs %d, sequence %d, %s\n", m.name, x.p.ngpus, gpu.name,
+               cl.name, x.p.gbs, x.p.seq, cm_dtype_name(x.p.dtype));
+        printf("space            %s, objective %s, fidelity %s, %d constraint%s\n", srch_space_name(x.p.space),
+               srch_objective_name(x.p.objective), fname, x.p.nconstr, x.p.nconstr == 1 ? "" : "s");
+        printf("layouts          %zu enumerated, %zu pruned by rule, %zu pruned by memory, %zu estimated, "
+               "%zu failed, %zu simulated\n",
+               k.enumerated, k.rule, k.memory, k.estimated, k.failed, k.simulated);
+        if (ntop) {
+            printf("\n%4s %10s %10s %8s %6s %8s %-12s %s\n", "rank", "iter_s", "estimate_s", "TFLOP/s", "MFU%",
+                   "mem_GiB", "exposed", "layout");
+            for (size_t j = 0; j < ntop; j++) {
+                const srch_cand *cc = &cand[order[j]];
+                const double *s = sim + j * SIM_NFIELDS;
+                double it = simulate_top ? s[SIM_ITER] : cc->iter;
+                char lay[256], dom[32] = "-";
+                wl_layout_format(&cc->l, lay, sizeof lay);
+                int d = simulate_top ? dominant(s + SIM_CAT0) : -1;
+                if (d >= 0) snprintf(dom, sizeof dom, "%s %.3fs", an_cat_name(d), s[SIM_CAT0 + d]);
+                else if (!simulate_top && cc->dp_exposed > 0) snprintf(dom, sizeof dom, "dp %.3fs", cc->dp_exposed);
+                if (it > 0)
+                    printf("%4zu %10.4f %10.4f %8.1f %6.1f %8.2f %-12s %s\n", j + 1, it, cc->iter, tflops(&x, &cc->l, it),
+                           100 * srch_mfu(&m, &x.p, &cc->l, it), cc->mem / GIB, dom, lay);
+                else
+                    printf("%4zu %10s %10.4f %8s %6s %8.2f %-12s %s\n", j + 1, "failed", cc->iter, "-", "-",
+                           cc->mem / GIB, "-", lay);
+            }
+        } else if (!ne) {
+            printf("no layout fits: relax the constraints, add GPUs or a smaller global batch\n");
+        }
+        fprintf(stderr, "search: %zu layouts evaluated in %.3f s (%.0f/s) over %d rank%s; rank 0: %zu estimates in "
+                        "%.3f s (%.0f estimates/s); total with %zu simulated %.3f s\n",
+                n, t_est, t_est > 0 ? n / t_est : 0.0, size, size == 1 ? "" : "s", my_estimates, t_estimates,
+                t_estimates > 0 ? my_estimates / t_estimates : 0.0, k.simulated, t_all);
+        sim_of = ts_malloc((n ? n : 1) * sizeof *sim_of);
+        for (size_t i = 0; i < n; i++) sim_of[i] = (size_t)-1;
+        for (size_t j = 0; simulate_top && j < ntop; j++) sim_of[order[j]] = j;
+        rc = ne && !failed ? EXIT_OK : EXIT_FAIL;
+        if ((csv && write_csv(csv, &x, cand, n, sim, sim_of, err) < 0) ||
+            (json && write_json(json, &x, cand, n, &k, order, ntop, sim, fname, err) < 0) ||
+            (plot && write_svg(plot, &x, cand, order, ne, sim, simulate_top ? ntop : 0, err) < 0)) {
+            fprintf(stderr, "trainsim search: %s\n", err);
+            rc = EXIT_USAGE;
+        }
+    } else {
+        rc = ne && !failed ? EXIT_OK : EXIT_FAIL;
+    }
+    srch_mpi_finalize();
+out:
+    free(cand);
+    free(order);
+    free(sim_of);
+    free(ev);
+    free(sim);
+    free(err);
+    free(sgv);
+    free(ours);
+    return rc;
+}
