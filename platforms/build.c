@@ -42,13 +42,14 @@ static void zroute(emitter *e, const char *src, const char *dst, const char *gs,
 
 /* ---------------------------------------------------------------- a node */
 
-/* A node's GPUs, links and intra-node routes; with its own gateway router
- * and GPU-to-gateway routes unless flat (GPUs placed in the switch's zone). */
-static void emit_node_body(emitter *e, int k, int flat)
+/* A node's GPUs and links, with its own gateway router unless flat (GPUs
+ * placed in the switch's zone). SimGrid's XML wants every host, router and
+ * link of a zone before its routes: emit_node_routes comes after. */
+static void emit_node_resources(emitter *e, int k, int flat)
 {
     const topo_cluster *c = e->c;
     const topo_node *n = &c->node;
-    char a[96], b[96], src[64], dst[64];
+    char a[96];
     for (int g = 0; g < n->gpus; g++) {
         char vals[5][32];
         const char *keys[] = {"node", "gpu", "nic", "nvls", "hbm_bw"}, *vp[5];
@@ -81,6 +82,13 @@ static void emit_node_body(emitter *e, int k, int flat)
         snprintf(a, sizeof a, "n%d-nic%d", k, j);
         link_el(e, a, n->nics[j].bw * c->inter_bw_eff, n->nics[j].lat + c->inter_lat_add);
     }
+}
+
+/* A node's intra-node routes, and GPU-to-gateway routes unless flat. */
+static void emit_node_routes(emitter *e, int k, int flat)
+{
+    const topo_node *n = &e->c->node;
+    char b[96], src[64], dst[64];
     char names[TOPO_MAX_LINKS][64];
     const char *ls[TOPO_MAX_LINKS];
     int up[TOPO_MAX_LINKS];
@@ -123,7 +131,8 @@ static void emit_node(emitter *e, int k)
     char id[32];
     snprintf(id, sizeof id, "n%d", k);
     zone(e, id);
-    emit_node_body(e, k, 0);
+    emit_node_resources(e, k, 0);
+    emit_node_routes(e, k, 0);
     end(e);
 }
 
@@ -143,13 +152,14 @@ static void emit_flat_switch_zone(emitter *e, const char *prefix, int lo, int hi
     int G = n->gpus;
     char id[96], sw[128], l[4][64], src[64], dst[64];
     zone(e, prefix);
-    for (int k = lo; k < hi; k++) emit_node_body(e, k, 1);
+    for (int k = lo; k < hi; k++) emit_node_resources(e, k, 1);
     snprintf(sw, sizeof sw, "%s-sw", prefix);
     e->k->router(e->k, sw);
     for (int k = lo; k < hi; k++) {
         snprintf(id, sizeof id, "n%d-up", k);
         link_el(e, id, node_port_bw(c), c->net.lat);
     }
+    for (int k = lo; k < hi; k++) emit_node_routes(e, k, 1);
     const char *ls[4] = {l[0], l[1], l[2], l[3]};
     int up4[4] = {1, 1, 0, 0};
     for (long x = (long)lo * G; x < (long)hi * G; x++) {

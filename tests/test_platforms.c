@@ -258,26 +258,39 @@ static void test_fattree_oversubscription(void)
     CU_ASSERT(REL(t2.makespan / t1.makespan, 8.0 / 7) < 0.01);
 }
 
-/* The exported XML and the in-process build are the same platform. */
+/* The exported XML and the in-process build are the same platform, for each
+ * kind of fabric (switch, fat-tree across the spine, dragonfly across groups). */
 static void test_export_matches_build(void)
 {
-    char path[256], out[8192], args[512];
-    snprintf(path, sizeof path, "/tmp/trainsim-test-export-%d.xml", (int)getpid());
-    snprintf(args, sizeof args, "platform export test-cluster -o %s", path);
-    CU_ASSERT_EQUAL_FATAL(test_cli(args, out, sizeof out), 0);
-    og_graph *g = og_new(16);
-    int ranks[16];
-    for (int i = 0; i < 16; i++) ranks[i] = i;
-    og_add_group(g, 16, ranks);
-    for (int r = 0; r < 16; r++) og_set_algo(og_collective(g, r, 0, OG_ALLREDUCE, 0, 64 << 20, OG_F32), "ring");
-    eng_opts o = {ENG_PIPELINED, 0, 0};
-    test_outcome a, b;
-    CU_ASSERT_EQUAL_FATAL(test_sim(path, g, &o, &a), 0);
-    CU_ASSERT_EQUAL_FATAL(test_sim("test-cluster", g, &o, &b), 0);
-    CU_ASSERT(a.makespan > 0);
-    CU_ASSERT_DOUBLE_EQUAL(a.makespan, b.makespan, 1e-12 * b.makespan);
-    og_free(g);
-    unlink(path);
+    const char *clusters[] = {"test-cluster", "dgx-h100-superpod:64", "polaris:128", "tests/data/torus.json"};
+    for (size_t c = 0; c < sizeof clusters / sizeof clusters[0]; c++) {
+        char path[256], out[8192], args[512];
+        snprintf(path, sizeof path, "/tmp/trainsim-test-export-%d.xml", (int)getpid());
+        snprintf(args, sizeof args, "platform export %s -o %s", clusters[c], path);
+        CU_ASSERT_EQUAL_FATAL(test_cli(args, out, sizeof out), 0);
+        /* 16 ranks spread over the whole platform: every 32nd GPU */
+        og_graph *g = og_new(16);
+        int ranks[16];
+        for (int i = 0; i < 16; i++) ranks[i] = i;
+        og_add_group(g, 16, ranks);
+        int stride = c == 0 || c == 3 ? 1 : 32;
+        for (int r = 0; r < 16; r++) {
+            char h[32];
+            snprintf(h, sizeof h, "gpu-%d", r * stride);
+            og_set_host(g, r, h);
+            og_set_algo(og_collective(g, r, 0, OG_ALLREDUCE, 0, 64 << 20, OG_F32), "ring");
+        }
+        eng_opts o = {ENG_PIPELINED, 0, 0};
+        test_outcome a, b;
+        CU_ASSERT_EQUAL_FATAL(test_sim(path, g, &o, &a), 0);
+        CU_ASSERT_EQUAL_FATAL(test_sim(clusters[c], g, &o, &b), 0);
+        CU_ASSERT(a.makespan > 0);
+        if (fabs(a.makespan - b.makespan) > 1e-12 * b.makespan)
+            fprintf(stderr, "\n%s: XML %.12g s, in-process %.12g s\n", clusters[c], a.makespan, b.makespan);
+        CU_ASSERT_DOUBLE_EQUAL(a.makespan, b.makespan, 1e-12 * b.makespan);
+        og_free(g);
+        unlink(path);
+    }
 }
 
 static void test_show(void)
