@@ -215,6 +215,13 @@ static void test_memory_hand(void)
     l.zero = 3;
     mem_estimate(&m, &l, 2048, CM_BF16, 80 * 1073741824.0, &mb);
     CU_ASSERT_DOUBLE_EQUAL(mb.optim / mb.grads, 12.0 / 4, 1e-9);
+    /* ZeRO-3 workspace: 2 GiB + two gathered layers (226,576,896 parameters per tp rank,
+     * above) x 2 bytes, whatever the dp degree (it once grew as dp) */
+    double ws = 2 * 1073741824.0 + 2 * 226576896.0 * 2;
+    CU_ASSERT(fabs(mb.workspace - ws) / ws < 0.001);
+    CU_ASSERT_EQUAL_FATAL(layout("tp=8,pp=1,dp=64,gbs=64,zero=3", &m, 2048, 512, &l, err), 0);
+    mem_estimate(&m, &l, 2048, CM_BF16, 80 * 1073741824.0, &mb);
+    CU_ASSERT(fabs(mb.workspace - ws) / ws < 0.001);
 }
 
 void suite_workload(void)

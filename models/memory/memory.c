@@ -57,7 +57,7 @@ static void stage_memory(const wl_model *m, const wl_layout *l, int seq, cm_dtyp
     o->grads = (l->zero >= 2 ? shard : p.total) * bg;
     o->optim = (l->zero >= 1 ? shard : p.total) * bo;
     o->workspace = MEM_WORKSPACE_BYTES;
-    if (l->zero >= 3) o->workspace += 2 * p.layer * dpd * bw; /* gathered layer + prefetched next */
+    if (l->zero >= 3) o->workspace += 2 * p.layer * bw; /* gathered layer + prefetched next (p.layer is the whole layer on the rank) */
 
     int pp = l->axonn ? 1 : l->pp, per = m->layers / pp, mcount = wl_layout_micro(l), v = l->vpp;
     double inflight; /* in units of "all layers of the stage, one micro-batch" */

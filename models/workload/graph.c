@@ -610,7 +610,10 @@ static int build_rank(gen *G)
     int optid = opt->id;
     /* distributed optimizer: gather the updated parameters, bucket by bucket */
     if ((l->zero == 1 || l->zero == 2) && l->dp * l->cp > 1 && G->bucket_no > 0) {
-        double per = p.dense / G->bucket_no * G->pb;
+        /* whole elements per rank: the collective refuses a size that does
+         * not cut into dp x cp equal parts (replicas and full detail) */
+        int ndp = l->dp * l->cp;
+        double per = ceil(p.dense / G->bucket_no / ndp) * ndp * G->pb;
         for (int b = 0; b < G->bucket_no; b++)
             coll(G, WL_S_DP, "dp", OG_ALLGATHER, G->dpg, l->dp * l->cp, per, G->o->one_replica, dp_intra(G),
                  b == 0 ? optid : -1, "params", b, -1);
