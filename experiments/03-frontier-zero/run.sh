@@ -4,7 +4,7 @@
 # (tensor parallelism over the GCD pair / the node, ZeRO-3 over the rest) and the no-gather
 # bound (ZeRO-2: weights replicated). Weak scaling: 4 sequences of 2,048 tokens per
 # GCD per iteration (the same global batch for every variant at one size), full recompute. Every rank and DP collective simulated (--detail replicas).
-# Writes results.csv (with per-variant scaling efficiency from 48 GCDs) and plot.svg. About 6 minutes on 2 cores.
+# Writes results.csv (with per-variant scaling efficiency from 48 GCDs) and plot.svg. About 3 minutes on 2 cores.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
