@@ -30,8 +30,21 @@ for pp in 2 4 8; do
     done
   done
 done
+# cross-check on SimGrid (pipelined fidelity, flow-level links of two DGX H100 nodes) at pp=8
+echo "pp,m,schedule,iteration_simgrid_s,iteration_analytical_s,ratio" > simgrid.csv
+for m in 8 64; do
+  for s in 1f1b gpipe interleaved zbh1; do
+    v=1; [ $s = interleaved ] && v=2
+    it=$("$ts" run --cluster dgx-h100-superpod --nodes 2 --model llama3-8b --seq 4096 \
+      --layout tp=2,pp=8,vpp=$v,dp=1,mbs=1,gbs=$m,sp=on,recompute=selective,schedule=$s 2> /dev/null |
+      sed -n 's/^iteration *\([0-9.]*\) s/\1/p') || true
+    an=$(awk -F, -v m=$m -v s=$s '$1 == 8 && $2 == m && $3 == s { print $5 }' $out)
+    [ -n "$it" ] && [ -n "$an" ] && awk -v m=$m -v s=$s -v a=$it -v b=$an \
+      'BEGIN { printf "8,%d,%s,%.4f,%.4f,%.4f\n", m, s, a, b, a / b }' >> simgrid.csv  || true
+  done
+done
 # plot: bubble fraction against micro-batches at pp=8, one line per schedule
 awk -F, 'NR == 1 || $1 == 8' $out | awk -F, -v x=2 -v y=7 -v s=3 -v logx=1 \
   -v title="Llama-3 8B, tp=2 pp=8 (16 H100): pipeline bubble fraction" \
   -v xl="micro-batches per iteration" -v yl="bubble / iteration" -f plot.awk > bubble_pp8.svg
-column -s, -t $out
+column -s, -t $out; echo; column -s, -t simgrid.csv
