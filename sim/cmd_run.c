@@ -59,6 +59,8 @@ static const char run_help[] =
     "                     full: every rank and collective\n"
     "  --json FILE        write the results as JSON\n"
     "  --timeline FILE    write a Chrome trace / Perfetto timeline of the simulated ranks\n"
+    "  --opgraph FILE     write the op graph built (every message and collective of the\n"
+    "                     ranks built, labels tp. pp. dp. cp. ep.) as a native trace\n"
     "  --progress         progress lines on stderr\n"
     "  --cfg=K:V, --log=X passed to SimGrid\n"
     "  -h, --help         this help\n\n"
@@ -165,7 +167,7 @@ static int parse_net(const char *s, an_net *net, char *err, size_t errlen)
 int cmd_run(int argc, char **argv)
 {
     enum { O_PLATFORM = 256, O_MODEL, O_LAYOUT, O_SEQ, O_DTYPE, O_FIDELITY, O_JSON, O_TIMELINE, O_GPU, O_GPUS,
-           O_GEMM, O_GPN, O_DETAIL, O_PROGRESS, O_NET, O_NODES, O_CALIB };
+           O_GEMM, O_GPN, O_DETAIL, O_PROGRESS, O_NET, O_NODES, O_CALIB, O_OPGRAPH };
     static const struct option longopts[] = {
         {"platform", required_argument, 0, O_PLATFORM}, {"model", required_argument, 0, O_MODEL},
         {"layout", required_argument, 0, O_LAYOUT},     {"seq", required_argument, 0, O_SEQ},
@@ -176,10 +178,11 @@ int cmd_run(int argc, char **argv)
         {"detail", required_argument, 0, O_DETAIL},     {"progress", no_argument, 0, O_PROGRESS},
         {"net", required_argument, 0, O_NET},           {"cluster", required_argument, 0, O_PLATFORM},
         {"nodes", required_argument, 0, O_NODES},       {"calibration", required_argument, 0, O_CALIB},
+        {"opgraph", required_argument, 0, O_OPGRAPH},
         {"help", no_argument, 0, 'h'},                  {0, 0, 0, 0},
     };
     const char *platform = NULL, *model = NULL, *layout_s = NULL, *json = NULL, *timeline = NULL;
-    const char *gpu_name = NULL, *gemm = NULL, *fid_name = NULL, *net_s = NULL, *calib = NULL;
+    const char *gpu_name = NULL, *gemm = NULL, *fid_name = NULL, *net_s = NULL, *calib = NULL, *opgraph = NULL;
     int nodes = 0, have_cluster = 0;
     topo_cluster cl;
     int seq = 0, ngpus = 0, gpn = 0, full = 0, progress = 0, analytical = 0;
@@ -206,6 +209,7 @@ int cmd_run(int argc, char **argv)
         case O_PROGRESS: progress = 1; break;
         case O_NET: net_s = optarg; break;
         case O_CALIB: calib = optarg; break;
+        case O_OPGRAPH: opgraph = optarg; break;
         case O_NODES:
             if (cmd_parse_int(optarg, 1, 1000000, &nodes) < 0) {
                 rc = cmd_usage_error("run", "--nodes wants a count from 1 to 1000000, not '%s'", optarg);
@@ -400,6 +404,10 @@ int cmd_run(int argc, char **argv)
         goto out;
     }
     double tbuild = ts_wtime() - t0;
+    if (opgraph && og_write_file(g, opgraph, err, BIGERR) < 0) {
+        fprintf(stderr, "trainsim run: %s\n", err);
+        goto out;
+    }
     if (analytical) {
         if (an_run(g, &net, &res, err, BIGERR) < 0) {
             fprintf(stderr, "trainsim run: %s\n", err);

@@ -630,9 +630,44 @@ static void test_run_models(void)
     }
 }
 
+/* --opgraph writes the graph it ran: hand counts of its TP collectives and PP messages. */
+static void test_run_opgraph(void)
+{
+    const char *path = "/tmp/trainsim-test-run-opgraph.json";
+    char args[512], err[256];
+    /* 1.7B: 24 layers, hidden 2304; tp=2 pp=2 dp=2, 4 micro-batches of 1 x 1024 tokens, SP */
+    snprintf(args, sizeof args, "run --model megatron-gpt-1.7b --layout tp=2,pp=2,dp=2,mbs=1,gbs=8,sp=on,"
+                                "recompute=selective --seq 1024 --gpu h100 --fidelity analytical --detail full "
+                                "--opgraph %s", path);
+    CU_ASSERT_EQUAL_FATAL(test_cli(args, cli_out, sizeof cli_out), 0);
+    og_graph *g = NULL;
+    CU_ASSERT_EQUAL_FATAL(og_read_file(path, &g, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(g->nranks, 8);
+    int tp = 0, pp_send = 0;
+    for (int i = 0; i < g->ranks[0].nops; i++) {
+        const og_op *op = &g->ranks[0].ops[i];
+        if (!op->label) continue;
+        if (op->kind == OG_COLL && strncmp(op->label, "tp.", 3) == 0) {
+            tp++;
+            CU_ASSERT_EQUAL(op->bytes, (int64_t)1024 * 2304 * 2); /* b s h bf16, the gathered tensor */
+        }
+        if (op->kind == OG_SEND && strncmp(op->label, "pp.", 3) == 0) {
+            pp_send++;
+            CU_ASSERT_EQUAL(op->bytes, (int64_t)1024 * 2304 * 2 / 2); /* b s h bf16 / t (SP) */
+        }
+    }
+    /* per layer and micro-batch: forward 2 all-gathers + 2 reduce-scatters; backward 2 all-gathers of the
+     * output gradient, 2 of the input again for the weight gradients, 2 reduce-scatters: 10 x 12 x 4 */
+    CU_ASSERT_EQUAL(tp, 10 * 12 * 4);
+    CU_ASSERT_EQUAL(pp_send, 4); /* stage 0 sends each micro-batch's activations forward once */
+    og_free(g);
+    remove(path);
+}
+
 void suite_run(void)
 {
-    test_add_suite("run", "trainsim run cli", test_run_cli, "every shipped model runs", test_run_models, NULL);
+    test_add_suite("run", "trainsim run cli", test_run_cli, "every shipped model runs", test_run_models,
+                   "--opgraph", test_run_opgraph, NULL);
 }
 
 /* The direct estimate against the critical path of the full op graph. */
