@@ -524,9 +524,11 @@ int cmd_search(int argc, char **argv)
         rc = cmd_usage_error("search", "--cluster wants a cluster (name or JSON), not the SimGrid file '%s'", x.cluster);
         goto out;
     }
+    char models_dir[4200], gpus_dir[4200];
+    snprintf(models_dir, sizeof models_dir, "%s/models", ts_config_dir());
+    snprintf(gpus_dir, sizeof gpus_dir, "%s/gpus", ts_config_dir());
     if (topo_load(x.cluster, 0, &cl, err, BIGERR) < 0 || (x.calib && topo_calibrate(&cl, x.calib, err, BIGERR) < 0) ||
-        wl_model_find(model, "configs/models", &m, err, BIGERR) < 0 ||
-        cm_gpu_find(cl.gpu_key, "configs/gpus", &gpu, err, BIGERR) < 0) {
+        wl_model_find(model, models_dir, &m, err, BIGERR) < 0 || cm_gpu_find(cl.gpu_key, gpus_dir, &gpu, err, BIGERR) < 0) {
         fprintf(stderr, "trainsim search: %s\n", err);
         goto out;
     }
