@@ -393,16 +393,20 @@ static int place_ranks(const og_graph *g, char *err, size_t errlen)
     return 0;
 }
 
-/* What the selection policy sees of a group: the route between its first two
- * members (latency and bandwidth). */
+static void group_route(void *ctx, int a, int b, double *lat, double *bw)
+{
+    const og_group *gr = ctx;
+    sg_host_t x = run.hosts[gr->ranks[a]], y = run.hosts[gr->ranks[b]];
+    *lat = sg_host_get_route_latency(x, y);
+    *bw = sg_host_get_route_bandwidth(x, y);
+}
+
+/* What the selection policy sees of a group: the routes from its first member
+ * to one on the same node and to one on another node. */
 static coll_hw group_hw(const og_group *gr)
 {
-    coll_hw hw = {5e-6, 25e9, run.topo[gr->id]};
-    if (gr->n > 1) {
-        sg_host_t a = run.hosts[gr->ranks[0]], b = run.hosts[gr->ranks[1]];
-        hw.alpha = sg_host_get_route_latency(a, b);
-        hw.bw = sg_host_get_route_bandwidth(a, b);
-    }
+    coll_hw hw = {5e-6, 25e9, run.topo[gr->id], 0, 0};
+    coll_hw_from_routes(&hw, gr->n, run.topo[gr->id], group_route, (void *)gr);
     return hw;
 }
 

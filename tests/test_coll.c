@@ -308,7 +308,7 @@ static void test_errors(void)
  * through the busiest rank / B, among NCCL's algorithms and protocols. */
 static void test_selection(void)
 {
-    coll_hw hw = {2e-6, 25e9, NULL};
+    coll_hw hw = {2e-6, 25e9, NULL, 0, 0};
     coll_proto pr;
     /* 1 KiB on 8: latency-bound: tree (6 steps) beats ring (14); LL has no
      * per-step synchronisation and its doubled bytes cost nothing here */
@@ -341,6 +341,32 @@ static void test_busbw_factors(void)
     CU_ASSERT_DOUBLE_EQUAL(coll_busbw_factor(OG_BROADCAST, 8), 1.0, 1e-12);
 }
 
+/* Two tiers: 8 nodes of 8 GPUs, NVLink 450 GB/s inside, one 50 GB/s NIC route
+ * between. An 8 GB all-reduce must go hierarchical (the bulk over NVLink, 1/8
+ * over each NIC), not a tree whose every byte crosses the network: judged at
+ * NVLink figures alone, the tree looked as fast. */
+static void test_select_two_tiers(void)
+{
+    int ids[64];
+    for (int i = 0; i < 64; i++) ids[i] = i / 8;
+    coll_topo *t = coll_topo_new(64, ids, 0);
+    coll_hw hw = {0.5e-6, 450e9, t, 3e-6, 50e9};
+    coll_proto pr;
+    int a = coll_select(OG_ALLREDUCE, 64, (int64_t)8 << 30, &hw, &pr);
+    CU_ASSERT_STRING_EQUAL(coll_algo_get(a)->name, "hierarchical");
+    /* and the estimate splits the bytes by tier: hierarchical's NIC share is
+     * 2 (M-1)/(L M) S = 0.21875 S, its NVLink share 2 (L-1)/L S = 1.75 S */
+    coll_plan p;
+    char err[TS_ERRLEN];
+    CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p, OG_ALLREDUCE, 64, 0, (int64_t)8 << 30, NULL, a, t, err, sizeof err), 0);
+    p.proto = COLL_SIMPLE;
+    double S = (double)((int64_t)8 << 30), bw_part = S * 0.21875 / 50e9 > S * 1.75 / 450e9 ? S * 0.21875 / 50e9 : S * 1.75 / 450e9;
+    double est = coll_estimate_hw(&p, &hw);
+    CU_ASSERT(est >= bw_part);
+    CU_ASSERT(est < bw_part * 1.01 + p.nsteps * (3e-6 + coll_proto_step_latency(COLL_SIMPLE)) + 1e-9);
+    coll_topo_free(t);
+}
+
 void suite_coll(void)
 {
     test_add_suite("coll",
@@ -354,6 +380,7 @@ void suite_coll(void)
                    "all-to-allv sends every block once with its size", test_alltoallv,
                    "bad algorithm names and plans", test_errors,
                    "nccl-tests busbw factors", test_busbw_factors,
+                   "selection sees both tiers of the network", test_select_two_tiers,
                    "automatic selection of algorithm and protocol", test_selection,
                    NULL);
 }

@@ -227,7 +227,7 @@ static void test_topology(void)
      * = 1.64 S/B beats the ring's 1.75 S/B, as NCCL does on 8 H100s); not without it */
     int one[8] = {0};
     coll_topo *one8 = coll_topo_new(8, one, 1), *plain = coll_topo_new(8, one, 0);
-    coll_hw hw = {2 * LI, BI, one8};
+    coll_hw hw = {2 * LI, BI, one8, 0, 0};
     coll_proto pr;
     CU_ASSERT_STRING_EQUAL(coll_algo_get(coll_select(OG_ALLREDUCE, 8, S, &hw, &pr))->name, "nvls");
     hw.topo = plain;

@@ -41,9 +41,10 @@ int val_sweep_size(val_sweep *s, int64_t bytes, val_point *res, char *err, size_
     if (s->forced[0]) {
         if (coll_algo_parse(s->forced, s->op, &a, &pr, err, errlen) < 0) return -1;
     } else {
-        coll_hw hw = {5e-6, 25e9, s->topo};
-        if (n > 1 && eng_route(s->hosts[0], s->hosts[1], &hw.alpha, &hw.bw) < 0)
-            return ts_err(err, errlen, "no route between %s and %s", s->hosts[0], s->hosts[1]);
+        coll_hw hw = {5e-6, 25e9, s->topo, 0, 0};
+        coll_hw_from_routes(&hw, n, s->topo, host_route, s);
+        if (n > 1 && (hw.bw <= 0 || (hw.inter_alpha > 0 && hw.inter_bw <= 0)))
+            return ts_err(err, errlen, "no route from %s to the other members", s->hosts[0]);
         a = coll_select(s->op, n, bytes, &hw, &pr);
     }
     coll_plan p;

@@ -97,8 +97,8 @@ double an_sched_time(const an_net *net, const og_graph *g, const og_group *gr, o
     for (int i = 0; i < gr->n; i++) node[i] = an_node_of(net, g, gr->ranks[i]);
     coll_topo *topo = coll_topo_new(gr->n, node, net->nvls);
     route_ctx ctx = {net, node};
-    coll_hw hw = {0, 0, topo};
-    an_route(&ctx, 0, 1, &hw.alpha, &hw.bw);
+    coll_hw hw = {0, 0, topo, 0, 0};
+    coll_hw_from_routes(&hw, gr->n, topo, an_route, &ctx);
     coll_proto proto = COLL_SIMPLE;
     coll_plan p;
     char err[TS_ERRLEN];

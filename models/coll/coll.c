@@ -93,27 +93,66 @@ int coll_algo_parse(const char *spec, og_coll coll, int *algo, coll_proto *proto
     return *algo < 0 ? -1 : 0;
 }
 
-double coll_estimate(const coll_plan *p, double alpha, double bw)
+void coll_hw_from_routes(coll_hw *hw, int n, const coll_topo *topo, coll_route_fn route, void *ctx)
+{
+    hw->topo = topo;
+    hw->inter_alpha = hw->inter_bw = 0;
+    if (n < 2) return;
+    int same = -1, other = -1;
+    for (int j = 1; j < n && (same < 0 || other < 0); j++) {
+        int on_same = topo && topo->node[j] == topo->node[0];
+        if (on_same && same < 0) same = j;
+        if (!on_same && other < 0) other = j;
+    }
+    if (same >= 0) route(ctx, 0, same, &hw->alpha, &hw->bw);
+    if (other >= 0) route(ctx, 0, other, &hw->inter_alpha, &hw->inter_bw);
+    if (same < 0) {
+        hw->alpha = hw->inter_alpha;
+        hw->bw = hw->inter_bw;
+    }
+}
+
+double coll_estimate_hw(const coll_plan *p, const coll_hw *hw)
 {
     if (p->nsteps == 0) return 0;
+    int tiers = p->topo && hw->inter_bw > 0;
     int probe[4] = {0, p->n / 2, p->n - 1, p->root};
-    int64_t most = 0;
+    double worst = 0;
+    int crosses = 0;
     coll_step *m = coll_step_new(p->merged_width + 1);
     for (int i = 0; i < 4; i++) {
-        coll_plan_merged_phys(p, probe[i], m);
-        int64_t out = 0, in = 0;
-        for (int j = 0; j < m->nsend; j++) out += coll_wire_bytes(p->proto, m->send[j].bytes);
-        for (int j = 0; j < m->nrecv; j++) in += coll_wire_bytes(p->proto, m->recv[j].bytes);
-        if (out > most) most = out;
-        if (in > most) most = in;
+        int me = probe[i];
+        coll_plan_merged_phys(p, me, m);
+        int64_t out[2] = {0, 0}, in[2] = {0, 0}; /* [inside the node, to other nodes] */
+        for (int j = 0; j < m->nsend; j++) {
+            int peer = m->send[j].peer, far = tiers && peer < p->n && p->topo->node[peer] != p->topo->node[me];
+            out[far] += coll_wire_bytes(p->proto, m->send[j].bytes);
+        }
+        for (int j = 0; j < m->nrecv; j++) {
+            int peer = m->recv[j].peer, far = tiers && peer < p->n && p->topo->node[peer] != p->topo->node[me];
+            in[far] += coll_wire_bytes(p->proto, m->recv[j].bytes);
+        }
+        for (int t = 0; t < 2; t++) {
+            double b = t ? hw->inter_bw : hw->bw;
+            int64_t most = out[t] > in[t] ? out[t] : in[t];
+            if (most > 0 && (double)most / b > worst) worst = (double)most / b;
+            if (t && most > 0) crosses = 1;
+        }
     }
     coll_step_free(m);
-    return p->nsteps * (alpha + coll_proto_step_latency(p->proto)) + (double)most / bw;
+    double alpha = crosses ? hw->inter_alpha : hw->alpha;
+    return p->nsteps * (alpha + coll_proto_step_latency(p->proto)) + worst;
+}
+
+double coll_estimate(const coll_plan *p, double alpha, double bw)
+{
+    coll_hw hw = {alpha, bw, NULL, 0, 0};
+    return coll_estimate_hw(p, &hw);
 }
 
 int coll_select(og_coll coll, int n, int64_t bytes, const coll_hw *hw, coll_proto *proto)
 {
-    static const coll_hw dflt = {5e-6, 25e9, NULL};
+    static const coll_hw dflt = {5e-6, 25e9, NULL, 0, 0};
     if (!hw) hw = &dflt;
     int best = -1;
     double tbest = 0;
@@ -127,7 +166,7 @@ int coll_select(og_coll coll, int n, int64_t bytes, const coll_hw *hw, coll_prot
             coll_plan p;
             if (coll_plan_init_topo(&p, coll, n, 0, bytes, NULL, a, hw->topo, NULL, 0) < 0) continue;
             p.proto = pr;
-            double t = coll_estimate(&p, hw->alpha, hw->bw);
+            double t = coll_estimate_hw(&p, hw);
             if (best < 0 || t < tbest * (1 - 1e-9)) {
                 best = a;
                 tbest = t;
@@ -158,7 +197,7 @@ int coll_plan_init_topo(coll_plan *p, og_coll coll, int n, int root, int64_t byt
     if (topo && topo->n != n)
         return ts_err(err, errlen, "%s: topology of %d members for a group of %d", og_coll_name(coll), topo->n, n);
     coll_proto proto = COLL_SIMPLE;
-    coll_hw hw = {5e-6, 25e9, topo};
+    coll_hw hw = {5e-6, 25e9, topo, 0, 0};
     if (algo < 0) algo = coll_select(coll, n, bytes, &hw, &proto);
     if (algo < 0 || algo >= NALGOS || !(algos[algo].colls & BIT(coll)))
         return ts_err(err, errlen, "no algorithm implements %s", og_coll_name(coll));

@@ -104,21 +104,31 @@ int coll_algo_find(const char *name, og_coll coll, char *err, size_t errlen);
  * the valid names in err. *proto is COLL_SIMPLE when not given. */
 int coll_algo_parse(const char *spec, og_coll coll, int *algo, coll_proto *proto, char *err, size_t errlen);
 
-/* What the selection knows of the hardware: a typical member-to-member
- * latency and bandwidth, the number of nodes the group spans and whether they
- * all have NVLS-capable switches. NULL: 5 us, 25 GB/s, one node per member. */
+/* What the selection knows of the hardware: the latency and bandwidth
+ * between two members of one node (alpha, bw) and of two nodes (inter_alpha,
+ * inter_bw; 0: the same as inside), the nodes the group spans and whether
+ * they all have NVLS-capable switches. NULL: 5 us, 25 GB/s, one node per
+ * member. coll_hw_from_routes fills it from a route function. */
 typedef struct coll_hw {
     double alpha, bw;
     const coll_topo *topo;  /* NULL: every member its own node */
+    double inter_alpha, inter_bw;
 } coll_hw;
+
+typedef void (*coll_route_fn)(void *ctx, int a, int b, double *lat, double *bw);
+void coll_hw_from_routes(coll_hw *hw, int n, const coll_topo *topo, coll_route_fn route, void *ctx);
 
 /* The automatic choice (NCCL-tuner-like: the algorithm and protocol of least
  * predicted time, coll_estimate, among those that implement coll). */
 int coll_select(og_coll coll, int n, int64_t bytes, const coll_hw *hw, coll_proto *proto);
 
 /* The tuner's closed-form estimate of a plan: nsteps x (alpha + protocol step
- * latency) + the most wire bytes a rank sends or receives over bw. */
+ * latency) + the most wire bytes a rank sends or receives over bw; with a
+ * topology and inter-node figures, a rank's bytes to its own node and to other
+ * nodes go over their own links at their own bandwidth (in parallel), and
+ * alpha is the inter-node one when the plan crosses nodes. */
 double coll_estimate(const coll_plan *p, double alpha, double bw);
+double coll_estimate_hw(const coll_plan *p, const coll_hw *hw);
 
 /* Fill a plan; algo < 0 selects automatically. Returns 0 or -1 with err.
  * coll_plan_init_topo also gives the group's topology (it must outlive p). */
@@ -158,7 +168,6 @@ int64_t coll_chunk_range_bytes(int64_t bytes, int k, int c, int nchunk);
  * `step` fidelity's model); COLL_COST_PIPELINED merges each pair's steps into
  * one flow and adds (nsteps - 1) x the rank's largest peer latency (the
  * `pipelined` fidelity's model). Both add the protocol's per-step latency. */
-typedef void (*coll_route_fn)(void *ctx, int a, int b, double *lat, double *bw);
 typedef enum { COLL_COST_STEP, COLL_COST_PIPELINED } coll_cost_kind;
 double coll_cost(const coll_plan *p, coll_cost_kind kind, coll_route_fn route, void *ctx);
 
