@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include "compute/compute.h"
 #include "util.h"
 
 
@@ -117,31 +118,20 @@ static int name_cmp(const void *a, const void *b)
 #define BW_MAX 1e14   /* 100 TB/s per link: anything above is a unit error */
 #define LAT_MAX 1e-2  /* 10 ms per hop */
 
+/* The GPU spec comes from the compute model's reader (configs/gpus/NAME.json);
+ * the platform needs its dense bf16 peak (host speed) and HBM figures. */
 static int load_gpu(const char *name, topo_gpu *gpu, char *err, size_t errlen)
 {
-    char path[512];
-    if (strchr(name, '/')) snprintf(path, sizeof path, "%s", name);
-    else snprintf(path, sizeof path, "%s/gpus/%s.json", ts_config_dir(), name);
-    ctx c = {path, err, errlen};
-    json_t *root = load_json(&c, path);
-    if (!root) return -1;
-    int rc = -1;
-    json_t *pf = json_object_get(root, "peak_flops");
-    const char *full = get_str(&c, "gpu", root, "name");
-    if (!full) goto out;
-    if (!json_is_object(pf)) {
-        bad(&c, "gpu: 'peak_flops' must be an object of FLOP/s per dtype");
-        goto out;
-    }
-    snprintf(gpu->name, sizeof gpu->name, "%s", full);
-    if (get_num(&c, "gpu.peak_flops", pf, "bf16", 1, 1e9, 1e18, &gpu->flops) < 0 ||
-        get_num(&c, "gpu", root, "hbm_bandwidth", 1, 1e9, 1e15, &gpu->hbm_bw) < 0 ||
-        get_num(&c, "gpu", root, "hbm_bytes", 1, 1e6, 1e15, &gpu->hbm_bytes) < 0)
-        goto out;
-    rc = 0;
-out:
-    json_decref(root);
-    return rc;
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s/gpus", ts_config_dir());
+    cm_gpu g;
+    if (cm_gpu_find(name, dir, &g, err, errlen) < 0) return -1;
+    if (g.peak[CM_BF16] <= 0) return ts_err(err, errlen, "%s: no bf16 peak in its spec", g.name);
+    snprintf(gpu->name, sizeof gpu->name, "%s", g.name);
+    gpu->flops = g.peak[CM_BF16];
+    gpu->hbm_bw = g.hbm_bw;
+    gpu->hbm_bytes = g.hbm_bytes;
+    return 0;
 }
 
 static int parse_fabric(ctx *c, json_t *f, topo_node *n)
