@@ -287,6 +287,7 @@ static void run_coll(const og_op *op, int rank)
         for (int s = 0; s < p.nsteps; s++) {
             coll_plan_step_phys(&p, me, s, st);
             if (st->nsend + st->nrecv == 0) continue;
+            coll_step_merge_peers(st);
             if (plat > 0) sg_actor_sleep_for(plat);
             run_step(st, gr, rank, op->group, seq, p.proto, comms, sink);
         }

@@ -20,6 +20,10 @@ static set_t full(int n) { return n == 64 ? ~0ULL : (1ULL << n) - 1; }
 /* Rows n .. n + nnodes - 1 of the state are the nodes' NVSwitch buffers. */
 static int nrows(const coll_plan *p) { return p->n + (p->topo ? p->topo->nnodes : 0); }
 
+/* The member whose segment chunk c is part of (all-gather, reduce-scatter):
+ * a schedule may cut each member's segment into nchunks / n parts. */
+static int seg(const coll_plan *p, int c) { return c / (p->nchunks / p->n); }
+
 static void init_state(state *s, const coll_plan *p)
 {
     s->n = p->n;
@@ -29,7 +33,7 @@ static void init_state(state *s, const coll_plan *p)
         for (int c = 0; c < p->nchunks; c++) {
             set_t *h = &s->have[r * p->nchunks + c];
             switch (p->coll) {
-            case OG_ALLGATHER: *h = c == r ? 1ULL << r : 0; break;
+            case OG_ALLGATHER: *h = seg(p, c) == r ? 1ULL << r : 0; break;
             case OG_BROADCAST: *h = r == p->root ? 1ULL << r : 0; break;
             case OG_ALLTOALL: *h = c / p->n == r ? 1ULL << r : 0; break;
             default: *h = 1ULL << r; /* reductions: each rank contributes everywhere */
@@ -44,8 +48,8 @@ static set_t expected(const coll_plan *p, int r, int c, set_t cur)
     switch (p->coll) {
     case OG_ALLREDUCE:
     case OG_BARRIER: return full(n);
-    case OG_ALLGATHER: return 1ULL << c;
-    case OG_REDUCESCATTER: return c == r ? full(n) : cur; /* only chunk r is defined */
+    case OG_ALLGATHER: return 1ULL << seg(p, c);
+    case OG_REDUCESCATTER: return seg(p, c) == r ? full(n) : cur; /* only segment r is defined */
     case OG_BROADCAST: return 1ULL << p->root;
     case OG_REDUCE: return r == p->root ? full(n) : cur;
     case OG_ALLTOALL: return c % n == r ? 1ULL << (c / n) : cur;
@@ -196,7 +200,7 @@ static void check_all(og_coll coll)
         const coll_algo *al = coll_algo_get(a);
         if (!(al->colls & (1u << coll))) continue;
         for (int n = 1; n <= 33; n++)
-            for (int t = al->unfit ? 1 : 0; t <= (al->unfit ? 7 : 0); t++) {
+            for (int t = al->unfit ? 1 : 0; t <= 7; t++) { /* ring uses channels on nodes */
                 coll_topo *tp = make_topo(n, t);
                 if (t && !tp) continue;
                 for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
@@ -342,9 +346,10 @@ static void test_busbw_factors(void)
 }
 
 /* Two tiers: 8 nodes of 8 GPUs, NVLink 450 GB/s inside, one 50 GB/s NIC route
- * between. An 8 GB all-reduce must go hierarchical (the bulk over NVLink, 1/8
- * over each NIC), not a tree whose every byte crosses the network: judged at
- * NVLink figures alone, the tree looked as fast. */
+ * between. An 8 GB all-reduce must take the ring, whose 8 channels send the
+ * bulk over NVLink and 1/8 over each GPU's NIC, not a tree whose every byte
+ * crosses the network: judged at NVLink figures alone, the tree looked as
+ * fast. */
 static void test_select_two_tiers(void)
 {
     int ids[64];
@@ -352,18 +357,29 @@ static void test_select_two_tiers(void)
     coll_topo *t = coll_topo_new(64, ids, 0);
     coll_hw hw = {0.5e-6, 450e9, t, 3e-6, 50e9};
     coll_proto pr;
-    int a = coll_select(OG_ALLREDUCE, 64, (int64_t)8 << 30, &hw, &pr);
-    CU_ASSERT_STRING_EQUAL(coll_algo_get(a)->name, "hierarchical");
-    /* and the estimate splits the bytes by tier: hierarchical's NIC share is
-     * 2 (M-1)/(L M) S = 0.21875 S, its NVLink share 2 (L-1)/L S = 1.75 S */
-    coll_plan p;
-    char err[TS_ERRLEN];
-    CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p, OG_ALLREDUCE, 64, 0, (int64_t)8 << 30, NULL, a, t, err, sizeof err), 0);
-    p.proto = COLL_SIMPLE;
-    double S = (double)((int64_t)8 << 30), bw_part = S * 0.21875 / 50e9 > S * 1.75 / 450e9 ? S * 0.21875 / 50e9 : S * 1.75 / 450e9;
-    double est = coll_estimate_hw(&p, &hw);
-    CU_ASSERT(est >= bw_part);
-    CU_ASSERT(est < bw_part * 1.01 + p.nsteps * (3e-6 + coll_proto_step_latency(COLL_SIMPLE)) + 1e-9);
+    int64_t B = (int64_t)8 << 30;
+    int a = coll_select(OG_ALLREDUCE, 64, B, &hw, &pr);
+    CU_ASSERT_STRING_EQUAL(coll_algo_get(a)->name, "ring");
+    /* and the estimate splits the bytes by tier. Ring: of V = 2 (n-1)/n S, a
+     * GPU sends V/8 over its NIC and 7V/8 over NVLink. Hierarchical (forced
+     * only: NCCL does not run it): NIC 2 (M-1)/(L M) S = 0.21875 S, NVLink
+     * 2 (L-1)/L S = 1.75 S. */
+    double S = (double)B, V = 2 * 63.0 / 64 * S;
+    struct {
+        const char *algo;
+        double nic, nvl;
+    } want[] = {{"ring", V / 8, 7 * V / 8}, {"hierarchical", 0.21875 * S, 1.75 * S}};
+    for (int i = 0; i < 2; i++) {
+        coll_plan p;
+        char err[TS_ERRLEN];
+        a = coll_algo_find(want[i].algo, OG_ALLREDUCE, err, sizeof err);
+        CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p, OG_ALLREDUCE, 64, 0, B, NULL, a, t, err, sizeof err), 0);
+        p.proto = COLL_SIMPLE;
+        double bw_part = want[i].nic / 50e9 > want[i].nvl / 450e9 ? want[i].nic / 50e9 : want[i].nvl / 450e9;
+        double est = coll_estimate_hw(&p, &hw);
+        CU_ASSERT(est >= bw_part);
+        CU_ASSERT(est < bw_part * 1.01 + p.nsteps * (3e-6 + coll_proto_step_latency(COLL_SIMPLE)) + 1e-9);
+    }
     coll_topo_free(t);
 }
 

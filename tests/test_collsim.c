@@ -231,6 +231,12 @@ static void test_topology(void)
     double th = simulate(plat, 8, OG_ALLREDUCE, S, "hierarchical", ENG_PIPELINED);
     double fi = 2 * LI + 1.5 * S / BI, fn = 2 * LN + 0.25 * S / BN;
     CU_ASSERT(REL(th, (fi > fn ? fi : fn) + 7 * 2 * LN + 8 * pl) < 0.01);
+    /* ring pipelined, one channel per local GPU: every rank sends 3 of its 4
+     * channels' share of the ring volume V = 2(n-1)/n S to the next GPU of its
+     * node and 1 over its NIC to its rail on the other node, side by side */
+    double tr = simulate(plat, 8, OG_ALLREDUCE, S, "ring", ENG_PIPELINED), V = 2 * 7.0 / 8 * S;
+    fi = 2 * LI + 0.75 * V / BI, fn = 2 * LN + 0.25 * V / BN;
+    CU_ASSERT(REL(tr, (fi > fn ? fi : fn) + 13 * 2 * LN + 14 * pl) < 0.01);
     /* NVLS pipelined: the data goes up once and the result comes down once,
      * both directions at once, at the switch's reduction throughput: S/(E B)
      * plus two steps of latency */

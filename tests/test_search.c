@@ -273,20 +273,21 @@ static void test_mpi_identical(void)
     }
     const char *args = "search --cluster test-cluster --gpus 16 --model llama3-8b --gbs 64 --seq 2048 --top 6 "
                        "--space all --constraint 'mbs<=2,zero<=1,gx=1,gy=1,gz<=2'";
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "bin/trainsim %s --json /tmp/ts_search_s.json > /tmp/ts_search_s.txt 2>/dev/null", args);
+    char cmd[2048], sp[4][64]; /* per process: other checkouts may run this test at once */
+    static const char *tag[4] = {"s.json", "s.txt", "m.json", "m.txt"};
+    for (int i = 0; i < 4; i++) snprintf(sp[i], sizeof sp[i], "/tmp/ts_search_%d_%s", (int)getpid(), tag[i]);
+    snprintf(cmd, sizeof cmd, "bin/trainsim %s --json %s > %s 2>/dev/null", args, sp[0], sp[1]);
     CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
-    char *s = slurp("/tmp/ts_search_s.txt"), *sj = slurp("/tmp/ts_search_s.json");
+    char *s = slurp(sp[1]), *sj = slurp(sp[0]);
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
     CU_ASSERT_PTR_NOT_NULL(strstr(s, "6 simulated"));
     static const int nps[] = {1, 2, 4};
     for (int i = 0; i < 3; i++) {
         snprintf(cmd, sizeof cmd,
-                 "mpirun %s --oversubscribe -np %d bin/trainsim %s --json /tmp/ts_search_m.json "
-                 "> /tmp/ts_search_m.txt 2>/dev/null",
-                 geteuid() == 0 ? "--allow-run-as-root" : "", nps[i], args);
+                 "mpirun %s --oversubscribe -np %d bin/trainsim %s --json %s > %s 2>/dev/null",
+                 geteuid() == 0 ? "--allow-run-as-root" : "", nps[i], args, sp[2], sp[3]);
         CU_ASSERT_EQUAL(system(cmd), 0);
-        char *m = slurp("/tmp/ts_search_m.txt"), *mj = slurp("/tmp/ts_search_m.json");
+        char *m = slurp(sp[3]), *mj = slurp(sp[2]);
         CU_ASSERT(m && strcmp(s, m) == 0);
         CU_ASSERT(mj && sj && strcmp(sj, mj) == 0);
         free(m);
@@ -294,6 +295,7 @@ static void test_mpi_identical(void)
     }
     free(s);
     free(sj);
+    for (int i = 0; i < 4; i++) remove(sp[i]);
 }
 
 static void test_cli_explain(void)

@@ -44,7 +44,7 @@ static const coll_algo algos[] = {
      BIT(OG_ALLGATHER) | BIT(OG_REDUCESCATTER), coll_pat_setup, coll_pat_step, NULL, NULL, COLL_TUNER_ONE_PER_NODE},
 
     {"hierarchical", "ring reduce-scatter in the node, ring all-reduce per rail across nodes, all-gather in the node",
-     BIT(OG_ALLREDUCE), coll_hier_setup, coll_hier_step, NULL, coll_hier_unfit, COLL_TUNER_YES},
+     BIT(OG_ALLREDUCE), coll_hier_setup, coll_hier_step, NULL, coll_hier_unfit, COLL_TUNER_NO},
 
     {"nvls", "NVSwitch in-switch reduction inside one node (NCCL NVLS)",
      BIT(OG_ALLREDUCE) | BIT(OG_ALLGATHER) | BIT(OG_REDUCESCATTER), coll_nvls_setup, coll_nvls_step, NULL,
@@ -248,6 +248,20 @@ static void merge_into(coll_xfer *xs, int *nx, const coll_xfer *x)
             return;
         }
     xs[(*nx)++] = (coll_xfer){x->peer, x->bytes, 0, 0, x->reduce};
+}
+
+void coll_step_add_merged(coll_step *st, int send, const coll_xfer *x)
+{
+    if (send) merge_into(st->send, &st->nsend, x);
+    else merge_into(st->recv, &st->nrecv, x);
+}
+
+void coll_step_merge_peers(coll_step *st)
+{
+    int ns = st->nsend, nr = st->nrecv;
+    st->nsend = st->nrecv = 0;
+    for (int i = 0; i < ns; i++) merge_into(st->send, &st->nsend, &st->send[i]);
+    for (int i = 0; i < nr; i++) merge_into(st->recv, &st->nrecv, &st->recv[i]);
 }
 
 void coll_plan_merged(const coll_plan *p, int me, coll_step *out)

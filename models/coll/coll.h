@@ -143,6 +143,10 @@ coll_step *coll_step_new(int cap);
 void coll_step_free(coll_step *st);
 void coll_plan_step(const coll_plan *p, int me, int s, coll_step *out);
 
+/* Merge a step's transfers to the same peer into one (bytes summed, chunk
+ * fields meaningless): what the engine posts, one flow per peer and step. */
+void coll_step_merge_peers(coll_step *st);
+
 /* All transfers of rank me merged into one per peer and direction (the
  * pipelined fidelity): chunk fields are meaningless there, bytes are totals. */
 void coll_plan_merged(const coll_plan *p, int me, coll_step *out);

@@ -21,6 +21,9 @@ void coll_add_recv(coll_step *st, int peer, int64_t bytes, int chunk, int nchunk
  * received; nothing when nchunk <= 0. coll_add_wrap splits a range that wraps
  * past the last chunk into two transfers. */
 void coll_add_range(const coll_plan *p, coll_step *st, int send, int peer, int chunk, int nchunk, int reduce);
+/* Add x to st's sends (send = 1) or receives, one entry per peer: bytes of a
+ * peer already there are summed (chunk fields become meaningless). */
+void coll_step_add_merged(coll_step *st, int send, const coll_xfer *x);
 void coll_add_wrap(const coll_plan *p, coll_step *st, int send, int peer, int chunk, int nchunk, int reduce);
 
 void coll_ring_setup(coll_plan *p);

@@ -27,38 +27,77 @@ void coll_add_wrap(const coll_plan *p, coll_step *st, int send, int peer, int ch
     coll_add_range(p, st, send, peer, 0, nchunk - first, reduce);
 }
 
+/* Channels, as NCCL runs rings across multi-NIC nodes: with a topology of
+ * M > 1 nodes of L > 1 members each, L rings (channels) run at once, channel
+ * c carrying part c of every rank's segment. In channel c, node k's members
+ * follow each other in local order starting at local (c - k) mod L, so the
+ * ring leaves node k from local (c - k - 1) and enters node k + 1 at the same
+ * local index: every member sends one channel over its own NIC, to its own
+ * rail, and the other L - 1 over its node's links to local + 1. Without such
+ * a topology: one ring in member order. Chunk m * C + c is part c of member
+ * m's segment. */
+static int channels(const coll_plan *p)
+{
+    const coll_topo *t = p->topo;
+    return t && t->nnodes > 1 && t->ppn > 1 ? t->ppn : 1;
+}
+
+/* The member at ring position pos of channel c, and member me's position. */
+static int ring_member(const coll_plan *p, int c, int pos)
+{
+    const coll_topo *t = p->topo;
+    if (channels(p) == 1) return pos;
+    int L = t->ppn, k = pos / L;
+    return t->order[t->first[k] + coll_mod(c - k + pos % L, L)];
+}
+
+static int ring_pos(const coll_plan *p, int c, int me)
+{
+    const coll_topo *t = p->topo;
+    if (channels(p) == 1) return me;
+    int L = t->ppn, k = t->node[me];
+    return k * L + coll_mod(t->local[me] - (c - k), L);
+}
+
 void coll_ring_setup(coll_plan *p)
 {
-    p->nchunks = p->n;
+    int C = channels(p);
+    p->nchunks = p->n * C;
     p->nsteps = (p->coll == OG_ALLREDUCE || p->coll == OG_BARRIER) ? 2 * (p->n - 1) : p->n - 1;
-    p->width = p->merged_width = 1;
+    p->width = C;
+    p->merged_width = C > 1 ? 2 : 1;
 }
 
-/* Reduce-scatter step t: after n-1 steps rank me holds chunk me reduced. */
-static void rs_step(const coll_plan *p, int me, int t, coll_step *out)
+/* Reduce-scatter step t of channel c: after n-1 steps every position holds
+ * its own member's part reduced. */
+static void rs_step(const coll_plan *p, int c, int me, int t, coll_step *out)
 {
-    int n = p->n, cs = coll_mod(me - t - 1, n), cr = coll_mod(me - t - 2, n);
-    coll_add_send(out, coll_mod(me + 1, n), coll_chunk_bytes(p->bytes, n, cs), cs, 1, 1);
-    coll_add_recv(out, coll_mod(me - 1, n), coll_chunk_bytes(p->bytes, n, cr), cr, 1, 1);
+    int n = p->n, C = channels(p), pos = ring_pos(p, c, me);
+    int cs = ring_member(p, c, coll_mod(pos - t - 1, n)) * C + c;
+    int cr = ring_member(p, c, coll_mod(pos - t - 2, n)) * C + c;
+    coll_add_range(p, out, 1, ring_member(p, c, coll_mod(pos + 1, n)), cs, 1, 1);
+    coll_add_range(p, out, 0, ring_member(p, c, coll_mod(pos - 1, n)), cr, 1, 1);
 }
 
-/* All-gather step t: rank me starts with chunk me. */
-static void ag_step(const coll_plan *p, int me, int t, coll_step *out)
+/* All-gather step t of channel c: every position starts with its member's part. */
+static void ag_step(const coll_plan *p, int c, int me, int t, coll_step *out)
 {
-    int n = p->n, cs = coll_mod(me - t, n), cr = coll_mod(me - t - 1, n);
-    coll_add_send(out, coll_mod(me + 1, n), coll_chunk_bytes(p->bytes, n, cs), cs, 1, 0);
-    coll_add_recv(out, coll_mod(me - 1, n), coll_chunk_bytes(p->bytes, n, cr), cr, 1, 0);
+    int n = p->n, C = channels(p), pos = ring_pos(p, c, me);
+    int cs = ring_member(p, c, coll_mod(pos - t, n)) * C + c;
+    int cr = ring_member(p, c, coll_mod(pos - t - 1, n)) * C + c;
+    coll_add_range(p, out, 1, ring_member(p, c, coll_mod(pos + 1, n)), cs, 1, 0);
+    coll_add_range(p, out, 0, ring_member(p, c, coll_mod(pos - 1, n)), cr, 1, 0);
 }
 
 void coll_ring_step(const coll_plan *p, int me, int s, coll_step *out)
 {
-    switch (p->coll) {
-    case OG_ALLGATHER: ag_step(p, me, s, out); break;
-    case OG_REDUCESCATTER: rs_step(p, me, s, out); break;
-    default: /* all-reduce and barrier: reduce-scatter then all-gather */
-        if (s < p->n - 1) rs_step(p, me, s, out);
-        else ag_step(p, me, s - (p->n - 1), out);
-    }
+    for (int c = 0; c < channels(p); c++) switch (p->coll) {
+        case OG_ALLGATHER: ag_step(p, c, me, s, out); break;
+        case OG_REDUCESCATTER: rs_step(p, c, me, s, out); break;
+        default: /* all-reduce and barrier: reduce-scatter then all-gather */
+            if (s < p->n - 1) rs_step(p, c, me, s, out);
+            else ag_step(p, c, me, s - (p->n - 1), out);
+        }
 }
 
 /* Chain: position 0 .. n-1 along the ring; broadcast starts at the root,
@@ -83,21 +122,37 @@ void coll_chain_step(const coll_plan *p, int me, int s, coll_step *out)
         coll_add_recv(out, coll_mod(me - 1, n), coll_chunk_bytes(p->bytes, k, c), c, 1, red);
 }
 
-/* Ring totals per neighbour in closed form, O(1) for any group size: the
- * reduce-scatter part sends every chunk but me and receives every chunk but
- * me-1; the all-gather part sends every chunk but me+1 and receives all but me. */
+/* Bytes of channel c over all members: chunk m * C + c for every m. Chunks
+ * below bytes % k are one byte larger (coll_chunk_bytes). */
+static int64_t channel_bytes(const coll_plan *p, int C, int c)
+{
+    int64_t k = (int64_t)p->n * C, extra = p->bytes % k;
+    int64_t big = extra > c ? (extra - c + C - 1) / C : 0; /* m with m * C + c < extra */
+    return p->n * (p->bytes / k) + big;
+}
+
+/* Ring totals per neighbour in closed form, O(channels) for any group size:
+ * per channel, the reduce-scatter part sends every part but the member's own
+ * and receives every part but its predecessor's; the all-gather part sends
+ * every part but its successor's and receives all but its own. */
 void coll_ring_merged(const coll_plan *p, int me, coll_step *out)
 {
-    int n = p->n, next = coll_mod(me + 1, n), prev = coll_mod(me - 1, n);
-    int64_t S = p->bytes, snd = 0, rcv = 0;
-    if (p->coll != OG_ALLGATHER) {
-        snd += S - coll_chunk_bytes(S, n, me);
-        rcv += S - coll_chunk_bytes(S, n, coll_mod(me - 1, n));
+    int n = p->n, C = channels(p), k = n * C;
+    int64_t S = p->bytes;
+    for (int c = 0; c < C; c++) {
+        int pos = ring_pos(p, c, me), next = ring_member(p, c, coll_mod(pos + 1, n)),
+            prev = ring_member(p, c, coll_mod(pos - 1, n));
+        int64_t T = channel_bytes(p, C, c), snd = 0, rcv = 0;
+        if (p->coll != OG_ALLGATHER) {
+            snd += T - coll_chunk_bytes(S, k, me * C + c);
+            rcv += T - coll_chunk_bytes(S, k, prev * C + c);
+        }
+        if (p->coll != OG_REDUCESCATTER) {
+            snd += T - coll_chunk_bytes(S, k, next * C + c);
+            rcv += T - coll_chunk_bytes(S, k, me * C + c);
+        }
+        coll_xfer xs = {next, snd, 0, 0, p->coll != OG_ALLGATHER}, xr = {prev, rcv, 0, 0, p->coll != OG_ALLGATHER};
+        coll_step_add_merged(out, 1, &xs);
+        coll_step_add_merged(out, 0, &xr);
     }
-    if (p->coll != OG_REDUCESCATTER) {
-        snd += S - coll_chunk_bytes(S, n, coll_mod(me + 1, n));
-        rcv += S - coll_chunk_bytes(S, n, me);
-    }
-    coll_add_send(out, next, snd, 0, 0, p->coll != OG_ALLGATHER);
-    coll_add_recv(out, prev, rcv, 0, 0, p->coll != OG_ALLGATHER);
 }
