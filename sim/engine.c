@@ -129,9 +129,50 @@ static int host_cmp(const void *a, const void *b)
     return ts_natcmp(sg_host_get_name(*(sg_host_t const *)a), sg_host_get_name(*(sg_host_t const *)b));
 }
 
+/* Hosts by name. SimGrid 3.32's sg_host_by_name walks every zone (one per
+ * node on in-process clusters): 16,384 lookups on 2,048 nodes took seconds.
+ * (and sg_host_count builds a list of them all). An open-addressing table
+ * over the platform's hosts, built at the first lookup after the platform is
+ * loaded (SimGrid loads one platform per process). */
+static struct {
+    sg_host_t *slot;
+    size_t mask, nhosts;
+} names;
+
+static uint64_t name_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+static sg_host_t host_named(const char *name)
+{
+    if (names.nhosts == 0) {
+        size_t nh = sg_host_count();
+        if (nh == 0) return NULL;
+        free(names.slot);
+        size_t cap = 16;
+        while (cap < 2 * nh) cap *= 2;
+        names.slot = ts_calloc(cap, sizeof *names.slot);
+        names.mask = cap - 1;
+        names.nhosts = nh;
+        sg_host_t *all = sg_host_list();
+        for (size_t i = 0; i < nh; i++) {
+            size_t j = name_hash(sg_host_get_name(all[i])) & names.mask;
+            while (names.slot[j]) j = (j + 1) & names.mask;
+            names.slot[j] = all[i];
+        }
+        free(all);
+    }
+    for (size_t j = name_hash(name) & names.mask; names.slot[j]; j = (j + 1) & names.mask)
+        if (!strcmp(sg_host_get_name(names.slot[j]), name)) return names.slot[j];
+    return NULL;
+}
+
 int eng_route(const char *src, const char *dst, double *lat, double *bw)
 {
-    sg_host_t a = sg_host_by_name(src), b = sg_host_by_name(dst);
+    sg_host_t a = host_named(src), b = host_named(dst);
     if (!a || !b) return -1;
     *lat = sg_host_get_route_latency(a, b);
     *bw = sg_host_get_route_bandwidth(a, b);
@@ -158,7 +199,7 @@ static struct coll_topo *topo_of(const sg_host_t *hosts, int n)
 coll_topo *eng_topo(const char *const *hosts, int n)
 {
     sg_host_t *hs = ts_malloc((n ? n : 1) * sizeof *hs);
-    for (int i = 0; i < n; i++) hs[i] = sg_host_by_name(hosts[i]);
+    for (int i = 0; i < n; i++) hs[i] = host_named(hosts[i]);
     for (int i = 0; i < n; i++)
         if (!hs[i]) {
             free(hs);
@@ -382,7 +423,7 @@ static int place_ranks(const og_graph *g, char *err, size_t errlen)
     }
     for (int r = 0; r < g->nranks; r++) {
         if (g->ranks[r].host) {
-            run.hosts[r] = sg_host_by_name(g->ranks[r].host);
+            run.hosts[r] = host_named(g->ranks[r].host);
             if (!run.hosts[r]) {
                 free(all);
                 return ts_err(err, errlen, "rank %d: host '%s' is not in the platform", r,
