@@ -1,9 +1,12 @@
 /* AxoNN 4D: the closed-form estimate (wl_estimate) against the critical path of
  * the op graph, and both against hand counts of the grid's all-reduces with and
  * without AxoNN's overlap. */
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analytic/analytic.h"
 #include "tests.h"
@@ -180,9 +183,50 @@ static void test_layout_overlap(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "zero=3"));
 }
 
+/* trainsim search costs an AxoNN top K from graphs of 1 and 2 micro-batches,
+ * extrapolated to m; iteration and breakdown must equal trainsim run's whole
+ * graph of m = 16 micro-batches (the search keeps 9 significant digits). */
+static void test_search_top_k_extrapolated(void)
+{
+    char args[1024], sj[64], rj[64], *out = malloc(1 << 16);
+    snprintf(sj, sizeof sj, "/tmp/ts_axonn_%d_s.json", (int)getpid());
+    snprintf(rj, sizeof rj, "/tmp/ts_axonn_%d_r.json", (int)getpid());
+    snprintf(args, sizeof args, "search --cluster test-cluster --gpus 16 --model %s --gbs 64 --seq 1024 "
+             "--fidelity analytical --space 4d --constraint 'gx=2,gy=2,gz=2,mbs=2,zero=1' --top 3 --json %s",
+             test_data("search-tiny.json"), sj);
+    CU_ASSERT_EQUAL_FATAL(test_cli(args, out, 1 << 16), 0);
+    json_error_t je;
+    json_t *s = json_load_file(sj, 0, &je), *top = json_object_get(s, "top");
+    CU_ASSERT_EQUAL_FATAL(json_array_size(top), 3);
+    for (size_t i = 0; i < 3; i++) {
+        json_t *row = json_array_get(top, i);
+        const char *lay = json_string_value(json_object_get(row, "layout"));
+        snprintf(args, sizeof args, "run --cluster test-cluster --gpus 16 --model %s --seq 1024 --fidelity analytical "
+                 "--layout %s --json %s", test_data("search-tiny.json"), lay, rj);
+        CU_ASSERT_EQUAL_FATAL(test_cli(args, out, 1 << 16), 0);
+        json_t *r = json_load_file(rj, 0, &je);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+        double a = json_real_value(json_object_get(row, "iteration_s")), b = json_real_value(json_object_get(r, "iteration_s"));
+        CU_ASSERT(b > 0 && fabs(a - b) <= 1e-8 * b);
+        CU_ASSERT(fabs(json_real_value(json_object_get(row, "estimate_s")) - b) <= 1e-9 * b);
+        static const char *cats[] = {"compute", "tp", "dp"};
+        for (int k = 0; k < 3; k++) {
+            double x = json_real_value(json_object_get(json_object_get(row, "breakdown_s"), cats[k]));
+            double y = json_real_value(json_object_get(json_object_get(r, "breakdown_s"), cats[k]));
+            CU_ASSERT(fabs(x - y) <= 1e-8 * b);
+        }
+        json_decref(r);
+    }
+    json_decref(s);
+    unlink(sj);
+    unlink(rj);
+    free(out);
+}
+
 void suite_axonn(void)
 {
     test_add_suite("axonn", "estimate equals the op graph's critical path", test_estimate_matches_graph,
                    "overlap never slower", test_overlap_helps, "hand count of the y all-reduces",
-                   test_hand_allreduces, "layout key overlap, zero=3 refused", test_layout_overlap, NULL);
+                   test_hand_allreduces, "layout key overlap, zero=3 refused", test_layout_overlap,
+                   "search top K (1 and 2 micro-batches, extrapolated) equals run", test_search_top_k_extrapolated, NULL);
 }
