@@ -33,7 +33,8 @@ static const char run_help[] =
     "                     configs/models/ (gpt3-175b, llama3-70b, mixtral-8x7b, ...)\n"
     "  --layout L         Megatron-LM: tp=,pp=,dp=,cp=,ep=,vpp=,mbs=,gbs=,zero=0..3,sp=on|off,\n"
     "                     recompute=none|selective|full,schedule=gpipe|1f1b|interleaved|zbh1,\n"
-    "                     bucket= (DP bucket, parameters); AxoNN 4D: gx=,gy=,gz=,dp=,mbs=,gbs=\n"
+    "                     bucket= (DP bucket, parameters); AxoNN 4D: gx=,gy=,gz=,dp=,mbs=,gbs=,\n"
+    "                     zero=0..2,recompute=,overlap=on|off (AxoNN's overlap; default on)\n"
     "  --platform P       cluster (name, NAME:NODES or JSON; docs/clusters.md) or SimGrid\n"
     "                     XML platform (needed unless --fidelity analytical); a cluster\n"
     "                     also gives the GPU and the analytical model's network figures\n"
@@ -380,7 +381,8 @@ int cmd_run(int argc, char **argv)
         ro.tokens_s = (double)l.gbs * seq / ro.iter;
         ro.tflops = ro.hw_flops / ro.iter / ngpus / 1e12;
         ro.mfu = ro.model_flops / ro.iter / ngpus / gpu.peak[dtype];
-        ro.cat[AN_COMP] = e.pipeline - e.bubble + e.optimizer;
+        ro.cat[AN_COMP] = (l.axonn ? e.compute : e.pipeline - e.bubble) + e.optimizer;
+        ro.cat[AN_TP] = e.tp_exposed;  /* AxoNN: the grid's collectives not hidden by compute */
         ro.cat[AN_DP] = e.dp_exposed;
         ro.cat[AN_IDLE] = e.bubble;
         printf("fidelity         estimate: closed form from model and layout, no graph, in %.6f s\n", ts_wtime() - t0);
@@ -390,6 +392,9 @@ int cmd_run(int argc, char **argv)
         printf("time             micro-batch on the slowest stage: forward %.4f, backward %.4f, weight gradients "
                "%.4f s; bubble %.4f, exposed dp %.4f, optimizer %.4f s\n",
                e.tf, e.tb, e.tw, e.bubble, e.dp_exposed, e.optimizer);
+        if (l.axonn)
+            printf("                 compute %.4f s, exposed tensor-grid communication %.4f s (%s)\n", e.compute,
+                   e.tp_exposed, l.ax_serial ? "overlap=off" : "overlap=on");
         rc = EXIT_OK;
         if (json && write_json(json, &m, lay, ngpus, seq, fname, dname, &mb, &ro, 1, err, BIGERR) < 0) {
             fprintf(stderr, "trainsim run: %s\n", err);

@@ -95,8 +95,27 @@ static void progress(const search_ctx *x, const char *what, size_t done, size_t 
     fflush(stderr);
 }
 
-/* Simulate (or cost the critical path of) one layout; out[SIM_NFIELDS]. */
+static int simulate1(search_ctx *x, const wl_layout *l, double *out, char *err, size_t errlen);
+
+/* Simulate (or cost the critical path of) one layout; out[SIM_NFIELDS]. An
+ * AxoNN layout has no pipeline: every micro-batch repeats the same ops, so
+ * its critical path and breakdown for m micro-batches are those of 1 plus
+ * m - 1 times the difference between 2 and 1 (tested against the whole graph). */
 static int simulate(search_ctx *x, const wl_layout *l, double *out, char *err, size_t errlen)
+{
+    int mc = wl_layout_micro(l);
+    if (x->fid != -1 || !l->axonn || mc < 3) return simulate1(x, l, out, err, errlen);
+    double o[2][SIM_NFIELDS];
+    for (int k = 0; k < 2; k++) {
+        wl_layout lk = *l;
+        lk.gbs = (k + 1) * l->mbs * l->dp;
+        if (simulate1(x, &lk, o[k], err, errlen) < 0) return -1;
+    }
+    for (int i = 0; i < SIM_NFIELDS; i++) out[i] = o[0][i] + (mc - 1) * (o[1][i] - o[0][i]);
+    return 0;
+}
+
+static int simulate1(search_ctx *x, const wl_layout *l, double *out, char *err, size_t errlen)
 {
     wl_opts wo = {x->p.seq, x->p.dtype, x->p.gpu, x->p.net, 1, 1};
     og_graph *g = NULL;
@@ -203,15 +222,17 @@ static int explain(search_ctx *x, const char *ls, char *err)
         printf("estimate failed  %s\n", err);
         return EXIT_FAIL;
     }
+    wl_opts wo = {x->p.seq, x->p.dtype, x->p.gpu, x->p.net, 1, 1};
+    wl_est e;
+    wl_estimate(x->m, &l, &wo, &e, err, BIGERR);
     if (!l.axonn) {
-        wl_opts wo = {x->p.seq, x->p.dtype, x->p.gpu, x->p.net, 1, 1};
-        wl_est e;
-        wl_estimate(x->m, &l, &wo, &e, err, BIGERR);
         printf("estimate         %.4f s: pipeline %.4f (bubble %.4f), exposed dp %.4f, optimizer %.4f s; "
                "slowest stage per micro-batch: forward %.4f, backward %.4f, weight gradients %.4f s\n",
                e.iter, e.pipeline, e.bubble, e.dp_exposed, e.optimizer, e.tf, e.tb, e.tw);
     } else {
-        printf("estimate         %.4f s (critical path of the op graph of 1 and 2 micro-batches, extrapolated)\n", c.iter);
+        printf("estimate         %.4f s: compute %.4f, exposed tensor-grid communication %.4f, exposed dp %.4f, "
+               "optimizer %.4f s; per micro-batch: forward %.4f, backward %.4f, weight gradients %.4f s\n",
+               e.iter, e.compute, e.tp_exposed, e.dp_exposed, e.optimizer, e.tf, e.tb, e.tw);
     }
     printf("throughput       %.1f TFLOP/s per GPU, MFU %.1f%% (estimate)\n", tflops(x, &l, c.iter),
            100 * srch_mfu(x->m, &x->p, &l, c.iter));

@@ -137,8 +137,8 @@ static void test_memory_pruning_library(void)
     free(c);
 }
 
-/* AxoNN layouts are costed from graphs of 1 and 2 micro-batches, extrapolated
- * linearly; it must equal the critical path of the whole graph. */
+/* AxoNN layouts are ranked by their closed-form estimate (wl_estimate); on
+ * these symmetric grids it must equal the critical path of the whole graph. */
 static void test_axonn_extrapolation(void)
 {
     srch_params p;
@@ -329,7 +329,7 @@ static void test_cli_explain(void)
 void suite_search(void)
 {
     test_add_suite("search", "enumeration counts (hand count)", test_enumeration_counts, "constraints", test_constraints,
-                   "axonn: extrapolated critical path", test_axonn_extrapolation,
+                   "axonn: estimate equals the critical path", test_axonn_extrapolation,
                    "memory pruning (library)", test_memory_pruning_library, "best layout by construction",
                    test_best_by_construction, "no unfit layout simulated", test_no_unfit_simulated,
                    "serial and MPI output identical", test_mpi_identical, "cli: explain, errors, plot",

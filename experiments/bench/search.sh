@@ -2,7 +2,8 @@
 # trainsim search benchmark: GPT-3 175B on 1,024 GPUs of dgx-a100-superpod (gbs 1536,
 # sequence 2048; the default 3d space), the top 10 simulated (pipelined): layouts
 # enumerated and pruned, estimates per second, total wall time; then the same under
-# mpirun -np 2 (where mpirun exists), and the top-5 of Llama-3 70B on 512 H100s.
+# mpirun -np 2 (where mpirun exists), the whole AxoNN 4D space of a GPT 76B on 1,024
+# Perlmutter A100s, and the top-5 of Llama-3 70B on 512 H100s.
 # Targets (issue 8): whole search < 60 s, > 10,000 analytical estimates/s per core.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -22,8 +23,11 @@ gpt="--cluster dgx-a100-superpod --gpus 1024 --model gpt3-175b --gbs 1536 --seq 
 run "GPT-3 175B, 1,024 x A100, 3d space, top 10 simulated" $gpt --top 10
 run "GPT-3 175B, 1,024 x A100, estimates only" $gpt --top 10 --fidelity estimate
 # with cp: estimates only (simulating cp=2 layouts at this scale took 77 s and 6.9 GB for 5)
-run "GPT-3 175B, 1,024 x A100, 3d + cp, estimates only (AxoNN 4d left out: graph estimates)" $gpt --top 5 \
+run "GPT-3 175B, 1,024 x A100, 3d + cp, estimates only (AxoNN 4d constrained out)" $gpt --top 5 \
     --space all --constraint 'gx=1,gy=1,gz=1,mbs=1' --fidelity estimate
+# AxoNN 4D: the whole space by its estimate, the top 10 on the critical path of their op graphs
+run "GPT 76B, 1,024 x A100 (perlmutter), 4d space, top 10 on the critical path" --cluster perlmutter \
+    --gpus 1024 --model megatron-gpt-76b --gbs 1024 --seq 2048 --space 4d --top 10 --fidelity analytical
 if command -v mpirun > /dev/null; then
   root=$([ "$(id -u)" = 0 ] && echo --allow-run-as-root || true)
   /usr/bin/time -f "%e" -o "$tmp/time" mpirun $root --oversubscribe -np 2 bin/trainsim search $gpt --top 10 \

@@ -90,29 +90,37 @@ static void an_route(void *ctx, int a, int b, double *lat, double *bw)
 /* The collective as the engine runs it: the same selection (algorithm and
  * protocol, from the route between the first two members and the group's
  * nodes) and the closed-form cost of its schedule (coll_cost, pipelined). */
-double an_sched_time(const an_net *net, const og_graph *g, const og_group *gr, og_coll c, int64_t bytes)
+double an_sched_time_nodes(const an_net *net, int n, const int *node, og_coll c, int64_t bytes)
 {
-    if (gr->n <= 1) return 0;
-    int *node = ts_malloc(gr->n * sizeof *node);
-    for (int i = 0; i < gr->n; i++) node[i] = an_node_of(net, g, gr->ranks[i]);
-    coll_topo *topo = coll_topo_new(gr->n, node, net->nvls);
+    if (n <= 1) return 0;
+    coll_topo *topo = coll_topo_new(n, node, net->nvls);
     route_ctx ctx = {net, node};
     coll_hw hw = {0, 0, topo, 0, 0};
-    coll_hw_from_routes(&hw, gr->n, topo, an_route, &ctx);
+    coll_hw_from_routes(&hw, n, topo, an_route, &ctx);
     coll_proto proto = COLL_SIMPLE;
     coll_plan p;
     char err[TS_ERRLEN];
     double t;
-    int a = c == OG_ALLTOALLV ? -1 : coll_select(c, gr->n, bytes, &hw, &proto);
-    if (a < 0 || coll_plan_init_topo(&p, c, gr->n, 0, bytes, NULL, a, topo, err, sizeof err) < 0) {
-        int intra = an_group_intra(net, g, gr);
-        t = an_coll_time(c, gr->n, (double)bytes, intra ? net->intra_bw : net->inter_bw,
+    int a = c == OG_ALLTOALLV ? -1 : coll_select(c, n, bytes, &hw, &proto);
+    if (a < 0 || coll_plan_init_topo(&p, c, n, 0, bytes, NULL, a, topo, err, sizeof err) < 0) {
+        int intra = 1;
+        for (int i = 1; i < n; i++) intra &= node[i] == node[0];
+        t = an_coll_time(c, n, (double)bytes, intra ? net->intra_bw : net->inter_bw,
                          intra ? net->intra_lat : net->inter_lat);
     } else {
         p.proto = proto;
         t = coll_cost(&p, COLL_COST_PIPELINED, an_route, &ctx);
     }
     coll_topo_free(topo);
+    return t;
+}
+
+double an_sched_time(const an_net *net, const og_graph *g, const og_group *gr, og_coll c, int64_t bytes)
+{
+    if (gr->n <= 1) return 0;
+    int *node = ts_malloc(gr->n * sizeof *node);
+    for (int i = 0; i < gr->n; i++) node[i] = an_node_of(net, g, gr->ranks[i]);
+    double t = an_sched_time_nodes(net, gr->n, node, c, bytes);
     free(node);
     return t;
 }

@@ -33,6 +33,8 @@ double an_coll_time(og_coll c, int n, double bytes, double bw, double lat);
  * its slowest transfer over all members, lat + bytes/bw of that pair (intra-
  * or inter-node). For a ring this is an_coll_time on the slowest edge. */
 double an_sched_time(const an_net *net, const og_graph *g, const og_group *gr, og_coll c, int64_t bytes);
+/* The same for n members on the given nodes (node[i]: node of member i). */
+double an_sched_time_nodes(const an_net *net, int n, const int *node, og_coll c, int64_t bytes);
 
 /* Whether the ranks of a group all sit on one node. */
 int an_group_intra(const an_net *net, const og_graph *g, const og_group *gr);

@@ -252,35 +252,12 @@ void srch_evaluate(const wl_model *m, const srch_params *p, srch_cand *c, char *
         return;
     }
     wl_opts o = {p->seq, p->dtype, p->gpu, p->net, 1, 1};
-    if (c->l.axonn) {
-        /* no pipeline: every micro-batch repeats the same ops, so the critical path of
-         * m micro-batches is T(1) + (m - 1) (T(2) - T(1)) (checked against the whole
-         * graph in tests); two small graphs instead of one of m micro-batches */
-        int mc = wl_layout_micro(&c->l), k = mc < 3 ? 1 : 2;
-        double t[2] = {0, 0};
-        c->status = SRCH_ESTIMATED;
-        for (int i = 0; i < k && c->status == SRCH_ESTIMATED; i++) {
-            wl_layout l = c->l;
-            if (k == 2) l.gbs = (i + 1) * l.mbs * l.dp;
-            og_graph *g = NULL;
-            eng_result *res = NULL;
-            wl_info info;
-            if (wl_build(m, &l, &o, &g, &info, why, whylen) < 0 || an_run(g, p->net, &res, why, whylen) < 0)
-                c->status = SRCH_FAILED;
-            else
-                t[i] = res->makespan;
-            if (res) an_result_free(res);
-            og_free(g);
-        }
-        c->iter = k == 1 ? t[0] : t[0] + (mc - 1) * (t[1] - t[0]);
+    wl_est e;
+    if (wl_estimate(m, &c->l, &o, &e, why, whylen) < 0) {
+        c->status = SRCH_FAILED;
     } else {
-        wl_est e;
-        if (wl_estimate(m, &c->l, &o, &e, why, whylen) < 0) {
-            c->status = SRCH_FAILED;
-        } else {
-            c->iter = e.iter, c->bubble = e.bubble, c->dp_exposed = e.dp_exposed;
-            c->status = SRCH_ESTIMATED;
-        }
+        c->iter = e.iter, c->bubble = e.bubble, c->dp_exposed = e.dp_exposed;
+        c->status = SRCH_ESTIMATED;
     }
     if (c->status == SRCH_ESTIMATED && !(c->iter > 0)) {
         c->status = SRCH_FAILED;

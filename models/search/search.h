@@ -59,8 +59,7 @@ typedef struct srch_cand {
  * in a fixed order, constraints applied; *out is malloc'ed. Returns the count. */
 size_t srch_enumerate(const wl_model *m, const srch_params *p, srch_cand **out);
 
-/* Rule check, memory model, then the estimate (wl_estimate; AxoNN layouts the
- * critical path of their op graph, data-parallel replica 0). Sets c->status;
+/* Rule check, memory model, then the estimate (wl_estimate, Megatron and AxoNN). Sets c->status;
  * why (may be NULL) says why it was pruned or failed. */
 void srch_evaluate(const wl_model *m, const srch_params *p, srch_cand *c, char *why, size_t whylen);
 

@@ -57,6 +57,7 @@ typedef struct gen {
     int dry;                /* costing only (wl_estimate): no graph, times accumulate */
     double acc, acc_w, acc_side;
     long ops_before;        /* ops of the ranks built before this one */
+    struct axstate *ax;     /* AxoNN: overlap bookkeeping, collective costs, dry-run records */
 } gen;
 
 /* ---- ranks and groups ---- */
@@ -625,30 +626,172 @@ static int build_rank(gen *G)
 
 typedef struct axg {
     int xg, yg, zg, dg;     /* group ids of the current rank */
+    int zr;                 /* overlap: the z group again, for the reduce-scatters (a communicator of
+                             * their own: they run on another stream than the gathers) */
 } axg;
+
+enum { AX_X, AX_Y, AX_Z, AX_D };
+
+typedef struct axrec {      /* one GEMM of the dry run (wl_estimate), seconds */
+    double pre;             /* compute on stream 0 since the previous GEMM */
+    double ag, g, ar;       /* weight all-gather, the GEMM (dgrad backward), its all-reduce */
+    double wg, rs;          /* backward: weight-gradient GEMM and its reduce-scatter */
+    int bwd;
+} axrec;
+
+typedef struct axcost {
+    int dim;
+    og_coll c;
+    double bytes, t;
+} axcost;
+
+typedef struct axstate {
+    int prev_ready;         /* op of stream 0 before the previous GEMM: the next gather waits for it */
+    int last_rs;            /* the last weight-gradient reduce-scatter issued (overlap) */
+    int ncost;
+    axcost cost[64];        /* collective times by grid dimension, kind and size */
+    int nrec;
+    size_t reccap;
+    axrec *rec;             /* dry run */
+} axstate;
+
+/* A memo of ax_group_time, a pure function of its arguments (searches cost
+ * the same groups for many layouts): direct-mapped, every field compared. */
+typedef struct axmemo {
+    an_net net;
+    int n, stride, rho;
+    og_coll c;
+    int64_t bytes;
+    double t;
+    int used;
+} axmemo;
+static axmemo ax_memo[8192];
+
+/* n members, member k on node (rho + k stride) / gpus_per_node. */
+static double ax_group_time(const an_net *net, int n, int stride, int rho, og_coll c, int64_t bytes)
+{
+    uint64_t h = 1469598103934665603ull;
+    const int64_t key[5] = {n, stride, rho, c, bytes};
+    for (int i = 0; i < 5; i++) h = (h ^ (uint64_t)key[i]) * 1099511628211ull;
+    h ^= h >> 31, h *= 0x94d049bb133111ebull, h ^= h >> 29; /* FNV's low bits see only the keys' low bits */
+    axmemo *e = &ax_memo[h % (sizeof ax_memo / sizeof ax_memo[0])];
+    if (e->used && e->n == n && e->stride == stride && e->rho == rho && e->c == c && e->bytes == bytes &&
+        e->net.gpus_per_node == net->gpus_per_node && e->net.intra_bw == net->intra_bw &&
+        e->net.intra_lat == net->intra_lat && e->net.inter_bw == net->inter_bw && e->net.inter_lat == net->inter_lat &&
+        e->net.nvls == net->nvls)
+        return e->t;
+    int gpn = net->gpus_per_node > 0 ? net->gpus_per_node : 1;
+    int *node = ts_malloc(n * sizeof *node);
+    for (int k = 0; k < n; k++) node[k] = (int)(((long)rho + (long)k * stride) / gpn);
+    double t = an_sched_time_nodes(net, n, node, c, bytes);
+    free(node);
+    *e = (axmemo){*net, n, stride, rho, c, bytes, t, 1};
+    return t;
+}
+
+/* Time of a collective over grid dimension dim (x, y, z or the dp group), on
+ * the placement of its groups (rank x + gx (y + gy (z + gz d)) on node
+ * rank / gpus_per_node), with the engine's algorithm selection (an_sched_time);
+ * the slowest of the groups of that dimension, which differ only by the
+ * offset of their first rank inside a node. */
+static double ax_cost(gen *G, int dim, og_coll c, double bytes)
+{
+    const wl_layout *l = G->l;
+    axstate *S = G->ax;
+    const int size[4] = {l->gx, l->gy, l->gz, l->dp};
+    int n = size[dim];
+    if (n <= 1 || bytes <= 0) return 0;
+    for (int i = 0; i < S->ncost; i++)
+        if (S->cost[i].dim == dim && S->cost[i].c == c && S->cost[i].bytes == bytes) return S->cost[i].t;
+    int grid = l->gx * l->gy * l->gz, stride[4] = {1, l->gx, l->gx * l->gy, grid};
+    int gpn = G->o->net->gpus_per_node > 0 ? G->o->net->gpus_per_node : 1;
+    char *seen = ts_calloc(gpn, 1);
+    double t = 0;
+    for (int r = 0; r < grid; r++) {
+        int x = r % l->gx, y = r / l->gx % l->gy, z = r / (l->gx * l->gy);
+        const int coord[4] = {x, y, z, 0};
+        int rho = r % gpn;
+        if (coord[dim] != 0 || seen[rho]) continue; /* r starts a group of dim */
+        seen[rho] = 1;
+        /* members on nodes (rho + k stride) / gpn: only rho - rho mod gcd(stride, gpn) matters */
+        int a = stride[dim], b = gpn;
+        while (b) {
+            int r0 = a % b;
+            a = b, b = r0;
+        }
+        double tt = ax_group_time(G->o->net, n, stride[dim], rho - rho % a, c, (int64_t)llround(bytes));
+        if (tt > t) t = tt;
+    }
+    free(seen);
+    if (S->ncost < (int)(sizeof S->cost / sizeof S->cost[0])) S->cost[S->ncost++] = (axcost){dim, c, bytes, t};
+    return t;
+}
+
+static og_op *op_of(gen *G, int id) { return &G->g->ranks[G->r].ops[id]; }
 
 /* One GEMM of a layer, tokens T, Y[T, N] = X[T, K] W[K, N]. A normal layer
  * splits K over gx and N over gy, a transposed one (the next in the chain)
  * the other way round; tokens are split over gz, and the weights are sharded
  * over gz as well (gathered before use). fwd: all-gather W over z, local
  * GEMM, all-reduce Y over the K-split group. bwd: all-gather W over z, dX
- * (all-reduce over the N-split group), dW (reduce-scatter over z). */
+ * (all-reduce over the N-split group), dW (reduce-scatter over z).
+ * Overlap (Singh et al. 2024, docs/workload.md): the gather runs on its own
+ * stream as soon as the previous GEMM could start (prefetched one GEMM ahead);
+ * the all-reduce of dX runs beside the weight-gradient GEMM and the next op
+ * waits for it; the reduce-scatter of dW runs on its own stream, waited for
+ * by the layer's DP all-reduce and the optimizer. The forward all-reduce of Y
+ * is needed by the next op and blocks. */
 static void ax_gemm(gen *G, const axg *A, const char *what, int li, int mb, double K, double N, int transposed, int bwd)
 {
     const wl_layout *l = G->l;
+    axstate *S = G->ax;
     double T = G->tok / l->gz, kx = transposed ? l->gy : l->gx, ny = transposed ? l->gx : l->gy;
     int kg = transposed ? A->yg : A->xg, ng = transposed ? A->xg : A->yg;
-    int nk = transposed ? l->gy : l->gx, nn = transposed ? l->gx : l->gy;
-    coll(G, WL_S_COMPUTE, "tp", OG_ALLGATHER, A->zg, l->gz, K / kx * N / ny * G->pb, 0, 0, -1, what, li, mb);
-    if (!bwd) {
-        gemm(G, what, li, mb, T, N / ny, K / kx);
-        coll(G, WL_S_COMPUTE, "tp", OG_ALLREDUCE, kg, nk, T * N / ny * G->dt, 0, 0, -1, what, li, mb);
+    int kd = transposed ? AX_Y : AX_X, nd = transposed ? AX_X : AX_Y;
+    int nk = transposed ? l->gy : l->gx, nn = transposed ? l->gx : l->gy, ov = !l->ax_serial;
+    double wbytes = K / kx * N / ny * G->pb, gbytes = K / kx * N / ny * G->gb;
+    double ybytes = T * N / ny * G->dt, xbytes = T * K / kx * G->dt;
+    if (G->dry) {
+        axrec r = {G->acc, ax_cost(G, AX_Z, OG_ALLGATHER, wbytes), 0, 0, 0, 0, bwd};
+        G->acc = 0;
+        gemm(G, bwd ? "dgrad" : what, li, mb, T, bwd ? K / kx : N / ny, bwd ? N / ny : K / kx);
+        r.g = G->acc, G->acc = 0;
+        if (!bwd) {
+            r.ar = ax_cost(G, kd, OG_ALLREDUCE, ybytes);
+        } else {
+            r.ar = ax_cost(G, nd, OG_ALLREDUCE, xbytes);
+            gemm(G, "wgrad", li, mb, K / kx, N / ny, T);
+            r.wg = G->acc, G->acc = 0;
+            r.rs = ax_cost(G, AX_Z, OG_REDUCESCATTER, gbytes);
+        }
+        ts_grow(&S->rec, sizeof *S->rec, &S->reccap, (size_t)S->nrec + 1);
+        S->rec[S->nrec++] = r;
         return;
     }
-    gemm(G, "dgrad", li, mb, T, K / kx, N / ny);
-    coll(G, WL_S_COMPUTE, "tp", OG_ALLREDUCE, ng, nn, T * K / kx * G->dt, 0, 0, -1, what, li, mb);
-    gemm(G, "wgrad", li, mb, K / kx, N / ny, T);
-    coll(G, WL_S_COMPUTE, "tp", OG_REDUCESCATTER, A->zg, l->gz, K / kx * N / ny * G->gb, 0, 0, -1, what, li, mb);
+    int ag = coll(G, ov ? WL_S_AX_AG : WL_S_COMPUTE, "tp", OG_ALLGATHER, A->zg, l->gz, wbytes, 0, 0,
+                  ov ? S->prev_ready : -1, what, li, mb);
+    if (ov && ag >= 0) S->prev_ready = last0(G); /* also starts a new compute op: the GEMM waits for ag */
+    if (!bwd) {
+        int id = gemm(G, what, li, mb, T, N / ny, K / kx);
+        if (ov && ag >= 0) og_add_dep(op_of(G, id), ag);
+        coll(G, WL_S_COMPUTE, "tp", OG_ALLREDUCE, kg, nk, ybytes, 0, 0, -1, what, li, mb);
+        return;
+    }
+    int dg = gemm(G, "dgrad", li, mb, T, K / kx, N / ny);
+    if (ov && ag >= 0) og_add_dep(op_of(G, dg), ag);
+    int ar = coll(G, ov ? WL_S_AX_AR : WL_S_COMPUTE, "tp", OG_ALLREDUCE, ng, nn, xbytes, 0, 0, ov ? dg : -1, what, li,
+                  mb);
+    if (ov) last0(G);   /* the weight gradient is an op of its own: the all-reduce waits for dgrad only */
+    int wg = gemm(G, "wgrad", li, mb, K / kx, N / ny, T);
+    int rs = coll(G, ov ? WL_S_AX_RS : WL_S_COMPUTE, "tp", OG_REDUCESCATTER, ov ? A->zr : A->zg, l->gz, gbytes, 0, 0, ov ? wg : -1,
+                  what, li, mb);
+    if (rs >= 0 && ov) S->last_rs = rs, last0(G); /* nothing merges into the op rs waits for */
+    if (ov && ar >= 0) {
+        last0(G);
+        og_op *w = og_compute_fixed(G->g, G->r, WL_S_COMPUTE, 0);
+        og_add_dep(w, ar);
+        set_label(G, w, "comp.wait_dgrad.%s.l%d.mb%d", what, li, mb);
+    }
 }
 
 static void ax_layer(gen *G, const axg *A, int li, int mb, int bwd)
@@ -684,43 +827,183 @@ static void ax_layer(gen *G, const axg *A, int li, int mb, int bwd)
     elem(G, "ln1_bwd", li, mb, 2 * elem_b);
 }
 
+/* The parts of a micro-batch before the layers, between forward and
+ * backward, and after: embedding; logits and loss; logits backward. */
+static void ax_embedding(gen *G, int mb)
+{
+    const wl_layout *l = G->l;
+    elem(G, "embedding", -1, mb, 2 * G->tok / l->gz * G->m->hidden / l->gy * G->dt);
+}
+
+static void ax_logits(gen *G, const axg *A, int mb)
+{
+    const wl_layout *l = G->l;
+    double V = wl_padded_vocab(G->m, l), h = G->m->hidden;
+    ax_gemm(G, A, "logits", -1, mb, h, V, 0, 0);
+    elem(G, "loss", -1, mb, G->tok / l->gz * V / l->gy * 8);
+    ax_gemm(G, A, "logits", -1, mb, h, V, 0, 1);
+}
+
+/* Optimizer step: Adam over the rank's shard of the parameters. */
+static double ax_optimizer(gen *G)
+{
+    wl_rank_params p;
+    wl_stage_params(G->m, G->l, 0, &p);
+    return cm_op_time(G->o->gpu, G->o->dtype, 0, p.total * 30, 1);
+}
+
 static int ax_rank(gen *G, const axg *A)
 {
     const wl_model *m = G->m;
     const wl_layout *l = G->l;
-    double V = wl_padded_vocab(m, l), h = m->hidden;
     G->last_comp = -1;
     G->ndeps = 0;
-    int ndp = 0;
+    G->ax->prev_ready = G->ax->last_rs = -1;
     for (int mb = 0; mb < G->mcount; mb++) {
-        elem(G, "embedding", -1, mb, 2 * G->tok / l->gz * h / l->gy * G->dt);
+        ax_embedding(G, mb);
         for (int li = 0; li < m->layers; li++) ax_layer(G, A, li, mb, 0);
-        ax_gemm(G, A, "logits", -1, mb, h, V, 0, 0);
-        elem(G, "loss", -1, mb, G->tok / l->gz * V / l->gy * 8);
-        ax_gemm(G, A, "logits", -1, mb, h, V, 0, 1);
+        ax_logits(G, A, mb);
         if (too_big(G)) return -1;
         for (int li = m->layers - 1; li >= 0; li--) {
             ax_layer(G, A, li, mb, 1);
             if (mb == G->mcount - 1 && l->dp > 1) {
-                /* data parallelism: the layer's gradient shard, summed over replicas */
+                /* data parallelism: the layer's gradient shard, summed over replicas once its
+                 * reduce-scatters are done (replica 0 only: a fixed-duration op) */
                 double dense, expert;
                 wl_layer_params(m, l, li, &dense, &expert);
-                int id = coll(G, WL_S_DP, "dp", OG_ALLREDUCE, A->dg, l->dp, dense * G->gb, G->o->one_replica, 0,
-                              last0(G), "grads", li, mb);
+                int id;
+                if (G->o->one_replica) {
+                    og_op *op = og_compute_fixed(G->g, G->r, WL_S_DP, ax_cost(G, AX_D, OG_ALLREDUCE, dense * G->gb));
+                    set_label(G, op, "dp.allreduce.grads.l%d.mb%d", li, mb);
+                    id = op->id;
+                } else {
+                    id = coll(G, WL_S_DP, "dp", OG_ALLREDUCE, A->dg, l->dp, dense * G->gb, 0, 0, -1, "grads", li, mb);
+                }
+                int dep = last0(G);
+                if (dep >= 0) og_add_dep(op_of(G, id), dep);
+                if (G->ax->last_rs >= 0) og_add_dep(op_of(G, id), G->ax->last_rs);
                 ts_grow(&G->deps, sizeof *G->deps, &G->depcap, (size_t)G->ndeps + 1);
                 G->deps[G->ndeps++] = id;
-                ndp++;
             }
         }
     }
-    wl_rank_params p;
-    wl_stage_params(m, l, 0, &p);
     last0(G);
-    og_op *opt = og_compute_fixed(G->g, G->r, WL_S_COMPUTE, cm_op_time(G->o->gpu, G->o->dtype, 0, p.total * 30, 1));
+    og_op *opt = og_compute_fixed(G->g, G->r, WL_S_COMPUTE, ax_optimizer(G));
     G->busy += opt->duration;
     set_label(G, opt, "comp.optimizer");
     for (int i = 0; i < G->ndeps; i++) og_add_dep(opt, G->deps[i]);
-    (void)ndp;
+    if (G->ax->last_rs >= 0) og_add_dep(opt, G->ax->last_rs);
+    return 0;
+}
+
+/* The estimate's walk over one rank's streams: the clock of stream 0, the
+ * free times of the gather, all-reduce, reduce-scatter and DP streams, and
+ * when the previous GEMM became ready (its gather's successor may start). */
+typedef struct axwalk {
+    double t, ready, ag, ar, rs, dp;
+    int have_ready;
+} axwalk;
+
+static void ax_walk(axwalk *w, const axrec *r, int n, double tail, int ov)
+{
+    for (int i = 0; i < n; i++, r++) {
+        if (!ov) {
+            w->t += r->pre + r->ag + r->g + r->ar + r->wg + r->rs;
+            continue;
+        }
+        w->t += r->pre;
+        double gs = w->t;
+        if (r->ag > 0) {
+            double st = w->have_ready && w->ready > w->ag ? w->ready : w->ag;
+            w->ag = st + r->ag;
+            w->ready = w->t, w->have_ready = 1;
+            if (w->ag > gs) gs = w->ag;
+        }
+        if (!r->bwd) {
+            w->t = gs + r->g + r->ar;
+            continue;
+        }
+        double d = gs + r->g, we = d + r->wg, are = d;
+        if (r->ar > 0) are = w->ar = (d > w->ar ? d : w->ar) + r->ar;
+        if (r->rs > 0) w->rs = (we > w->rs ? we : w->rs) + r->rs;
+        w->t = we > are ? we : are;
+    }
+    w->t += tail;
+}
+
+static void ax_walk_mb(axwalk *w, const axstate *S, const int *seg, const double *tail, int layers, int ov,
+                       double dpc)
+{
+    ax_walk(w, S->rec, 0, tail[0], ov); /* embedding */
+    for (int li = 0; li < layers; li++) ax_walk(w, S->rec + seg[0], seg[1] - seg[0], tail[1], ov);
+    ax_walk(w, S->rec + seg[1], seg[2] - seg[1], tail[2], ov); /* logits, loss, logits backward */
+    for (int li = 0; li < layers; li++) {
+        ax_walk(w, S->rec + seg[2], seg[3] - seg[2], tail[3], ov);
+        if (dpc > 0) {
+            double st = w->t > w->dp ? w->t : w->dp;
+            if (ov && w->rs > st) st = w->rs;
+            w->dp = st + dpc;
+        }
+    }
+}
+
+static int ax_estimate(gen *G, wl_est *e)
+{
+    const wl_model *m = G->m;
+    const wl_layout *l = G->l;
+    axstate *S = G->ax;
+    axg A = {-1, -1, -1, -1, -1};
+    int seg[4], ov = !l->ax_serial;
+    double tail[4];
+    /* dry run: one forward layer, the logits, one backward layer */
+    ax_embedding(G, 0);
+    tail[0] = G->acc, G->acc = 0;
+    seg[0] = S->nrec;
+    ax_layer(G, &A, 0, 0, 0);
+    tail[1] = G->acc, G->acc = 0;
+    seg[1] = S->nrec;
+    ax_logits(G, &A, 0);
+    tail[2] = G->acc, G->acc = 0;
+    seg[2] = S->nrec;
+    ax_layer(G, &A, 0, 0, 1);
+    tail[3] = G->acc, G->acc = 0;
+    seg[3] = S->nrec;
+    double dense, expert;
+    wl_layer_params(m, l, 0, &dense, &expert);
+    double dpc = l->dp > 1 ? ax_cost(G, AX_D, OG_ALLREDUCE, dense * G->gb) : 0;
+    /* micro-batches repeat: once the streams' lag behind stream 0 repeats, jump to the last */
+    axwalk w = {0, 0, 0, 0, 0, 0, 0}, prev = w;
+    double t0 = 0;
+    for (int mb = 0; mb < G->mcount - 1; mb++) {
+        t0 = w.t;
+        ax_walk_mb(&w, S, seg, tail, m->layers, ov, 0);
+        double per = w.t - t0, eps = 1e-12 * w.t;
+        if (mb > 0 && fabs((w.ag - w.t) - (prev.ag - prev.t)) <= eps && fabs((w.rs - w.t) - (prev.rs - prev.t)) <= eps &&
+            fabs((w.ready - w.t) - (prev.ready - prev.t)) <= eps) {
+            double skip = (G->mcount - 2 - mb) * per;
+            w.t += skip, w.ready += skip, w.ag += skip, w.ar += skip, w.rs += skip;
+            break;
+        }
+        prev = w;
+    }
+    ax_walk_mb(&w, S, seg, tail, m->layers, ov, dpc);
+    double comm_end = ov && w.rs > w.t ? w.rs : w.t;
+    double mbc = tail[0] + m->layers * (tail[1] + tail[3]) + tail[2], tf = 0, tb = 0, tw = 0;
+    for (int i = 0; i < seg[3]; i++) {
+        const axrec *r = &S->rec[i];
+        int mult = i < seg[1] || i >= seg[2] ? m->layers : 1;
+        mbc += mult * (r->pre + r->g + r->wg);
+        if (r->bwd) tb += mult * (r->pre + r->g), tw += mult * r->wg;
+        else tf += mult * (r->pre + r->g);
+    }
+    tf += tail[0] + m->layers * tail[1] + tail[2], tb += m->layers * tail[3];
+    e->tf = tf, e->tb = tb, e->tw = tw;
+    e->compute = G->mcount * mbc;
+    e->pipeline = comm_end;
+    e->tp_exposed = comm_end - e->compute;
+    e->dp_exposed = w.dp > comm_end ? w.dp - comm_end : 0;
+    e->optimizer = ax_optimizer(G);
+    e->iter = comm_end + e->dp_exposed + e->optimizer;
     return 0;
 }
 
@@ -763,6 +1046,9 @@ int wl_build(const wl_model *m, const wl_layout *l, const wl_opts *o, og_graph *
     }
     info->micro = G.mcount;
 
+    axstate ax;
+    memset(&ax, 0, sizeof ax);
+    G.ax = &ax;
     if (l->axonn) {
         int nd = o->one_replica ? 1 : l->dp, nb = l->gx * l->gy * l->gz * nd;
         G.g = og_new(nb);
@@ -770,7 +1056,8 @@ int wl_build(const wl_model *m, const wl_layout *l, const wl_opts *o, og_graph *
         int *mem = ts_malloc((size_t)(nb > 1 ? nb : 1) * sizeof *mem);
         int *xg = ts_malloc(nb * sizeof *xg), *yg = ts_malloc(nb * sizeof *yg), *zg = ts_malloc(nb * sizeof *zg),
             *dg = ts_malloc(nb * sizeof *dg);
-        for (int r = 0; r < nb; r++) xg[r] = yg[r] = zg[r] = dg[r] = -1;
+        int *zr = ts_malloc(nb * sizeof *zr);
+        for (int r = 0; r < nb; r++) xg[r] = yg[r] = zg[r] = dg[r] = zr[r] = -1;
         for (int r = 0; r < nb; r++) {
             int x = r % l->gx, y = r / l->gx % l->gy, z = r / (l->gx * l->gy) % l->gz;
             if (x == 0 && l->gx > 1) {
@@ -787,6 +1074,10 @@ int wl_build(const wl_model *m, const wl_layout *l, const wl_opts *o, og_graph *
                 for (int k = 0; k < l->gz; k++) mem[k] = r + k * l->gx * l->gy;
                 int id = add_group(G.g, l->gz, mem);
                 for (int k = 0; k < l->gz; k++) zg[mem[k]] = id;
+                if (!l->ax_serial) {
+                    id = add_group(G.g, l->gz, mem);
+                    for (int k = 0; k < l->gz; k++) zr[mem[k]] = id;
+                }
             }
             if (r < l->gx * l->gy * l->gz && nd > 1) {
                 for (int k = 0; k < nd; k++) mem[k] = r + k * l->gx * l->gy * l->gz;
@@ -796,7 +1087,7 @@ int wl_build(const wl_model *m, const wl_layout *l, const wl_opts *o, og_graph *
         }
         for (int r = 0; r < nb; r++) {
             G.r = r;
-            axg A = {xg[r], yg[r], zg[r], dg[r]};
+            axg A = {xg[r], yg[r], zg[r], dg[r], zr[r]};
             if (ax_rank(&G, &A) < 0) {
                 big = 1;
                 break;
@@ -807,6 +1098,7 @@ int wl_build(const wl_model *m, const wl_layout *l, const wl_opts *o, og_graph *
         free(xg);
         free(yg);
         free(zg);
+        free(zr);
         free(dg);
     } else {
         G.p = l->pp;
@@ -930,7 +1222,6 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
 {
     memset(e, 0, sizeof *e);
     if (!o->gpu || !o->net) return ts_err(err, errlen, "wl_estimate: no gpu or network model");
-    if (l->axonn) return ts_err(err, errlen, "wl_estimate: AxoNN layouts need the op graph (wl_build)");
     gen G;
     memset(&G, 0, sizeof G);
     G.m = m, G.l = l, G.o = o, G.dry = 1;
@@ -941,6 +1232,14 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
     G.mcount = wl_layout_micro(l);
     if (G.mcount < 1) return ts_err(err, errlen, "layout: no micro-batch");
     G.tok = (double)l->mbs * o->seq / l->cp;
+    if (l->axonn) {
+        axstate ax;
+        memset(&ax, 0, sizeof ax);
+        G.ax = &ax;
+        int rc = ax_estimate(&G, e);
+        free(ax.rec);
+        return rc;
+    }
     G.p = l->pp, G.v = l->vpp, G.lc = m->layers / (l->pp * l->vpp);
     const an_net *net = o->net;
     int gpn = net->gpus_per_node;

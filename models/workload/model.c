@@ -156,6 +156,14 @@ static const struct lkey {
     {"gy", offsetof(wl_layout, gy), 1},     {"gz", offsetof(wl_layout, gz), 1},
 };
 
+/* on/1/true: 1, off/0/false: 0, else -1 */
+static int on_off(const char *v)
+{
+    if (!strcmp(v, "on") || !strcmp(v, "1") || !strcmp(v, "true")) return 1;
+    if (!strcmp(v, "off") || !strcmp(v, "0") || !strcmp(v, "false")) return 0;
+    return -1;
+}
+
 int wl_layout_parse(const char *s, wl_layout *l, char *err, size_t errlen)
 {
     memset(l, 0, sizeof *l);
@@ -192,13 +200,14 @@ int wl_layout_parse(const char *s, wl_layout *l, char *err, size_t errlen)
             }
             *(int *)((char *)l + int_keys[i].off) = (int)x;
             if (k[0] == 'g' && k[1] != 'b') l->axonn = 1;
-        } else if (strcmp(k, "sp") == 0) {
-            if (!strcmp(v, "on") || !strcmp(v, "1") || !strcmp(v, "true")) l->sp = 1;
-            else if (!strcmp(v, "off") || !strcmp(v, "0") || !strcmp(v, "false")) l->sp = 0;
-            else {
-                ts_err(err, errlen, "layout: sp=%s (valid: on, off)", v);
+        } else if (strcmp(k, "sp") == 0 || strcmp(k, "overlap") == 0) {
+            int on = on_off(v);
+            if (on < 0) {
+                ts_err(err, errlen, "layout: %s=%s (valid: on, off)", k, v);
                 goto out;
             }
+            if (k[0] == 's') l->sp = on;
+            else l->ax_serial = !on, l->axonn = 1;
         } else if (strcmp(k, "recompute") == 0) {
             int r;
             for (r = 0; r < WL_NRECOMPUTE && strcmp(v, rc_names[r]); r++) {}
@@ -242,7 +251,7 @@ int wl_layout_parse(const char *s, wl_layout *l, char *err, size_t errlen)
             l->bucket = x;
         } else {
             ts_err(err, errlen, "layout: unknown key '%s' (valid: tp, pp, dp, cp, ep, vpp, mbs, gbs, zero, sp, "
-                   "recompute, schedule, bucket, order; AxoNN: gx, gy, gz, dp)", k);
+                   "recompute, schedule, bucket, order; AxoNN: gx, gy, gz, dp, overlap)", k);
             goto out;
         }
     }
@@ -306,6 +315,9 @@ int wl_layout_check(wl_layout *l, const wl_model *m, int seq, int ngpus, char *e
         if (m->heads % l->gy)
             return ts_err(err, errlen, "layout: gy=%d does not divide %d heads", l->gy, m->heads);
         if (m->experts) return ts_err(err, errlen, "layout: the AxoNN 4D layout is for dense models");
+        if (l->zero == 3)
+            return ts_err(err, errlen, "layout: zero=3 with the AxoNN 4D layout (its data parallelism all-reduces "
+                          "whole gradient shards; parameters sharded over dp are not modelled)");
         return 0;
     }
     if (m->heads % l->tp)
@@ -345,8 +357,8 @@ int wl_layout_check(wl_layout *l, const wl_model *m, int seq, int ngpus, char *e
 void wl_layout_format(const wl_layout *l, char *buf, size_t n)
 {
     if (l->axonn)
-        snprintf(buf, n, "gx=%d,gy=%d,gz=%d,dp=%d,mbs=%d,gbs=%d,zero=%d,recompute=%s", l->gx, l->gy, l->gz, l->dp,
-                 l->mbs, l->gbs, l->zero, wl_recompute_name(l->recompute));
+        snprintf(buf, n, "gx=%d,gy=%d,gz=%d,dp=%d,mbs=%d,gbs=%d,zero=%d,recompute=%s,overlap=%s", l->gx, l->gy, l->gz,
+                 l->dp, l->mbs, l->gbs, l->zero, wl_recompute_name(l->recompute), l->ax_serial ? "off" : "on");
     else
         snprintf(buf, n, "tp=%d,pp=%d,dp=%d,cp=%d,ep=%d,vpp=%d,mbs=%d,gbs=%d,zero=%d,sp=%s,recompute=%s,schedule=%s",
                  l->tp, l->pp, l->dp, l->cp, l->ep, l->vpp, l->mbs, l->gbs, l->zero, l->sp ? "on" : "off",

@@ -39,6 +39,8 @@ typedef struct wl_layout {
     wl_recompute recompute;
     wl_schedule schedule;
     int axonn, gx, gy, gz;          /* AxoNN 4D: gx*gy*gz tensor parallel grid, plus dp */
+    int ax_serial;                  /* AxoNN overlap=off: every collective blocks where issued
+                                     * (0, the default: AxoNN's overlap, docs/workload.md) */
     double bucket;                  /* DP gradient bucket, parameters (Megatron: max(4e7, 1e6*dp)) */
     int order[4];                   /* placement order, innermost first, over (0 tp, 1 cp, 2 dp, 3 pp);
                                      * all zero: Megatron's default tp-cp-dp-pp */
@@ -101,6 +103,9 @@ typedef struct wl_opts {
 
 /* Streams of a rank in the generated graph. */
 enum { WL_S_COMPUTE, WL_S_PP_FWD, WL_S_PP_BWD, WL_S_DP, WL_S_ZERO3, WL_S_CP_SEND, WL_S_CP_RECV, WL_NSTREAMS };
+/* AxoNN's overlapped collectives (it has no pipeline and no CP): weight
+ * all-gathers, input-gradient all-reduces, weight-gradient reduce-scatters. */
+enum { WL_S_AX_AG = WL_S_ZERO3, WL_S_AX_AR = WL_S_PP_FWD, WL_S_AX_RS = WL_S_PP_BWD };
 
 typedef struct wl_info {
     double flops;               /* GEMM + attention FLOPs of the ranks built (with recompute) */
@@ -124,9 +129,14 @@ int wl_build(const wl_model *m, const wl_layout *l, const wl_opts *o, og_graph *
  * then the schedule's closed form: (m + p - 1) slots for GPipe and 1F1B,
  * (m + (p-1)/v) for interleaved, m slots + (p-1)(tF + tB - tW) for ZB-H1,
  * plus the data-parallel traffic not hidden behind the last backward and the
- * optimizer step. Megatron layouts only. */
+ * optimizer step. AxoNN layouts: the same per-layer dry run gives each GEMM's
+ * compute and its grid collectives (costed on their groups' placement), then
+ * one rank's streams are walked GEMM by GEMM with the op graph's overlap rule
+ * (docs/workload.md); micro-batches repeat, the DP all-reduces trail the last. */
 typedef struct wl_est {
     double iter;        /* seconds */
+    double tp_exposed;  /* AxoNN: tensor-grid communication not hidden by compute, per iteration */
+    double compute;     /* AxoNN: compute (GEMMs, attention, elementwise) per iteration */
     double pipeline;    /* forward/backward part, bubble included */
     double bubble;
     double dp_exposed;

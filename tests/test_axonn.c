@@ -1,0 +1,232 @@
+/* AxoNN 4D: the closed-form estimate (wl_estimate) against the critical path of
+ * the op graph, and both against hand counts of the grid's all-reduces with and
+ * without AxoNN's overlap. */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analytic/analytic.h"
+#include "tests.h"
+#include "workload/workload.h"
+
+static wl_model tiny;
+static cm_gpu a100;
+
+static int setup(void)
+{
+    char err[512];
+    if (wl_model_load(test_data("search-tiny.json"), &tiny, err, sizeof err) < 0 ||
+        cm_gpu_find("a100", "configs/gpus", &a100, err, sizeof err) < 0) {
+        fprintf(stderr, "axonn setup: %s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
+/* Critical path of the op graph (replica 0) and the compute seconds of one of its ranks. */
+static int graph_time(const wl_layout *l, const wl_opts *o, double *crit, double *compute)
+{
+    char err[512];
+    og_graph *g = NULL;
+    eng_result *res = NULL;
+    wl_info info;
+    if (wl_build(&tiny, l, o, &g, &info, err, sizeof err) < 0 || an_run(g, o->net, &res, err, sizeof err) < 0) {
+        fprintf(stderr, "axonn graph: %s\n", err);
+        og_free(g);
+        return -1;
+    }
+    *crit = res->makespan;
+    *compute = info.compute_s / info.ranks_built;
+    an_result_free(res);
+    og_free(g);
+    return 0;
+}
+
+/* The estimate walks one rank's streams with the op graph's rules (the gather
+ * prefetched one GEMM ahead, dX all-reduce beside the weight gradient, the
+ * reduce-scatters and DP all-reduces on streams of their own), so on these
+ * symmetric grids it must give the graph's critical path; tolerance 1e-9
+ * relative (rounding only). Placement: 4 GPUs per node, so the x, y, z and dp
+ * groups fall inside or across nodes depending on the grid. */
+static void test_estimate_matches_graph(void)
+{
+    if (setup() < 0) {
+        CU_FAIL("setup");
+        return;
+    }
+    an_net net = {4, 300e9, 3e-6, 25e9, 3.3e-6, 0, 0, 0};
+    wl_opts o = {1024, CM_BF16, &a100, &net, 1, 1};
+    static const char *lays[] = {
+        "gx=2,gy=2,gz=2,dp=2,gbs=16",
+        "gx=1,gy=1,gz=2,dp=8,gbs=16",
+        "gx=2,gy=1,gz=2,dp=4,gbs=16,recompute=full",
+        "gx=1,gy=2,gz=2,dp=4,gbs=16,recompute=selective",
+        "gx=1,gy=1,gz=16,dp=1,gbs=16",
+        "gx=4,gy=2,gz=2,dp=1,gbs=8,mbs=2",
+        "gx=1,gy=8,gz=1,dp=2,gbs=16",
+        "gx=2,gy=2,gz=4,dp=1,gbs=16,overlap=off",
+        "gx=8,gy=1,gz=2,dp=1,gbs=16,overlap=off",
+    };
+    for (size_t i = 0; i < sizeof lays / sizeof lays[0]; i++) {
+        char err[512];
+        wl_layout l;
+        CU_ASSERT_EQUAL_FATAL(wl_layout_parse(lays[i], &l, err, sizeof err), 0);
+        CU_ASSERT_EQUAL_FATAL(wl_layout_check(&l, &tiny, o.seq, wl_layout_ngpus(&l), err, sizeof err), 0);
+        wl_est e;
+        CU_ASSERT_EQUAL_FATAL(wl_estimate(&tiny, &l, &o, &e, err, sizeof err), 0);
+        double crit, comp;
+        CU_ASSERT_EQUAL_FATAL(graph_time(&l, &o, &crit, &comp), 0);
+        if (fabs(e.iter - crit) > 1e-9 * crit) fprintf(stderr, "\n%s: estimate %.9g, graph %.9g\n", lays[i], e.iter, crit);
+        CU_ASSERT(fabs(e.iter - crit) <= 1e-9 * crit);
+        CU_ASSERT(fabs(e.compute + e.optimizer - comp) <= 1e-9 * comp); /* the same ops, costed alike */
+        CU_ASSERT(e.tp_exposed >= 0 && e.dp_exposed >= 0);
+    }
+}
+
+/* Overlap never loses: each layout with overlap=on is no slower than off, and
+ * strictly faster when the grid has a z or y dimension across nodes. */
+static void test_overlap_helps(void)
+{
+    if (setup() < 0) {
+        CU_FAIL("setup");
+        return;
+    }
+    an_net net = {4, 300e9, 3e-6, 25e9, 3.3e-6, 0, 0, 0};
+    wl_opts o = {1024, CM_BF16, &a100, &net, 1, 1};
+    static const char *grids[] = {"gx=2,gy=2,gz=2,dp=2", "gx=1,gy=8,gz=1,dp=2", "gx=1,gy=1,gz=8,dp=2",
+                                  "gx=2,gy=1,gz=1,dp=8"};
+    for (size_t i = 0; i < sizeof grids / sizeof grids[0]; i++) {
+        double t[2];
+        for (int off = 0; off < 2; off++) {
+            char s[128], err[512];
+            snprintf(s, sizeof s, "%s,gbs=16,overlap=%s", grids[i], off ? "off" : "on");
+            wl_layout l;
+            wl_est e;
+            CU_ASSERT_EQUAL_FATAL(wl_layout_parse(s, &l, err, sizeof err), 0);
+            CU_ASSERT_EQUAL_FATAL(wl_layout_check(&l, &tiny, o.seq, 0, err, sizeof err), 0);
+            CU_ASSERT_EQUAL_FATAL(wl_estimate(&tiny, &l, &o, &e, err, sizeof err), 0);
+            t[off] = e.iter;
+        }
+        CU_ASSERT(t[0] <= t[1]);
+        if (i < 3) CU_ASSERT(t[0] < 0.99 * t[1]);
+    }
+}
+
+/* Hand count: gx=1, gy=2, gz=1, dp=1 on two one-GPU nodes (10 GB/s, 5 us),
+ * one micro-batch of T = 1024 tokens, the tiny model (L = 8 layers, h = 1024,
+ * ffn 4096, vocabulary 32000). Every all-reduce is over y, of B = T h x 2 bytes
+ * (activations or their gradients): on 2 ranks a ring of 2 steps, each
+ * (1/2) B/bw + lat + 2.8 us (NCCL's Simple protocol step latency, which the
+ * collective model adds per step: models/coll/cost.c).
+ * Forward: after proj and fc2 (their K is split over y): 2L. Backward: after
+ * the dX of qkv and fc1 (their N is split over y) and of the logits: 2L + 1.
+ * No weight gather (gz = 1), no DP. Without overlap all 4L + 1 = 33 block; with
+ * AxoNN's overlap the forward ones still block and each backward one hides
+ * behind its weight-gradient GEMM (K/gx x N/gy x T: h x 1.5h, h x ffn/2,
+ * h x V/2), which is shorter than it here, so it exposes AR - wgrad. */
+static void test_hand_allreduces(void)
+{
+    if (setup() < 0) {
+        CU_FAIL("setup");
+        return;
+    }
+    an_net net = {1, 10e9, 5e-6, 10e9, 5e-6, 0, 0, 0};
+    wl_opts o = {1024, CM_BF16, &a100, &net, 1, 1};
+    double T = 1024, h = 1024, L = 8, B = T * h * 2, ar = B / 10e9 + 2 * (5e-6 + 2.8e-6);
+    double wg[3] = {cm_gemm_time(&a100, CM_BF16, h, 1.5 * h, T), cm_gemm_time(&a100, CM_BF16, h, 4096 / 2, T),
+                    cm_gemm_time(&a100, CM_BF16, h, 32000 / 2, T)};
+    for (int k = 0; k < 3; k++) CU_ASSERT_FATAL(wg[k] < ar); /* the case the count assumes */
+    double hand_off = (4 * L + 1) * ar;
+    double hand_on = 2 * L * ar + L * (ar - wg[0]) + L * (ar - wg[1]) + (ar - wg[2]);
+    for (int off = 0; off < 2; off++) {
+        char err[512];
+        wl_layout l;
+        CU_ASSERT_EQUAL_FATAL(wl_layout_parse(off ? "gx=1,gy=2,gz=1,dp=1,gbs=1,overlap=off"
+                                                  : "gx=1,gy=2,gz=1,dp=1,gbs=1", &l, err, sizeof err), 0);
+        CU_ASSERT_EQUAL_FATAL(wl_layout_check(&l, &tiny, o.seq, 2, err, sizeof err), 0);
+        double crit, comp, hand = off ? hand_off : hand_on;
+        CU_ASSERT_EQUAL_FATAL(graph_time(&l, &o, &crit, &comp), 0);
+        wl_est e;
+        CU_ASSERT_EQUAL_FATAL(wl_estimate(&tiny, &l, &o, &e, err, sizeof err), 0);
+        if (fabs(crit - comp - hand) > 1e-6 * hand)
+            fprintf(stderr, "\noverlap=%s: graph exposes %.9g s, hand %.9g s\n", off ? "off" : "on", crit - comp, hand);
+        CU_ASSERT(fabs(crit - comp - hand) <= 1e-6 * hand);
+        CU_ASSERT(fabs(e.tp_exposed - hand) <= 1e-6 * hand);
+    }
+}
+
+/* Layout strings: overlap parses, prints, and implies an AxoNN layout; zero=3
+ * is refused for AxoNN (its DP does not shard parameters). */
+static void test_layout_overlap(void)
+{
+    if (setup() < 0) {
+        CU_FAIL("setup");
+        return;
+    }
+    char err[512], buf[256];
+    wl_layout l;
+    CU_ASSERT_EQUAL(wl_layout_parse("gx=2,gy=2,gz=2,overlap=off", &l, err, sizeof err), 0);
+    CU_ASSERT(l.axonn && l.ax_serial);
+    CU_ASSERT_EQUAL(wl_layout_check(&l, &tiny, 1024, 16, err, sizeof err), 0);
+    wl_layout_format(&l, buf, sizeof buf);
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "overlap=off"));
+    CU_ASSERT_EQUAL(wl_layout_parse("gx=2,gy=2,gz=2", &l, err, sizeof err), 0);
+    CU_ASSERT(!l.ax_serial);
+    CU_ASSERT_EQUAL(wl_layout_parse("gx=2,overlap=maybe", &l, err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "overlap=maybe"));
+    CU_ASSERT_EQUAL(wl_layout_parse("tp=2,overlap=on", &l, err, sizeof err), -1);
+    CU_ASSERT_EQUAL(wl_layout_parse("gx=2,gy=2,gz=2,zero=3", &l, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(wl_layout_check(&l, &tiny, 1024, 16, err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "zero=3"));
+}
+
+/* trainsim search costs an AxoNN top K from graphs of 1 and 2 micro-batches,
+ * extrapolated to m; iteration and breakdown must equal trainsim run's whole
+ * graph of m = 16 micro-batches (the search keeps 9 significant digits). */
+static void test_search_top_k_extrapolated(void)
+{
+    char args[1024], sj[64], rj[64], *out = malloc(1 << 16);
+    snprintf(sj, sizeof sj, "/tmp/ts_axonn_%d_s.json", (int)getpid());
+    snprintf(rj, sizeof rj, "/tmp/ts_axonn_%d_r.json", (int)getpid());
+    snprintf(args, sizeof args, "search --cluster test-cluster --gpus 16 --model %s --gbs 64 --seq 1024 "
+             "--fidelity analytical --space 4d --constraint 'gx=2,gy=2,gz=2,mbs=2,zero=1' --top 3 --json %s",
+             test_data("search-tiny.json"), sj);
+    CU_ASSERT_EQUAL_FATAL(test_cli(args, out, 1 << 16), 0);
+    json_error_t je;
+    json_t *s = json_load_file(sj, 0, &je), *top = json_object_get(s, "top");
+    CU_ASSERT_EQUAL_FATAL(json_array_size(top), 3);
+    for (size_t i = 0; i < 3; i++) {
+        json_t *row = json_array_get(top, i);
+        const char *lay = json_string_value(json_object_get(row, "layout"));
+        snprintf(args, sizeof args, "run --cluster test-cluster --gpus 16 --model %s --seq 1024 --fidelity analytical "
+                 "--layout %s --json %s", test_data("search-tiny.json"), lay, rj);
+        CU_ASSERT_EQUAL_FATAL(test_cli(args, out, 1 << 16), 0);
+        json_t *r = json_load_file(rj, 0, &je);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+        double a = json_real_value(json_object_get(row, "iteration_s")), b = json_real_value(json_object_get(r, "iteration_s"));
+        CU_ASSERT(b > 0 && fabs(a - b) <= 1e-8 * b);
+        CU_ASSERT(fabs(json_real_value(json_object_get(row, "estimate_s")) - b) <= 1e-9 * b);
+        static const char *cats[] = {"compute", "tp", "dp"};
+        for (int k = 0; k < 3; k++) {
+            double x = json_real_value(json_object_get(json_object_get(row, "breakdown_s"), cats[k]));
+            double y = json_real_value(json_object_get(json_object_get(r, "breakdown_s"), cats[k]));
+            CU_ASSERT(fabs(x - y) <= 1e-8 * b);
+        }
+        json_decref(r);
+    }
+    json_decref(s);
+    unlink(sj);
+    unlink(rj);
+    free(out);
+}
+
+void suite_axonn(void)
+{
+    test_add_suite("axonn", "estimate equals the op graph's critical path", test_estimate_matches_graph,
+                   "overlap never slower", test_overlap_helps, "hand count of the y all-reduces",
+                   test_hand_allreduces, "layout key overlap, zero=3 refused", test_layout_overlap,
+                   "search top K (1 and 2 micro-batches, extrapolated) equals run", test_search_top_k_extrapolated, NULL);
+}
