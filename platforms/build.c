@@ -327,6 +327,24 @@ static void emit_dragonfly(emitter *e)
             snprintf(id, sizeof id, "g%ds%d", g, s);
             emit_flat_switch_zone(e, id, lo, hi);
         }
+        if (t->adaptive) {
+            /* Adaptive routing spreads a switch's traffic to another switch
+             * of its group over the direct link and two-hop detours through
+             * the others: the group's local links act as one fabric that
+             * each switch reaches over its switches - 1 links, half of whose
+             * capacity the detours' second hops take (Valiant). */
+            char fz[32], fg[32], fu[32];
+            for (int x = 0; x < t->switches; x++) {
+                snprintf(l, sizeof l, "g%d-s%d-up", g, x);
+                link_el(e, l, (t->switches - 1) * t->bw * c->inter_bw_eff / 2, t->lat / 2); /* one hop in all */
+            }
+            snprintf(fz, sizeof fz, "g%ds%%d", g);
+            snprintf(fg, sizeof fg, "g%ds%%d-sw", g);
+            snprintf(fu, sizeof fu, "g%d-s%%d-up", g);
+            pairwise_uplinks(e, 0, t->switches, fz, fg, fu);
+            end(e);
+            continue;
+        }
         for (int x = 0; x < t->switches; x++)
             for (int y = x + 1; y < t->switches; y++) {
                 snprintf(l, sizeof l, "g%d-s%d-s%d", g, x, y);

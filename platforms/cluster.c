@@ -238,7 +238,7 @@ static int parse_net(ctx *c, json_t *o, topo_cluster *cl)
 {
     static const char *const keys[] = {"type", "bw", "lat", "levels", "radix", "oversubscription", "rails",
                                        "switches_per_group", "nodes_per_switch", "global_links",
-                                       "global_bw", "global_lat", "dims", NULL};
+                                       "global_bw", "global_lat", "routing", "dims", NULL};
     topo_net *t = &cl->net;
     if (!json_is_object(o)) return bad(c, "network must be an object");
     if (keys_ok(c, "network", o, keys) < 0) return -1;
@@ -276,6 +276,14 @@ static int parse_net(ctx *c, json_t *o, topo_cluster *cl)
             get_num(c, "network", o, "global_bw", 0, 1e6, BW_MAX, &t->global_bw) < 0 ||
             get_num(c, "network", o, "global_lat", 0, 0, LAT_MAX, &t->global_lat) < 0)
             return -1;
+        t->adaptive = 1;
+        if (json_object_get(o, "routing")) {
+            const char *r = get_str(c, "network", o, "routing");
+            if (!r) return -1;
+            if (strcmp(r, "adaptive") && strcmp(r, "minimal"))
+                return bad(c, "network: unknown routing '%s' (valid: adaptive, minimal)", r);
+            t->adaptive = strcmp(r, "adaptive") == 0;
+        }
         break;
     case TOPO_TORUS: {
         json_t *d = json_object_get(o, "dims");

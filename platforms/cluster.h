@@ -55,6 +55,7 @@ typedef struct topo_net {
     /* dragonfly */
     int groups, switches, nodes_per_switch, global_links;
     double global_bw, global_lat;
+    int adaptive;       /* routing inside a group: 1 adaptive (default), 0 minimal */
     /* torus */
     int dims[3];
 } topo_net;

@@ -134,25 +134,35 @@ static void test_frontier_node_graph(void)
     CU_ASSERT(REL(bw, 100e9) < 1e-6);
 }
 
-static int starts_switch_link(const char *name, int *global)
+/* A switch-to-switch link: 1 a direct local link (minimal routing), 2 a
+ * switch's link into its group's fabric (adaptive: two per local hop), 3 a
+ * global link; 0 anything else. */
+static int switch_link_kind(const char *name)
 {
     int a, b, c;
     char tail[16];
-    *global = 0;
     if (sscanf(name, "g%d-s%d-s%d_%15s", &a, &b, &c, tail) == 4) return 1;
-    if (sscanf(name, "g%d-g%d_%15s", &a, &b, tail) == 3) return *global = 1;
+    if (sscanf(name, "g%d-s%d-up_%15s", &a, &b, tail) == 3) return 2;
+    if (sscanf(name, "g%d-g%d_%15s", &a, &b, tail) == 3) return 3;
     return 0;
 }
 
 /* In the child: every node pair of a 4-group Frontier routes over at most 3
- * switch-to-switch links, exactly one of them global between groups, whose
- * bandwidth is 4 global links of 25 GB/s. */
+ * switch-to-switch hops (local, global, local), exactly one of them global
+ * between groups, whose bandwidth is 4 global links of 25 GB/s. Minimal
+ * routing (*arg 0) takes the one direct 25 GB/s link for a local hop;
+ * adaptive (*arg 1) goes through the group's fabric: up from one switch at
+ * 31 x 25 / 2 GB/s and down to the other, with one hop's latency in all. */
 static int dragonfly_routes(void *arg, char *msg, size_t n)
 {
-    (void)arg;
-    if (eng_load("frontier:512", 0, NULL, msg, n) < 0) return -1;
+    int adaptive = *(int *)arg;
+    topo_cluster c;
+    if (topo_load("frontier:512", 0, &c, msg, n) < 0) return -1;
+    c.net.adaptive = adaptive;
+    if (topo_sg_build(&c, msg, n) < 0) return -1;
     xbt_dynar_t route = xbt_dynar_new(sizeof(sg_link_t), NULL);
     int worst = 0;
+    double lat04 = 0;
     for (int x = 0; x < 512; x += 3)
         for (int y = 0; y < 512; y++) {
             if (x == y) continue;
@@ -161,39 +171,48 @@ static int dragonfly_routes(void *arg, char *msg, size_t n)
             snprintf(b, sizeof b, "gpu-%d", y * 8 + 7);
             xbt_dynar_reset(route);
             sg_host_get_route(sg_host_by_name(a), sg_host_by_name(b), route);
-            int sw = 0, glob = 0;
+            int local = 0, ups = 0, glob = 0;
             for (unsigned long i = 0; i < xbt_dynar_length(route); i++) {
                 sg_link_t l = xbt_dynar_get_as(route, i, sg_link_t);
-                int g;
-                if (starts_switch_link(sg_link_get_name(l), &g)) {
-                    sw++;
-                    if (g) {
-                        glob++;
-                        if (sg_link_get_bandwidth(l) != 4 * 25e9) {
-                            snprintf(msg, n, "%s: %g B/s, want 4 x 25 GB/s", sg_link_get_name(l), sg_link_get_bandwidth(l));
-                            return -1;
-                        }
-                    }
+                const char *name = sg_link_get_name(l);
+                double bw = sg_link_get_bandwidth(l), want = 0;
+                switch (switch_link_kind(name)) {
+                case 1: local++, want = 25e9; break;
+                case 2: ups++, want = 31 * 25e9 / 2; break;
+                case 3: glob++, want = 4 * 25e9; break;
+                default: continue;
+                }
+                if (bw != want) {
+                    snprintf(msg, n, "%s: %g B/s, want %g", name, bw, want);
+                    return -1;
                 }
             }
-            int groups_differ = x / 128 != y / 128;
-            if (sw > 3 || glob != groups_differ) {
-                snprintf(msg, n, "node %d -> node %d: %d switch hops, %d global", x, y, sw, glob);
+            int groups_differ = x / 128 != y / 128, sw = local + ups / 2 + glob;
+            if (sw > 3 || glob != groups_differ || ups % 2 || (adaptive ? local : ups)) {
+                snprintf(msg, n, "node %d -> node %d: %d local, %d fabric, %d global links", x, y, local, ups, glob);
                 return -1;
             }
             if (sw > worst) worst = sw;
+            if (x == 0 && y == 4) /* same group, neighbouring switches */
+                lat04 = sg_host_get_route_latency(sg_host_by_name(a), sg_host_by_name(b));
         }
     xbt_dynar_free(&route);
-    snprintf(msg, n, "worst %d", worst);
+    snprintf(msg, n, "worst %d latency %.12g", worst, lat04);
     return worst == 3 ? 0 : -1; /* some pair needs local + global + local */
 }
 
 static void test_dragonfly(void)
 {
     char msg[4096];
-    int rc = test_child(dragonfly_routes, NULL, msg, sizeof msg);
-    if (rc) fprintf(stderr, "\ndragonfly: %s\n", msg);
-    CU_ASSERT_EQUAL(rc, 0);
+    double lat[2] = {0, 0};
+    for (int adaptive = 0; adaptive < 2; adaptive++) {
+        int rc = test_child(dragonfly_routes, &adaptive, msg, sizeof msg), worst;
+        if (rc) fprintf(stderr, "\ndragonfly (%s routing): %s\n", adaptive ? "adaptive" : "minimal", msg);
+        CU_ASSERT_EQUAL(rc, 0);
+        CU_ASSERT(sscanf(msg, "worst %d latency %lg", &worst, &lat[adaptive]) == 2);
+    }
+    /* a local hop costs the same latency either way */
+    CU_ASSERT(lat[0] > 0 && fabs(lat[0] - lat[1]) < 1e-12);
     /* the igraph view has the 4 parallel global links of each group pair:
      * per node 8 GPU-NIC + 4 NIC-gateway + 12 IF + 1 uplink edges, 32*31/2 local
      * links per group, 4 per pair of the 4 groups */
