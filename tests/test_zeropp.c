@@ -295,7 +295,11 @@ static int nic_bytes(void *arg, char *msg, size_t n)
  * output layer and of the embeddings with the final norm, E = 4 (2 V h + 2h) =
  * 4,198,400 bytes: 3.75 (32P + E); hpz=8 keeps 2 of the gathers (the first
  * forward's, from the primary shards) and all the gradients: 3.75 (20P + E).
- * Ratio (20P + E) / (32P + E) = 0.640. */
+ * Ratio (20P + E) / (32P + E) = 0.640. Measured (trainsim sim --links on the
+ * same graphs): 4 NIC links carry traffic, 101,922,304 and 64,093,696 bytes each,
+ * 3.5% and 1.7% above the ring form: the algorithm the selection policy picks for
+ * the 6.3 MB gathers and the small reduce-scatters of E sends their whole size
+ * across the boundary (16/16, not 15/16); hence the 5% tolerance. */
 static void test_sim_internode(void)
 {
     double b[4] = {0};
@@ -314,9 +318,26 @@ static void test_sim_internode(void)
     CU_ASSERT(b[3] > b[1]);
 }
 
+/* trainsim run: a bad key is a usage error (exit status 2) naming it; a good
+ * layout prints it back with its ZeRO++ / hierarchical keys. */
+static void test_run_cli(void)
+{
+    static char out[1 << 14];
+    CU_ASSERT_EQUAL(test_cli("run --model gpt-neox-20b --gpu mi250x-gcd --fidelity estimate --layout "
+                             "tp=1,dp=16,zero=2,hpz=8", out, sizeof out), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "hpz=8 needs zero=3"));
+    CU_ASSERT_EQUAL(test_cli("run --model gpt-neox-20b --gpu mi250x-gcd --fidelity estimate --layout "
+                             "tp=1,dp=16,zero=3,hpz=8,qgz=sometimes", out, sizeof out), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "qgz=sometimes (valid: on, off)"));
+    CU_ASSERT_EQUAL(test_cli("run --model gpt-neox-20b --gpu mi250x-gcd --fidelity estimate --layout "
+                             "tp=1,dp=16,gbs=64,zero=3,hpz=2,hgz=8,recompute=full", out, sizeof out), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "hpz=2,hgz=8,qwz=off,qgz=off"));
+}
+
 void suite_zeropp(void)
 {
     test_add_suite("zeropp", "layout keys good and bad", test_keys, "op graph collectives by hand",
                    test_graph_collectives, "memory terms by hand", test_memory_terms,
-                   "hpZ moves fewer inter-node bytes (SimGrid)", test_sim_internode, NULL);
+                   "hpZ moves fewer inter-node bytes (SimGrid)", test_sim_internode, "trainsim run keys",
+                   test_run_cli, NULL);
 }
