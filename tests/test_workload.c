@@ -687,6 +687,9 @@ static void test_estimate(void)
         {"llama3-8b", "tp=2,cp=2,pp=2,dp=4,gbs=32,sp=on,recompute=selective", 8192, 0.02},
         {"gpt-neox-20b", "tp=4,pp=4,dp=4,gbs=64,vpp=11,sp=on,recompute=selective,zero=1", 2048, 0.02},
         {"megatron-gpt-1.7b", "tp=1,pp=1,dp=16,gbs=64,zero=3", 2048, 0.15},
+        {"megatron-gpt-1.7b", "tp=1,pp=1,dp=16,gbs=64,zero=3,hpz=8", 2048, 0.15},
+        {"megatron-gpt-1.7b", "tp=1,pp=1,dp=16,gbs=64,zero=3,hpz=8,qwz=on,qgz=on", 2048, 0.15},
+        {"megatron-gpt-1.7b", "tp=1,pp=1,dp=16,gbs=64,zero=3,hpz=2,hgz=8", 2048, 0.15},
     };
     an_net net;
     CU_ASSERT_EQUAL_FATAL(an_net_default("H100", &net), 0);

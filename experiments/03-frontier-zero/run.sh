@@ -1,25 +1,28 @@
 #!/usr/bin/env bash
 # Study 03, hierarchical partitioning on Frontier: a 20B GPT (GPT-NeoX-20B) on 48 to 384 MI250X
-# GCDs, ZeRO-3 against what the layout keys can express as partitioning inside a node
-# (tensor parallelism over the GCD pair / the node, ZeRO-3 over the rest) and the no-gather
-# bound (ZeRO-2: weights replicated). Weak scaling: 4 sequences of 2,048 tokens per
-# GCD per iteration (the same global batch for every variant at one size), full recompute. Every rank and DP collective simulated (--detail replicas).
-# Writes results.csv (with per-variant scaling efficiency from 48 GCDs) and plot.svg. About 3 minutes on 2 cores.
+# GCDs, DeepSpeed ZeRO-3 against ZeRO++ (hpZ over the node's 8 GCDs, int8 weight gathers, int4
+# all-to-all gradients) and the 3-level partitioning (parameters gathered inside the GCD pair,
+# gradients reduced inside the node, across nodes once per iteration), with the parts of
+# ZeRO++ apart and the no-gather bound (ZeRO-2: weights replicated). Weak scaling: 4 sequences
+# of 2,048 tokens per GCD per iteration (the same global batch for every variant at one size),
+# full recompute. Every rank and DP collective simulated (--detail replicas).
+# Writes results.csv (with per-variant scaling efficiency from 48 GCDs) and plot.svg. About 4 minutes on
+# the shared 2-core machine; FULL=1 adds the ZeRO++ cell at 384 GCDs (about 10 more minutes).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
 make -s bin/trainsim
 out=$here/results.csv
 echo "variant,gcds,layout,fits,mem_gib,iteration_s,tflops_per_gcd,mfu,compute_s,tp_s,dp_s,idle_s,scaling_eff" > "$out"
-for v in "zero3:1:3" "zero3-tp2:2:3" "zero3-tp8:8:3" "zero2:1:2"; do
-  IFS=: read -r name tp z <<< "$v"
+for v in "zero3:zero=3" "hpz8:zero=3,hpz=8" "zeropp:zero=3,hpz=8,qwz=on,qgz=on" "3level:zero=3,hpz=2,hgz=8" \
+         "3level-qwz:zero=3,hpz=2,hgz=8,qwz=on" "zero2:zero=2"; do
+  IFS=: read -r name z <<< "$v"
   base=
   for n in 48 96 192 384; do
-    # tp=8 with ZeRO-3 on 384 GCDs simulates 32 micro-batches x 44 layers of gathers on 384
-    # ranks: more than 5 minutes here, so that cell is left out
-    [ "$tp" = 8 ] && [ "$n" = 384 ] && continue
-    dp=$((n / tp))
-    lay=tp=$tp,dp=$dp,mbs=1,gbs=$((n * 4)),zero=$z,recompute=full
+    # qgZ's inter-node all-to-all on 48 nodes is 8 x 48 x 47 flows per layer and micro-batch:
+    # that cell alone takes about 10 minutes here, so it runs only with FULL=1
+    [ "$name" = zeropp ] && [ "$n" = 384 ] && [ "${FULL:-0}" != 1 ] && continue
+    lay=tp=1,dp=$n,mbs=1,gbs=$((n * 4)),$z,recompute=full
     bin/trainsim run --cluster frontier --nodes $((n / 8)) --model gpt-neox-20b --seq 2048 --layout "$lay" \
       --detail replicas > /tmp/s03.$$ || true
     line=$(awk -v n="$name" -v g="$n" -v l="$lay" '

@@ -56,6 +56,11 @@ static void stage_memory(const wl_model *m, const wl_layout *l, int seq, cm_dtyp
     o->weights = (l->zero >= 3 ? shard : p.total) * bw;
     o->grads = (l->zero >= 2 ? shard : p.total) * bg;
     o->optim = (l->zero >= 1 ? shard : p.total) * bo;
+    /* ZeRO++ hpZ keeps a secondary copy of the parameters sharded over hpz ranks next to
+     * the primary shard; hierarchical gradients accumulate over the micro-batches in a
+     * shard of the hgz group and are reduced across groups once per iteration */
+    if (l->zero == 3 && l->hpz > 1) o->weights += p.dense / l->hpz * bw;
+    if (l->zero == 3 && l->hgz > 1) o->grads = (p.dense / l->hgz + p.expert / dpe) * bg;
     o->workspace = MEM_WORKSPACE_BYTES;
     if (l->zero >= 3) o->workspace += 2 * p.layer * bw; /* gathered layer + prefetched next (p.layer is the whole layer on the rank) */
 

@@ -38,6 +38,9 @@ typedef struct gen {
     int r;                  /* built rank being generated */
     int ti, ci, di, pi;
     int tpg, cpg, epg, dpg, edpg, embg;
+    int wblkg, wmidg, gblkg, gxg; /* ZeRO++ / hierarchical levels (see zero3_gather, zero3_grads) */
+    int gk;                 /* data-parallel ranks of the inner gradient level (hgz, or a node for qgZ) */
+    int gfinal;             /* the gradients being reduced are the iteration's last */
     int tp_intra;           /* the TP group sits inside a node */
     double tok;             /* tokens of one micro-batch on a TP group (mbs * seq / cp) */
     double gb, pb;          /* gradient and parameter bytes per element */
@@ -256,20 +259,163 @@ static void mlp_dims(const gen *G, int layer, double *f, double *tokm)
     else *f = m->ffn, *tokm = G->tok;
 }
 
-/* DeepSpeed ZeRO-3: the layer's parameters are gathered (prefetched on their
- * own stream) before the layer runs, forward and backward. */
-static void zero3_gather(gen *G, int li, int mb, const char *what)
+/* ---- ZeRO-3, ZeRO++ (Wang et al. 2023) and hierarchical partitioning ---- */
+
+/* Block quantisation of qwZ and qgZ: one fp32 scale per WL_QBLOCK elements (our
+ * choice of block size; ZeRO++ quantises independent blocks). */
+#define WL_QBLOCK 256.0
+#define WL_QW_BYTES (1 + 4 / WL_QBLOCK)     /* int8 weights, per element */
+#define WL_QG_BYTES (0.5 + 4 / WL_QBLOCK)   /* int4 gradients, per element */
+
+/* Bytes of an all-gather / reduce-scatter / all-to-all cut into whole 2-byte
+ * elements per rank (the collective refuses other sizes). */
+static double whole(double bytes, int n) { return n > 1 ? ceil(bytes / (2.0 * n)) * 2.0 * n : bytes; }
+
+/* A ZeRO collective on n data-parallel ranks spanning span consecutive
+ * data-parallel indices: inside a node when tp x cp x span GPUs fit in one. */
+static int zcoll(gen *G, int s, og_coll c, int grp, int n, int span, double bytes, int dep, const char *what, int li,
+                 int mb)
+{
+    const wl_layout *l = G->l;
+    int intra = (double)l->tp * l->cp * span <= G->o->net->gpus_per_node;
+    return coll(G, s, "dp", c, grp, n, whole(bytes, n), G->o->one_replica, intra, dep, what, li, mb);
+}
+
+/* (De)quantisation kernels on a communication stream, memory-bound: costed by
+ * the bytes they read and write. */
+static int zquant(gen *G, int s, double bytes, int dep, const char *what, int li, int mb)
+{
+    double d = cm_op_time(G->o->gpu, G->o->dtype, 0, bytes, 1);
+    if (G->dry) {
+        G->acc_side += d;
+        return -1;
+    }
+    G->busy += d;
+    og_op *op = og_compute_fixed(G->g, G->r, s, d);
+    if (dep >= 0) og_add_dep(op, dep);
+    set_label(G, op, "comp.%s.l%d.mb%d", what, li, mb);
+    return op->id;
+}
+
+#define KEEP(x) do { int k_ = (x); if (k_ >= 0) last = k_; } while (0)
+
+/* The gathers of one layer's parameters before its forward or backward, on
+ * their own stream (prefetched). DeepSpeed ZeRO-3: from the 1/D shards of the
+ * whole data-parallel group, every time. hpZ (ZeRO++): the first forward of
+ * the iteration gathers from the primary 1/D shards (the optimizer just
+ * updated them) and keeps a secondary 1/hpz shard; every later gather runs
+ * inside the hpz group. 3-level (hpz and hgz): that first gather proceeds
+ * level by level, across the hgz groups (ranks with the same index in each:
+ * output 1/hgz), across the hpz blocks of a group (output 1/hpz: the secondary
+ * shard), inside the block (the layer). qwZ: int8 blocks on the wire, quantised
+ * before and dequantised after. Returns the last op (-1: none). */
+static int gather_ops(gen *G, int li, int mb, const char *what, int first)
 {
     const wl_layout *l = G->l;
     wl_rank_params p;
     wl_stage_params(G->m, l, 0, &p);
-    int ag = coll(G, WL_S_ZERO3, "dp", OG_ALLGATHER, G->dpg, l->dp * l->cp, p.layer * G->pb, G->o->one_replica, 0, -1,
-                  what, li, mb);
+    double P = p.layer, b = l->qwz ? WL_QW_BYTES : G->pb;
+    int D = l->dp * l->cp, hpz = l->hpz > 1 ? l->hpz : 0, hgz = l->hgz > 1 ? l->hgz : 0, last = -1;
+    int from = hpz && !first ? hpz : D; /* ranks whose shards make the layer */
+    if (D <= 1) return -1;
+    char w[48];
+    if (l->qwz) KEEP(zquant(G, WL_S_ZERO3, P / from * (G->pb + b), -1, "qwz_quant", li, mb));
+    if (hpz && first && hgz) {
+        snprintf(w, sizeof w, "%s_inter", what);
+        KEEP(zcoll(G, WL_S_ZERO3, OG_ALLGATHER, G->gxg, D / hgz, D, P / hgz * b, -1, w, li, mb));
+        snprintf(w, sizeof w, "%s_mid", what);
+        KEEP(zcoll(G, WL_S_ZERO3, OG_ALLGATHER, G->wmidg, hgz / hpz, hgz, P / hpz * b, -1, w, li, mb));
+        KEEP(zcoll(G, WL_S_ZERO3, OG_ALLGATHER, G->wblkg, hpz, hpz, P * b, -1, what, li, mb));
+    } else {
+        KEEP(zcoll(G, WL_S_ZERO3, OG_ALLGATHER, from == D ? G->dpg : G->wblkg, from, from, P * b, -1, what, li, mb));
+    }
+    if (l->qwz) KEEP(zquant(G, WL_S_ZERO3, P * (b + G->pb), -1, "qwz_dequant", li, mb));
+    return last;
+}
+
+/* The layer's parameters are gathered before the layer runs, forward and
+ * backward; the compute stream waits for them. */
+static void zero3_gather(gen *G, int li, int mb, const char *what)
+{
+    int first = mb == 0 && !strcmp(what, "param_fwd");
+    if (G->dry && G->l->hpz > 1 && first) {
+        /* the estimate costs one micro-batch: the first forward's gather from the
+         * primary shards, amortised over the iteration's micro-batches */
+        double save = G->acc_side, t0, t1;
+        G->acc_side = 0;
+        gather_ops(G, li, mb, what, 1);
+        t1 = G->acc_side;
+        G->acc_side = 0;
+        gather_ops(G, li, mb, what, 0);
+        t0 = G->acc_side;
+        G->acc_side = save + t0 + (t1 - t0) / G->mcount;
+        return;
+    }
+    int ag = gather_ops(G, li, mb, what, first);
     if (ag < 0 || G->dry) return;
     last0(G);
     og_op *w = og_compute_fixed(G->g, G->r, WL_S_COMPUTE, 0);
     og_add_dep(w, ag);
     set_label(G, w, "comp.wait_param.l%d.mb%d", li, mb);
+}
+
+/* Gradients of P parameters after a backward (ZeRO-3 reduces every micro-batch).
+ * qgZ (ZeRO++): int4 blocks, an all-to-all inside the node (gk ranks), dequantise,
+ * reduce and requantise the 1/gk slice, an all-to-all across nodes, dequantise and
+ * reduce the 1/D shard. hgz: reduce-scatter inside the hgz group every micro-batch
+ * (accumulated in a 1/hgz shard), across the groups with the last micro-batch.
+ * Bucket b; returns the last op (dep when nothing was issued). */
+static int zero3_grads(gen *G, double P, int dep, int final, int b)
+{
+    const wl_layout *l = G->l;
+    int D = l->dp * l->cp, k = G->gk, last = dep;
+    if (l->qgz) {
+        double q = WL_QG_BYTES;
+        KEEP(zquant(G, WL_S_DP, P * (G->dt + q), dep, "qgz_quant", b, -1));
+        if (k > 1) {
+            KEEP(zcoll(G, WL_S_DP, OG_ALLTOALL, G->gblkg, k, k, P * q, -1, "grads_intra", b, -1));
+            KEEP(zquant(G, WL_S_DP, P * q + P / k * (D > k ? 8 + q : 4), -1, "qgz_reduce", b, -1));
+        }
+        if (D > k) {
+            KEEP(zcoll(G, WL_S_DP, OG_ALLTOALL, G->gxg, D / k, D, P / k * q, -1, "grads_inter", b, -1));
+            KEEP(zquant(G, WL_S_DP, P / k * q + P / D * 4, -1, "qgz_reduce", b, -1));
+        }
+        return last;
+    }
+    KEEP(zcoll(G, WL_S_DP, OG_REDUCESCATTER, G->gblkg, k, k, P * G->gb, dep, "grads_intra", b, -1));
+    if (final) KEEP(zcoll(G, WL_S_DP, OG_REDUCESCATTER, G->gxg, D / k, D, P / k * G->gb, -1, "grads_inter", b, -1));
+    return last;
+}
+
+#undef KEEP
+
+/* Data-parallel ranks of the inner gradient level: hgz, or for qgZ those of
+ * one node (the largest divisor of dp x cp not above gpus per node / (tp cp)). */
+static int grad_block(const wl_layout *l, const an_net *net)
+{
+    int D = l->dp * l->cp, k;
+    if (l->hgz > 1) return l->hgz;
+    if (!l->qgz) return 1;
+    k = net->gpus_per_node / (l->tp * l->cp);
+    if (k > D) k = D;
+    while (k > 1 && D % k) k--;
+    return k < 1 ? 1 : k;
+}
+
+/* Groups of cnt members st apart in the order of a data-parallel group (mem, n):
+ * st 1 gives blocks of consecutive members, st = a block size the groups across
+ * blocks. Each member's group id goes to gid[its built rank]. */
+static void sub_groups(og_graph *g, const int *mem, int n, int st, int cnt, int *gid)
+{
+    if (cnt <= 1 || st < 1) return;
+    int *sub = ts_malloc((size_t)cnt * sizeof *sub);
+    for (int j = 0; j < n; j++) {
+        if ((j / st) % cnt) continue; /* not the first of its group */
+        for (int i = 0; i < cnt; i++) sub[i] = mem[j + i * st];
+        int id = og_add_group(g, cnt, sub);
+        for (int i = 0; i < cnt; i++) gid[sub[i]] = id;
+    }
+    free(sub);
 }
 
 static void layer_fwd(gen *G, int li, int mb, int recomp)
@@ -385,7 +531,11 @@ static void bucket_emit(gen *G, int dep)
     const wl_layout *l = G->l;
     if (G->bucket_acc <= 0) return;
     og_coll c = l->zero == 0 ? OG_ALLREDUCE : OG_REDUCESCATTER;
-    int id = coll(G, WL_S_DP, "dp", c, G->dpg, l->dp * l->cp, G->bucket_acc * G->gb, G->o->one_replica, dp_intra(G),
+    int id;
+    if (l->zero == 3 && (l->hgz > 1 || l->qgz))
+        id = zero3_grads(G, G->bucket_acc, dep, G->gfinal, G->bucket_no);
+    else
+        id = coll(G, WL_S_DP, "dp", c, G->dpg, l->dp * l->cp, G->bucket_acc * G->gb, G->o->one_replica, dp_intra(G),
                   dep, "grads", G->bucket_no, -1);
     if (id >= 0) {
         ts_grow(&G->deps, sizeof *G->deps, &G->depcap, (size_t)G->ndeps + 1);
@@ -414,6 +564,7 @@ static void grads_ready(gen *G, int li, int dep, int mb)
         G->deps[G->ndeps++] = id;
     }
     G->bucket_acc += dense;
+    G->gfinal = mb == G->mcount - 1;
     if (l->zero == 3 || G->bucket_acc >= bucket_size(G)) bucket_emit(G, dep);
 }
 
@@ -426,6 +577,7 @@ static void last_bucket(gen *G)
     if (G->pi == 0)
         G->bucket_acc += (double)wl_padded_vocab(m, G->l) * m->hidden / G->l->tp +
                          (m->learned_pos ? (double)m->max_seq * m->hidden : 0);
+    G->gfinal = 1;
     bucket_emit(G, last0(G));
 }
 
@@ -1120,10 +1272,11 @@ int wl_build(const wl_model *m, const wl_layout *l, const wl_opts *o, og_graph *
                         }
         }
         G.tp_intra = tp <= o->net->gpus_per_node && o->net->gpus_per_node % tp == 0;
+        G.gk = grad_block(l, o->net);
         G.ep_intra = (double)tp * cp * l->ep <= o->net->gpus_per_node;
         /* groups, by kind: id per built rank */
-        int *gid[6];
-        for (int k = 0; k < 6; k++) {
+        int *gid[10];
+        for (int k = 0; k < 10; k++) {
             gid[k] = ts_malloc(nb * sizeof(int));
             for (int r = 0; r < nb; r++) gid[k][r] = -1;
         }
@@ -1154,6 +1307,12 @@ int wl_build(const wl_model *m, const wl_layout *l, const wl_opts *o, og_graph *
                                 for (int c = 0; c < cp; c++) mem[n++] = built(&G, ti, c, d, pi);
                             int id = add_group(G.g, n, mem);
                             for (int k = 0; k < n; k++) gid[3][mem[k]] = id;
+                            /* ZeRO++ / hierarchical levels inside this data-parallel group */
+                            int hpz = l->hpz > 1 ? l->hpz : 1;
+                            sub_groups(G.g, mem, n, 1, hpz, gid[6]);
+                            if (l->hgz > 1) sub_groups(G.g, mem, n, hpz, l->hgz / hpz, gid[7]);
+                            sub_groups(G.g, mem, n, 1, G.gk, gid[8]);
+                            sub_groups(G.g, mem, n, G.gk, n / G.gk, gid[9]);
                         }
                         if (!o->one_replica && di < l->ep && l->ep > 1 && l->dp / l->ep > 1) { /* expert DP */
                             n = 0;
@@ -1178,10 +1337,11 @@ int wl_build(const wl_model *m, const wl_layout *l, const wl_opts *o, og_graph *
                         G.ti = ti, G.ci = ci, G.di = di, G.pi = pi;
                         G.tpg = gid[0][G.r], G.cpg = gid[1][G.r], G.epg = gid[2][G.r];
                         G.dpg = gid[3][G.r], G.edpg = gid[4][G.r], G.embg = gid[5][G.r];
+                        G.wblkg = gid[6][G.r], G.wmidg = gid[7][G.r], G.gblkg = gid[8][G.r], G.gxg = gid[9][G.r];
                         if (!big && build_rank(&G) < 0) big = 1;
                         G.ops_before += G.g->ranks[G.r].nops;
                     }
-        for (int k = 0; k < 6; k++) free(gid[k]);
+        for (int k = 0; k < 10; k++) free(gid[k]);
         free(mem);
         free(G.layer_wop);
         for (int i = 0; i < G.mcount * G.v; i++) free(G.wl[i].w);
@@ -1218,6 +1378,22 @@ static void layer_times(gen *G, int li, double *f, double *b, double *w, double 
     *side = G->acc_side;
 }
 
+/* Seconds of one layer's gradient reduction per micro-batch on the side
+ * stream (the last micro-batch's extra level amortised over the iteration). */
+static double zero3_grad_time(gen *G, double P)
+{
+    double save = G->acc_side, t[2];
+    for (int f = 0; f < 2; f++) {
+        G->acc_side = 0;
+        G->bucket_acc = P;
+        G->gfinal = f;
+        bucket_emit(G, -1);
+        t[f] = G->acc_side;
+    }
+    G->acc_side = save;
+    return t[0] + (t[1] - t[0]) / G->mcount;
+}
+
 int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est *e, char *err, size_t errlen)
 {
     memset(e, 0, sizeof *e);
@@ -1246,6 +1422,8 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
     G.tp_intra = l->tp <= gpn && gpn % l->tp == 0;
     G.ep_intra = (double)l->tp * l->cp * l->ep <= gpn;
     G.dpg = G.tpg = G.epg = G.cpg = G.edpg = G.embg = -1;
+    G.wblkg = G.wmidg = G.gblkg = G.gxg = -1;
+    G.gk = grad_block(l, net);
 
     /* one dense and one MoE layer, then per stage */
     double fd = 0, bd = 0, wd = 0, sd = 0, fm = 0, bm = 0, wm = 0, sm = 0;
@@ -1268,13 +1446,11 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
         if (l->zero == 3 && l->dp * l->cp > 1) {
             /* DeepSpeed ZeRO-3 reduce-scatters each layer's gradients every micro-batch, on a
              * stream of their own: they overlap compute and the gathers */
-            int intra3 = (double)l->tp * l->cp * l->dp <= gpn;
             double r2 = 0;
             for (int li = st * per; li < (st + 1) * per; li++) {
                 double dense, expert;
                 wl_layer_params(m, l, li, &dense, &expert);
-                r2 += an_coll_time(OG_REDUCESCATTER, l->dp * l->cp, dense * G.gb, intra3 ? net->intra_bw : net->inter_bw,
-                                   intra3 ? net->intra_lat : net->inter_lat);
+                r2 += zero3_grad_time(&G, dense);
             }
             if (r2 > s2) s2 = r2;
         }

@@ -154,6 +154,7 @@ static const struct lkey {
     {"mbs", offsetof(wl_layout, mbs), 1},   {"gbs", offsetof(wl_layout, gbs), 1},
     {"zero", offsetof(wl_layout, zero), 0}, {"gx", offsetof(wl_layout, gx), 1},
     {"gy", offsetof(wl_layout, gy), 1},     {"gz", offsetof(wl_layout, gz), 1},
+    {"hpz", offsetof(wl_layout, hpz), 1},   {"hgz", offsetof(wl_layout, hgz), 1},
 };
 
 /* on/1/true: 1, off/0/false: 0, else -1 */
@@ -171,7 +172,7 @@ int wl_layout_parse(const char *s, wl_layout *l, char *err, size_t errlen)
     l->gx = l->gy = l->gz = 1;
     l->schedule = WL_NSCHEDULES;    /* unset: 1f1b, or interleaved when vpp > 1 */
     char *copy = ts_strdup(s), *save = NULL;
-    char seen[64] = "";
+    char seen[256] = "";
     int rc = -1;
     for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(tok, '=');
@@ -200,13 +201,15 @@ int wl_layout_parse(const char *s, wl_layout *l, char *err, size_t errlen)
             }
             *(int *)((char *)l + int_keys[i].off) = (int)x;
             if (k[0] == 'g' && k[1] != 'b') l->axonn = 1;
-        } else if (strcmp(k, "sp") == 0 || strcmp(k, "overlap") == 0) {
+        } else if (strcmp(k, "sp") == 0 || strcmp(k, "overlap") == 0 || strcmp(k, "qwz") == 0 ||
+                   strcmp(k, "qgz") == 0) {
             int on = on_off(v);
             if (on < 0) {
                 ts_err(err, errlen, "layout: %s=%s (valid: on, off)", k, v);
                 goto out;
             }
             if (k[0] == 's') l->sp = on;
+            else if (k[0] == 'q') *(k[1] == 'w' ? &l->qwz : &l->qgz) = on;
             else l->ax_serial = !on, l->axonn = 1;
         } else if (strcmp(k, "recompute") == 0) {
             int r;
@@ -251,16 +254,32 @@ int wl_layout_parse(const char *s, wl_layout *l, char *err, size_t errlen)
             l->bucket = x;
         } else {
             ts_err(err, errlen, "layout: unknown key '%s' (valid: tp, pp, dp, cp, ep, vpp, mbs, gbs, zero, sp, "
-                   "recompute, schedule, bucket, order; AxoNN: gx, gy, gz, dp, overlap)", k);
+                   "recompute, schedule, bucket, order, hpz, hgz, qwz, qgz; AxoNN: gx, gy, gz, dp, overlap)", k);
             goto out;
         }
     }
-    if (l->axonn && (l->tp > 1 || l->pp > 1 || l->cp > 1 || l->ep > 1 || l->vpp > 1 || l->sp)) {
-        ts_err(err, errlen, "layout: the AxoNN 4D layout (gx, gy, gz, dp) takes no tp, pp, cp, ep, vpp or sp");
+    if (l->axonn && (l->tp > 1 || l->pp > 1 || l->cp > 1 || l->ep > 1 || l->vpp > 1 || l->sp || l->hpz > 1 ||
+                     l->hgz > 1 || l->qwz || l->qgz)) {
+        ts_err(err, errlen, "layout: the AxoNN 4D layout (gx, gy, gz, dp) takes no tp, pp, cp, ep, vpp, sp, hpz, hgz, "
+               "qwz or qgz");
         goto out;
     }
     if (l->zero > 3) {
         ts_err(err, errlen, "layout: zero=%d (valid: 0, 1, 2, 3)", l->zero);
+        goto out;
+    }
+    /* ZeRO++ and hierarchical partitioning refine ZeRO-3's parameter and gradient sharding */
+    if (l->zero != 3 && (l->hpz > 1 || l->hgz > 1 || l->qwz || l->qgz)) {
+        char what[32];
+        if (l->hpz > 1) snprintf(what, sizeof what, "hpz=%d", l->hpz);
+        else if (l->hgz > 1) snprintf(what, sizeof what, "hgz=%d", l->hgz);
+        else snprintf(what, sizeof what, "%s=on", l->qwz ? "qwz" : "qgz");
+        ts_err(err, errlen, "layout: %s needs zero=3 (it refines ZeRO-3's sharding), not zero=%d", what, l->zero);
+        goto out;
+    }
+    if (l->qgz && l->hgz > 1) {
+        ts_err(err, errlen, "layout: qgz=on with hgz=%d (the int4 all-to-all gradient path is modelled for "
+               "ZeRO-3/ZeRO++ only)", l->hgz);
         goto out;
     }
     if (l->schedule == WL_NSCHEDULES) l->schedule = l->vpp > 1 ? WL_INTERLEAVED : WL_1F1B;
@@ -351,6 +370,13 @@ int wl_layout_check(wl_layout *l, const wl_model *m, int seq, int ngpus, char *e
     if (l->zero == 3 && l->pp > 1)
         return ts_err(err, errlen, "layout: zero=3 with pp=%d (ZeRO-3 shards parameters across the whole model; "
                       "DeepSpeed does not combine it with pipeline parallelism)", l->pp);
+    int D = l->dp * l->cp;
+    if (l->hpz > 1 && D % l->hpz)
+        return ts_err(err, errlen, "layout: hpz=%d does not divide the data-parallel group dp*cp = %d", l->hpz, D);
+    if (l->hgz > 1 && D % l->hgz)
+        return ts_err(err, errlen, "layout: hgz=%d does not divide the data-parallel group dp*cp = %d", l->hgz, D);
+    if (l->hpz > 1 && l->hgz > 1 && l->hgz % l->hpz)
+        return ts_err(err, errlen, "layout: hpz=%d does not divide hgz=%d (the levels nest)", l->hpz, l->hgz);
     return 0;
 }
 
@@ -359,10 +385,15 @@ void wl_layout_format(const wl_layout *l, char *buf, size_t n)
     if (l->axonn)
         snprintf(buf, n, "gx=%d,gy=%d,gz=%d,dp=%d,mbs=%d,gbs=%d,zero=%d,recompute=%s,overlap=%s", l->gx, l->gy, l->gz,
                  l->dp, l->mbs, l->gbs, l->zero, wl_recompute_name(l->recompute), l->ax_serial ? "off" : "on");
-    else
-        snprintf(buf, n, "tp=%d,pp=%d,dp=%d,cp=%d,ep=%d,vpp=%d,mbs=%d,gbs=%d,zero=%d,sp=%s,recompute=%s,schedule=%s",
-                 l->tp, l->pp, l->dp, l->cp, l->ep, l->vpp, l->mbs, l->gbs, l->zero, l->sp ? "on" : "off",
-                 wl_recompute_name(l->recompute), wl_schedule_name(l->schedule));
+    else {
+        int k = snprintf(buf, n, "tp=%d,pp=%d,dp=%d,cp=%d,ep=%d,vpp=%d,mbs=%d,gbs=%d,zero=%d,sp=%s,recompute=%s,"
+                         "schedule=%s", l->tp, l->pp, l->dp, l->cp, l->ep, l->vpp, l->mbs, l->gbs, l->zero,
+                         l->sp ? "on" : "off", wl_recompute_name(l->recompute), wl_schedule_name(l->schedule));
+        /* the ZeRO++ / hierarchical keys only when set: existing outputs keep their form */
+        if (k > 0 && (size_t)k < n && (l->hpz > 1 || l->hgz > 1 || l->qwz || l->qgz))
+            snprintf(buf + k, n - k, ",hpz=%d,hgz=%d,qwz=%s,qgz=%s", l->hpz > 1 ? l->hpz : 1, l->hgz > 1 ? l->hgz : 1,
+                     l->qwz ? "on" : "off", l->qgz ? "on" : "off");
+    }
 }
 
 int wl_padded_vocab(const wl_model *m, const wl_layout *l)

@@ -35,6 +35,12 @@ typedef struct wl_layout {
     int tp, pp, dp, cp, ep, vpp;    /* Megatron-LM parallel sizes (dp 0: derived from the GPU count) */
     int mbs, gbs;                   /* micro-batch and global batch, in sequences */
     int zero;                       /* 0: plain DP, 1: distributed optimizer, 2: + sharded grads, 3: + sharded params */
+    int hpz;                        /* zero=3: ZeRO++ hpZ, secondary parameter shard over groups of hpz
+                                     * consecutive data-parallel ranks (0, 1: off) */
+    int hgz;                        /* zero=3: gradients reduce-scattered inside groups of hgz data-parallel
+                                     * ranks every micro-batch, across the groups once per iteration
+                                     * (hpz=2,hgz=8: the 3-level partitioning; 0, 1: off) */
+    int qwz, qgz;                   /* zero=3: ZeRO++ int8 weight gathers, int4 all-to-all gradients */
     int sp;                         /* sequence parallelism (Megatron --sequence-parallel) */
     wl_recompute recompute;
     wl_schedule schedule;
