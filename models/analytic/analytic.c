@@ -165,6 +165,7 @@ typedef struct state {
     int ***slist;           /* per rank, per stream: op ids in order */
     int **slen;
     int *member;            /* COLL op (flattened): member index in its group */
+    int *cseq;              /* COLL op (flattened): its sequence number on its group (op order) */
     ginfo *gi;
     p2p **hash;
     size_t hcap;
@@ -246,7 +247,7 @@ static void post_coll(state *S, int r, int opi, double ready)
     const og_group *gr = &S->g->groups[op->group];
     ginfo *gi = &S->gi[op->group];
     int me = S->member[S->base[r] + opi];
-    int seq = gi->seq[me]++;
+    int seq = S->cseq[S->base[r] + opi];
     if (seq >= gi->ninst) {
         ts_grow(&gi->insts, sizeof *gi->insts, &gi->cap, (size_t)seq + 1);
         for (int i = gi->ninst; i <= seq; i++) memset(&gi->insts[i], 0, sizeof gi->insts[i]);
@@ -265,10 +266,11 @@ static void post_coll(state *S, int r, int opi, double ready)
         gi->last_time = sched_time(S->net, S->g, gr, op->coll, op->bytes, op->algo, &gi->last_choice);
     }
     double end = in->tmax + gi->last_time;
+    int choice = gi->last_choice; /* finish() may run this group's next collective */
     for (int i = 0; i < gr->n; i++) {
         int rr = gr->ranks[i];
+        S->res->algo[rr][in->ops[i]] = choice;
         finish(S, rr, in->ops[i], in->tmax, end); /* waiting for the last member is idle */
-        S->res->algo[rr][in->ops[i]] = gi->last_choice;
     }
     free(in->ops);
     in->ops = NULL;
@@ -343,6 +345,7 @@ int an_run(const og_graph *g, const an_net *net, eng_result **out, char *err, si
     for (int r = 0; r < n; r++) S.base[r + 1] = S.base[r] + g->ranks[r].nops;
     S.done = ts_calloc(S.base[n] + 1, 1);
     S.member = ts_malloc((S.base[n] + 1) * sizeof *S.member);
+    S.cseq = ts_malloc((S.base[n] + 1) * sizeof *S.cseq);
     S.next = ts_malloc(n * sizeof *S.next);
     S.slist = ts_malloc(n * sizeof *S.slist);
     S.slen = ts_malloc(n * sizeof *S.slen);
@@ -390,6 +393,9 @@ int an_run(const og_graph *g, const an_net *net, eng_result **out, char *err, si
                     goto out;
                 }
                 S.member[S.base[r] + i] = k;
+                /* the k-th collective on a group in op order, as the engine matches them
+                 * (not in posting order: streams post out of order) */
+                S.cseq[S.base[r] + i] = S.gi[op->group].seq[k]++;
             }
         }
         for (int s = 0; s < OG_MAX_STREAMS; s++)
@@ -461,6 +467,7 @@ out:
     free(S.inwork);
     free(S.done);
     free(S.member);
+    free(S.cseq);
     free(S.base);
     if (rc == 0) *out = res;
     else an_result_free(res);
