@@ -243,13 +243,14 @@ static void test_sim_cli(void)
     unlink(trace);
 }
 
-/* Bad --coll and --tuning: one line, exit 2, on every command. */
+/* Bad --coll and --tuning: one line, exit 2, on every command that takes them. */
 static void test_cli_errors(void)
 {
     const char *tab = tmp_file("err.csv", HEADER "all_reduce,1,8,0,inf,rign\n");
     const char *cmds[] = {"coll --op all_reduce --platform X", "sim --platform X --trace Y",
-                          "run --model llama3-8b --layout tp=1 --fidelity analytical"};
-    for (int i = 0; i < 3; i++) {
+                          "run --model llama3-8b --layout tp=1 --fidelity analytical",
+                          "search --cluster dgx-h100-superpod --gpus 8 --model llama3-8b"};
+    for (int i = 0; i < 4; i++) {
         char cmd[512];
         snprintf(cmd, sizeof cmd, "%s --coll allreduce=rign", cmds[i]);
         CU_ASSERT_EQUAL(test_cli(cmd, out, sizeof out), 2);
@@ -363,7 +364,7 @@ void suite_policy(void)
                    "selection: forced, first matching row, automatic, unfit falls back", test_select,
                    "sim --coll/--tuning: rhd's closed form", test_sim_cli,
                    "coll --tuning: the table's choice per size", test_coll_cli,
-                   "bad --coll/--tuning on coll, sim, run: exit 2", test_cli_errors,
+                   "bad --coll/--tuning on coll, sim, run, search: exit 2", test_cli_errors,
                    "run: engine and analytical model choose alike", test_engine_vs_analytical,
                    NULL);
 }

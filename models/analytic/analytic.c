@@ -141,7 +141,7 @@ typedef struct ginfo {
     int ninst;
     size_t cap;
     inst *insts;
-    int *seq;               /* per member: instances entered so far */
+    int *seq;               /* per member: collectives on the group so far, in op order */
     og_coll last_coll;      /* cache of the last schedule costed on the group */
     int64_t last_bytes;
     const char *last_algo;  /* the op's forced algorithm (pointer identity; NULL: none) */
