@@ -34,6 +34,10 @@ static const char coll_help[] =
     "  --algo A[:PROTO]    force an algorithm (and protocol: simple, ll128, ll);\n"
     "                      default: automatic selection per size (docs/collectives.md)\n"
     "  --coll SPEC         per-collective forcing, e.g. allreduce=tree,allgather=ring\n"
+    "                      (falls back to automatic where the group cannot run it)\n"
+    "  --tuning FILE       tuning table CSV (coll,min_gpus,max_gpus,min_bytes,\n"
+    "                      max_bytes,algorithm): the first matching row chooses;\n"
+    "                      --algo and --coll win over it (docs/collectives.md)\n"
     "  --fidelity F        pipelined (default), step, or analytical (closed form,\n"
     "                      no simulation)\n"
     "  --dtype T           element type (default float)\n"
@@ -55,7 +59,7 @@ typedef struct result {
 } result;
 
 typedef struct opts {
-    const char *platform, *algo, *coll_spec, *csv, *json, *calib;
+    const char *platform, *algo, *coll_spec, *tuning, *csv, *json, *calib;
     int nodes;
     int gpus, fidelity, root;
     og_coll op;
@@ -64,63 +68,13 @@ typedef struct opts {
     double factor;
 } opts;
 
-/* "allreduce" and "all_reduce" both name OG_ALLREDUCE. */
-static int coll_by_name(const char *s)
-{
-    char want[32];
-    size_t k = 0;
-    for (; *s && k + 1 < sizeof want; s++)
-        if (*s != '_') want[k++] = *s;
-    want[k] = 0;
-    for (int c = 0; c < OG_NCOLLS; c++) {
-        char have[32];
-        size_t j = 0;
-        for (const char *t = og_coll_name(c); *t && j + 1 < sizeof have; t++)
-            if (*t != '_') have[j++] = *t;
-        have[j] = 0;
-        if (strcmp(have, want) == 0) return c;
-    }
-    return -1;
-}
-
-/* The algorithm forced for op by --algo or --coll (NULL: automatic). */
-static int forced_spec(const opts *o, char *buf, size_t n, char *err, size_t errlen)
-{
-    buf[0] = 0;
-    if (o->algo) snprintf(buf, n, "%s", o->algo);
-    if (!o->coll_spec) return 0;
-    char *spec = ts_strdup(o->coll_spec), *save = NULL;
-    int rc = 0;
-    for (char *item = strtok_r(spec, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(item, '=');
-        if (!eq) {
-            rc = ts_err(err, errlen, "--coll: '%s' is not COLLECTIVE=ALGORITHM", item);
-            break;
-        }
-        *eq = 0;
-        int c = coll_by_name(item);
-        if (c < 0) {
-            rc = ts_err(err, errlen, "--coll: unknown collective '%s'", item);
-            break;
-        }
-        int a;
-        coll_proto pr;
-        if (coll_algo_parse(eq + 1, c, &a, &pr, err, errlen) < 0) {
-            rc = -1;
-            break;
-        }
-        if (c == (int)o->op && !o->algo) snprintf(buf, n, "%s", eq + 1);
-    }
-    free(spec);
-    return rc;
-}
-
 static int rooted(og_coll c) { return val_rooted(c); }
 
 static void print_header(const opts *o)
 {
     printf("# trainsim coll: simulated, not measured: platform %s, %d GPUs, fidelity %s, algorithm %s\n",
-           o->platform, o->gpus, fid_names[o->fidelity], o->algo ? o->algo : "auto");
+           o->platform, o->gpus, fid_names[o->fidelity],
+           o->algo ? o->algo : o->coll_spec || o->tuning ? "policy (--coll/--tuning)" : "auto");
     printf("# Collective test starting: %s_perf\n", og_coll_name(o->op));
     printf("# nThread 1 nGpus 1 minBytes %lld maxBytes %lld step: %lld(%s) warmup iters: 0 iters: 1 agg iters: 1 "
            "validation: 0 graph: 0\n#\n",
@@ -191,13 +145,15 @@ static int write_json(const opts *o, const result *rs, int nr, char *err, size_t
 /* Parse our options (SimGrid's --cfg/--log are split off first). */
 static int parse_opts(int argc, char **argv, opts *o)
 {
-    enum { O_PLATFORM = 256, O_GPUS, O_OP, O_ALGO, O_COLL, O_FIDELITY, O_DTYPE, O_ROOT, O_CSV, O_JSON, O_NODES, O_CALIB };
+    enum { O_PLATFORM = 256, O_GPUS, O_OP, O_ALGO, O_COLL, O_FIDELITY, O_DTYPE, O_ROOT, O_CSV, O_JSON, O_NODES, O_CALIB,
+           O_TUNING };
     static const struct option longopts[] = {
         {"platform", required_argument, 0, O_PLATFORM}, {"gpus", required_argument, 0, O_GPUS},
         {"cluster", required_argument, 0, O_PLATFORM},  {"nodes", required_argument, 0, O_NODES},
         {"calibration", required_argument, 0, O_CALIB},
         {"op", required_argument, 0, O_OP},             {"algo", required_argument, 0, O_ALGO},
         {"coll", required_argument, 0, O_COLL},         {"fidelity", required_argument, 0, O_FIDELITY},
+        {"tuning", required_argument, 0, O_TUNING},
         {"dtype", required_argument, 0, O_DTYPE},       {"root", required_argument, 0, O_ROOT},
         {"csv", required_argument, 0, O_CSV},           {"json", required_argument, 0, O_JSON},
         {"minbytes", required_argument, 0, 'b'},        {"maxbytes", required_argument, 0, 'e'},
@@ -219,6 +175,7 @@ static int parse_opts(int argc, char **argv, opts *o)
             break;
         case O_ALGO: o->algo = optarg; break;
         case O_COLL: o->coll_spec = optarg; break;
+        case O_TUNING: o->tuning = optarg; break;
         case O_CSV: o->csv = optarg; break;
         case O_JSON: o->json = optarg; break;
         case O_GPUS:
@@ -231,7 +188,7 @@ static int parse_opts(int argc, char **argv, opts *o)
             if (*end || o->root < 0) return cmd_usage_error("coll", "--root wants a rank, not '%s'", optarg);
             break;
         case O_OP:
-            if ((c = coll_by_name(optarg)) < 0 || c == OG_ALLTOALLV)
+            if ((c = coll_from_name(optarg)) < 0 || c == OG_ALLTOALLV)
                 return cmd_usage_error("coll", "unknown --op '%s' (valid: all_reduce, all_gather, reduce_scatter, "
                                                "broadcast, reduce, alltoall, barrier)", optarg);
             o->op = c;
@@ -279,7 +236,8 @@ int cmd_coll(int argc, char **argv)
     int sgc, nours;
     sgc = cmd_split_simgrid(argc, argv, sgv, ours, &nours);
     int rc = parse_opts(nours, ours, &o);
-    char err[TS_ERRLEN], forced[96];
+    char err[TS_ERRLEN];
+    coll_policy *pol = NULL;
     result *rs = NULL;
     val_sweep sw;
     memset(&sw, 0, sizeof sw);
@@ -288,23 +246,18 @@ int cmd_coll(int argc, char **argv)
         rc = rc < 0 ? EXIT_OK : rc;
         goto out;
     }
+    if ((rc = cmd_policy("coll", o.coll_spec, o.tuning, &pol)) != 0) goto out;
     rc = EXIT_USAGE;
-    int check_algo;
-    coll_proto check_proto;
-    if (forced_spec(&o, forced, sizeof forced, err, sizeof err) < 0 ||
-        (forced[0] && coll_algo_parse(forced, o.op, &check_algo, &check_proto, err, sizeof err) < 0)) {
-        fprintf(stderr, "trainsim coll: %s\n", err);
-        goto out;
-    }
     eng_init(&sgc, sgv);
     if (eng_load(o.platform, o.nodes, o.calib, err, sizeof err) < 0) {
         fprintf(stderr, "trainsim coll: %s\n", err);
         goto out;
     }
-    if (val_sweep_open(&sw, o.op, o.gpus, o.root, o.dtype, o.fidelity, forced, err, sizeof err) < 0) {
+    if (val_sweep_open(&sw, o.op, o.gpus, o.root, o.dtype, o.fidelity, o.algo, err, sizeof err) < 0) {
         fprintf(stderr, "trainsim coll: %s\n", err);
         goto out;
     }
+    sw.policy = pol;
     o.gpus = sw.n;
     print_header(&o);
     size_t cap = 0;
@@ -339,6 +292,7 @@ int cmd_coll(int argc, char **argv)
     if (rc != EXIT_OK) fprintf(stderr, "trainsim coll: %s\n", err);
 out:
     val_sweep_close(&sw);
+    coll_policy_free(pol);
     free(rs);
     free(sgv);
     free(ours);

@@ -11,6 +11,7 @@
 #include "analytic/analytic.h"
 #include "cluster.h"
 #include "cmds.h"
+#include "coll.h"
 #include "compute/compute.h"
 #include "engine.h"
 #include "memory/memory.h"
@@ -62,6 +63,9 @@ static const char run_help[] =
     "                     consecutive compute fused; replicas: every rank and DP\n"
     "                     collective simulated, intra-node TP analytical, compute fused;\n"
     "                     full: every rank and collective\n"
+    CMD_POLICY_HELP
+    "                     (the engine and the analytical model choose alike; the\n"
+    "                     output lists each collective's algorithm)\n"
     "  --json FILE        write the results as JSON\n"
     "  --timeline FILE    write a Chrome trace / Perfetto timeline of the simulated ranks\n"
     "  --opgraph FILE     write the op graph built (every message and collective of the\n"
@@ -107,7 +111,7 @@ static void json_mem(FILE *f, const mem_breakdown *mb)
 
 static int write_json(const char *path, const wl_model *m, const char *layout, int ngpus, int seq,
                       const char *fidelity, const char *detail, const mem_breakdown *mb, const run_out *ro,
-                      int simulated, char *err, size_t errlen)
+                      int simulated, const og_graph *g, const eng_result *res, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "w");
     if (!f) return ts_err(err, errlen, "%s: cannot write", path);
@@ -134,6 +138,10 @@ static int write_json(const char *path, const wl_model *m, const char *layout, i
             ts_json_number(f, ro->cat[c]);
         }
         fprintf(f, "}");
+    }
+    if (g && res) {
+        fprintf(f, ",\n  \"collectives\": ");
+        eng_report_colls(f, g, res, 1);
     }
     fprintf(f, "\n}\n");
     if (fclose(f) != 0) return ts_err(err, errlen, "%s: write failed", path);
@@ -172,7 +180,8 @@ static int parse_net(const char *s, an_net *net, char *err, size_t errlen)
 int cmd_run(int argc, char **argv)
 {
     enum { O_PLATFORM = 256, O_MODEL, O_LAYOUT, O_SEQ, O_DTYPE, O_FIDELITY, O_JSON, O_TIMELINE, O_GPU, O_GPUS,
-           O_GEMM, O_GPN, O_DETAIL, O_PROGRESS, O_NET, O_NODES, O_CALIB, O_OPGRAPH };
+           O_GEMM, O_GPN, O_DETAIL, O_PROGRESS, O_NET, O_NODES, O_CALIB, O_OPGRAPH,
+           O_COLL, O_TUNING };
     static const struct option longopts[] = {
         {"platform", required_argument, 0, O_PLATFORM}, {"model", required_argument, 0, O_MODEL},
         {"layout", required_argument, 0, O_LAYOUT},     {"seq", required_argument, 0, O_SEQ},
@@ -183,11 +192,14 @@ int cmd_run(int argc, char **argv)
         {"detail", required_argument, 0, O_DETAIL},     {"progress", no_argument, 0, O_PROGRESS},
         {"net", required_argument, 0, O_NET},           {"cluster", required_argument, 0, O_PLATFORM},
         {"nodes", required_argument, 0, O_NODES},       {"calibration", required_argument, 0, O_CALIB},
-        {"opgraph", required_argument, 0, O_OPGRAPH},
+        {"opgraph", required_argument, 0, O_OPGRAPH},   {"coll", required_argument, 0, O_COLL},
+        {"tuning", required_argument, 0, O_TUNING},
         {"help", no_argument, 0, 'h'},                  {0, 0, 0, 0},
     };
     const char *platform = NULL, *model = NULL, *layout_s = NULL, *json = NULL, *timeline = NULL;
     const char *gpu_name = NULL, *gemm = NULL, *fid_name = NULL, *net_s = NULL, *calib = NULL, *opgraph = NULL;
+    const char *coll_spec = NULL, *tuning = NULL;
+    coll_policy *pol = NULL;
     int nodes = 0, have_cluster = 0;
     topo_cluster cl;
     int seq = 0, ngpus = 0, gpn = 0, full = 0, progress = 0, analytical = 0;
@@ -215,6 +227,8 @@ int cmd_run(int argc, char **argv)
         case O_NET: net_s = optarg; break;
         case O_CALIB: calib = optarg; break;
         case O_OPGRAPH: opgraph = optarg; break;
+        case O_COLL: coll_spec = optarg; break;
+        case O_TUNING: tuning = optarg; break;
         case O_NODES:
             if (cmd_parse_int(optarg, 1, 1000000, &nodes) < 0) {
                 rc = cmd_usage_error("run", "--nodes wants a count from 1 to 1000000, not '%s'", optarg);
@@ -273,6 +287,9 @@ int cmd_run(int argc, char **argv)
         rc = cmd_usage_error("run", "--model and --layout are required");
         goto out;
     }
+    if ((rc = cmd_policy("run", coll_spec, tuning, &pol)) != 0) goto out;
+    rc = EXIT_USAGE;
+    eng_set_policy(pol);
     analytical = fid_name && strcmp(fid_name, "analytical") == 0;
     int estimate = fid_name && strcmp(fid_name, "estimate") == 0;
     analytical |= estimate;
@@ -354,7 +371,7 @@ int cmd_run(int argc, char **argv)
     if (!mb.fits) {
         printf("not simulated: the layout does not fit in GPU memory\n");
         rc = EXIT_FAIL;
-        if (json && write_json(json, &m, lay, ngpus, seq, fname, dname, &mb, &ro, 0, err, BIGERR) < 0) {
+        if (json && write_json(json, &m, lay, ngpus, seq, fname, dname, &mb, &ro, 0, NULL, NULL, err, BIGERR) < 0) {
             fprintf(stderr, "trainsim run: %s\n", err);
             rc = EXIT_USAGE;
         }
@@ -366,6 +383,7 @@ int cmd_run(int argc, char **argv)
     if (have_cluster) topo_an_figures(&cl, &net.gpus_per_node, &net.intra_bw, &net.intra_lat, &net.inter_bw,
                                       &net.inter_lat);
     if (have_cluster) net.nvls = cl.node.nvls;
+    net.policy = pol;
     if (gpn) net.gpus_per_node = gpn;
     if (net_s && parse_net(net_s, &net, err, BIGERR) < 0) {
         fprintf(stderr, "trainsim run: %s\n", err);
@@ -400,7 +418,7 @@ int cmd_run(int argc, char **argv)
             printf("                 compute %.4f s, exposed tensor-grid communication %.4f s (%s)\n", e.compute,
                    e.tp_exposed, l.ax_serial ? "overlap=off" : "overlap=on");
         rc = EXIT_OK;
-        if (json && write_json(json, &m, lay, ngpus, seq, fname, dname, &mb, &ro, 1, err, BIGERR) < 0) {
+        if (json && write_json(json, &m, lay, ngpus, seq, fname, dname, &mb, &ro, 1, NULL, NULL, err, BIGERR) < 0) {
             fprintf(stderr, "trainsim run: %s\n", err);
             rc = EXIT_USAGE;
         }
@@ -455,7 +473,11 @@ int cmd_run(int argc, char **argv)
            ro.cat[AN_COMP], ro.cat[AN_TP], ro.cat[AN_CP], ro.cat[AN_EP], ro.cat[AN_PP], ro.cat[AN_DP],
            ro.cat[AN_OTHER], ro.cat[AN_IDLE]);
     rc = EXIT_OK;
-    if (json && write_json(json, &m, lay, ngpus, seq, fname, dname, &mb, &ro, 1, err, BIGERR) < 0) rc = EXIT_USAGE;
+    printf("collectives      algorithm per distinct call of the ranks built (%s):\n",
+           pol ? "policy: --coll/--tuning, else automatic" : "automatic");
+    eng_report_colls(stdout, g, res, 0);
+    if (json && write_json(json, &m, lay, ngpus, seq, fname, dname, &mb, &ro, 1, g, res, err, BIGERR) < 0)
+        rc = EXIT_USAGE;
     if (rc == EXIT_OK && timeline && eng_report_timeline(timeline, g, res, err, BIGERR) < 0) rc = EXIT_USAGE;
     if (rc != EXIT_OK) fprintf(stderr, "trainsim run: %s\n", err);
 out:
@@ -464,6 +486,7 @@ out:
         else eng_result_free(res);
     }
     og_free(g);
+    coll_policy_free(pol);
     free(err);
     free(sgv);
     free(ours);

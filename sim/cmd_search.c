@@ -10,6 +10,7 @@
 #include "analytic/analytic.h"
 #include "cluster.h"
 #include "cmds.h"
+#include "coll.h"
 #include "compute/compute.h"
 #include "engine.h"
 #include "memory/memory.h"
@@ -56,6 +57,10 @@ static const char search_help[] =
     "                     recompute (0 none, 1 selective, 2 full) gx gy gz gpus\n"
     "  --fidelity F       estimate (no simulation), analytical (critical path of the op\n"
     "                     graph), pipelined (SimGrid, default) or step\n"
+    CMD_POLICY_HELP
+    "                     (the top K's collectives that are ops of their graph: EP\n"
+    "                     all-to-all, TP across nodes; the ranking estimate and the DP and\n"
+    "                     intra-node TP collectives folded into fixed-time ops use ring forms)\n"
     "  --explain L        why layout L is pruned, or where its time goes\n"
     "  --csv FILE         every candidate: status, memory, estimate, simulation\n"
     "  --json FILE        the counts, the ranked top K with breakdowns, every candidate\n"
@@ -428,7 +433,7 @@ static int write_svg(const char *path, const search_ctx *x, const srch_cand *c, 
 int cmd_search(int argc, char **argv)
 {
     enum { O_CLUSTER = 256, O_GPUS, O_MODEL, O_GBS, O_SEQ, O_TOP, O_OBJ, O_SPACE, O_CONSTR, O_FID, O_CSV, O_JSON,
-           O_PLOT, O_EXPLAIN, O_DTYPE, O_CALIB };
+           O_PLOT, O_EXPLAIN, O_DTYPE, O_CALIB, O_COLL, O_TUNING };
     static const struct option longopts[] = {
         {"cluster", required_argument, 0, O_CLUSTER},  {"platform", required_argument, 0, O_CLUSTER},
         {"gpus", required_argument, 0, O_GPUS},        {"model", required_argument, 0, O_MODEL},
@@ -439,6 +444,7 @@ int cmd_search(int argc, char **argv)
         {"json", required_argument, 0, O_JSON},        {"plot", required_argument, 0, O_PLOT},
         {"explain", required_argument, 0, O_EXPLAIN},  {"dtype", required_argument, 0, O_DTYPE},
         {"calibration", required_argument, 0, O_CALIB}, {"help", no_argument, 0, 'h'},
+        {"coll", required_argument, 0, O_COLL},        {"tuning", required_argument, 0, O_TUNING},
         {0, 0, 0, 0},
     };
     search_ctx x;
@@ -447,6 +453,8 @@ int cmd_search(int argc, char **argv)
     x.p.dtype = CM_BF16;
     x.fid = ENG_PIPELINED;
     const char *model = NULL, *csv = NULL, *json = NULL, *plot = NULL, *expl = NULL;
+    const char *coll_spec = NULL, *tuning = NULL;
+    coll_policy *pol = NULL;
     int top = 5, rc = EXIT_USAGE, c, rank = 0, size = 1;
     char **sgv = ts_calloc(argc + 1, sizeof *sgv), **ours = ts_calloc(argc + 1, sizeof *ours);
     int nours;
@@ -471,6 +479,8 @@ int cmd_search(int argc, char **argv)
         case O_PLOT: plot = optarg; break;
         case O_EXPLAIN: expl = optarg; break;
         case O_CALIB: x.calib = optarg; break;
+        case O_COLL: coll_spec = optarg; break;
+        case O_TUNING: tuning = optarg; break;
         case O_GPUS:
         case O_GBS:
         case O_SEQ:
@@ -545,6 +555,8 @@ int cmd_search(int argc, char **argv)
         rc = cmd_usage_error("search", "--cluster wants a cluster (name or JSON), not the SimGrid file '%s'", x.cluster);
         goto out;
     }
+    if ((rc = cmd_policy("search", coll_spec, tuning, &pol)) != 0) goto out;
+    rc = EXIT_USAGE;
     char models_dir[4200], gpus_dir[4200];
     snprintf(models_dir, sizeof models_dir, "%s/models", ts_config_dir());
     snprintf(gpus_dir, sizeof gpus_dir, "%s/gpus", ts_config_dir());
@@ -560,6 +572,8 @@ int cmd_search(int argc, char **argv)
     if (an_net_default(gpu.name, &net) < 0) an_net_default("H100", &net);
     topo_an_figures(&cl, &net.gpus_per_node, &net.intra_bw, &net.intra_lat, &net.inter_bw, &net.inter_lat);
     net.nvls = cl.node.nvls;
+    net.policy = pol;
+    eng_set_policy(pol);
     x.gpn = net.gpus_per_node;
     x.m = &m;
     x.p.gpu = &gpu;
@@ -686,6 +700,7 @@ int cmd_search(int argc, char **argv)
     }
     srch_mpi_finalize();
 out:
+    coll_policy_free(pol);
     free(cand);
     free(order);
     free(sim_of);

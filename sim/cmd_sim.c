@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cmds.h"
+#include "coll.h"
 #include "engine.h"
 #include "opgraph.h"
 #include "report.h"
@@ -33,6 +34,7 @@ static const char sim_help[] =
     "                     convert --help' for the list)\n"
     "  --fidelity F       collectives: 'pipelined' (one flow per peer, default) or\n"
     "                     'step' (each schedule step waits for the previous one)\n"
+    CMD_POLICY_HELP
     "  --json FILE        write results as JSON (per rank totals, per op start/end)\n"
     "  --timeline FILE    write a Chrome trace / Perfetto timeline (pid = rank,\n"
     "                     tid = stream); open in chrome://tracing or ui.perfetto.dev\n"
@@ -90,7 +92,7 @@ int cmd_validate_trace(int argc, char **argv)
 int cmd_sim(int argc, char **argv)
 {
     enum { O_PLATFORM = 256, O_TRACE, O_FIDELITY, O_JSON, O_TIMELINE, O_LINKS, O_PROGRESS, O_QUIET, O_NODES, O_CALIB,
-           O_FORMAT };
+           O_FORMAT, O_COLL, O_TUNING };
     static const struct option longopts[] = {
         {"platform", required_argument, 0, O_PLATFORM}, {"trace", required_argument, 0, O_TRACE},
         {"cluster", required_argument, 0, O_PLATFORM},  {"nodes", required_argument, 0, O_NODES},
@@ -99,9 +101,12 @@ int cmd_sim(int argc, char **argv)
         {"timeline", required_argument, 0, O_TIMELINE}, {"links", required_argument, 0, O_LINKS},
         {"progress", no_argument, 0, O_PROGRESS},       {"quiet", no_argument, 0, O_QUIET},
         {"format", required_argument, 0, O_FORMAT},     {"help", no_argument, 0, 'h'},
+        {"coll", required_argument, 0, O_COLL},         {"tuning", required_argument, 0, O_TUNING},
         {0, 0, 0, 0},
     };
     const char *platform = NULL, *trace = NULL, *json = NULL, *timeline = NULL, *calib = NULL, *format = NULL;
+    const char *coll_spec = NULL, *tuning = NULL;
+    coll_policy *pol = NULL;
     int nodes = 0;
     char **traces = ts_calloc((size_t)argc + 1, sizeof *traces);
     int ntrace = 0;
@@ -130,6 +135,8 @@ int cmd_sim(int argc, char **argv)
         case O_TIMELINE: timeline = optarg; break;
         case O_PROGRESS: o.progress = 1; break;
         case O_QUIET: quiet = 1; break;
+        case O_COLL: coll_spec = optarg; break;
+        case O_TUNING: tuning = optarg; break;
         case O_CALIB: calib = optarg; break;
         case O_NODES: {
             char *end;
@@ -176,12 +183,15 @@ int cmd_sim(int argc, char **argv)
         rc = cmd_usage_error("sim", "--platform and --trace are required");
         goto out;
     }
+    if ((rc = cmd_policy("sim", coll_spec, tuning, &pol)) != 0) goto out;
+    rc = EXIT_USAGE;
 
     og_graph *g = load_trace("sim", ntrace, traces, format);
     if (!g) goto out;
     char *err = ts_malloc(BIGERR);
     eng_result *res = NULL;
     eng_init(&sgc, sgv);
+    eng_set_policy(pol);
     if (eng_load(platform, nodes, calib, err, BIGERR) < 0) {
         fprintf(stderr, "trainsim sim: %s\n", err);
     } else if (eng_run(g, &o, &res, err, BIGERR) < 0) {
@@ -198,6 +208,7 @@ int cmd_sim(int argc, char **argv)
     free(err);
     og_free(g);
 out:
+    coll_policy_free(pol);
     free(sgv);
     free(ours);
     free(traces);

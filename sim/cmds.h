@@ -42,6 +42,18 @@ int cmd_meas_option(const char *cmd, int c, const char *arg, cmd_meas_opts *o);
 /* Report an unknown/missing option for command cmd and return EXIT_USAGE. */
 int cmd_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The collective selection policy of --coll SPEC and --tuning FILE (either
+ * may be NULL; both NULL: *out = NULL, automatic). EXIT_USAGE after a one-line
+ * message naming the bad item or FILE:LINE; the caller frees *out with
+ * coll_policy_free. Help text for both options: CMD_POLICY_HELP. */
+struct coll_policy;
+int cmd_policy(const char *cmd, const char *coll_spec, const char *tuning, struct coll_policy **out);
+#define CMD_POLICY_HELP                                                                  \
+    "  --coll SPEC        force collectives' algorithms, e.g. allreduce=tree,alltoall=direct:ll128\n" \
+    "                     (ALGO[:PROTO]; falls back to automatic where the group cannot run it)\n"  \
+    "  --tuning FILE      tuning table CSV: coll,min_gpus,max_gpus,min_bytes,max_bytes,algorithm;\n" \
+    "                     the first matching row chooses (--coll wins; docs/collectives.md)\n"
+
 /* An integer option value in [lo, hi]; -1 when malformed or out of range. */
 int cmd_parse_int(const char *s, int lo, int hi, int *out);
 

@@ -69,6 +69,9 @@ static struct {
 } run;
 
 static int poisoned; /* a deadlocked run leaves blocked actors behind */
+static const coll_policy *policy; /* eng_set_policy */
+
+void eng_set_policy(const coll_policy *pol) { policy = pol; }
 static char payload_token;
 
 void eng_init(int *argc, char **argv)
@@ -477,7 +480,7 @@ static int select_cached(const og_group *gr, const og_op *op, coll_proto *pr)
             return c[i].algo;
         }
     coll_hw hw = group_hw(gr);
-    int a = coll_select(op->coll, gr->n, op->bytes, &hw, pr);
+    int a = coll_policy_select(policy, op->coll, gr->n, op->bytes, &hw, pr, NULL);
     memmove(&c[1], &c[0], (SEL_CACHE - 1) * sizeof *c);
     c[0] = (sel_entry){op->coll, op->bytes, a, *pr, 1};
     return a;
@@ -676,6 +679,17 @@ static int deadlock_report(stream_ctx *scs, int nsc, char *err, size_t errlen)
     return -1;
 }
 
+/* The collectives' algorithms into the result (eng_result.algo). */
+static void record_algos(const og_graph *g, eng_result *res)
+{
+    res->algo = ts_calloc(g->nranks, sizeof *res->algo);
+    for (int r = 0; r < g->nranks; r++) {
+        const og_rank *rk = &g->ranks[r];
+        res->algo[r] = ts_malloc((rk->nops + 1) * sizeof(int));
+        for (int i = 0; i < rk->nops; i++) res->algo[r][i] = rk->ops[i].kind == OG_COLL ? run.coll_algo[r][i] : -1;
+    }
+}
+
 static void run_free(const og_graph *g)
 {
     for (int r = 0; r < g->nranks; r++) {
@@ -789,6 +803,7 @@ int eng_run(const og_graph *g, const eng_opts *o, eng_result **out, char *err, s
                 if (res->end[r][i] > res->makespan) res->makespan = res->end[r][i];
         rank_stats(g, res);
         if (o->links > 0) collect_links(res, o->links);
+        record_algos(g, res);
         res->wall = ts_wtime() - wall0;
         *out = res;
     } else {
@@ -807,7 +822,9 @@ void eng_result_free(eng_result *r)
         free(r->start[i]);
         free(r->end[i]);
         free(r->host[i]);
+        if (r->algo) free(r->algo[i]);
     }
+    free(r->algo);
     for (int i = 0; i < r->nlinks; i++) free(r->links[i].name);
     free(r->links);
     free(r->start);

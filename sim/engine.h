@@ -42,6 +42,8 @@ typedef struct eng_result {
     eng_link *links;    /* busiest first */
     double wall;        /* wall-clock seconds of the simulation */
     eng_fidelity fidelity;
+    int **algo;         /* [rank][op]: a collective's algorithm row | protocol << 8, -1 for other
+                         * ops and where no schedule was costed; NULL when not recorded */
 } eng_result;
 
 /* Start SimGrid with trainsim's network configuration (CM02, no cross-traffic,
@@ -77,6 +79,12 @@ char **eng_host_names(int *n);
  * property "node" (an integer; hosts without one are each their own node)
  * and "nvls" ("1" on every host: NVLS-capable). */
 struct coll_topo *eng_topo(const char *const *hosts, int n);
+
+/* The selection policy (forced algorithms, tuning table) for the collectives
+ * of later runs whose ops force none (NULL: automatic, the default). It
+ * must outlive those runs. */
+struct coll_policy;
+void eng_set_policy(const struct coll_policy *pol);
 
 const char *eng_fidelity_name(eng_fidelity f);
 int eng_fidelity_from_name(const char *s);

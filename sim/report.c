@@ -3,8 +3,10 @@
 #include "report.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "coll.h"
 #include "util.h"
 
 #define MS(x) ((x) * 1e3)
@@ -170,4 +172,57 @@ int eng_report_timeline(const char *path, const og_graph *g, const eng_result *r
     }
     fputs("\n]}\n", f);
     return close_out(f, path, err, errlen);
+}
+
+typedef struct coll_use {
+    int coll, n, algo;
+    int64_t bytes;
+} coll_use;
+
+static int use_cmp(const void *a, const void *b)
+{
+    const coll_use *x = a, *y = b;
+    if (x->coll != y->coll) return x->coll < y->coll ? -1 : 1;
+    if (x->n != y->n) return x->n < y->n ? -1 : 1;
+    if (x->bytes != y->bytes) return x->bytes < y->bytes ? -1 : 1;
+    return x->algo < y->algo ? -1 : x->algo > y->algo;
+}
+
+static void use_print(FILE *f, const coll_use *u, long count, int json, int first)
+{
+    const char *algo = u->algo < 0 ? "closed-form" : coll_algo_get(u->algo & 0xff)->name;
+    const char *proto = u->algo < 0 ? "-" : coll_proto_name(u->algo >> 8);
+    if (!json) {
+        fprintf(f, "  %s on %d ranks, %lld B: %s:%s x %ld ops\n", og_coll_name(u->coll), u->n, (long long)u->bytes,
+                algo, proto, count);
+        return;
+    }
+    fprintf(f, "%s\n    {\"collective\": \"%s\", \"ranks\": %d, \"bytes\": %lld, \"algorithm\": \"%s\", "
+               "\"protocol\": \"%s\", \"ops\": %ld}",
+            first ? "" : ",", og_coll_name(u->coll), u->n, (long long)u->bytes, algo, proto, count);
+}
+
+void eng_report_colls(FILE *f, const og_graph *g, const eng_result *r, int json)
+{
+    coll_use *us = NULL;
+    size_t n = 0, cap = 0;
+    for (int k = 0; r->algo && k < g->nranks; k++)
+        for (int i = 0; i < g->ranks[k].nops; i++) {
+            const og_op *op = &g->ranks[k].ops[i];
+            if (op->kind != OG_COLL) continue;
+            ts_grow(&us, sizeof *us, &cap, n + 1);
+            us[n++] = (coll_use){op->coll, g->groups[op->group].n, r->algo[k][i], op->bytes};
+        }
+    if (n) qsort(us, n, sizeof *us, use_cmp);
+    if (json) fprintf(f, "[");
+    int first = 1;
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && use_cmp(&us[i], &us[j]) == 0) j++;
+        use_print(f, &us[i], (long)(j - i), json, first);
+        first = 0;
+        i = j;
+    }
+    if (json) fprintf(f, "%s]", first ? "" : "\n  ");
+    free(us);
 }

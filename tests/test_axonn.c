@@ -57,7 +57,7 @@ static void test_estimate_matches_graph(void)
         CU_FAIL("setup");
         return;
     }
-    an_net net = {4, 300e9, 3e-6, 25e9, 3.3e-6, 0, 0, 0};
+    an_net net = {4, 300e9, 3e-6, 25e9, 3.3e-6, 0, 0, 0, NULL};
     wl_opts o = {1024, CM_BF16, &a100, &net, 1, 1};
     static const char *lays[] = {
         "gx=2,gy=2,gz=2,dp=2,gbs=16",
@@ -94,7 +94,7 @@ static void test_overlap_helps(void)
         CU_FAIL("setup");
         return;
     }
-    an_net net = {4, 300e9, 3e-6, 25e9, 3.3e-6, 0, 0, 0};
+    an_net net = {4, 300e9, 3e-6, 25e9, 3.3e-6, 0, 0, 0, NULL};
     wl_opts o = {1024, CM_BF16, &a100, &net, 1, 1};
     static const char *grids[] = {"gx=2,gy=2,gz=2,dp=2", "gx=1,gy=8,gz=1,dp=2", "gx=1,gy=1,gz=8,dp=2",
                                   "gx=2,gy=1,gz=1,dp=8"};
@@ -133,7 +133,7 @@ static void test_hand_allreduces(void)
         CU_FAIL("setup");
         return;
     }
-    an_net net = {1, 10e9, 5e-6, 10e9, 5e-6, 0, 0, 0};
+    an_net net = {1, 10e9, 5e-6, 10e9, 5e-6, 0, 0, 0, NULL};
     wl_opts o = {1024, CM_BF16, &a100, &net, 1, 1};
     double T = 1024, h = 1024, L = 8, B = T * h * 2, ar = B / 10e9 + 2 * (5e-6 + 2.8e-6);
     double wg[3] = {cm_gemm_time(&a100, CM_BF16, h, 1.5 * h, T), cm_gemm_time(&a100, CM_BF16, h, 4096 / 2, T),

@@ -24,6 +24,7 @@ void suite_val_fit(void);
 void suite_search(void);
 void suite_axonn(void);
 void suite_zeropp(void);
+void suite_policy(void);
 
 /* Path of a fixture in tests/data/. */
 const char *test_data(const char *name);

@@ -109,6 +109,7 @@ typedef struct val_sweep {
     char **hosts;           /* the platform's hosts (the first n are used) */
     int nhosts;
     struct coll_topo *topo;
+    const struct coll_policy *policy; /* without forced: the selection (NULL: automatic); set after open */
 } val_sweep;
 
 typedef struct val_point {

@@ -45,7 +45,7 @@ int val_sweep_size(val_sweep *s, int64_t bytes, val_point *res, char *err, size_
         coll_hw_from_routes(&hw, n, s->topo, host_route, s);
         if (n > 1 && (hw.bw <= 0 || (hw.inter_alpha > 0 && hw.inter_bw <= 0)))
             return ts_err(err, errlen, "no route from %s to the other members", s->hosts[0]);
-        a = coll_select(s->op, n, bytes, &hw, &pr);
+        a = coll_policy_select(s->policy, s->op, n, bytes, &hw, &pr, NULL);
     }
     coll_plan p;
     if (coll_plan_init_topo(&p, s->op, n, s->root, bytes, NULL, a, s->topo, err, errlen) < 0) return -1;

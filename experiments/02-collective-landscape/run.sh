@@ -3,7 +3,8 @@
 # every algorithm x protocol of five collectives on 8 to 4,096 H100 GPUs of dgx-h100-superpod,
 # 8 B to 8 GB (factor 32; at 4,096 GPUs Simple protocol only and no all-to-all), closed form (--fidelity analytical: no contention, which on this
 # rail-optimised 1:1 fat-tree is what the flow simulation gives for these schedules).
-# Writes all.csv (every run), tuning.csv (coll,gpus,size,best algorithm) and best.csv (best,
+# Writes all.csv (every run), tuning.csv (the best algorithm per range of group sizes and bytes,
+# the format of --tuning) and best.csv (best,
 # its margin over the runner-up algorithm, the automatic NCCL-like choice and the gain over it),
 # and plot.svg. A few minutes on 2 cores.
 set -euo pipefail
@@ -47,12 +48,14 @@ tail -n +2 "$all" | awk -F, '$3 > 0' | sort -t, -k1,1 -k2,2n -k3,3n -k4,4g | awk
   $5 != ba[key] && !(key in second) { second[key] = $4; sa[key] = $5 }
   END {
     print "coll,gpus,size,algorithm,protocol,time_us,runner_up,margin,auto,auto_time_us,gain_over_auto" > "'"$here/best.csv"'"
-    print "coll,gpus,size,algorithm" > "'"$here/tuning.csv"'"
     for (i = 1; i <= nk; i++) { k = order[i]
       m = (k in second) ? second[k] / best[k] - 1 : 0
       g = (k in auto) ? auto[k] / best[k] - 1 : 0
-      printf "%s,%s,%s,%.4g,%s,%.4f,%s,%.4g,%.4f\n", k, ba[k], bp[k], best[k], (k in second) ? sa[k] : "-", m, autoa[k], auto[k], g > "'"$here/best.csv"'"
-      printf "%s,%s:%s\n", k, ba[k], bp[k] > "'"$here/tuning.csv"'" } }'
+      printf "%s,%s,%s,%.4g,%s,%.4f,%s,%.4g,%.4f\n", k, ba[k], bp[k], best[k], (k in second) ? sa[k] : "-", m, autoa[k], auto[k], g > "'"$here/best.csv"'" } }'
+# the tuning table `--tuning` reads back (docs/collectives.md): each measured cell covers the
+# group sizes and byte counts up to the geometric midpoints to its neighbours (the first from
+# 1 GPU / 0 B, the last to inf); neighbouring byte ranges with the same choice are merged
+awk -F, -f "$here/tuning.awk" "$here/best.csv" > "$here/tuning.csv"
 # how often each algorithm wins, per collective
 awk -F, 'NR > 1 { w[$1 "," $4]++ } END { for (k in w) print k "," w[k] }' "$here/best.csv" | sort > "$here/wins.csv"
 column -s, -t "$here/best.csv"
@@ -60,3 +63,5 @@ column -s, -t "$here/best.csv"
 { echo "cell,gain_pct"; awk -F, 'NR > 1 && $11 > 0.005 { printf "%s %s GPUs %s B,%.2f\n", $1, $2, $3, 100 * $11 }' "$here/best.csv" | sort -t, -k2,2gr | head -25; } > "$tmp/gain.csv"
 awk -F, -v label=1 -v cols=2 -v title="Best forced algorithm vs automatic selection: time saved (top 25 cells)" \
   -v unit="auto time / best time - 1, in %" -f experiments/common/bars.awk "$tmp/gain.csv" > "$here/plot.svg"
+# end to end: two training jobs under the automatic policy and under --tuning tuning.csv
+"$here/e2e.sh"

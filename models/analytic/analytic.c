@@ -19,13 +19,13 @@ static const struct netrow {
 } nets[] = {
     /* DGX A100: NVLink3 300 GB/s per direction, P2P latency 2.7-3.4 us (ABCI);
      * 8 HDR 200 Gb/s NICs, one per GPU, OSU D-D latency 3.29 us (ABCI). */
-    {"A100", {8, 300e9, 3e-6, 25e9, 3.3e-6, 0, 0, 0}},
+    {"A100", {8, 300e9, 3e-6, 25e9, 3.3e-6, 0, 0, 0, NULL}},
     /* DGX H100/H200: NVLink4 450 GB/s per direction; 8 NDR 400 Gb/s NICs. */
-    {"H100", {8, 450e9, 3e-6, 50e9, 3.3e-6, 0, 0, 0}},
-    {"H200", {8, 450e9, 3e-6, 50e9, 3.3e-6, 0, 0, 0}},
+    {"H100", {8, 450e9, 3e-6, 50e9, 3.3e-6, 0, 0, 0, NULL}},
+    {"H200", {8, 450e9, 3e-6, 50e9, 3.3e-6, 0, 0, 0, NULL}},
     /* Frontier node: a ring over 8 GCDs crosses single Infinity Fabric links
      * (50 GB/s); 4 Slingshot NICs of 25 GB/s for 8 GCDs; GPU osu_latency 2.5 us (LUMI). */
-    {"MI250X", {8, 50e9, 2.5e-6, 12.5e9, 2.5e-6, 0, 0, 0}},
+    {"MI250X", {8, 50e9, 2.5e-6, 12.5e9, 2.5e-6, 0, 0, 0, NULL}},
 };
 
 int an_net_default(const char *gpu_name, an_net *net)
@@ -87,11 +87,16 @@ static void an_route(void *ctx, int a, int b, double *lat, double *bw)
     *bw = intra ? r->net->intra_bw : r->net->inter_bw;
 }
 
-/* The collective as the engine runs it: the same selection (algorithm and
- * protocol, from the route between the first two members and the group's
- * nodes) and the closed-form cost of its schedule (coll_cost, pipelined). */
-double an_sched_time_nodes(const an_net *net, int n, const int *node, og_coll c, int64_t bytes)
+/* The collective as the engine runs it on n members placed on nodes node[]:
+ * the same selection (an algorithm the op forces, else net->policy's choice
+ * from the routes and the group's nodes) and the closed-form cost of its
+ * schedule (coll_cost, pipelined). *choice (when not NULL): algorithm |
+ * protocol << 8, -1 when no schedule was costed (all-to-allv: the alpha-beta
+ * ring form). */
+static double sched_nodes(const an_net *net, int n, const int *node, og_coll c, int64_t bytes, const char *forced,
+                          int *choice)
 {
+    if (choice) *choice = -1;
     if (n <= 1) return 0;
     coll_topo *topo = coll_topo_new(n, node, net->nvls);
     route_ctx ctx = {net, node};
@@ -101,7 +106,9 @@ double an_sched_time_nodes(const an_net *net, int n, const int *node, og_coll c,
     coll_plan p;
     char err[TS_ERRLEN];
     double t;
-    int a = c == OG_ALLTOALLV ? -1 : coll_select(c, n, bytes, &hw, &proto);
+    int a = -1;
+    if (c != OG_ALLTOALLV && (!forced || coll_algo_parse(forced, c, &a, &proto, err, sizeof err) < 0))
+        a = coll_policy_select(net->policy, c, n, bytes, &hw, &proto, NULL);
     if (a < 0 || coll_plan_init_topo(&p, c, n, 0, bytes, NULL, a, topo, err, sizeof err) < 0) {
         int intra = 1;
         for (int i = 1; i < n; i++) intra &= node[i] == node[0];
@@ -110,19 +117,32 @@ double an_sched_time_nodes(const an_net *net, int n, const int *node, og_coll c,
     } else {
         p.proto = proto;
         t = coll_cost(&p, COLL_COST_PIPELINED, an_route, &ctx);
+        if (choice) *choice = a | proto << 8;
     }
     coll_topo_free(topo);
     return t;
 }
 
-double an_sched_time(const an_net *net, const og_graph *g, const og_group *gr, og_coll c, int64_t bytes)
+double an_sched_time_nodes(const an_net *net, int n, const int *node, og_coll c, int64_t bytes)
 {
+    return sched_nodes(net, n, node, c, bytes, NULL, NULL);
+}
+
+static double sched_time(const an_net *net, const og_graph *g, const og_group *gr, og_coll c, int64_t bytes,
+                         const char *forced, int *choice)
+{
+    if (choice) *choice = -1;
     if (gr->n <= 1) return 0;
     int *node = ts_malloc(gr->n * sizeof *node);
     for (int i = 0; i < gr->n; i++) node[i] = an_node_of(net, g, gr->ranks[i]);
-    double t = an_sched_time_nodes(net, gr->n, node, c, bytes);
+    double t = sched_nodes(net, gr->n, node, c, bytes, forced, choice);
     free(node);
     return t;
+}
+
+double an_sched_time(const an_net *net, const og_graph *g, const og_group *gr, og_coll c, int64_t bytes)
+{
+    return sched_time(net, g, gr, c, bytes, NULL, NULL);
 }
 
 /* ---- critical path ---- */
@@ -137,10 +157,12 @@ typedef struct ginfo {
     int ninst;
     size_t cap;
     inst *insts;
-    int *seq;               /* per member: instances entered so far */
+    int *seq;               /* per member: collectives on the group so far, in op order */
     og_coll last_coll;      /* cache of the last schedule costed on the group */
     int64_t last_bytes;
+    const char *last_algo;  /* the op's forced algorithm (pointer identity; NULL: none) */
     double last_time;
+    int last_choice;
 } ginfo;
 
 typedef struct p2p {        /* a pending send or receive, waiting for its match */
@@ -159,6 +181,7 @@ typedef struct state {
     int ***slist;           /* per rank, per stream: op ids in order */
     int **slen;
     int *member;            /* COLL op (flattened): member index in its group */
+    int *cseq;              /* COLL op (flattened): its sequence number on its group (op order) */
     ginfo *gi;
     p2p **hash;
     size_t hcap;
@@ -240,7 +263,7 @@ static void post_coll(state *S, int r, int opi, double ready)
     const og_group *gr = &S->g->groups[op->group];
     ginfo *gi = &S->gi[op->group];
     int me = S->member[S->base[r] + opi];
-    int seq = gi->seq[me]++;
+    int seq = S->cseq[S->base[r] + opi];
     if (seq >= gi->ninst) {
         ts_grow(&gi->insts, sizeof *gi->insts, &gi->cap, (size_t)seq + 1);
         for (int i = gi->ninst; i <= seq; i++) memset(&gi->insts[i], 0, sizeof gi->insts[i]);
@@ -252,14 +275,17 @@ static void post_coll(state *S, int r, int opi, double ready)
     if (ready > in->tmax) in->tmax = ready;
     S->res->start[r][opi] = ready;
     if (++in->arrived < gr->n) return;
-    if (gi->last_bytes != op->bytes || gi->last_coll != op->coll) {
+    if (gi->last_bytes != op->bytes || gi->last_coll != op->coll || gi->last_algo != op->algo) {
         gi->last_bytes = op->bytes;
         gi->last_coll = op->coll;
-        gi->last_time = an_sched_time(S->net, S->g, gr, op->coll, op->bytes);
+        gi->last_algo = op->algo;
+        gi->last_time = sched_time(S->net, S->g, gr, op->coll, op->bytes, op->algo, &gi->last_choice);
     }
     double end = in->tmax + gi->last_time;
+    int choice = gi->last_choice; /* finish() may run this group's next collective */
     for (int i = 0; i < gr->n; i++) {
         int rr = gr->ranks[i];
+        S->res->algo[rr][in->ops[i]] = choice;
         finish(S, rr, in->ops[i], in->tmax, end); /* waiting for the last member is idle */
     }
     free(in->ops);
@@ -328,12 +354,14 @@ int an_run(const og_graph *g, const an_net *net, eng_result **out, char *err, si
     res->end = ts_calloc(n, sizeof *res->end);
     res->host = ts_calloc(n, sizeof *res->host);
     res->ranks = ts_calloc(n, sizeof *res->ranks);
+    res->algo = ts_calloc(n, sizeof *res->algo);
     S.res = res;
     S.base = ts_malloc((n + 1) * sizeof *S.base);
     S.base[0] = 0;
     for (int r = 0; r < n; r++) S.base[r + 1] = S.base[r] + g->ranks[r].nops;
     S.done = ts_calloc(S.base[n] + 1, 1);
     S.member = ts_malloc((S.base[n] + 1) * sizeof *S.member);
+    S.cseq = ts_malloc((S.base[n] + 1) * sizeof *S.cseq);
     S.next = ts_malloc(n * sizeof *S.next);
     S.slist = ts_malloc(n * sizeof *S.slist);
     S.slen = ts_malloc(n * sizeof *S.slen);
@@ -356,6 +384,8 @@ int an_run(const og_graph *g, const an_net *net, eng_result **out, char *err, si
         res->host[r] = ts_strdup(rk->host ? rk->host : host);
         res->start[r] = ts_calloc(rk->nops + 1, sizeof(double));
         res->end[r] = ts_calloc(rk->nops + 1, sizeof(double));
+        res->algo[r] = ts_malloc((rk->nops + 1) * sizeof(int));
+        for (int i = 0; i < rk->nops; i++) res->algo[r][i] = -1;
         S.next[r] = ts_calloc(OG_MAX_STREAMS, sizeof(int));
         S.slen[r] = ts_calloc(OG_MAX_STREAMS, sizeof(int));
         S.slist[r] = ts_calloc(OG_MAX_STREAMS, sizeof(int *));
@@ -379,6 +409,9 @@ int an_run(const og_graph *g, const an_net *net, eng_result **out, char *err, si
                     goto out;
                 }
                 S.member[S.base[r] + i] = k;
+                /* the k-th collective on a group in op order, as the engine matches them
+                 * (not in posting order: streams post out of order) */
+                S.cseq[S.base[r] + i] = S.gi[op->group].seq[k]++;
             }
         }
         for (int s = 0; s < OG_MAX_STREAMS; s++)
@@ -450,6 +483,7 @@ out:
     free(S.inwork);
     free(S.done);
     free(S.member);
+    free(S.cseq);
     free(S.base);
     if (rc == 0) *out = res;
     else an_result_free(res);
@@ -463,7 +497,9 @@ void an_result_free(eng_result *r)
         free(r->start[i]);
         free(r->end[i]);
         free(r->host[i]);
+        if (r->algo) free(r->algo[i]);
     }
+    free(r->algo);
     free(r->start);
     free(r->end);
     free(r->host);

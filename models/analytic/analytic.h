@@ -18,6 +18,7 @@ typedef struct an_net {
     double flops;       /* compute ops given as flops/bytes: device speed (FLOP/s) */
     double hbm_bw;      /* and memory bandwidth (bytes/s); 0: such ops are an error */
     int nvls;           /* nodes have NVLS-capable NVSwitches (as the engine reads from hosts) */
+    const struct coll_policy *policy; /* collective selection (NULL: automatic), as eng_set_policy */
 } an_net;
 
 /* Defaults by GPU family (docs/workload.md gives the sources). Returns -1
@@ -28,8 +29,8 @@ int an_net_default(const char *gpu_name, an_net *net);
  * on n ranks whose slowest link is (bw, lat); send/recv: lat + bytes/bw. */
 double an_coll_time(og_coll c, int n, double bytes, double bw, double lat);
 
-/* Time of a collective on group gr from its schedule (models/coll, automatic
- * algorithm choice): the steps run in lock-step, a step lasting as long as
+/* Time of a collective on group gr from its schedule (models/coll, the
+ * algorithm net->policy chooses): the steps run in lock-step, a step lasting as long as
  * its slowest transfer over all members, lat + bytes/bw of that pair (intra-
  * or inter-node). For a ring this is an_coll_time on the slowest edge. */
 double an_sched_time(const an_net *net, const og_graph *g, const og_group *gr, og_coll c, int64_t bytes);

@@ -188,4 +188,40 @@ og_graph *coll_graph(og_coll coll, int n, int64_t bytes, og_dtype dtype, int roo
 /* nccl-tests' algbw/busbw factor: busbw = algbw * factor. */
 double coll_busbw_factor(og_coll coll, int n);
 
+/* ---- The selection policy (policy.c): what the user overrides of the
+ * automatic choice. In order: an algorithm forced for the collective
+ * (--coll), the first row of a tuning table (--tuning) whose collective,
+ * group-size range and byte range hold the call, and coll_select. A forced
+ * algorithm or a matching row that cannot run on the group's topology
+ * (NVLS across nodes, hierarchical on uneven nodes) falls back to
+ * coll_select. docs/collectives.md gives the CSV format. ---- */
+typedef struct coll_policy coll_policy;
+typedef enum { COLL_BY_AUTO, COLL_BY_FORCE, COLL_BY_TABLE } coll_source;
+
+coll_policy *coll_policy_new(void);
+void coll_policy_free(coll_policy *pol);
+
+/* A collective by name: og_coll_name's ("all_reduce") or without the
+ * underscores ("allreduce"); -1 when unknown. */
+int coll_from_name(const char *s);
+
+/* "COLL=ALGO[:PROTO],...": force those collectives' algorithms (a later item
+ * for the same collective wins). -1 with err naming the bad item. */
+int coll_policy_force(coll_policy *pol, const char *spec, char *err, size_t errlen);
+/* The algorithm forced for coll: 1 (and *algo, *proto) or 0. */
+int coll_policy_forced(const coll_policy *pol, og_coll coll, int *algo, coll_proto *proto);
+
+/* Append the rows of a tuning-table CSV (header
+ * coll,min_gpus,max_gpus,min_bytes,max_bytes,algorithm; ranges inclusive, a
+ * maximum may be "inf"; '#' lines and blank lines skipped). All rows or none:
+ * -1 with "FILE:LINE: what: 'value'" in err. */
+int coll_policy_load(coll_policy *pol, const char *path, char *err, size_t errlen);
+size_t coll_policy_rules(const coll_policy *pol);
+
+/* The policy's choice for one call (pol NULL: coll_select), and which rule
+ * made it (src may be NULL). */
+int coll_policy_select(const coll_policy *pol, og_coll coll, int n, int64_t bytes, const coll_hw *hw,
+                       coll_proto *proto, coll_source *src);
+const char *coll_source_name(coll_source s);
+
 #endif
