@@ -59,6 +59,13 @@ static const char run_help[] =
     "                     full: every rank and collective\n"
     "  --json FILE        write the results as JSON\n"
     "  --timeline FILE    write a Chrome trace / Perfetto timeline of the simulated ranks\n"
+    "  --links N          the N busiest links of the SimGrid run (bytes, GB/s, busy %:\n"
+    "                     bytes / (bandwidth x iteration)), also under \"links\" in --json;\n"
+    "                     pipelined or step fidelity only. Links carry what SimGrid\n"
+    "                     simulated: never the analytical intra-node TP collectives; with\n"
+    "                     --detail reduced only replica 0's PP messages, inter-node TP and\n"
+    "                     tied-embedding all-reduce, no DP gradient collectives; replicas:\n"
+    "                     every rank's PP and DP; full: every collective\n"
     "  --opgraph FILE     write the op graph built (every message and collective of the\n"
     "                     ranks built, labels tp. pp. dp. cp. ep.) as a native trace\n"
     "  --progress         progress lines on stderr\n"
@@ -102,7 +109,7 @@ static void json_mem(FILE *f, const mem_breakdown *mb)
 
 static int write_json(const char *path, const wl_model *m, const char *layout, int ngpus, int seq,
                       const char *fidelity, const char *detail, const mem_breakdown *mb, const run_out *ro,
-                      int simulated, char *err, size_t errlen)
+                      int simulated, const eng_result *links, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "w");
     if (!f) return ts_err(err, errlen, "%s: cannot write", path);
@@ -129,6 +136,10 @@ static int write_json(const char *path, const wl_model *m, const char *layout, i
             ts_json_number(f, ro->cat[c]);
         }
         fprintf(f, "}");
+    }
+    if (links) {
+        fprintf(f, ",\n  \"links\": ");
+        eng_report_links_json(f, links);
     }
     fprintf(f, "\n}\n");
     if (fclose(f) != 0) return ts_err(err, errlen, "%s: write failed", path);
@@ -167,7 +178,8 @@ static int parse_net(const char *s, an_net *net, char *err, size_t errlen)
 int cmd_run(int argc, char **argv)
 {
     enum { O_PLATFORM = 256, O_MODEL, O_LAYOUT, O_SEQ, O_DTYPE, O_FIDELITY, O_JSON, O_TIMELINE, O_GPU, O_GPUS,
-           O_GEMM, O_GPN, O_DETAIL, O_PROGRESS, O_NET, O_NODES, O_CALIB, O_OPGRAPH };
+           O_GEMM, O_GPN, O_DETAIL, O_PROGRESS, O_NET, O_NODES, O_CALIB, O_OPGRAPH,
+           O_LINKS };
     static const struct option longopts[] = {
         {"platform", required_argument, 0, O_PLATFORM}, {"model", required_argument, 0, O_MODEL},
         {"layout", required_argument, 0, O_LAYOUT},     {"seq", required_argument, 0, O_SEQ},
@@ -178,14 +190,14 @@ int cmd_run(int argc, char **argv)
         {"detail", required_argument, 0, O_DETAIL},     {"progress", no_argument, 0, O_PROGRESS},
         {"net", required_argument, 0, O_NET},           {"cluster", required_argument, 0, O_PLATFORM},
         {"nodes", required_argument, 0, O_NODES},       {"calibration", required_argument, 0, O_CALIB},
-        {"opgraph", required_argument, 0, O_OPGRAPH},
+        {"opgraph", required_argument, 0, O_OPGRAPH},   {"links", required_argument, 0, O_LINKS},
         {"help", no_argument, 0, 'h'},                  {0, 0, 0, 0},
     };
     const char *platform = NULL, *model = NULL, *layout_s = NULL, *json = NULL, *timeline = NULL;
     const char *gpu_name = NULL, *gemm = NULL, *fid_name = NULL, *net_s = NULL, *calib = NULL, *opgraph = NULL;
     int nodes = 0, have_cluster = 0;
     topo_cluster cl;
-    int seq = 0, ngpus = 0, gpn = 0, full = 0, progress = 0, analytical = 0;
+    int seq = 0, ngpus = 0, gpn = 0, full = 0, progress = 0, analytical = 0, links = 0;
     cm_dtype dtype = CM_BF16;
     char **sgv = ts_calloc(argc + 1, sizeof *sgv), **ours = ts_calloc(argc + 1, sizeof *ours);
     int sgc, nours;
@@ -213,6 +225,12 @@ int cmd_run(int argc, char **argv)
         case O_NODES:
             if (cmd_parse_int(optarg, 1, 1000000, &nodes) < 0) {
                 rc = cmd_usage_error("run", "--nodes wants a count from 1 to 1000000, not '%s'", optarg);
+                goto out;
+            }
+            break;
+        case O_LINKS:
+            if (cmd_parse_int(optarg, 1, 1000000, &links) < 0) {
+                rc = cmd_usage_error("run", "--links wants a count from 1 to 1000000, not '%s'", optarg);
                 goto out;
             }
             break;
@@ -271,7 +289,11 @@ int cmd_run(int argc, char **argv)
     analytical = fid_name && strcmp(fid_name, "analytical") == 0;
     int estimate = fid_name && strcmp(fid_name, "estimate") == 0;
     analytical |= estimate;
-    eng_opts eo = {ENG_PIPELINED, 0, progress};
+    if (links && analytical) {
+        rc = cmd_usage_error("run", "--links needs a SimGrid fidelity (pipelined or step), not '%s'", fid_name);
+        goto out;
+    }
+    eng_opts eo = {ENG_PIPELINED, links, progress};
     if (fid_name && !analytical) {
         int f = eng_fidelity_from_name(fid_name);
         if (f < 0) {
@@ -349,7 +371,7 @@ int cmd_run(int argc, char **argv)
     if (!mb.fits) {
         printf("not simulated: the layout does not fit in GPU memory\n");
         rc = EXIT_FAIL;
-        if (json && write_json(json, &m, lay, ngpus, seq, fname, dname, &mb, &ro, 0, err, BIGERR) < 0) {
+        if (json && write_json(json, &m, lay, ngpus, seq, fname, dname, &mb, &ro, 0, NULL, err, BIGERR) < 0) {
             fprintf(stderr, "trainsim run: %s\n", err);
             rc = EXIT_USAGE;
         }
@@ -391,7 +413,7 @@ int cmd_run(int argc, char **argv)
                "%.4f s; bubble %.4f, exposed dp %.4f, optimizer %.4f s\n",
                e.tf, e.tb, e.tw, e.bubble, e.dp_exposed, e.optimizer);
         rc = EXIT_OK;
-        if (json && write_json(json, &m, lay, ngpus, seq, fname, dname, &mb, &ro, 1, err, BIGERR) < 0) {
+        if (json && write_json(json, &m, lay, ngpus, seq, fname, dname, &mb, &ro, 1, NULL, err, BIGERR) < 0) {
             fprintf(stderr, "trainsim run: %s\n", err);
             rc = EXIT_USAGE;
         }
@@ -445,8 +467,17 @@ int cmd_run(int argc, char **argv)
            "bubble %.4f s (mean over ranks)\n",
            ro.cat[AN_COMP], ro.cat[AN_TP], ro.cat[AN_CP], ro.cat[AN_EP], ro.cat[AN_PP], ro.cat[AN_DP],
            ro.cat[AN_OTHER], ro.cat[AN_IDLE]);
+    if (links) {
+        printf("\nlinks            traffic SimGrid simulated: %s\n",
+               full == 1 ? "every rank and collective (full detail)"
+               : full == 2 ? "every rank's PP and DP, no intra-node TP (replicas)"
+                           : "replica 0's PP, inter-node TP and embedding all-reduce only, "
+                             "no DP gradient collectives (reduced)");
+        eng_report_links(stdout, res);
+    }
     rc = EXIT_OK;
-    if (json && write_json(json, &m, lay, ngpus, seq, fname, dname, &mb, &ro, 1, err, BIGERR) < 0) rc = EXIT_USAGE;
+    if (json && write_json(json, &m, lay, ngpus, seq, fname, dname, &mb, &ro, 1, links ? res : NULL, err, BIGERR) < 0)
+        rc = EXIT_USAGE;
     if (rc == EXIT_OK && timeline && eng_report_timeline(timeline, g, res, err, BIGERR) < 0) rc = EXIT_USAGE;
     if (rc != EXIT_OK) fprintf(stderr, "trainsim run: %s\n", err);
 out:

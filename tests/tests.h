@@ -22,6 +22,7 @@ void suite_trace(void);
 void suite_val(void);
 void suite_val_fit(void);
 void suite_search(void);
+void suite_run_links(void);
 
 /* Path of a fixture in tests/data/. */
 const char *test_data(const char *name);
