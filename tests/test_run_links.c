@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tests.h"
 
@@ -35,10 +36,12 @@ typedef struct link_row {
     double bytes, bw, busy;
 } link_row;
 
-/* Run args with --json path; return the parsed JSON (caller frees) or NULL. */
-static json_t *run_json(const char *args, const char *path)
+/* Run args with --json to a file of this process (engineers run the suite side by side);
+ * return the parsed JSON (caller frees) or NULL. */
+static json_t *run_json(const char *args)
 {
-    char cmd[1024];
+    char cmd[1024], path[64];
+    snprintf(path, sizeof path, "/tmp/trainsim-test-run-links.%d.json", (int)getpid());
     snprintf(cmd, sizeof cmd, "%s --json %s", args, path);
     int rc = test_cli(cmd, out, sizeof out);
     if (rc != 0) fprintf(stderr, "\n%s\n%s\n", cmd, out);
@@ -97,7 +100,7 @@ static void test_dp_ring_bytes(void)
         char args[512];
         snprintf(args, sizeof args, "run --cluster test-cluster --model megatron-gpt-1.7b --layout tp=4,pp=1,dp=4,"
                                     "gbs=4 --seq 1024 --detail replicas --fidelity %s --links 100", fid[f]);
-        json_t *j = run_json(args, "/tmp/trainsim-test-run-links.json");
+        json_t *j = run_json(args);
         if (!j) return;
         /* the printed table: header, then the busiest link first */
         const char *t = strstr(out, "busiest links");
@@ -143,7 +146,7 @@ static void test_dp_ring_bytes(void)
 static void test_reduced_pp_bytes(void)
 {
     json_t *j = run_json("run --cluster test-cluster --model megatron-gpt-1.7b --layout tp=4,pp=2,dp=2,gbs=8 "
-                         "--seq 1024 --links 100", "/tmp/trainsim-test-run-links.json");
+                         "--seq 1024 --links 100");
     if (!j) return;
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "no DP gradient collectives (reduced)"));
     double nic = 4 * 1024 * H * 2 + VOCAB * H / 4 * GRAD_BYTES;
@@ -170,7 +173,7 @@ static void test_reduced_pp_bytes(void)
 static void test_links_cli(void)
 {
     json_t *j = run_json("run --cluster test-cluster --model megatron-gpt-1.7b --layout tp=4,pp=1,dp=2,gbs=2 "
-                         "--seq 1024", "/tmp/trainsim-test-run-links.json");
+                         "--seq 1024");
     if (j) CU_ASSERT_PTR_NULL(json_object_get(j, "links"));
     json_decref(j);
     CU_ASSERT_PTR_NULL(strstr(out, "busiest links"));
