@@ -473,7 +473,8 @@ int cmd_run(int argc, char **argv)
                : full == 2 ? "every rank's PP and DP, no intra-node TP (replicas)"
                            : "replica 0's PP, inter-node TP and embedding all-reduce only, "
                              "no DP gradient collectives (reduced)");
-        eng_report_links(stdout, res);
+        if (res->nlinks) eng_report_links(stdout, res);
+        else printf("                 no link carried simulated traffic\n");
     }
     rc = EXIT_OK;
     if (json && write_json(json, &m, lay, ngpus, seq, fname, dname, &mb, &ro, 1, links ? res : NULL, err, BIGERR) < 0)

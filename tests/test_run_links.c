@@ -177,6 +177,12 @@ static void test_links_cli(void)
     if (j) CU_ASSERT_PTR_NULL(json_object_get(j, "links"));
     json_decref(j);
     CU_ASSERT_PTR_NULL(strstr(out, "busiest links"));
+    /* reduced, pp=1: DP analytical, TP inside nodes: SimGrid moves no byte, and says so */
+    j = run_json("run --cluster test-cluster --model megatron-gpt-1.7b --layout tp=4,pp=1,dp=2,gbs=2 "
+                 "--seq 1024 --links 5");
+    if (j) CU_ASSERT_EQUAL(json_array_size(json_object_get(j, "links")), 0);
+    json_decref(j);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "no link carried simulated traffic"));
     const char *fids[2] = {"analytical", "estimate"};
     for (int i = 0; i < 2; i++) {
         char args[512], want[128];
