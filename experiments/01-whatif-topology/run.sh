@@ -2,8 +2,8 @@
 # Study 01, what-if topology: GPT-3 175B with one fixed layout on 1,024 GPUs of several fabrics
 # (DGX H100 fat-tree 1:1/2:1, rails on/off, DGX H100 nodes on dragonflies, Frontier GCDs), with the
 # busiest links of each tier; writes results.csv, links.csv, tiers.csv and plot.svg beside this
-# script (1m40s of CPU, 4m40s wall on the shared 2-core machine). --quick: a reduced version on 128
-# GPUs and three fabrics that prints its table and writes nothing (under 10 s; `make demo` runs it).
+# script (1m50s on the shared 2-core machine, up to 5 minutes when it is busy). --quick: a reduced
+# version on 128 GPUs and three fabrics that prints its table and writes nothing (under 10 s).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 quick=0
@@ -38,8 +38,10 @@ summary='
   /^busiest links/ { inl = 1; next }
   inl && NF == 4 { nl++; ln[nl] = $1; lb[nl] = $2; lw[nl] = $3; lu[nl] = $4 }'
 
+# network/optim:Full: SimGrid's default lazy rate updates let a PAT all-gather on the dragonfly
+# push 240 MB through one 50 GB/s link in 4.21 ms (114% busy); Full gives 4.82 ms (README).
 run() { # cluster args... -> $tmp/out (a later --detail wins)
-  bin/trainsim run --seq 2048 --detail replicas --cluster "$@" > "$tmp/out"
+  bin/trainsim run --seq 2048 --detail replicas --cfg=network/optim:Full --log=xbt_cfg.thres:warning --cluster "$@" > "$tmp/out"
 }
 # The busiest link of each tier in $tmp/out (full_rate_s = bytes / bandwidth: the seconds the link
 # needs at full rate for the iteration's traffic) -> a row of tiers.csv per tier.
