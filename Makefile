@@ -120,10 +120,13 @@ validate-cpu: bin/trainsim bin/trainsim-bench
 golden: bin/trainsim
 	tests/golden/run.sh --write-golden
 
-# The shipped example study of the README.
+# The shipped examples of the README: a trace on two nodes, then study 01 reduced
+# (one GPT on three fabrics: iteration time, exposed communication, busiest link).
 demo: bin/trainsim
 	bin/trainsim sim --platform dgx-h100-superpod --nodes 2 \
 	    --trace configs/traces/dp-overlap-16.json --links 5
+	@echo
+	experiments/01-whatif-topology/run.sh --quick
 
 bin/bench_import: build/experiments/bench/bench_import.o build/libtrainsim.a
 	@mkdir -p bin

@@ -68,6 +68,13 @@ static const char run_help[] =
     "                     output lists each collective's algorithm)\n"
     "  --json FILE        write the results as JSON\n"
     "  --timeline FILE    write a Chrome trace / Perfetto timeline of the simulated ranks\n"
+    "  --links N          the N busiest links of the SimGrid run (bytes, GB/s, busy %:\n"
+    "                     bytes / (bandwidth x iteration)), also under \"links\" in --json;\n"
+    "                     pipelined or step fidelity only. Links carry what SimGrid\n"
+    "                     simulated: never the analytical intra-node TP collectives; with\n"
+    "                     --detail reduced only replica 0's PP messages, inter-node TP and\n"
+    "                     tied-embedding all-reduce, no DP gradient collectives; replicas:\n"
+    "                     every rank's PP and DP; full: every collective\n"
     "  --opgraph FILE     write the op graph built (every message and collective of the\n"
     "                     ranks built, labels tp. pp. dp. cp. ep.) as a native trace\n"
     "  --progress         progress lines on stderr\n"
@@ -111,7 +118,8 @@ static void json_mem(FILE *f, const mem_breakdown *mb)
 
 static int write_json(const char *path, const wl_model *m, const char *layout, int ngpus, int seq,
                       const char *fidelity, const char *detail, const mem_breakdown *mb, const run_out *ro,
-                      int simulated, const og_graph *g, const eng_result *res, char *err, size_t errlen)
+                      int simulated, const og_graph *g, const eng_result *res, int links, char *err,
+                      size_t errlen)
 {
     FILE *f = fopen(path, "w");
     if (!f) return ts_err(err, errlen, "%s: cannot write", path);
@@ -142,6 +150,10 @@ static int write_json(const char *path, const wl_model *m, const char *layout, i
     if (g && res) {
         fprintf(f, ",\n  \"collectives\": ");
         eng_report_colls(f, g, res, 1);
+    }
+    if (links && res) {
+        fprintf(f, ",\n  \"links\": ");
+        eng_report_links_json(f, res);
     }
     fprintf(f, "\n}\n");
     if (fclose(f) != 0) return ts_err(err, errlen, "%s: write failed", path);
@@ -181,7 +193,7 @@ int cmd_run(int argc, char **argv)
 {
     enum { O_PLATFORM = 256, O_MODEL, O_LAYOUT, O_SEQ, O_DTYPE, O_FIDELITY, O_JSON, O_TIMELINE, O_GPU, O_GPUS,
            O_GEMM, O_GPN, O_DETAIL, O_PROGRESS, O_NET, O_NODES, O_CALIB, O_OPGRAPH,
-           O_COLL, O_TUNING };
+           O_COLL, O_TUNING, O_LINKS };
     static const struct option longopts[] = {
         {"platform", required_argument, 0, O_PLATFORM}, {"model", required_argument, 0, O_MODEL},
         {"layout", required_argument, 0, O_LAYOUT},     {"seq", required_argument, 0, O_SEQ},
@@ -194,6 +206,7 @@ int cmd_run(int argc, char **argv)
         {"nodes", required_argument, 0, O_NODES},       {"calibration", required_argument, 0, O_CALIB},
         {"opgraph", required_argument, 0, O_OPGRAPH},   {"coll", required_argument, 0, O_COLL},
         {"tuning", required_argument, 0, O_TUNING},
+        {"links", required_argument, 0, O_LINKS},
         {"help", no_argument, 0, 'h'},                  {0, 0, 0, 0},
     };
     const char *platform = NULL, *model = NULL, *layout_s = NULL, *json = NULL, *timeline = NULL;
@@ -202,7 +215,7 @@ int cmd_run(int argc, char **argv)
     coll_policy *pol = NULL;
     int nodes = 0, have_cluster = 0;
     topo_cluster cl;
-    int seq = 0, ngpus = 0, gpn = 0, full = 0, progress = 0, analytical = 0;
+    int seq = 0, ngpus = 0, gpn = 0, full = 0, progress = 0, analytical = 0, links = 0;
     cm_dtype dtype = CM_BF16;
     char **sgv = ts_calloc(argc + 1, sizeof *sgv), **ours = ts_calloc(argc + 1, sizeof *ours);
     int sgc, nours;
@@ -232,6 +245,12 @@ int cmd_run(int argc, char **argv)
         case O_NODES:
             if (cmd_parse_int(optarg, 1, 1000000, &nodes) < 0) {
                 rc = cmd_usage_error("run", "--nodes wants a count from 1 to 1000000, not '%s'", optarg);
+                goto out;
+            }
+            break;
+        case O_LINKS:
+            if (cmd_parse_int(optarg, 1, 1000000, &links) < 0) {
+                rc = cmd_usage_error("run", "--links wants a count from 1 to 1000000, not '%s'", optarg);
                 goto out;
             }
             break;
@@ -293,7 +312,11 @@ int cmd_run(int argc, char **argv)
     analytical = fid_name && strcmp(fid_name, "analytical") == 0;
     int estimate = fid_name && strcmp(fid_name, "estimate") == 0;
     analytical |= estimate;
-    eng_opts eo = {ENG_PIPELINED, 0, progress};
+    if (links && analytical) {
+        rc = cmd_usage_error("run", "--links needs a SimGrid fidelity (pipelined or step), not '%s'", fid_name);
+        goto out;
+    }
+    eng_opts eo = {ENG_PIPELINED, links, progress};
     if (fid_name && !analytical) {
         int f = eng_fidelity_from_name(fid_name);
         if (f < 0) {
@@ -371,7 +394,7 @@ int cmd_run(int argc, char **argv)
     if (!mb.fits) {
         printf("not simulated: the layout does not fit in GPU memory\n");
         rc = EXIT_FAIL;
-        if (json && write_json(json, &m, lay, ngpus, seq, fname, dname, &mb, &ro, 0, NULL, NULL, err, BIGERR) < 0) {
+        if (json && write_json(json, &m, lay, ngpus, seq, fname, dname, &mb, &ro, 0, NULL, NULL, 0, err, BIGERR) < 0) {
             fprintf(stderr, "trainsim run: %s\n", err);
             rc = EXIT_USAGE;
         }
@@ -418,7 +441,7 @@ int cmd_run(int argc, char **argv)
             printf("                 compute %.4f s, exposed tensor-grid communication %.4f s (%s)\n", e.compute,
                    e.tp_exposed, l.ax_serial ? "overlap=off" : "overlap=on");
         rc = EXIT_OK;
-        if (json && write_json(json, &m, lay, ngpus, seq, fname, dname, &mb, &ro, 1, NULL, NULL, err, BIGERR) < 0) {
+        if (json && write_json(json, &m, lay, ngpus, seq, fname, dname, &mb, &ro, 1, NULL, NULL, 0, err, BIGERR) < 0) {
             fprintf(stderr, "trainsim run: %s\n", err);
             rc = EXIT_USAGE;
         }
@@ -472,11 +495,20 @@ int cmd_run(int argc, char **argv)
            "bubble %.4f s (mean over ranks)\n",
            ro.cat[AN_COMP], ro.cat[AN_TP], ro.cat[AN_CP], ro.cat[AN_EP], ro.cat[AN_PP], ro.cat[AN_DP],
            ro.cat[AN_OTHER], ro.cat[AN_IDLE]);
+    if (links) {
+        printf("\nlinks            traffic SimGrid simulated: %s\n",
+               full == 1 ? "every rank and collective (full detail)"
+               : full == 2 ? "every rank's PP and DP, no intra-node TP (replicas)"
+                           : "replica 0's PP, inter-node TP and embedding all-reduce only, "
+                             "no DP gradient collectives (reduced)");
+        if (res->nlinks) eng_report_links(stdout, res);
+        else printf("                 no link carried simulated traffic\n");
+    }
     rc = EXIT_OK;
     printf("collectives      algorithm per distinct call of the ranks built (%s):\n",
            pol ? "policy: --coll/--tuning, else automatic" : "automatic");
     eng_report_colls(stdout, g, res, 0);
-    if (json && write_json(json, &m, lay, ngpus, seq, fname, dname, &mb, &ro, 1, g, res, err, BIGERR) < 0)
+    if (json && write_json(json, &m, lay, ngpus, seq, fname, dname, &mb, &ro, 1, g, res, links, err, BIGERR) < 0)
         rc = EXIT_USAGE;
     if (rc == EXIT_OK && timeline && eng_report_timeline(timeline, g, res, err, BIGERR) < 0) rc = EXIT_USAGE;
     if (rc != EXIT_OK) fprintf(stderr, "trainsim run: %s\n", err);

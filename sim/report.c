@@ -49,11 +49,34 @@ void eng_report_summary(FILE *f, const og_graph *g, const eng_result *r)
     }
 
     if (r->nlinks > 0) {
-        fprintf(f, "\n%-40s %14s %12s %8s\n", "busiest links", "bytes", "GB/s", "busy %");
-        for (int i = 0; i < r->nlinks; i++)
-            fprintf(f, "%-40s %14.0f %12.3f %8.2f\n", r->links[i].name, r->links[i].bytes,
-                    r->links[i].bandwidth / 1e9, 100 * r->links[i].busy);
+        fputc('\n', f);
+        eng_report_links(f, r);
     }
+}
+
+void eng_report_links(FILE *f, const eng_result *r)
+{
+    fprintf(f, "%-40s %14s %12s %8s\n", "busiest links", "bytes", "GB/s", "busy %");
+    for (int i = 0; i < r->nlinks; i++)
+        fprintf(f, "%-40s %14.0f %12.3f %8.2f\n", r->links[i].name, r->links[i].bytes, r->links[i].bandwidth / 1e9,
+                100 * r->links[i].busy);
+}
+
+void eng_report_links_json(FILE *f, const eng_result *r)
+{
+    fputs("[", f);
+    for (int i = 0; i < r->nlinks; i++) {
+        fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", f);
+        ts_json_string(f, r->links[i].name);
+        fputs(", \"bytes\": ", f);
+        ts_json_number(f, r->links[i].bytes);
+        fputs(", \"bandwidth\": ", f);
+        ts_json_number(f, r->links[i].bandwidth);
+        fputs(", \"busy\": ", f);
+        ts_json_number(f, r->links[i].busy);
+        fputs("}", f);
+    }
+    fputs(r->nlinks ? "\n  ]" : "]", f);
 }
 
 static FILE *open_out(const char *path, char *err, size_t errlen)
@@ -102,19 +125,9 @@ int eng_report_json(const char *path, const og_graph *g, const eng_result *r, ch
         }
         fprintf(f, "]}%s\n", i + 1 < r->nranks ? "," : "");
     }
-    fputs("  ],\n  \"links\": [", f);
-    for (int i = 0; i < r->nlinks; i++) {
-        fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", f);
-        ts_json_string(f, r->links[i].name);
-        fputs(", \"bytes\": ", f);
-        ts_json_number(f, r->links[i].bytes);
-        fputs(", \"bandwidth\": ", f);
-        ts_json_number(f, r->links[i].bandwidth);
-        fputs(", \"busy\": ", f);
-        ts_json_number(f, r->links[i].busy);
-        fputs("}", f);
-    }
-    fputs(r->nlinks ? "\n  ]\n}\n" : "]\n}\n", f);
+    fputs("  ],\n  \"links\": ", f);
+    eng_report_links_json(f, r);
+    fputs("\n}\n", f);
     return close_out(f, path, err, errlen);
 }
 

@@ -9,6 +9,11 @@
 #include "opgraph.h"
 
 void eng_report_summary(FILE *f, const og_graph *g, const eng_result *r);
+/* The busiest-links table (r->nlinks rows: name, bytes, GB/s, busy %), and the
+ * same rows as a JSON array [{"name", "bytes", "bandwidth", "busy"}, ...]
+ * written at a top-level key's indentation (no newline after the closing ]). */
+void eng_report_links(FILE *f, const eng_result *r);
+void eng_report_links_json(FILE *f, const eng_result *r);
 int eng_report_json(const char *path, const og_graph *g, const eng_result *r, char *err, size_t errlen);
 int eng_report_timeline(const char *path, const og_graph *g, const eng_result *r, char *err, size_t errlen);
 

@@ -25,6 +25,7 @@ void suite_search(void);
 void suite_axonn(void);
 void suite_zeropp(void);
 void suite_policy(void);
+void suite_run_links(void);
 
 /* Path of a fixture in tests/data/. */
 const char *test_data(const char *name);

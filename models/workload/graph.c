@@ -552,7 +552,8 @@ static void grads_ready(gen *G, int li, int dep, int mb)
     const wl_layout *l = G->l;
     double dense, expert;
     if (li >= G->m->layers) {
-        dense = (double)wl_padded_vocab(G->m, l) * G->m->hidden / l->tp; /* output layer */
+        /* output layer; when tied and pp = 1 it is the embedding, counted in last_bucket */
+        dense = G->m->tied && l->pp == 1 ? 0 : (double)wl_padded_vocab(G->m, l) * G->m->hidden / l->tp;
         expert = 0;
     } else {
         wl_layer_params(G->m, l, li, &dense, &expert);
