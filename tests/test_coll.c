@@ -301,7 +301,7 @@ static void test_errors(void)
     CU_ASSERT_EQUAL(coll_algo_parse("ring:fast", OG_ALLREDUCE, &a, &pr, err, sizeof err), -1);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "unknown protocol 'fast' in 'ring:fast' (valid: simple, ll128, ll)"));
     CU_ASSERT_EQUAL(coll_algo_parse("tree", OG_ALLGATHER, &a, &pr, err, sizeof err), -1);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err, "unknown algorithm 'tree' for all_gather (valid: ring, rhd, bruck, pat, nvls)"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "unknown algorithm 'tree' for all_gather (valid: ring, rhd, bruck, pat, hierarchical, hier-rd, nvls)"));
 }
 
 /* The tuner: the least estimated nsteps x (alpha + protocol latency) + bytes

@@ -46,6 +46,18 @@ static const coll_algo algos[] = {
     {"hierarchical", "ring reduce-scatter in the node, ring all-reduce per rail across nodes, all-gather in the node",
      BIT(OG_ALLREDUCE), coll_hier_setup, coll_hier_step, NULL, coll_hier_unfit, COLL_TUNER_YES},
 
+    /* Not for the tuner: NCCL runs no hierarchical all-gather or
+     * reduce-scatter (its rings cross the nodes rail by rail instead); forced,
+     * they model PCCL-like libraries (docs/collectives.md). */
+    {"hierarchical", "ring per rail across nodes, then ring inside the node (all-gather; reduce-scatter mirrored)",
+     BIT(OG_ALLGATHER) | BIT(OG_REDUCESCATTER), coll_hierag_setup, coll_hierag_step, coll_hierag_merged,
+     coll_hier_unfit, COLL_TUNER_NO},
+
+    {"hier-rd", "recursive doubling per rail across nodes, then ring inside the node (PCCL-like all-gather; "
+     "reduce-scatter mirrored, halving)",
+     BIT(OG_ALLGATHER) | BIT(OG_REDUCESCATTER), coll_hierrd_setup, coll_hierrd_step, NULL, coll_hier_unfit,
+     COLL_TUNER_NO},
+
     {"nvls", "NVSwitch in-switch reduction inside one node (NCCL NVLS)",
      BIT(OG_ALLREDUCE) | BIT(OG_ALLGATHER) | BIT(OG_REDUCESCATTER), coll_nvls_setup, coll_nvls_step, NULL,
      coll_nvls_unfit, COLL_TUNER_YES},
