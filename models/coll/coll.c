@@ -55,8 +55,8 @@ static const coll_algo algos[] = {
 
     {"hier-rd", "recursive doubling per rail across nodes, then ring inside the node (PCCL-like all-gather; "
      "reduce-scatter mirrored, halving)",
-     BIT(OG_ALLGATHER) | BIT(OG_REDUCESCATTER), coll_hierrd_setup, coll_hierrd_step, NULL, coll_hier_unfit,
-     COLL_TUNER_NO},
+     BIT(OG_ALLGATHER) | BIT(OG_REDUCESCATTER), coll_hierrd_setup, coll_hierrd_step, coll_hierrd_merged,
+     coll_hier_unfit, COLL_TUNER_NO},
 
     {"nvls", "NVSwitch in-switch reduction inside one node (NCCL NVLS)",
      BIT(OG_ALLREDUCE) | BIT(OG_ALLGATHER) | BIT(OG_REDUCESCATTER), coll_nvls_setup, coll_nvls_step, NULL,
@@ -251,8 +251,7 @@ void coll_plan_step(const coll_plan *p, int me, int s, coll_step *out)
     algos[p->algo].step(p, me, s, out);
 }
 
-/* Add bytes for peer into xs (n entries), keeping one entry per peer. */
-static void merge_into(coll_xfer *xs, int *nx, const coll_xfer *x)
+void coll_merge_xfer(coll_xfer *xs, int *nx, const coll_xfer *x)
 {
     for (int i = 0; i < *nx; i++)
         if (xs[i].peer == x->peer) {
@@ -273,8 +272,8 @@ void coll_plan_merged(const coll_plan *p, int me, coll_step *out)
     coll_step *st = coll_step_new(p->width);
     for (int s = 0; s < p->nsteps; s++) {
         coll_plan_step(p, me, s, st);
-        for (int i = 0; i < st->nsend; i++) merge_into(out->send, &out->nsend, &st->send[i]);
-        for (int i = 0; i < st->nrecv; i++) merge_into(out->recv, &out->nrecv, &st->recv[i]);
+        for (int i = 0; i < st->nsend; i++) coll_merge_xfer(out->send, &out->nsend, &st->send[i]);
+        for (int i = 0; i < st->nrecv; i++) coll_merge_xfer(out->recv, &out->nrecv, &st->recv[i]);
     }
     coll_step_free(st);
 }

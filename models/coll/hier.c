@@ -160,40 +160,49 @@ static void col_step(const coll_plan *p, const rail_algo *ra, int me, int s, col
     }
 }
 
-void coll_hierag_setup(coll_plan *p) { col_setup(p, &rail_ring); }
-void coll_hierag_step(const coll_plan *p, int me, int s, coll_step *out) { col_step(p, &rail_ring, me, s, out); }
-void coll_hierrd_setup(coll_plan *p) { col_setup(p, &rail_rd); }
-void coll_hierrd_step(const coll_plan *p, int me, int s, coll_step *out) { col_step(p, &rail_rd, me, s, out); }
-
-/* Bytes of column j (rail j's blocks) and of member q's block. */
-static int64_t column_bytes(const coll_plan *p, int j)
+/* Bytes of column j (rail j's blocks) and of blocks k0 .. k0 + nk - 1 of rail j. */
+static int64_t rail_bytes(const coll_plan *p, int j, int k0, int nk)
 {
     int64_t b = 0;
-    for (int k = 0; k < p->topo->nnodes; k++) b += coll_chunk_bytes(p->bytes, p->n, member(p->topo, k, j));
+    for (int i = 0; i < nk; i++) b += coll_chunk_bytes(p->bytes, p->n, member(p->topo, k0 + i, j));
     return b;
 }
 
-static int64_t block(const coll_plan *p, int q) { return coll_chunk_bytes(p->bytes, p->n, q); }
+static int64_t column_bytes(const coll_plan *p, int j) { return rail_bytes(p, j, 0, p->topo->nnodes); }
 
-/* Ring/ring totals per neighbour in closed form, O(M). All-gather: the rail
- * ring sends my column but the next node's block and receives it but mine;
- * the node ring sends every column but the next member's and receives every
- * one but mine. Reduce-scatter: the node ring sends every column but mine and
- * receives every one but the previous member's; the rail ring sends my column
- * but my block and receives it but the previous node's block. */
-void coll_hierag_merged(const coll_plan *p, int me, coll_step *out)
+/* Totals per peer, O(M) per rank for the ring, O(M log M) for recursive
+ * doubling: the rail phase's flat steps summed per rail peer without cutting
+ * them into blocks, and the node ring in closed form (all-gather: every column
+ * but the next member's out, every one but mine in; reduce-scatter: every
+ * column but mine out, every one but the previous member's in). */
+static void col_merged(const coll_plan *p, const rail_algo *ra, int me, coll_step *out)
 {
     const coll_topo *t = p->topo;
-    int L = t->ppn, M = t->nnodes, k = t->node[me], j = t->local[me], ag = p->coll == OG_ALLGATHER;
-    int64_t S = p->bytes, col = column_bytes(p, j);
-    if (M > 1) {
-        int next = member(t, k + 1, j), prev = member(t, k - 1, j);
-        coll_add_send(out, next, col - block(p, ag ? next : me), 0, 0, !ag);
-        coll_add_recv(out, prev, col - block(p, ag ? me : prev), 0, 0, !ag);
+    int L = t->ppn, k = t->node[me], j = t->local[me], ag = p->coll == OG_ALLGATHER;
+    coll_plan r = rail_plan(p, ra);
+    coll_xfer snd[RAIL_WIDTH], rcv[RAIL_WIDTH];
+    for (int s = 0; s < r.nsteps; s++) {
+        coll_step st = {0, 0, snd, rcv};
+        ra->step(&r, k, s, &st);
+        for (int i = 0; i < st.nsend + st.nrecv; i++) {
+            int send = i < st.nsend;
+            coll_xfer x = send ? snd[i] : rcv[i - st.nsend];
+            x.bytes = rail_bytes(p, j, x.chunk, x.nchunk);
+            x.peer = member(t, x.peer, j);
+            if (send) coll_merge_xfer(out->send, &out->nsend, &x);
+            else coll_merge_xfer(out->recv, &out->nrecv, &x);
+        }
     }
     if (L > 1) {
-        int next = member(t, k, j + 1), prev = member(t, k, j - 1);
-        coll_add_send(out, next, S - column_bytes(p, ag ? j + 1 : j), 0, 0, !ag);
-        coll_add_recv(out, prev, S - column_bytes(p, ag ? j : j - 1), 0, 0, !ag);
+        int64_t S = p->bytes;
+        coll_add_send(out, member(t, k, j + 1), S - column_bytes(p, ag ? j + 1 : j), 0, 0, !ag);
+        coll_add_recv(out, member(t, k, j - 1), S - column_bytes(p, ag ? j : j - 1), 0, 0, !ag);
     }
 }
+
+void coll_hierag_setup(coll_plan *p) { col_setup(p, &rail_ring); }
+void coll_hierag_step(const coll_plan *p, int me, int s, coll_step *out) { col_step(p, &rail_ring, me, s, out); }
+void coll_hierag_merged(const coll_plan *p, int me, coll_step *out) { col_merged(p, &rail_ring, me, out); }
+void coll_hierrd_setup(coll_plan *p) { col_setup(p, &rail_rd); }
+void coll_hierrd_step(const coll_plan *p, int me, int s, coll_step *out) { col_step(p, &rail_rd, me, s, out); }
+void coll_hierrd_merged(const coll_plan *p, int me, coll_step *out) { col_merged(p, &rail_rd, me, out); }
