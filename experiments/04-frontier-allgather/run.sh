@@ -1,34 +1,28 @@
 #!/bin/sh
 # Study 4: all-gather at scale on Frontier: ring vs recursive doubling (rhd) vs Bruck vs PAT vs
 # hierarchical (ring per rail, then ring in the node) and hier-rd (recursive doubling per rail, as
-# PCCL does), 8 to 2,048 GCDs, 1 MiB to 1 GiB. Analytical everywhere; SimGrid (pipelined) where
-# it is cheap. RING2048=1 also runs ring on SimGrid at 2,048 GCDs (about 3 minutes, 17 GB).
+# PCCL does), 8 to 2,048 GCDs, 1 MiB to 1 GiB. Analytical everywhere; SimGrid (pipelined) one
+# process per size (a sweep of 5 or more sizes in one process at 2,048 GCDs grows to 16.8 GB:
+# README), every algorithm but PAT and Bruck at 2,048 GCDs (17-28 s per size there).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd); root=$(cd "$here/../.." && pwd); ts="$root/bin/trainsim"
 cd "$here"; tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 out=allgather.csv
 echo "gcds,size,algorithm,fidelity,time_us,busbw_gbs" > $out
-run() { # nodes algo fidelity
-  "$ts" coll --cluster frontier:$1 --op all_gather -b 1M -e 1G -f 4 --algo $2 --fidelity $3 \
+run() { # nodes algo fidelity minbytes maxbytes
+  "$ts" coll --cluster frontier:$1 --op all_gather -b $4 -e $5 -f 4 --algo $2 --fidelity $3 \
     --csv "$tmp/c.csv" > /dev/null
   awk -F, 'NR > 1 { printf "%d,%d,%s,%s,%.3f,%.4f\n", $2, $3, $11, $13, $8, $10 }' "$tmp/c.csv" >> $out
 }
 for nodes in 1 4 16 64 256; do
   for a in ring rhd bruck pat hierarchical hier-rd; do
-    run $nodes $a analytical
-    # SimGrid: every algorithm up to 128 GCDs; ring, rhd and hier-rd up to 512; hierarchical up
-    # to 2,048 (1.8 s). Not run: ring at 2,048 (168 s, 17 GB: RING2048=1), hier-rd at 2,048
-    # (89 s, 17 GB), PAT at 512 (28 s, 4 GiB).
-    if [ $nodes -le 16 ] || [ $a = hierarchical ] ||
-       { [ $nodes -le 64 ] && { [ $a = ring ] || [ $a = rhd ] || [ $a = hier-rd ]; }; } ||
-       { [ $nodes = 256 ] && [ $a = ring ] && [ "${RING2048:-0}" = 1 ]; }; then
-      run $nodes $a pipelined
-    fi
+    run $nodes $a analytical 1M 1G
+    if [ $nodes = 256 ] && { [ $a = pat ] || [ $a = bruck ]; }; then continue; fi
+    for size in 1M 4M 16M 64M 256M 1G; do run $nodes $a pipelined $size $size; done
   done
 done
-# best algorithm per cell and its speedup over ring, per fidelity. SimGrid's ring equals its
-# closed form at every scale it ran (8 to 2,048 GCDs, README): where ring was not simulated the
-# analytical ring is the reference (ring_ref says which).
+# best algorithm per cell and its speedup over ring, per fidelity (ring_ref: which ring it is
+# compared with; always the same fidelity now that ring is simulated at every scale).
 best() { # fidelity
   awk -F, -v f=$1 'NR > 1 { k = $1 "," $2; if ($3 == "ring") r[k, $4] = $5
              if ($4 == f && (!(k in b) || $5 < b[k])) { b[k] = $5; w[k] = $3 } }
@@ -39,7 +33,8 @@ best() { # fidelity
 }
 best analytical > best.csv
 best pipelined > best_pipelined.csv
-# hierarchical vs ring and vs the best flat log-step algorithm (rhd, bruck, pat), both fidelities
+# hierarchical vs ring and vs the best flat log-step algorithm (rhd, bruck, pat; at 2,048 GCDs on
+# SimGrid rhd only), both fidelities
 echo "gcds,size,fidelity,ring_us,best_flat,best_flat_us,hierarchical_us,hier_rd_us,hier_over_ring,hier_rd_over_ring" \
   > hier.csv
 awk -F, 'NR > 1 { k = $1 "," $2 "," $4; t[k, $3] = $5; K[k] = 1 }
