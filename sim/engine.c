@@ -17,6 +17,7 @@
 #include <xbt/dynar.h>
 #include <xbt/log.h>
 #include <libxml/parser.h>
+#include <malloc.h>
 
 #include "cluster.h"
 #include "coll.h"
@@ -86,6 +87,12 @@ void eng_init(int *argc, char **argv)
      * the full update gives the exact max-min shares. */
     sg_cfg_set_string("network/optim", "Full");
     sg_cfg_set_int("contexts/guard-size", 0);
+    /* Every simgrid_run frees its actors' 8 MiB stacks; glibc then raises its
+     * mmap threshold above that and serves the next runs' stacks from the
+     * heap, where they stay resident: on 2,048 Frontier GCDs the fifth
+     * collective simulated in one process took 30 s and 16.8 GB instead of
+     * 0.3 s and 99 MB. A fixed threshold keeps them mmap'ed. */
+    mallopt(M_MMAP_THRESHOLD, 1 << 20);
     /* The deadlock report is ours; keep SimGrid's verbose one out. */
     xbt_log_control_set("root.thresh:error");
 }

@@ -69,7 +69,13 @@ static int run_symbolic(const coll_plan *p, char *err, size_t errlen)
     int64_t *sent = ts_calloc((size_t)n * n, sizeof(int64_t)); /* per (src,dst) totals */
     int rc = 0;
     for (int step = 0; step < p->nsteps && rc == 0; step++) {
-        for (int r = 0; r < n; r++) coll_plan_step(p, r, step, st[r]);
+        for (int r = 0; r < n; r++) {
+            coll_plan_step(p, r, step, st[r]);
+            /* the engine sizes its buffers by the plan's width */
+            if (rc == 0 && (st[r]->nsend > p->width || st[r]->nrecv > p->width))
+                rc = ts_err(err, errlen, "step %d: rank %d posts %d sends, %d recvs, width %d", step, r,
+                            st[r]->nsend, st[r]->nrecv, p->width);
+        }
         memcpy(next, s.have, (size_t)nrows(p) * k * sizeof(set_t));
         for (int r = 0; r < n && rc == 0; r++)
             for (int i = 0; i < st[r]->nsend && rc == 0; i++) {
@@ -153,6 +159,9 @@ static int run_symbolic(const coll_plan *p, char *err, size_t errlen)
     coll_step *m = coll_step_new(p->merged_width);
     for (int r = 0; r < n && rc == 0; r++) {
         coll_plan_merged(p, r, m);
+        if (m->nsend > p->merged_width || m->nrecv > p->merged_width)
+            rc = ts_err(err, errlen, "merged rank %d: %d sends, %d recvs, merged width %d", r, m->nsend, m->nrecv,
+                        p->merged_width);
         int64_t tot = 0, want = 0;
         for (int i = 0; i < m->nsend; i++) {
             if (coll_is_switch(n, m->send[i].peer)) continue;
@@ -305,7 +314,7 @@ static void test_errors(void)
     CU_ASSERT_EQUAL(coll_algo_parse("ring:fast", OG_ALLREDUCE, &a, &pr, err, sizeof err), -1);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "unknown protocol 'fast' in 'ring:fast' (valid: simple, ll128, ll)"));
     CU_ASSERT_EQUAL(coll_algo_parse("tree", OG_ALLGATHER, &a, &pr, err, sizeof err), -1);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err, "unknown algorithm 'tree' for all_gather (valid: ring, rhd, bruck, pat, nvls)"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "unknown algorithm 'tree' for all_gather (valid: ring, rhd, bruck, pat, hierarchical, hier-rd, nvls)"));
 }
 
 /* The tuner: the least estimated nsteps x (alpha + protocol latency) + bytes

@@ -96,7 +96,7 @@ static void test_load_bad(void)
     expect_load_error(HEADER "all_reduce,16,8,0,inf,ring\n", ":2: max_gpus '8' below min_gpus '16'");
     expect_load_error(HEADER "all_reduce,1,8,100,99,ring\n", ":2: max_bytes '99' below min_bytes '100'");
     expect_load_error(HEADER "all_gather,1,8,0,inf,tree\n",
-                      ":2: unknown algorithm 'tree' for all_gather (valid: ring, rhd, bruck, pat, nvls)");
+                      ":2: unknown algorithm 'tree' for all_gather (valid: ring, rhd, bruck, pat, hierarchical, hier-rd, nvls)");
     expect_load_error(HEADER "all_reduce,1,8,0,inf,ring:fast\n",
                       ":2: unknown protocol 'fast' in 'ring:fast' (valid: simple, ll128, ll)");
     char err[TS_ERRLEN];

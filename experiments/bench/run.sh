@@ -24,3 +24,5 @@ for n in 8 64 512 4096 16384; do
 done
 echo "== platform build (in-process), load time and memory"
 experiments/bench/platforms.sh
+echo "== all-gather sweep in one process, 2,048 Frontier GCDs"
+experiments/bench/sweep.sh

@@ -46,6 +46,18 @@ static const coll_algo algos[] = {
     {"hierarchical", "ring reduce-scatter in the node, ring all-reduce per rail across nodes, all-gather in the node",
      BIT(OG_ALLREDUCE), coll_hier_setup, coll_hier_step, NULL, coll_hier_unfit, COLL_TUNER_NO},
 
+    /* Not for the tuner: NCCL runs no hierarchical all-gather or
+     * reduce-scatter (its rings cross the nodes rail by rail instead); forced,
+     * they model PCCL-like libraries (docs/collectives.md). */
+    {"hierarchical", "ring per rail across nodes, then ring inside the node (all-gather; reduce-scatter mirrored)",
+     BIT(OG_ALLGATHER) | BIT(OG_REDUCESCATTER), coll_hierag_setup, coll_hierag_step, coll_hierag_merged,
+     coll_hier_unfit, COLL_TUNER_NO},
+
+    {"hier-rd", "recursive doubling per rail across nodes, then ring inside the node (PCCL-like all-gather; "
+     "reduce-scatter mirrored, halving)",
+     BIT(OG_ALLGATHER) | BIT(OG_REDUCESCATTER), coll_hierrd_setup, coll_hierrd_step, coll_hierrd_merged,
+     coll_hier_unfit, COLL_TUNER_NO},
+
     {"nvls", "NVSwitch in-switch reduction inside one node (NCCL NVLS)",
      BIT(OG_ALLREDUCE) | BIT(OG_ALLGATHER) | BIT(OG_REDUCESCATTER), coll_nvls_setup, coll_nvls_step, NULL,
      coll_nvls_unfit, COLL_TUNER_YES},
@@ -239,8 +251,7 @@ void coll_plan_step(const coll_plan *p, int me, int s, coll_step *out)
     algos[p->algo].step(p, me, s, out);
 }
 
-/* Add bytes for peer into xs (n entries), keeping one entry per peer. */
-static void merge_into(coll_xfer *xs, int *nx, const coll_xfer *x)
+void coll_merge_xfer(coll_xfer *xs, int *nx, const coll_xfer *x)
 {
     for (int i = 0; i < *nx; i++)
         if (xs[i].peer == x->peer) {
@@ -252,16 +263,16 @@ static void merge_into(coll_xfer *xs, int *nx, const coll_xfer *x)
 
 void coll_step_add_merged(coll_step *st, int send, const coll_xfer *x)
 {
-    if (send) merge_into(st->send, &st->nsend, x);
-    else merge_into(st->recv, &st->nrecv, x);
+    if (send) coll_merge_xfer(st->send, &st->nsend, x);
+    else coll_merge_xfer(st->recv, &st->nrecv, x);
 }
 
 void coll_step_merge_peers(coll_step *st)
 {
     int ns = st->nsend, nr = st->nrecv;
     st->nsend = st->nrecv = 0;
-    for (int i = 0; i < ns; i++) merge_into(st->send, &st->nsend, &st->send[i]);
-    for (int i = 0; i < nr; i++) merge_into(st->recv, &st->nrecv, &st->recv[i]);
+    for (int i = 0; i < ns; i++) coll_merge_xfer(st->send, &st->nsend, &st->send[i]);
+    for (int i = 0; i < nr; i++) coll_merge_xfer(st->recv, &st->nrecv, &st->recv[i]);
 }
 
 void coll_plan_merged(const coll_plan *p, int me, coll_step *out)
@@ -275,8 +286,8 @@ void coll_plan_merged(const coll_plan *p, int me, coll_step *out)
     coll_step *st = coll_step_new(p->width);
     for (int s = 0; s < p->nsteps; s++) {
         coll_plan_step(p, me, s, st);
-        for (int i = 0; i < st->nsend; i++) merge_into(out->send, &out->nsend, &st->send[i]);
-        for (int i = 0; i < st->nrecv; i++) merge_into(out->recv, &out->nrecv, &st->recv[i]);
+        for (int i = 0; i < st->nsend; i++) coll_merge_xfer(out->send, &out->nsend, &st->send[i]);
+        for (int i = 0; i < st->nrecv; i++) coll_merge_xfer(out->recv, &out->nrecv, &st->recv[i]);
     }
     coll_step_free(st);
 }

@@ -20,6 +20,10 @@ void coll_add_recv(coll_step *st, int peer, int64_t bytes, int chunk, int nchunk
 /* Chunks [chunk, chunk + nchunk) of the plan's nchunks, sent (send = 1) or
  * received; nothing when nchunk <= 0. coll_add_wrap splits a range that wraps
  * past the last chunk into two transfers. */
+/* Add x's bytes to the entry of xs (nx entries) for the same peer, or append
+ * it: the merged (pipelined) view keeps one entry per peer. */
+void coll_merge_xfer(coll_xfer *xs, int *nx, const coll_xfer *x);
+
 void coll_add_range(const coll_plan *p, coll_step *st, int send, int peer, int chunk, int nchunk, int reduce);
 /* Add x to st's sends (send = 1) or receives, one entry per peer: bytes of a
  * peer already there are summed (chunk fields become meaningless). */
@@ -51,6 +55,12 @@ int coll_bt_depth(int pos, int n);
 const char *coll_hier_unfit(const coll_plan *p);
 void coll_hier_setup(coll_plan *p);
 void coll_hier_step(const coll_plan *p, int me, int s, coll_step *out);
+void coll_hierag_setup(coll_plan *p);
+void coll_hierag_step(const coll_plan *p, int me, int s, coll_step *out);
+void coll_hierag_merged(const coll_plan *p, int me, coll_step *out);
+void coll_hierrd_setup(coll_plan *p);
+void coll_hierrd_step(const coll_plan *p, int me, int s, coll_step *out);
+void coll_hierrd_merged(const coll_plan *p, int me, coll_step *out);
 const char *coll_nvls_unfit(const coll_plan *p);
 const char *coll_nvlstree_unfit(const coll_plan *p);
 void coll_nvls_setup(coll_plan *p);
