@@ -135,6 +135,26 @@ static void test_bandwidths(void)
     CU_ASSERT_EQUAL(count, 268435456);
 }
 
+/* --cfg reaches SimGrid even for the options the engine sets by default: a
+ * TCP-gamma of 64 KiB caps each flow at gamma / (2 x route latency) = 65536 /
+ * 4 us = 16.4 GB/s, below the 25 GB/s links (DESIGN.md's pitfall). */
+static void test_cfg_override(void)
+{
+    char cmd[512];
+    double t[2];
+    for (int k = 0; k < 2; k++) {
+        snprintf(cmd, sizeof cmd, "coll --platform %s --op all_reduce -b 1G -e 1G --algo ring --fidelity pipelined%s",
+                 test_crossbar(8, 25e9, 1e-6), k ? " --cfg=network/TCP-gamma:65536" : "");
+        CU_ASSERT_EQUAL_FATAL(test_cli(cmd, out, sizeof out), 0);
+        char *l = strstr(out, "\n  1073741824");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+        CU_ASSERT_EQUAL_FATAL(sscanf(l, "%*d %*d %*s %*s %*d %lf", &t[k]), 1);
+    }
+    double capped = 14 * (2e-6 + 2.8e-6) + 2.0 * 7 / 8 * 1073741824.0 / (65536 / 4e-6);
+    CU_ASSERT(fabs(t[1] - capped * 1e6) / (capped * 1e6) < 0.01);
+    CU_ASSERT(t[1] > 1.4 * t[0]);
+}
+
 static void expect_error(const char *args, const char *needle)
 {
     char cmd[512];
@@ -224,6 +244,7 @@ void suite_cmd_coll(void)
                    "header and columns equal nccl-tests 2.17.9 all_gather log", test_allgather_h100,
                    "sizes and columns equal older Polaris logs", test_polaris,
                    "algbw and busbw definitions", test_bandwidths,
+                   "--cfg overrides the engine's SimGrid defaults", test_cfg_override,
                    "bad input: one line, exit 2", test_errors,
                    "--coll override and CSV", test_override_csv,
                    "JSON output, determinism", test_json_deterministic,
