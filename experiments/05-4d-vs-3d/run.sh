@@ -34,6 +34,7 @@ best4d=$(awk '$1 == "1" { print $NF }' "$o/4d.txt")
 # (b) minimal routing inside a dragonfly group (one 25 GB/s link between two switches)
 pm=$(mktemp --suffix=.json); trap 'rm -f "$pm"' EXIT
 sed 's/"routing": "adaptive"/"routing": "minimal"/' configs/clusters/perlmutter.json > "$pm"
+grep -q '"routing": "minimal"' "$pm" || { echo "run.sh: perlmutter.json has no adaptive routing key" >&2; exit 1; }
 "$ts" search --cluster "$pm" --gpus 1024 --model megatron-gpt-76b --gbs 1024 --seq 2048 --top 5 \
   --fidelity pipelined > "$o/3d_all_simgrid_minimal.txt" 2>> "$o/timing.log"
 # 64 MiB all-reduce on 2, 4 and 8 nodes (one switch holds 4): closed form vs SimGrid
