@@ -5,7 +5,7 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd); root=$(cd "$here/../.." && pwd); ts="$root/bin/trainsim"
 cd "$root"   # search resolves model names under configs/models/ of the working directory
-o="$here"; rm -f "$o/timing.log" "$o/3d_constrained.txt"
+o="$here"; rm -f "$o/timing.log"
 common="--cluster perlmutter --gpus 1024 --model megatron-gpt-76b --gbs 1024 --seq 2048"
 # 3D, the whole space: top 5 on the analytical critical path, then on SimGrid (pipelined)
 "$ts" search $common --top 5 --fidelity analytical > "$o/3d_all.txt" 2>> "$o/timing.log"
@@ -25,6 +25,23 @@ best4d=$(awk '$1 == "1" { print $NF }' "$o/4d.txt")
 "$ts" search $common --fidelity analytical --explain "$(echo "$best4d" | sed 's/overlap=on/overlap=off/')" \
   > "$o/4d_best_overlap_off.txt" 2>> "$o/timing.log"
 "$ts" search $common --fidelity analytical --explain "$best4d" > "$o/4d_best_overlap_on.txt" 2>> "$o/timing.log"
+# the previous defaults put back one at a time, to say which change of the models moved what:
+# (a) the hierarchical all-reduce, chosen automatically before (now only when forced)
+"$ts" search $common --top 3 --fidelity analytical --space 4d --coll allreduce=hierarchical \
+  > "$o/4d_hier.txt" 2>> "$o/timing.log"
+"$ts" search $common --fidelity pipelined --explain "$best4d" --coll allreduce=hierarchical \
+  > "$o/4d_best_simgrid_hier.txt" 2>> "$o/timing.log"
+# (b) minimal routing inside a dragonfly group (one 25 GB/s link between two switches)
+pm=$(mktemp --suffix=.json); trap 'rm -f "$pm"' EXIT
+sed 's/"routing": "adaptive"/"routing": "minimal"/' configs/clusters/perlmutter.json > "$pm"
+grep -q '"routing": "minimal"' "$pm" || { echo "run.sh: perlmutter.json has no adaptive routing key" >&2; exit 1; }
+"$ts" search --cluster "$pm" --gpus 1024 --model megatron-gpt-76b --gbs 1024 --seq 2048 --top 5 \
+  --fidelity pipelined > "$o/3d_all_simgrid_minimal.txt" 2>> "$o/timing.log"
+# 64 MiB all-reduce on 2, 4 and 8 nodes (one switch holds 4): closed form vs SimGrid
+for g in 8 16 32; do for f in analytical pipelined; do
+  printf '%2d GPUs %-10s ' $g $f
+  "$ts" coll --platform perlmutter:8 --gpus $g --op all_reduce --fidelity $f -b 64M -e 64M | awk '$1 ~ /^[0-9]+$/'
+done; done > "$o/coll_allreduce.txt"
 # one table: the top 5 of each run (time, TFLOP/s per GPU counting recompute, % of the A100's
 # 312 TFLOP/s bf16 peak, MFU, memory)
 cd "$here"
