@@ -355,6 +355,7 @@ int cmd_run(int argc, char **argv)
         goto out;
     }
     if (!seq) seq = m.max_seq < 8192 ? m.max_seq : 8192;
+    wl_model_fit_seq(&m, seq);
     if (!analytical) {
         /* the platform's GPU count derives dp; a layout needing more GPUs is rejected */
         eng_init(&sgc, sgv);

@@ -579,6 +579,7 @@ int cmd_search(int argc, char **argv)
     x.p.gpu = &gpu;
     x.p.net = &net;
     if (!x.p.seq) x.p.seq = m.max_seq < 8192 ? m.max_seq : 8192;
+    wl_model_fit_seq(&m, x.p.seq);
     if (!x.p.gbs) x.p.gbs = x.p.ngpus;
     if (expl) {
         rc = explain(&x, expl, err);

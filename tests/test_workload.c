@@ -664,10 +664,57 @@ static void test_run_opgraph(void)
     remove(path);
 }
 
+/* DP bytes by label prefix on one rank of the graph `trainsim run ARGS --opgraph` writes. */
+static int dp_bytes(const char *args, int rank, int64_t *rs, int64_t *ag)
+{
+    const char *path = "/tmp/trainsim-test-run-posrows.json";
+    char cmd[512], err[256];
+    snprintf(cmd, sizeof cmd, "%s --opgraph %s", args, path);
+    if (test_cli(cmd, cli_out, sizeof cli_out) != 0) return -1;
+    og_graph *g = NULL;
+    if (og_read_file(path, &g, err, sizeof err) < 0) return -1;
+    *rs = *ag = 0;
+    for (int i = 0; i < g->ranks[rank].nops; i++) {
+        const og_op *op = &g->ranks[rank].ops[i];
+        if (op->kind != OG_COLL || !op->label) continue;
+        if (strncmp(op->label, "dp.reduce_scatter.grads.", 24) == 0) *rs += op->bytes;
+        if (strncmp(op->label, "dp.all_gather.params.", 21) == 0) *ag += op->bytes;
+    }
+    og_free(g);
+    remove(path);
+    return 0;
+}
+
+/* A learned position table covers the sequence trained (Megatron-LM asserts
+ * max_position_embeddings >= seq_length): the 1.7B (2,048 positions) at sequence
+ * 4,096 has 2,048 x 2,304 more first-stage parameters than at 1,024, so its
+ * fp32 gradient reduce-scatters carry 4 bytes and its bf16 parameter gathers
+ * 2 bytes more for each; the last stage holds no position table. */
+static void test_run_position_rows(void)
+{
+    const char *fmt = "run --model megatron-gpt-1.7b --layout tp=2,pp=2,dp=2,mbs=1,gbs=4,sp=on,zero=1 --seq %d "
+                      "--gpu h100 --fidelity analytical --detail full";
+    char a[256];
+    int64_t rs[2][2], ag[2][2];
+    int seqs[2] = {1024, 4096}, ranks[2] = {0, 4};
+    for (int s = 0; s < 2; s++)
+        for (int r = 0; r < 2; r++) {
+            snprintf(a, sizeof a, fmt, seqs[s]);
+            CU_ASSERT_EQUAL_FATAL(dp_bytes(a, ranks[r], &rs[s][r], &ag[s][r]), 0);
+        }
+    const int64_t rows = 4096 - 2048, h = 2304;
+    CU_ASSERT_EQUAL(rs[1][0] - rs[0][0], 4 * rows * h);
+    /* gathers round each bucket up to a multiple of dp elements: a few bytes per bucket */
+    CU_ASSERT(llabs(ag[1][0] - ag[0][0] - 2 * rows * h) <= 64);
+    CU_ASSERT_EQUAL(rs[1][1], rs[0][1]);
+    CU_ASSERT_EQUAL(ag[1][1], ag[0][1]);
+}
+
 void suite_run(void)
 {
     test_add_suite("run", "trainsim run cli", test_run_cli, "every shipped model runs", test_run_models,
-                   "--opgraph", test_run_opgraph, NULL);
+                   "--opgraph", test_run_opgraph, "learned position table covers --seq", test_run_position_rows,
+                   NULL);
 }
 
 /* The direct estimate against the critical path of the full op graph. */

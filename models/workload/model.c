@@ -134,6 +134,11 @@ int wl_model_find(const char *name, const char *dir, wl_model *m, char *err, siz
     return wl_model_load(path, m, err, errlen);
 }
 
+void wl_model_fit_seq(wl_model *m, int seq)
+{
+    if (m->learned_pos && seq > m->max_seq) m->max_seq = seq;
+}
+
 /* ---- layouts ---- */
 
 static const char *sched_names[WL_NSCHEDULES] = {"gpipe", "1f1b", "interleaved", "zbh1"};

@@ -27,6 +27,9 @@ typedef struct wl_model {
 int wl_model_load(const char *path, wl_model *m, char *err, size_t errlen);
 /* NAME: a path, or configs/models/NAME.json under dir. */
 int wl_model_find(const char *name, const char *dir, wl_model *m, char *err, size_t errlen);
+/* Train at sequence seq: a learned position table grows to seq rows when shorter
+ * (Megatron-LM requires max_position_embeddings >= seq_length); rotary models are unchanged. */
+void wl_model_fit_seq(wl_model *m, int seq);
 
 typedef enum { WL_GPIPE, WL_1F1B, WL_INTERLEAVED, WL_ZBH1, WL_NSCHEDULES } wl_schedule;
 typedef enum { WL_RC_NONE, WL_RC_SELECTIVE, WL_RC_FULL, WL_NRECOMPUTE } wl_recompute;
