@@ -3,41 +3,34 @@
 # GCDs, DeepSpeed ZeRO-3 against ZeRO++ (hpZ over the node's 8 GCDs, int8 weight gathers, int4
 # all-to-all gradients) and the 3-level partitioning (parameters gathered inside the GCD pair,
 # gradients reduced inside the node, across nodes once per iteration), with the parts of
-# ZeRO++ apart and the no-gather bound (ZeRO-2: weights replicated). Weak scaling: 4 sequences
-# of 2,048 tokens per GCD per iteration (the same global batch for every variant at one size),
-# full recompute. Every rank and DP collective simulated (--detail replicas).
-# Writes results.csv (with per-variant scaling efficiency from 48 GCDs) and plot.svg. About 4 minutes on
-# the shared 2-core machine; FULL=1 adds the ZeRO++ cell at 384 GCDs (about 10 more minutes).
+# ZeRO++ apart and ZeRO-2 (weights replicated, no gathers in forward and backward); the variants
+# are the rows of variants.txt. Weak scaling: 4 sequences of 2,048 tokens per GCD per iteration
+# (the same global batch for every variant at one size), full recompute. Every rank and DP
+# collective simulated (--detail replicas). Writes results.csv (with per-variant scaling
+# efficiency from 48 GCDs) and plot.svg. About 4 minutes on the shared 2-core machine; FULL=1
+# adds the ZeRO++ cell at 384 GCDs (about 7 more minutes).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
 make -s bin/trainsim
 out=$here/results.csv
 echo "variant,gcds,layout,fits,mem_gib,iteration_s,tflops_per_gcd,mfu,compute_s,tp_s,dp_s,idle_s,scaling_eff" > "$out"
-for v in "zero3:zero=3" "hpz8:zero=3,hpz=8" "zeropp:zero=3,hpz=8,qwz=on,qgz=on" "3level:zero=3,hpz=2,hgz=8" \
-         "3level-qwz:zero=3,hpz=2,hgz=8,qwz=on" "zero2:zero=2"; do
-  IFS=: read -r name z <<< "$v"
+while IFS=: read -r name z; do
   base=
   for n in 48 96 192 384; do
     # qgZ's inter-node all-to-all on 48 nodes is 8 x 48 x 47 flows per layer and micro-batch:
-    # that cell alone takes about 10 minutes here, so it runs only with FULL=1
+    # that cell alone takes about 7 minutes here, so it runs only with FULL=1
     [ "$name" = zeropp ] && [ "$n" = 384 ] && [ "${FULL:-0}" != 1 ] && continue
     lay=tp=1,dp=$n,mbs=1,gbs=$((n * 4)),$z,recompute=full
     bin/trainsim run --cluster frontier --nodes $((n / 8)) --model gpt-neox-20b --seq 2048 --layout "$lay" \
-      --detail replicas > /tmp/s03.$$ || true
-    line=$(awk -v n="$name" -v g="$n" -v l="$lay" '
-      /^memory per GPU/ { mem = $4; fits = ($0 ~ /DOES NOT FIT/) ? "no" : "yes" }
-      /^iteration/ { it = $2 }
-      /^throughput/ { tf = $4; mfu = $11; sub("%", "", mfu) }
-      /^time per rank/ { for (i = 1; i <= NF; i++) { x = $(i + 1); sub(",", "", x)
-          if ($i == "compute") c = x; if ($i == "tp") t = x; if ($i == "dp") d = x; if ($i == "bubble") b = x } }
-      END { gsub(",", " ", l); printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s", n, g, l, fits, mem, it, tf, mfu, c, t, d, b }' /tmp/s03.$$)
+      --detail replicas < /dev/null > /tmp/s03.$$ || true
+    line=$(awk -v n="$name" -v g="$n" -v l="$lay" -f "$here/parse.awk" /tmp/s03.$$)
     tf=$(echo "$line" | awk -F, '{print $7}')
     [ -z "$base" ] && base=$tf
     eff=$(awk -v a="$tf" -v b="$base" 'BEGIN { if (a != "" && b != "") printf "%.3f", a / b }')
     echo "$line,$eff" >> "$out"
   done
-done
+done < "$here/variants.txt"
 rm -f /tmp/s03.$$
 column -s, -t "$out"
 # plot: TFLOP/s per GCD, one bar per variant and size
