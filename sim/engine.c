@@ -75,30 +75,36 @@ static const coll_policy *policy; /* eng_set_policy */
 void eng_set_policy(const coll_policy *pol) { policy = pol; }
 static char payload_token;
 
-/* Whether the command line sets SimGrid option key (--cfg=key:value): our
- * defaults below must not override the user's. */
+/* Whether argv has a --cfg=KEY:VALUE for key (SimGrid also takes several
+ * space-separated settings in one --cfg): the user's setting then wins over
+ * the engine's defaults below. */
 static int user_cfg(int argc, char **argv, const char *key)
 {
     size_t n = strlen(key);
-    for (int i = 1; i < argc; i++)
-        if (!strncmp(argv[i], "--cfg=", 6) && !strncmp(argv[i] + 6, key, n) && argv[i][6 + n] == ':') return 1;
+    for (int i = 1; i < argc; i++) {
+        if (strncmp(argv[i], "--cfg=", 6) != 0) continue;
+        for (const char *p = argv[i] + 6; (p = strstr(p, key)); p += n)
+            if ((p == argv[i] + 6 || p[-1] == ' ') && p[n] == ':') return 1;
+    }
     return 0;
 }
 
 void eng_init(int *argc, char **argv)
 {
-    int mine[4] = {!user_cfg(*argc, argv, "network/model"), !user_cfg(*argc, argv, "network/crosstraffic"),
-                   !user_cfg(*argc, argv, "network/TCP-gamma"), !user_cfg(*argc, argv, "network/optim")};
-    simgrid_init(argc, argv);
-    if (mine[0]) sg_cfg_set_string("network/model", "CM02");
-    if (mine[1]) sg_cfg_set_boolean("network/crosstraffic", "no");
-    if (mine[2]) sg_cfg_set_double("network/TCP-gamma", 1e15);
+    int own_optim = !user_cfg(*argc, argv, "network/optim"), own_model = !user_cfg(*argc, argv, "network/model"),
+        own_cross = !user_cfg(*argc, argv, "network/crosstraffic"),
+        own_gamma = !user_cfg(*argc, argv, "network/TCP-gamma"),
+        own_guard = !user_cfg(*argc, argv, "contexts/guard-size");
+    simgrid_init(argc, argv); /* consumes the --cfg arguments */
+    if (own_model) sg_cfg_set_string("network/model", "CM02");
+    if (own_cross) sg_cfg_set_boolean("network/crosstraffic", "no");
+    if (own_gamma) sg_cfg_set_double("network/TCP-gamma", 1e15);
     /* SimGrid 3.32's default lazy max-min update lets some links carry more
      * than their bandwidth when flows of unequal sizes share them (a double
      * binary tree's merged flows: 64 MiB into one 50 GB/s link in 1.0 ms);
      * the full update gives the exact max-min shares. */
-    if (mine[3]) sg_cfg_set_string("network/optim", "Full");
-    sg_cfg_set_int("contexts/guard-size", 0);
+    if (own_optim) sg_cfg_set_string("network/optim", "Full");
+    if (own_guard) sg_cfg_set_int("contexts/guard-size", 0);
     /* Every simgrid_run frees its actors' 8 MiB stacks; glibc then raises its
      * mmap threshold above that and serves the next runs' stacks from the
      * heap, where they stay resident: on 2,048 Frontier GCDs the fifth

@@ -2,7 +2,7 @@
 # Study 01, what-if topology: GPT-3 175B with one fixed layout on 1,024 GPUs of several fabrics
 # (DGX H100 fat-tree 1:1/2:1, rails on/off, DGX H100 nodes on dragonflies, Frontier GCDs), with the
 # busiest links of each tier; writes results.csv, links.csv, tiers.csv and plot.svg beside this
-# script (1m50s on the shared 2-core machine, up to 5 minutes when it is busy). --quick: a reduced
+# script (about 1m40s of CPU; 4.5 minutes on the shared 2-core machine when it is busy). --quick: a reduced
 # version on 128 GPUs and three fabrics that prints its table and writes nothing (under 10 s).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -25,7 +25,8 @@ tiers='function tier(n) {
   if (n ~ /^n[0-9]+-nic[0-9]+(_|$)/) return "nic"                  # one GPU'"'"'s NIC
   if (n ~ /^n[0-9]+-up(_|$)/) return "node-uplink"                 # a node'"'"'s NIC cables to its leaf/switch
   if (n ~ /^leaf[0-9]+-spine(_|$)/) return "leaf-uplink"           # a leaf'"'"'s cables to the spine (core)
-  if (n ~ /^g[0-9]+-s[0-9]+-s[0-9]+(_|$)/) return "dragonfly-local" # switch-switch inside a group
+  if (n ~ /^g[0-9]+-s[0-9]+-s[0-9]+(_|$)/) return "dragonfly-local" # switch-switch inside a group (routing minimal)
+  if (n ~ /^g[0-9]+-s[0-9]+-up(_|$)/) return "group-fabric"      # a switch into its group (routing adaptive)
   if (n ~ /^g[0-9]+-g[0-9]+(_|$)/) return "dragonfly-global"       # group-group
   return "other" }'
 # The summary lines of `trainsim run` as CSV fields (gpu,iteration,tflops,mfu,compute,tp,pp,dp,bubble).
@@ -38,8 +39,9 @@ summary='
   /^busiest links/ { inl = 1; next }
   inl && NF == 4 { nl++; ln[nl] = $1; lb[nl] = $2; lw[nl] = $3; lu[nl] = $4 }'
 
-# network/optim:Full: SimGrid's default lazy rate updates let a PAT all-gather on the dragonfly
-# push 240 MB through one 50 GB/s link in 4.21 ms (114% busy); Full gives 4.82 ms (README).
+# network/optim:Full (also the engine's default now): SimGrid's lazy rate updates let a PAT
+# all-gather on the minimal-routing dragonfly push 240 MB through one 50 GB/s link in 4.21 ms (114%
+# busy); Full gives 4.82 ms (README).
 run() { # cluster args... -> $tmp/out (a later --detail wins)
   bin/trainsim run --seq 2048 --detail replicas --cfg=network/optim:Full --log=xbt_cfg.thres:warning --cluster "$@" > "$tmp/out"
 }
