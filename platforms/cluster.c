@@ -506,11 +506,31 @@ void topo_an_figures(const topo_cluster *c, int *gpn, double *intra_bw, double *
         *intra_bw = n->bw * c->intra_bw_eff;
         *intra_lat = n->lat + c->intra_lat_add;
     } else {
-        int widest = 1;
+        /* A mesh or link graph: what a ring through the GPUs in local order
+         * (as the collectives run inside a node) gets per hop when every hop
+         * sends at once: hops without a direct link share the links of their
+         * route; the most loaded link, per direction, sets the pace. On
+         * Frontier's Infinity Fabric that is 50 GB/s (a 1-link hop shared by
+         * no one else), not the 200 GB/s of the 4-link GCD pair. */
+        double load[TOPO_MAX_LINKS][2] = {{0}};
+        int hops[TOPO_MAX_LINKS], maxhops = 1;
+        for (int g = 0; g < n->gpus && n->gpus > 1; g++) {
+            int k = topo_node_route(n, g, (g + 1) % n->gpus, hops, TOPO_MAX_LINKS), cur = g;
+            if (k > maxhops) maxhops = k;
+            for (int i = 0; i < k; i++) {
+                const topo_link *l = &n->links[hops[i]];
+                int dir = cur == l->a ? 0 : 1;
+                load[hops[i]][dir] += 1;
+                cur = dir ? l->a : l->b;
+            }
+        }
+        double bw = 0;
         for (int l = 0; l < n->nlinks; l++)
-            if (n->links[l].count > widest) widest = n->links[l].count;
-        *intra_bw = n->bw * widest * c->intra_bw_eff;
-        *intra_lat = n->lat + c->intra_lat_add;
+            for (int d = 0; d < 2; d++)
+                if (load[l][d] > 0 && (bw == 0 || n->bw * n->links[l].count / load[l][d] < bw))
+                    bw = n->bw * n->links[l].count / load[l][d];
+        *intra_bw = (bw > 0 ? bw : n->bw) * c->intra_bw_eff;
+        *intra_lat = maxhops * n->lat + c->intra_lat_add;
     }
     *inter_bw = n->nics[0].bw * c->inter_bw_eff / topo_gpus_of_nic(n, 0);
     if (c->net.bw * c->inter_bw_eff < *inter_bw) *inter_bw = c->net.bw * c->inter_bw_eff;

@@ -137,6 +137,30 @@ static void test_frontier_node_graph(void)
 /* A switch-to-switch link: 1 a direct local link (minimal routing), 2 a
  * switch's link into its group's fabric (adaptive: two per local hop), 3 a
  * global link; 0 anything else. */
+/* The analytical model's in-node figure for a link graph is what a ring in
+ * local order gets per hop with every hop sending (Frontier: GCD 1 -> 2 has
+ * no direct link; the ring's busiest Infinity Fabric link direction, 50 GB/s
+ * x count / hops on it, sets 100 GB/s, as SimGrid's one-node ring measures);
+ * a full NVLink mesh keeps its direct 4-link pairs; NVSwitch its port. */
+static void test_an_figures(void)
+{
+    static const struct {
+        const char *name;
+        double intra_bw, inter_bw;
+    } want[] = {{"frontier", 100e9, 12.5e9}, {"perlmutter", 100e9, 25e9}, {"dgx-h100-superpod", 450e9, 50e9}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        topo_cluster c;
+        char err[TS_ERRLEN];
+        int gpn;
+        double ib, il, nb, nl;
+        CU_ASSERT_EQUAL_FATAL(topo_load(want[i].name, 1, &c, err, sizeof err), 0);
+        topo_an_figures(&c, &gpn, &ib, &il, &nb, &nl);
+        CU_ASSERT_DOUBLE_EQUAL(ib, want[i].intra_bw, 1);
+        CU_ASSERT_DOUBLE_EQUAL(nb, want[i].inter_bw, 1);
+        CU_ASSERT(il > 0 && nl > il);
+    }
+}
+
 static int switch_link_kind(const char *name)
 {
     int a, b, c;
@@ -416,6 +440,7 @@ void suite_platforms(void)
     test_add_suite("platforms",
                    "p2p bandwidth and latency of every shipped cluster", test_p2p_per_cluster,
                    "Frontier node: Infinity Fabric graph and routes", test_frontier_node_graph,
+                   "analytical in-node figures from the link graph", test_an_figures,
                    "dragonfly: global links and minimal routes", test_dragonfly,
                    "fat-tree 2:1 halves bisection and slows cross traffic", test_fattree_oversubscription,
                    "exported XML equals the in-process build", test_export_matches_build,
