@@ -4,7 +4,7 @@
 # --tuning tuning.csv (this study's table), every collective a real op (--detail full), at the
 # analytical fidelity and on SimGrid (pipelined). Also checks that the table reads back: `trainsim
 # coll --tuning tuning.csv` reproduces best.csv's algorithm and time in every cell up to 512 GPUs.
-# Writes e2e.csv and readback.csv. About a minute on 2 cores (FIDELITIES=analytical: seconds).
+# Writes e2e.csv and readback.csv. About 30 s on 2 cores (FIDELITIES=analytical: seconds).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."

@@ -14,8 +14,8 @@ make -s bin/trainsim
 GPUS=${GPUS:-8 64 512 4096}
 declare -A algos=(
   [all_reduce]="ring tree rhd rabenseifner hierarchical nvls nvlstree"
-  [all_gather]="ring rhd bruck pat nvls"
-  [reduce_scatter]="ring rhd pat nvls"
+  [all_gather]="ring rhd bruck pat hierarchical hier-rd nvls"
+  [reduce_scatter]="ring rhd pat hierarchical hier-rd nvls"
   [alltoall]="bruck pairwise direct"
   [broadcast]="chain tree")
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
