@@ -74,7 +74,7 @@ static void test_calibration(void)
                            g.eff_max / (1 + pow(g.eff_d_half / 4096, g.eff_exp)), 1e-12);
 
     /* bad rows name the line */
-    const char *bad = "/tmp/trainsim-test-badgemm.csv";
+    const char *bad = test_tmp("badgemm.csv");
     FILE *f = fopen(bad, "w");
     fprintf(f, "m,n,k,dtype,seconds\n1024,1024,1024,fp16,1e-5\n1024,1024,x,fp16,1e-5\n");
     fclose(f);

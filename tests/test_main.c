@@ -2,6 +2,7 @@
 #include <CUnit/Basic.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "tests.h"
@@ -19,6 +20,15 @@ const char *test_data(const char *name)
     static int k;
     k = (k + 1) % 4;
     snprintf(buf[k], sizeof buf[k], "tests/data/%s", name);
+    return buf[k];
+}
+
+const char *test_tmp(const char *name)
+{
+    static char buf[8][256];
+    static int k;
+    k = (k + 1) % 8;
+    snprintf(buf[k], sizeof buf[k], "/tmp/trainsim-%d-%s", (int)getpid(), name);
     return buf[k];
 }
 

@@ -185,11 +185,11 @@ static void test_best_by_construction(void)
     char args[1024];
     snprintf(args, sizeof args,
              "search --cluster %s --gpus 8 --model %s --gbs 8 --seq 128 --constraint "
-             "'pp=1,mbs=1,zero=0,recompute=0,sp=0' --top 4 --json /tmp/ts_search_best.json",
-             test_data("search-slow-net.json"), test_data("search-tiny.json"));
+             "'pp=1,mbs=1,zero=0,recompute=0,sp=0' --top 4 --json %s",
+             test_data("search-slow-net.json"), test_data("search-tiny.json"), test_tmp("search-best.json"));
     CU_ASSERT_EQUAL(test_cli(args, out, 1 << 16), 0);
     json_error_t je;
-    json_t *j = json_load_file("/tmp/ts_search_best.json", 0, &je);
+    json_t *j = json_load_file(test_tmp("search-best.json"), 0, &je);
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
     json_t *top = json_object_get(j, "top");
     CU_ASSERT_EQUAL(json_array_size(top), 4);
@@ -212,11 +212,12 @@ static void test_best_by_construction(void)
 static void test_no_unfit_simulated(void)
 {
     char *out = malloc(1 << 16), err[256];
-    CU_ASSERT_EQUAL(test_cli("search --cluster test-cluster --gpus 16 --model llama3-8b --gbs 64 --seq 8192 --top 8 "
-                             "--fidelity analytical --json /tmp/ts_search_mem.json",
-                             out, 1 << 16), 0);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "search --cluster test-cluster --gpus 16 --model llama3-8b --gbs 64 --seq 8192 --top 8 "
+             "--fidelity analytical --json %s", test_tmp("search-mem.json"));
+    CU_ASSERT_EQUAL(test_cli(cmd, out, 1 << 16), 0);
     json_error_t je;
-    json_t *j = json_load_file("/tmp/ts_search_mem.json", 0, &je);
+    json_t *j = json_load_file(test_tmp("search-mem.json"), 0, &je);
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
     wl_model m;
     cm_gpu gpu;
@@ -318,9 +319,11 @@ static void test_cli_explain(void)
                              1 << 16), 2);
     CU_ASSERT_EQUAL(test_cli("search --help", out, 1 << 16), 0);
     /* the plot: an SVG with the Pareto front */
-    CU_ASSERT_EQUAL(test_cli("search --cluster test-cluster --gpus 16 --model llama3-8b --gbs 64 --seq 2048 "
-                             "--fidelity estimate --plot /tmp/ts_search.svg --csv /tmp/ts_search.csv", out, 1 << 16), 0);
-    char *svg = slurp("/tmp/ts_search.svg");
+    char pcmd[512];
+    snprintf(pcmd, sizeof pcmd, "search --cluster test-cluster --gpus 16 --model llama3-8b --gbs 64 --seq 2048 "
+             "--fidelity estimate --plot %s --csv %s", test_tmp("search.svg"), test_tmp("search.csv"));
+    CU_ASSERT_EQUAL(test_cli(pcmd, out, 1 << 16), 0);
+    char *svg = slurp(test_tmp("search.svg"));
     CU_ASSERT(svg && strstr(svg, "<svg") && strstr(svg, "<polyline") && strstr(svg, "</svg>"));
     free(svg);
     free(out);

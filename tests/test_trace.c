@@ -622,12 +622,15 @@ static void test_cli_convert_replay(void)
     const char *p = sample("smpi-ti/replay_multiple/smpi_replay.txt");
     if (!p) return;
     /* convert writes a native trace that validates */
-    CU_ASSERT_EQUAL(test_cli("convert " TRACES "/smpi-ti/replay_multiple/smpi_replay.txt -o /tmp/trainsim-test-conv.json", out, sizeof out), 0);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "convert " TRACES "/smpi-ti/replay_multiple/smpi_replay.txt -o %s", test_tmp("conv.json"));
+    CU_ASSERT_EQUAL(test_cli(cmd, out, sizeof out), 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "32 ranks, 2718 ops, 1 groups"));
-    CU_ASSERT_EQUAL(test_cli("validate-trace /tmp/trainsim-test-conv.json", out, sizeof out), 0);
+    snprintf(cmd, sizeof cmd, "validate-trace %s", test_tmp("conv.json"));
+    CU_ASSERT_EQUAL(test_cli(cmd, out, sizeof out), 0);
     CU_ASSERT_EQUAL(test_cli("convert --format nope x -o y", out, sizeof out), 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "valid: native, kineto, chakra-json, chakra-et, nccl-log, smpi-ti"));
-    unlink("/tmp/trainsim-test-conv.json");
+    unlink(test_tmp("conv.json"));
     /* sim takes per-rank files (repeated --trace) and rejects unknown formats with the list */
     if (sample("kineto/hta_sampled_rank-1.json.gz")) {
         CU_ASSERT_EQUAL(test_cli("sim --platform tests/golden/xbar32.xml --trace " TRACES "/kineto/hta_sampled_rank-0.json.gz "

@@ -500,7 +500,7 @@ static void test_run_cli(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(cli_out, "use --fidelity estimate"));
 
     /* oversized: reported with the breakdown, not simulated, exit status 1 */
-    const char *js = "/tmp/trainsim-test-run.json";
+    const char *js = test_tmp("run.json");
     char args[512];
     snprintf(args, sizeof args, "run --model gpt3-175b --layout tp=8,pp=1,dp=1,gbs=1 --seq 2048 --gpu a100 "
                                 "--fidelity analytical --json %s", js);
@@ -564,7 +564,7 @@ static void test_run_cli(void)
     remove(js);
 
     /* --timeline writes a Chrome trace; the same inputs give byte-identical JSON */
-    const char *tl = "/tmp/trainsim-test-run-tl.json", *js2 = "/tmp/trainsim-test-run2.json";
+    const char *tl = test_tmp("run-tl.json"), *js2 = test_tmp("run2.json");
     char a2[512];
     snprintf(args, sizeof args, "run --model megatron-gpt-1.7b --layout tp=2,pp=2,dp=2,gbs=8 --gpu h100 "
                                 "--fidelity analytical --timeline %s --json %s", tl, js);
@@ -633,7 +633,7 @@ static void test_run_models(void)
 /* --opgraph writes the graph it ran: hand counts of its TP collectives and PP messages. */
 static void test_run_opgraph(void)
 {
-    const char *path = "/tmp/trainsim-test-run-opgraph.json";
+    const char *path = test_tmp("run-opgraph.json");
     char args[512], err[256];
     /* 1.7B: 24 layers, hidden 2304; tp=2 pp=2 dp=2, 4 micro-batches of 1 x 1024 tokens, SP */
     snprintf(args, sizeof args, "run --model megatron-gpt-1.7b --layout tp=2,pp=2,dp=2,mbs=1,gbs=8,sp=on,"
@@ -667,7 +667,7 @@ static void test_run_opgraph(void)
 /* DP bytes by label prefix on one rank of the graph `trainsim run ARGS --opgraph` writes. */
 static int dp_bytes(const char *args, int rank, int64_t *rs, int64_t *ag)
 {
-    const char *path = "/tmp/trainsim-test-run-posrows.json";
+    const char *path = test_tmp("run-posrows.json");
     char cmd[512], err[256];
     snprintf(cmd, sizeof cmd, "%s --opgraph %s", args, path);
     if (test_cli(cmd, cli_out, sizeof cli_out) != 0) return -1;

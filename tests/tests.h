@@ -30,6 +30,10 @@ void suite_run_links(void);
 /* Path of a fixture in tests/data/. */
 const char *test_data(const char *name);
 
+/* A scratch file path of this process (/tmp/trainsim-PID-name): checkouts
+ * running the tests at once must not share files. */
+const char *test_tmp(const char *name);
+
 /* Add a suite with the given tests (NULL-terminated name/function pairs). */
 void test_add_suite(const char *name, ...);
 
