@@ -347,6 +347,7 @@ static void test_show(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "diameter     6 hops"));
     CU_ASSERT_EQUAL_FATAL(test_cli("platform show frontier:2", out, sizeof out), 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "nic0 <- gpu0,1"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "4 global links per group pair, adaptive routing in a group"));
     CU_ASSERT_EQUAL(test_cli("platform show --help", out, sizeof out), 0);
 }
 
@@ -386,6 +387,10 @@ static void test_bad_clusters(void)
     expect_error(write_tmp("d.json", "{\"name\": \"x\", \"gpu\": \"h100\", \"nodes\": 2, " NODE_OK ", "
                                      "\"network\": {\"type\": \"hypercube\", \"bw\": 1e10, \"lat\": 1e-6}}"),
                  "unknown type 'hypercube' (valid: switch, fat-tree, dragonfly, torus)");
+    expect_error(write_tmp("r.json", "{\"name\": \"x\", \"gpu\": \"h100\", \"nodes\": 2, " NODE_OK ", "
+                                     "\"network\": {\"type\": \"dragonfly\", \"bw\": 1e10, \"lat\": 1e-6, "
+                                     "\"switches_per_group\": 2, \"nodes_per_switch\": 1, \"routing\": \"valiant\"}}"),
+                 "unknown routing 'valiant' (valid: adaptive, minimal)");
     expect_error(write_tmp("e.json", "{\"name\": \"x\", \"gpu\": \"h100\", \"nodes\": 2, "
                                      "\"node\": {\"gpus\": 3, \"fabric\": {\"type\": \"graph\", \"link_bw\": 5e10, "
                                      "\"lat\": 1e-6, \"links\": [[0, 1, 2]]}, \"nics\": {\"count\": 1, \"bw\": 1e10, "
