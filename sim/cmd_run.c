@@ -514,10 +514,7 @@ int cmd_run(int argc, char **argv)
     if (rc == EXIT_OK && timeline && eng_report_timeline(timeline, g, res, err, BIGERR) < 0) rc = EXIT_USAGE;
     if (rc != EXIT_OK) fprintf(stderr, "trainsim run: %s\n", err);
 out:
-    if (res) {
-        if (analytical) an_result_free(res);
-        else eng_result_free(res);
-    }
+    eng_result_free(res);
     og_free(g);
     coll_policy_free(pol);
     free(err);

@@ -149,10 +149,7 @@ static int simulate1(search_ctx *x, const wl_layout *l, double *out, char *err, 
     out[SIM_CAT0 + AN_TP] += tp_fused;
     rc = 0;
 out:
-    if (res) {
-        if (x->fid == -1) an_result_free(res);
-        else eng_result_free(res);
-    }
+    eng_result_free(res);
     og_free(g);
     return rc;
 }

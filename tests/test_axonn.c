@@ -40,7 +40,7 @@ static int graph_time(const wl_layout *l, const wl_opts *o, double *crit, double
     }
     *crit = res->makespan;
     *compute = info.compute_s / info.ranks_built;
-    an_result_free(res);
+    eng_result_free(res);
     og_free(g);
     return 0;
 }

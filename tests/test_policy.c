@@ -393,7 +393,7 @@ static void test_op_order_matching(void)
     CU_ASSERT_DOUBLE_EQUAL(res->end[0][2], 2e-3 + trs, 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(res->end[1][2], 2e-3 + trs, 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(res->makespan, 2e-3 + trs, 1e-12);
-    an_result_free(res);
+    eng_result_free(res);
     /* the engine on a crossbar with the same route (2 x 1 us, 25 GB/s) */
     eng_opts o = {ENG_PIPELINED, 0, 0};
     test_outcome t;

@@ -163,7 +163,7 @@ static void test_axonn_extrapolation(void)
         CU_ASSERT_EQUAL_FATAL(wl_build(&tiny, &c.l, &o, &g, &info, err, sizeof err), 0);
         CU_ASSERT_EQUAL_FATAL(an_run(g, p.net, &res, err, sizeof err), 0);
         CU_ASSERT(fabs(c.iter - res->makespan) <= 1e-9 * res->makespan);
-        an_result_free(res);
+        eng_result_free(res);
         og_free(g);
     }
 }

@@ -416,7 +416,7 @@ static double bubble(const char *lay, double *makespan)
     an_breakdown(g, res, 0, b);
     double span = res->makespan - label_duration(g, 0, "comp.optimizer");
     *makespan = res->makespan;
-    an_result_free(res);
+    eng_result_free(res);
     og_free(g);
     return b[AN_IDLE] / span;
 }
@@ -461,7 +461,7 @@ static void test_engine_agrees(void)
     CU_ASSERT_EQUAL(test_sim(plat, g, &o, &t), 0);
     CU_ASSERT(fabs(t.makespan - res->makespan) / res->makespan < 1e-3);
     remove(plat);
-    an_result_free(res);
+    eng_result_free(res);
     og_free(g);
 }
 
@@ -761,7 +761,7 @@ static void test_estimate(void)
             fprintf(stderr, "\n  %s %s: estimate %.4f s, graph %.4f s\n", cases[i].model, cases[i].layout, e.iter,
                     res->makespan);
         CU_ASSERT(rel < cases[i].tol);
-        an_result_free(res);
+        eng_result_free(res);
         og_free(g);
     }
 }

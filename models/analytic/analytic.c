@@ -486,26 +486,8 @@ out:
     free(S.cseq);
     free(S.base);
     if (rc == 0) *out = res;
-    else an_result_free(res);
+    else eng_result_free(res);
     return rc;
-}
-
-void an_result_free(eng_result *r)
-{
-    if (!r) return;
-    for (int i = 0; i < r->nranks; i++) {
-        free(r->start[i]);
-        free(r->end[i]);
-        free(r->host[i]);
-        if (r->algo) free(r->algo[i]);
-    }
-    free(r->algo);
-    free(r->start);
-    free(r->end);
-    free(r->host);
-    free(r->ranks);
-    free(r->links);
-    free(r);
 }
 
 /* ---- waiting as idle ---- */

@@ -46,9 +46,9 @@ int an_node_of(const an_net *net, const og_graph *g, int rank);
 /* Critical path of g: every op starts when its stream predecessor and its
  * dependencies are done; a collective when all members arrived (lasting
  * an_sched_time); a transfer when both sides are there. No contention. A graph that cannot finish is
- * an error naming a blocked rank and op. */
+ * an error naming a blocked rank and op. The result is an engine result
+ * (free it with eng_result_free). */
 int an_run(const og_graph *g, const an_net *net, eng_result **out, char *err, size_t errlen);
-void an_result_free(eng_result *r);
 
 /* Make waiting for a peer count as idle in a result of the engine (where an
  * op starts when its rank posts it): a transfer starts when both sides have
