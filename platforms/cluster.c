@@ -24,12 +24,11 @@ typedef struct {
 static int bad(ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int bad(ctx *c, const char *fmt, ...)
 {
-    char msg[TS_ERRLEN];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    int rc = ts_verr_at(c->err, c->errlen, c->file, NULL, fmt, ap);
     va_end(ap);
-    return ts_err(c->err, c->errlen, "%s: %s", c->file, msg);
+    return rc;
 }
 
 /* Every object is checked against the keys it may hold: typos are errors. */

@@ -26,13 +26,11 @@ typedef struct {
 static int fail(reader *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int fail(reader *c, const char *fmt, ...)
 {
-    char msg[TS_ERRLEN];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    int rc = ts_verr_at(c->err, c->errlen, c->name, c->where, fmt, ap);
     va_end(ap);
-    if (c->where[0]) return ts_err(c->err, c->errlen, "%s: %s: %s", c->name, c->where, msg);
-    return ts_err(c->err, c->errlen, "%s: %s", c->name, msg);
+    return rc;
 }
 
 /* A string from the input, made safe for a one-line message: control

@@ -21,6 +21,16 @@ int ts_err(char *err, size_t errlen, const char *fmt, ...)
     return -1;
 }
 
+int ts_verr_at(char *err, size_t errlen, const char *a, const char *b, const char *fmt, va_list ap)
+{
+    char msg[TS_ERRLEN];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    const char *pa = a && *a ? a : NULL, *pb = b && *b ? b : NULL;
+    if (pa && pb) return ts_err(err, errlen, "%s: %s: %s", pa, pb, msg);
+    if (pa || pb) return ts_err(err, errlen, "%s: %s", pa ? pa : pb, msg);
+    return ts_err(err, errlen, "%s", msg);
+}
+
 static void oom(size_t n)
 {
     fprintf(stderr, "trainsim: out of memory allocating %zu bytes\n", n);

@@ -3,6 +3,7 @@
 #ifndef TS_UTIL_H
 #define TS_UTIL_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -12,6 +13,11 @@
 #define TS_ERRLEN 512
 int ts_err(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* The same with the message prefixed "a: b: " (a file name, then where in it;
+ * either may be NULL or empty): the parsers' error functions call it. */
+int ts_verr_at(char *err, size_t errlen, const char *a, const char *b, const char *fmt, va_list ap)
+    __attribute__((format(printf, 5, 0)));
 
 /* Allocation that aborts on out-of-memory (an impossible state for our sizes,
  * not bad input). */
