@@ -251,7 +251,8 @@ void coll_plan_step(const coll_plan *p, int me, int s, coll_step *out)
     algos[p->algo].step(p, me, s, out);
 }
 
-void coll_merge_xfer(coll_xfer *xs, int *nx, const coll_xfer *x)
+/* Add x's bytes to the entry of xs (nx entries) for the same peer, or append it. */
+static void merge_xfer(coll_xfer *xs, int *nx, const coll_xfer *x)
 {
     for (int i = 0; i < *nx; i++)
         if (xs[i].peer == x->peer) {
@@ -263,16 +264,16 @@ void coll_merge_xfer(coll_xfer *xs, int *nx, const coll_xfer *x)
 
 void coll_step_add_merged(coll_step *st, int send, const coll_xfer *x)
 {
-    if (send) coll_merge_xfer(st->send, &st->nsend, x);
-    else coll_merge_xfer(st->recv, &st->nrecv, x);
+    if (send) merge_xfer(st->send, &st->nsend, x);
+    else merge_xfer(st->recv, &st->nrecv, x);
 }
 
 void coll_step_merge_peers(coll_step *st)
 {
     int ns = st->nsend, nr = st->nrecv;
     st->nsend = st->nrecv = 0;
-    for (int i = 0; i < ns; i++) coll_merge_xfer(st->send, &st->nsend, &st->send[i]);
-    for (int i = 0; i < nr; i++) coll_merge_xfer(st->recv, &st->nrecv, &st->recv[i]);
+    for (int i = 0; i < ns; i++) merge_xfer(st->send, &st->nsend, &st->send[i]);
+    for (int i = 0; i < nr; i++) merge_xfer(st->recv, &st->nrecv, &st->recv[i]);
 }
 
 void coll_plan_merged(const coll_plan *p, int me, coll_step *out)
@@ -286,8 +287,8 @@ void coll_plan_merged(const coll_plan *p, int me, coll_step *out)
     coll_step *st = coll_step_new(p->width);
     for (int s = 0; s < p->nsteps; s++) {
         coll_plan_step(p, me, s, st);
-        for (int i = 0; i < st->nsend; i++) coll_merge_xfer(out->send, &out->nsend, &st->send[i]);
-        for (int i = 0; i < st->nrecv; i++) coll_merge_xfer(out->recv, &out->nrecv, &st->recv[i]);
+        for (int i = 0; i < st->nsend; i++) merge_xfer(out->send, &out->nsend, &st->send[i]);
+        for (int i = 0; i < st->nrecv; i++) merge_xfer(out->recv, &out->nrecv, &st->recv[i]);
     }
     coll_step_free(st);
 }

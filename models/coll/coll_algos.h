@@ -20,15 +20,13 @@ void coll_add_recv(coll_step *st, int peer, int64_t bytes, int chunk, int nchunk
 /* Chunks [chunk, chunk + nchunk) of the plan's nchunks, sent (send = 1) or
  * received; nothing when nchunk <= 0. coll_add_wrap splits a range that wraps
  * past the last chunk into two transfers. */
-/* Add x's bytes to the entry of xs (nx entries) for the same peer, or append
- * it: the merged (pipelined) view keeps one entry per peer. */
-void coll_merge_xfer(coll_xfer *xs, int *nx, const coll_xfer *x);
-
 void coll_add_range(const coll_plan *p, coll_step *st, int send, int peer, int chunk, int nchunk, int reduce);
-/* Add x to st's sends (send = 1) or receives, one entry per peer: bytes of a
- * peer already there are summed (chunk fields become meaningless). */
-void coll_step_add_merged(coll_step *st, int send, const coll_xfer *x);
 void coll_add_wrap(const coll_plan *p, coll_step *st, int send, int peer, int chunk, int nchunk, int reduce);
+
+/* Add x to st's sends (send = 1) or receives, one entry per peer: bytes of a
+ * peer already there are summed (chunk fields become meaningless): how the
+ * merged (pipelined) views are built. */
+void coll_step_add_merged(coll_step *st, int send, const coll_xfer *x);
 
 void coll_ring_setup(coll_plan *p);
 void coll_ring_step(const coll_plan *p, int me, int s, coll_step *out);

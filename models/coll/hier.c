@@ -189,8 +189,7 @@ static void col_merged(const coll_plan *p, const rail_algo *ra, int me, coll_ste
             coll_xfer x = send ? snd[i] : rcv[i - st.nsend];
             x.bytes = rail_bytes(p, j, x.chunk, x.nchunk);
             x.peer = member(t, x.peer, j);
-            if (send) coll_merge_xfer(out->send, &out->nsend, &x);
-            else coll_merge_xfer(out->recv, &out->nrecv, &x);
+            coll_step_add_merged(out, send, &x);
         }
     }
     if (L > 1) {

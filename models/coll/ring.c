@@ -68,36 +68,26 @@ void coll_ring_setup(coll_plan *p)
     p->merged_width = C > 1 ? 2 : 1;
 }
 
-/* Reduce-scatter step t of channel c: after n-1 steps every position holds
- * its own member's part reduced. */
-static void rs_step(const coll_plan *p, int c, int me, int t, coll_step *out)
+/* One step of channel c: position pos sends the part of the member k
+ * positions behind it to the next position and receives the part k + 1
+ * behind from the previous one. Reduce-scatter step t: k = t + 1, adding (after
+ * n-1 steps every position holds its own member's part reduced); all-gather
+ * step t: k = t, overwriting (every position starts with its member's part). */
+static void ring_step(const coll_plan *p, int c, int me, int k, int reduce, coll_step *out)
 {
     int n = p->n, C = channels(p), pos = ring_pos(p, c, me);
-    int cs = ring_member(p, c, coll_mod(pos - t - 1, n)) * C + c;
-    int cr = ring_member(p, c, coll_mod(pos - t - 2, n)) * C + c;
-    coll_add_range(p, out, 1, ring_member(p, c, coll_mod(pos + 1, n)), cs, 1, 1);
-    coll_add_range(p, out, 0, ring_member(p, c, coll_mod(pos - 1, n)), cr, 1, 1);
-}
-
-/* All-gather step t of channel c: every position starts with its member's part. */
-static void ag_step(const coll_plan *p, int c, int me, int t, coll_step *out)
-{
-    int n = p->n, C = channels(p), pos = ring_pos(p, c, me);
-    int cs = ring_member(p, c, coll_mod(pos - t, n)) * C + c;
-    int cr = ring_member(p, c, coll_mod(pos - t - 1, n)) * C + c;
-    coll_add_range(p, out, 1, ring_member(p, c, coll_mod(pos + 1, n)), cs, 1, 0);
-    coll_add_range(p, out, 0, ring_member(p, c, coll_mod(pos - 1, n)), cr, 1, 0);
+    int cs = ring_member(p, c, coll_mod(pos - k, n)) * C + c;
+    int cr = ring_member(p, c, coll_mod(pos - k - 1, n)) * C + c;
+    coll_add_range(p, out, 1, ring_member(p, c, coll_mod(pos + 1, n)), cs, 1, reduce);
+    coll_add_range(p, out, 0, ring_member(p, c, coll_mod(pos - 1, n)), cr, 1, reduce);
 }
 
 void coll_ring_step(const coll_plan *p, int me, int s, coll_step *out)
 {
-    for (int c = 0; c < channels(p); c++) switch (p->coll) {
-        case OG_ALLGATHER: ag_step(p, c, me, s, out); break;
-        case OG_REDUCESCATTER: rs_step(p, c, me, s, out); break;
-        default: /* all-reduce and barrier: reduce-scatter then all-gather */
-            if (s < p->n - 1) rs_step(p, c, me, s, out);
-            else ag_step(p, c, me, s - (p->n - 1), out);
-        }
+    /* all-reduce and barrier: reduce-scatter, then all-gather */
+    int rs = p->coll == OG_REDUCESCATTER || (p->coll != OG_ALLGATHER && s < p->n - 1);
+    int t = rs || p->coll == OG_ALLGATHER ? s : s - (p->n - 1);
+    for (int c = 0; c < channels(p); c++) ring_step(p, c, me, rs ? t + 1 : t, rs, out);
 }
 
 /* Chain: position 0 .. n-1 along the ring; broadcast starts at the root,
