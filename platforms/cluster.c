@@ -235,12 +235,16 @@ static int parse_nics(ctx *c, json_t *o, topo_node *n)
 
 static int parse_net(ctx *c, json_t *o, topo_cluster *cl)
 {
-    static const char *const keys[] = {"type", "bw", "lat", "levels", "radix", "oversubscription", "rails",
-                                       "switches_per_group", "nodes_per_switch", "global_links",
-                                       "global_bw", "global_lat", "routing", "dims", NULL};
+    /* the fields each type takes: a field of another type is an error, not ignored */
+    static const char *const keys[][11] = {
+        [TOPO_SWITCH] = {"type", "bw", "lat", NULL},
+        [TOPO_FATTREE] = {"type", "bw", "lat", "levels", "radix", "oversubscription", "rails", NULL},
+        [TOPO_DRAGONFLY] = {"type", "bw", "lat", "switches_per_group", "nodes_per_switch", "global_links",
+                            "global_bw", "global_lat", "routing", NULL},
+        [TOPO_TORUS] = {"type", "bw", "lat", "dims", NULL},
+    };
     topo_net *t = &cl->net;
     if (!json_is_object(o)) return bad(c, "network must be an object");
-    if (keys_ok(c, "network", o, keys) < 0) return -1;
     const char *type = get_str(c, "network", o, "type");
     if (!type) return -1;
     static const char *const kinds[] = {"switch", "fat-tree", "dragonfly", "torus"};
@@ -248,6 +252,9 @@ static int parse_net(ctx *c, json_t *o, topo_cluster *cl)
     for (int i = 0; i < 4; i++)
         if (strcmp(type, kinds[i]) == 0) k = i;
     if (k < 0) return bad(c, "network: unknown type '%s' (valid: switch, fat-tree, dragonfly, torus)", type);
+    char where[64];
+    snprintf(where, sizeof where, "network (%s)", type);
+    if (keys_ok(c, where, o, keys[k]) < 0) return -1;
     t->kind = k;
     if (get_num(c, "network", o, "bw", 1, 1e6, BW_MAX, &t->bw) < 0 ||
         get_num(c, "network", o, "lat", 1, 0, LAT_MAX, &t->lat) < 0)

@@ -391,6 +391,11 @@ static void test_bad_clusters(void)
                                      "\"network\": {\"type\": \"dragonfly\", \"bw\": 1e10, \"lat\": 1e-6, "
                                      "\"switches_per_group\": 2, \"nodes_per_switch\": 1, \"routing\": \"valiant\"}}"),
                  "unknown routing 'valiant' (valid: adaptive, minimal)");
+    /* a field of another network type is refused, not ignored */
+    expect_error(write_tmp("s.json", "{\"name\": \"x\", \"gpu\": \"h100\", \"nodes\": 2, " NODE_OK ", "
+                                     "\"network\": {\"type\": \"switch\", \"bw\": 1e10, \"lat\": 1e-6, "
+                                     "\"routing\": \"minimal\"}}"),
+                 "network (switch): unknown field 'routing'");
     expect_error(write_tmp("e.json", "{\"name\": \"x\", \"gpu\": \"h100\", \"nodes\": 2, "
                                      "\"node\": {\"gpus\": 3, \"fabric\": {\"type\": \"graph\", \"link_bw\": 5e10, "
                                      "\"lat\": 1e-6, \"links\": [[0, 1, 2]]}, \"nics\": {\"count\": 1, \"bw\": 1e10, "
