@@ -44,6 +44,27 @@ static int keys_ok(ctx *c, const char *where, json_t *o, const char *const *allo
     return 0;
 }
 
+/* The index of o's "type" among kinds[n] (-1 with an error listing them);
+ * then only the fields keys[index] names are allowed, so that a field of
+ * another type is an error instead of being ignored. */
+static const char *get_str(ctx *c, const char *where, json_t *o, const char *key);
+static int get_kind(ctx *c, const char *where, json_t *o, const char *const *kinds, int n,
+                    const char *const (*keys)[12])
+{
+    const char *type = get_str(c, where, o, "type");
+    if (!type) return -1;
+    for (int i = 0; i < n; i++)
+        if (strcmp(type, kinds[i]) == 0) {
+            char w[64];
+            snprintf(w, sizeof w, "%s (%s)", where, type);
+            return keys_ok(c, w, o, keys[i]) < 0 ? -1 : i;
+        }
+    char valid[128] = "";
+    for (int i = 0; i < n; i++)
+        snprintf(valid + strlen(valid), sizeof valid - strlen(valid), "%s%s", i ? ", " : "", kinds[i]);
+    return bad(c, "%s: unknown type '%s' (valid: %s)", where, type, valid);
+}
+
 static int get_num(ctx *c, const char *where, json_t *o, const char *key, int required, double lo,
                    double hi, double *out)
 {
@@ -135,16 +156,16 @@ static int load_gpu(const char *name, topo_gpu *gpu, char *err, size_t errlen)
 
 static int parse_fabric(ctx *c, json_t *f, topo_node *n)
 {
-    static const char *const keys[] = {"type", "bw", "link_bw", "lat", "nvls", "links", "links_per_pair", NULL};
-    if (!json_is_object(f)) return bad(c, "node.fabric must be an object");
-    if (keys_ok(c, "node.fabric", f, keys) < 0) return -1;
-    const char *type = get_str(c, "node.fabric", f, "type");
-    if (!type) return -1;
     static const char *const kinds[] = {"nvswitch", "mesh", "graph", "pcie"};
-    int k = -1;
-    for (int i = 0; i < 4; i++)
-        if (strcmp(type, kinds[i]) == 0) k = i;
-    if (k < 0) return bad(c, "node.fabric: unknown type '%s' (valid: nvswitch, mesh, graph, pcie)", type);
+    static const char *const keys[][12] = {
+        [TOPO_NVSWITCH] = {"type", "bw", "lat", "nvls", NULL},
+        [TOPO_MESH] = {"type", "link_bw", "lat", "links_per_pair", NULL},
+        [TOPO_GRAPH] = {"type", "link_bw", "lat", "links", NULL},
+        [TOPO_PCIE] = {"type", "bw", "lat", "nvls", NULL},
+    };
+    if (!json_is_object(f)) return bad(c, "node.fabric must be an object");
+    int k = get_kind(c, "node.fabric", f, kinds, 4, keys);
+    if (k < 0) return -1;
     n->fabric = k;
     n->lat = 0;
     if (get_num(c, "node.fabric", f, "lat", 1, 0, LAT_MAX, &n->lat) < 0) return -1;
@@ -235,8 +256,8 @@ static int parse_nics(ctx *c, json_t *o, topo_node *n)
 
 static int parse_net(ctx *c, json_t *o, topo_cluster *cl)
 {
-    /* the fields each type takes: a field of another type is an error, not ignored */
-    static const char *const keys[][11] = {
+    static const char *const kinds[] = {"switch", "fat-tree", "dragonfly", "torus"};
+    static const char *const keys[][12] = {
         [TOPO_SWITCH] = {"type", "bw", "lat", NULL},
         [TOPO_FATTREE] = {"type", "bw", "lat", "levels", "radix", "oversubscription", "rails", NULL},
         [TOPO_DRAGONFLY] = {"type", "bw", "lat", "switches_per_group", "nodes_per_switch", "global_links",
@@ -245,16 +266,8 @@ static int parse_net(ctx *c, json_t *o, topo_cluster *cl)
     };
     topo_net *t = &cl->net;
     if (!json_is_object(o)) return bad(c, "network must be an object");
-    const char *type = get_str(c, "network", o, "type");
-    if (!type) return -1;
-    static const char *const kinds[] = {"switch", "fat-tree", "dragonfly", "torus"};
-    int k = -1;
-    for (int i = 0; i < 4; i++)
-        if (strcmp(type, kinds[i]) == 0) k = i;
-    if (k < 0) return bad(c, "network: unknown type '%s' (valid: switch, fat-tree, dragonfly, torus)", type);
-    char where[64];
-    snprintf(where, sizeof where, "network (%s)", type);
-    if (keys_ok(c, where, o, keys[k]) < 0) return -1;
+    int k = get_kind(c, "network", o, kinds, 4, keys);
+    if (k < 0) return -1;
     t->kind = k;
     if (get_num(c, "network", o, "bw", 1, 1e6, BW_MAX, &t->bw) < 0 ||
         get_num(c, "network", o, "lat", 1, 0, LAT_MAX, &t->lat) < 0)

@@ -396,6 +396,11 @@ static void test_bad_clusters(void)
                                      "\"network\": {\"type\": \"switch\", \"bw\": 1e10, \"lat\": 1e-6, "
                                      "\"routing\": \"minimal\"}}"),
                  "network (switch): unknown field 'routing'");
+    expect_error(write_tmp("m.json", "{\"name\": \"x\", \"gpu\": \"h100\", \"nodes\": 2, " NET_OK ", "
+                                     "\"node\": {\"gpus\": 2, \"fabric\": {\"type\": \"mesh\", \"link_bw\": 1e10, "
+                                     "\"lat\": 1e-6, \"links\": [[0, 1, 2]]}, \"nics\": {\"count\": 2, "
+                                     "\"bw\": 1e10, \"lat\": 1e-6}}}"),
+                 "node.fabric (mesh): unknown field 'links'");
     expect_error(write_tmp("e.json", "{\"name\": \"x\", \"gpu\": \"h100\", \"nodes\": 2, "
                                      "\"node\": {\"gpus\": 3, \"fabric\": {\"type\": \"graph\", \"link_bw\": 5e10, "
                                      "\"lat\": 1e-6, \"links\": [[0, 1, 2]]}, \"nics\": {\"count\": 1, \"bw\": 1e10, "
