@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "analytic/analytic.h"
+#include "coll.h"
 #include "tests.h"
 #include "workload/workload.h"
 
@@ -84,6 +85,36 @@ static void test_estimate_matches_graph(void)
         CU_ASSERT(fabs(e.compute + e.optimizer - comp) <= 1e-9 * comp); /* the same ops, costed alike */
         CU_ASSERT(e.tp_exposed >= 0 && e.dp_exposed >= 0);
     }
+}
+
+/* The estimate's cost memo must not serve one selection policy's times to
+ * another: with every grid collective forced to recursive doubling, after
+ * the same layout was estimated automatically, the estimate still equals
+ * the op graph's critical path under that policy, and differs from the
+ * automatic one. */
+static void test_estimate_policy(void)
+{
+    if (setup() < 0) {
+        CU_FAIL("setup");
+        return;
+    }
+    an_net net = {4, 300e9, 3e-6, 25e9, 3.3e-6, 0, 0, 0, NULL};
+    wl_opts o = {1024, CM_BF16, &a100, &net, 1, 1};
+    char err[512];
+    wl_layout l;
+    CU_ASSERT_EQUAL_FATAL(wl_layout_parse("gx=2,gy=2,gz=2,dp=2,gbs=16", &l, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(wl_layout_check(&l, &tiny, o.seq, wl_layout_ngpus(&l), err, sizeof err), 0);
+    wl_est e0, e1;
+    CU_ASSERT_EQUAL_FATAL(wl_estimate(&tiny, &l, &o, &e0, err, sizeof err), 0);
+    coll_policy *pol = coll_policy_new();
+    CU_ASSERT_EQUAL_FATAL(coll_policy_force(pol, "allreduce=rhd,allgather=rhd,reducescatter=rhd", err, sizeof err), 0);
+    net.policy = pol;
+    CU_ASSERT_EQUAL_FATAL(wl_estimate(&tiny, &l, &o, &e1, err, sizeof err), 0);
+    double crit, comp;
+    CU_ASSERT_EQUAL_FATAL(graph_time(&l, &o, &crit, &comp), 0);
+    CU_ASSERT(fabs(e1.iter - crit) <= 1e-9 * crit);
+    CU_ASSERT(fabs(e1.iter - e0.iter) > 1e-9 * e0.iter);
+    coll_policy_free(pol);
 }
 
 /* Overlap never loses: each layout with overlap=on is no slower than off, and
@@ -226,6 +257,7 @@ static void test_search_top_k_extrapolated(void)
 void suite_axonn(void)
 {
     test_add_suite("axonn", "estimate equals the op graph's critical path", test_estimate_matches_graph,
+                   "estimate under a selection policy", test_estimate_policy,
                    "overlap never slower", test_overlap_helps, "hand count of the y all-reduces",
                    test_hand_allreduces, "layout key overlap, zero=3 refused", test_layout_overlap,
                    "search top K (1 and 2 micro-batches, extrapolated) equals run", test_search_top_k_extrapolated, NULL);

@@ -809,7 +809,8 @@ typedef struct axstate {
 } axstate;
 
 /* A memo of ax_group_time, a pure function of its arguments (searches cost
- * the same groups for many layouts): direct-mapped, every field compared. */
+ * the same groups for many layouts): direct-mapped, every field the cost reads
+ * compared (the selection policy by identity: one per command). */
 typedef struct axmemo {
     an_net net;
     int n, stride, rho;
@@ -831,7 +832,7 @@ static double ax_group_time(const an_net *net, int n, int stride, int rho, og_co
     if (e->used && e->n == n && e->stride == stride && e->rho == rho && e->c == c && e->bytes == bytes &&
         e->net.gpus_per_node == net->gpus_per_node && e->net.intra_bw == net->intra_bw &&
         e->net.intra_lat == net->intra_lat && e->net.inter_bw == net->inter_bw && e->net.inter_lat == net->inter_lat &&
-        e->net.nvls == net->nvls)
+        e->net.nvls == net->nvls && e->net.policy == net->policy)
         return e->t;
     int gpn = net->gpus_per_node > 0 ? net->gpus_per_node : 1;
     int *node = ts_malloc(n * sizeof *node);
