@@ -64,19 +64,8 @@ bin/test_trainsim: $(TEST_OBJ) build/libtrainsim.a
 
 build/tests/%.o: CFLAGS += -Itests
 
-bin/bench_ring: build/experiments/bench/bench_ring.o build/libtrainsim.a
-	@mkdir -p bin
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
-
-bin/bench_platform: build/experiments/bench/bench_platform.o build/libtrainsim.a
-	@mkdir -p bin
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
-
-bin/bench_coll: build/experiments/bench/bench_coll.o build/libtrainsim.a
-	@mkdir -p bin
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
-
-bin/bench_estimate: build/experiments/bench/bench_estimate.o build/libtrainsim.a
+# Benchmarks: experiments/bench/bench_NAME.c -> bin/bench_NAME
+bin/bench_%: build/experiments/bench/bench_%.o build/libtrainsim.a
 	@mkdir -p bin
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -127,10 +116,6 @@ demo: bin/trainsim
 	    --trace configs/traces/dp-overlap-16.json --links 5
 	@echo
 	experiments/01-whatif-topology/run.sh --quick
-
-bin/bench_import: build/experiments/bench/bench_import.o build/libtrainsim.a
-	@mkdir -p bin
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 bench: bin/trainsim
 	experiments/bench/run.sh
