@@ -158,10 +158,10 @@ static int host_cmp(const void *a, const void *b)
 }
 
 /* Hosts by name. SimGrid 3.32's sg_host_by_name walks every zone (one per
- * node on in-process clusters): 16,384 lookups on 2,048 nodes took seconds.
- * (and sg_host_count builds a list of them all). An open-addressing table
- * over the platform's hosts, built at the first lookup after the platform is
- * loaded (SimGrid loads one platform per process). */
+ * node on in-process clusters; 16,384 lookups on 2,048 nodes took seconds),
+ * and sg_host_count lists every host. An open-addressing table over the
+ * platform's hosts, built at the first lookup after the platform is loaded
+ * (SimGrid loads one platform per process). */
 static struct {
     sg_host_t *slot;
     size_t mask, nhosts;
@@ -179,7 +179,6 @@ static sg_host_t host_named(const char *name)
     if (names.nhosts == 0) {
         size_t nh = sg_host_count();
         if (nh == 0) return NULL;
-        free(names.slot);
         size_t cap = 16;
         while (cap < 2 * nh) cap *= 2;
         names.slot = ts_calloc(cap, sizeof *names.slot);
