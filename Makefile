@@ -1,58 +1,121 @@
 # trainsim: build, test, benchmarks. `make deps` installs the Debian packages.
+#
+# Library and compiler detection lives in build/config.mk, written by a rule
+# (not at parse time): `make deps demo` on a bare machine installs the packages
+# first, then make restarts with the detected flags. Every object depends on
+# build/config.mk, which is rewritten only when what was detected changes, so a
+# change of features (MPI, NCCL, a library appearing) rebuilds what it affects.
 CC      ?= cc
-CFLAGS  ?= -O2 -g
-CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Isim -Isim/trace -Imodels -Imodels/coll -Iplatforms -Ivalidate \
-           $(shell pkg-config --cflags libxml-2.0 igraph 2>/dev/null)
 CXX     ?= g++
+CFLAGS  ?= -O2 -g
 CXXFLAGS ?= -O2 -g
-CXXFLAGS += -std=c++17 -Wall -Wextra -Werror -Iplatforms -Isim
-LDLIBS  := -lsimgrid -ljansson -lz -lgsl -lgslcblas -lm -lstdc++ \
-           $(shell pkg-config --libs libxml-2.0 igraph 2>/dev/null)
+SIM_INC := -Isim/ir -Isim/engine -Isim/cli -Isim/trace -Isim
+CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(SIM_INC) -Imodels -Imodels/coll -Iplatforms -Ivalidate
+CXXFLAGS += -std=c++17 -Wall -Wextra -Werror -Iplatforms $(SIM_INC)
+FLAGS_SEEN := $(CC) $(CFLAGS) | $(CXX) $(CXXFLAGS)
 
 DEB_PACKAGES := build-essential g++ pkg-config libsimgrid-dev libigraph-dev libgsl-dev \
                 libopenmpi-dev openmpi-bin libxml2-dev libcunit1-dev libjansson-dev zlib1g-dev \
                 clang-14 libclang-rt-14-dev
 
+# What this machine has: build/config.mk, written by the rule below. On the
+# first pass of `make deps ...` the file waits for deps; make then restarts
+# (MAKE_RESTARTS is set) and reads what deps installed.
+CONFIG := build/config.mk
+ifeq ($(MAKE_RESTARTS),)
+CONFIG_AFTER := $(filter deps,$(MAKECMDGOALS))
+endif
+-include $(CONFIG)
+
+CUDA_HOME ?= /usr/local/cuda
+HEADERS_NEEDED := simgrid/actor.h:libsimgrid-dev igraph/igraph.h:libigraph-dev gsl/gsl_vector.h:libgsl-dev \
+                  libxml/tree.h:libxml2-dev CUnit/Basic.h:libcunit1-dev jansson.h:libjansson-dev zlib.h:zlib1g-dev
+$(CONFIG): FORCE $(CONFIG_AFTER)
+	@mkdir -p build
+	@pc=$$(for p in libxml-2.0 igraph; do pkg-config --cflags $$p 2>/dev/null; done | tr '\n' ' '); \
+	{ echo "# written by make (rule $(CONFIG)): what this machine has"; \
+	  echo "BUILD_FLAGS := $(FLAGS_SEEN)"; \
+	  echo "PKG_CFLAGS := $$pc"; \
+	  echo "PKG_LIBS := $$(for p in libxml-2.0 igraph; do pkg-config --libs $$p 2>/dev/null; done | tr '\n' ' ')"; \
+	  missing=""; for h in $(HEADERS_NEEDED); do \
+	    echo "#include <$${h%%:*}>" | $(CC) -E -x c $$pc - >/dev/null 2>&1 || missing="$$missing $${h#*:}"; done; \
+	  echo "MISSING :=$$missing"; \
+	  mpicc=$$(command -v mpicc 2>/dev/null); echo "MPICC := $$mpicc"; \
+	  if [ -n "$$mpicc" ]; then echo "MPI_CFLAGS := $$(mpicc --showme:compile)"; \
+	                          echo "MPI_LIBS := $$(mpicc --showme:link)"; fi; \
+	  echo "NVCC := $$(command -v nvcc 2>/dev/null || ls $(CUDA_HOME)/bin/nvcc 2>/dev/null)"; \
+	  echo "NCCL_H := $$(ls $(CUDA_HOME)/include/nccl.h /usr/include/nccl.h 2>/dev/null | head -n 1)"; \
+	} > $@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; echo "config: $@ written (detected features or flags changed)"; fi
+
+# Build rules refuse to start, naming the packages, when headers are missing.
+need-deps: $(CONFIG)
+	@if [ -n "$(strip $(MISSING))" ]; then \
+	  echo "trainsim: missing development packages:$(MISSING); run 'make deps' (or 'make deps all')"; exit 2; fi
+
+CFLAGS  += $(PKG_CFLAGS)
+LDLIBS  := -lsimgrid -ljansson -lz -lgsl -lgslcblas -lm -lstdc++ $(PKG_LIBS)
+
 # Every .c under the library folders belongs to libtrainsim, except the CLI
-# and sim/mpi_*.c (built only with mpicc, below).
-CLI_SRC  := sim/main.c $(wildcard sim/cmd_*.c)
+# (sim/cli/, including its MPI search driver, built only with mpicc).
+CLI_SRC  := $(filter-out sim/cli/mpi_%.c, $(wildcard sim/cli/*.c))
 CLI_OBJ  := $(CLI_SRC:%.c=build/%.o)
-LIB_SRC  := $(filter-out $(CLI_SRC) sim/mpi_%.c, $(wildcard sim/*.c sim/*/*.c models/*.c models/*/*.c \
+LIB_SRC  := $(filter-out sim/cli/%, $(wildcard sim/*/*.c models/*/*.c \
               platforms/*.c $(filter-out validate/bench_%.c, $(wildcard validate/*.c))))
 LIB_CXX  := $(wildcard platforms/*.cpp)
 LIB_OBJ  := $(LIB_SRC:%.c=build/%.o) $(LIB_CXX:%.cpp=build/%.o)
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=build/%.o)
 
-.PHONY: all deps check test clean demo bench bench-workload bench-search golden fuzz validate-cpu
+# `trainsim search` under mpirun: built only where mpicc exists; the serial
+# path (and every other command) never calls MPI. libmpi links before
+# libsimgrid: SimGrid exports SMPI's own MPI_* symbols, which must not win.
+ifneq ($(MPICC),)
+MPI_OBJ := build/sim/cli/mpi_search.o
+build/sim/cli/mpi_search.o: CFLAGS += $(MPI_CFLAGS)
+build/sim/cli/cmd_search.o: CFLAGS += -DTS_HAVE_MPI
+endif
+
+# bin/trainsim-bench (MPI-launched; docs/validation.md): built when mpicc
+# exists; never linked with SimGrid, whose SMPI exports MPI_Init too. Its nccl
+# backend joins when nvcc and nccl.h are found.
+BENCH_SRC := validate/bench_main.c validate/bench_mpi.c validate/bench_schedule.c
+BENCH_BIN := $(if $(MPICC),bin/trainsim-bench)
+ifeq ($(NVCC),)
+NCCL_WHY  := skipped: nvcc not found (PATH, $(CUDA_HOME)/bin)
+else ifeq ($(NCCL_H),)
+NCCL_WHY  := skipped: nccl.h not found ($(CUDA_HOME)/include, /usr/include)
+else
+NCCL_WHY  := built with $(NCCL_H)
+BENCH_SRC += validate/bench_nccl.c
+BENCH_DEFS := -DTS_HAVE_NCCL -I$(CUDA_HOME)/include
+BENCH_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lnccl -lcudart
+endif
+
+.PHONY: all deps check test clean demo bench bench-workload bench-search golden fuzz validate-cpu need-deps FORCE
 all: bin/trainsim $(BENCH_BIN)
+FORCE:
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# On make's restart after deps (MAKE_RESTARTS set) the packages are in already.
 deps:
+ifeq ($(MAKE_RESTARTS),)
 	$(SUDO) apt-get update
 	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(DEB_PACKAGES)
+else
+	@echo "deps: installed"
+endif
 
-build/%.o: %.c
+build/%.o: %.c $(CONFIG) | need-deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
-build/%.o: %.cpp
+build/%.o: %.cpp $(CONFIG) | need-deps
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) -MMD -MP -c $< -o $@
 
 build/libtrainsim.a: $(LIB_OBJ)
 	ar rcs $@ $^
-
-# `trainsim search` under mpirun: built only where mpicc exists; the serial
-# path (and every other command) never calls MPI. libmpi links before
-# libsimgrid: SimGrid exports SMPI's own MPI_* symbols, which must not win.
-MPICC := $(shell command -v mpicc 2>/dev/null)
-ifneq ($(MPICC),)
-MPI_OBJ := build/sim/mpi_search.o
-build/sim/mpi_search.o: CFLAGS += $(shell mpicc --showme:compile)
-build/sim/cmd_search.o: CFLAGS += -DTS_HAVE_MPI
-MPI_LIBS := $(shell mpicc --showme:link)
-endif
 
 bin/trainsim: $(CLI_OBJ) $(MPI_OBJ) build/libtrainsim.a
 	@mkdir -p bin
@@ -69,26 +132,7 @@ bin/bench_%: build/experiments/bench/bench_%.o build/libtrainsim.a
 	@mkdir -p bin
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
-# bin/trainsim-bench (MPI-launched; docs/validation.md): built when mpicc
-# exists; never linked with SimGrid, whose SMPI exports MPI_Init too. Its nccl backend joins when nvcc and nccl.h are found.
-MPICC     ?= $(shell command -v mpicc 2>/dev/null)
-CUDA_HOME ?= /usr/local/cuda
-NVCC      := $(firstword $(shell command -v nvcc 2>/dev/null) $(wildcard $(CUDA_HOME)/bin/nvcc))
-NCCL_H    := $(firstword $(wildcard $(CUDA_HOME)/include/nccl.h /usr/include/nccl.h))
-BENCH_SRC := validate/bench_main.c validate/bench_mpi.c validate/bench_schedule.c
-BENCH_BIN := $(if $(MPICC),bin/trainsim-bench)
-ifeq ($(NVCC),)
-NCCL_WHY  := skipped: nvcc not found (PATH, $(CUDA_HOME)/bin)
-else ifeq ($(NCCL_H),)
-NCCL_WHY  := skipped: nccl.h not found ($(CUDA_HOME)/include, /usr/include)
-else
-NCCL_WHY  := built with $(NCCL_H)
-BENCH_SRC += validate/bench_nccl.c
-BENCH_DEFS := -DTS_HAVE_NCCL -I$(CUDA_HOME)/include
-BENCH_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lnccl -lcudart
-endif
-
-bin/trainsim-bench: $(BENCH_SRC) validate/bench.h build/libtrainsim.a
+bin/trainsim-bench: $(BENCH_SRC) validate/bench.h build/libtrainsim.a $(CONFIG)
 	@mkdir -p bin
 	@echo "trainsim-bench: backends mpi, schedule; nccl $(NCCL_WHY)"
 	$(MPICC) $(CFLAGS) $(BENCH_DEFS) -o $@ $(BENCH_SRC) build/libtrainsim.a $(BENCH_LIBS) -ljansson -lm
@@ -126,12 +170,12 @@ bench: bin/trainsim
 # with clang over the importers and the op graph code only.
 FUZZ_CC      ?= clang-14
 FUZZ_FLAGS   := -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-                -Isim -Isim/trace
-FUZZ_LIB     := $(wildcard sim/trace/*.c) sim/opgraph.c sim/og_check.c sim/og_io.c sim/util.c
+                $(SIM_INC)
+FUZZ_LIB     := $(wildcard sim/trace/*.c sim/ir/*.c)
 FUZZ_FORMATS := kineto chakra_et chakra_json nccl_log smpi_ti native
 FUZZ_BINS    := $(FUZZ_FORMATS:%=bin/fuzz_%)
 
-bin/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h $(FUZZ_LIB) $(wildcard sim/trace/*.h) sim/opgraph.h sim/util.h
+bin/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h $(FUZZ_LIB) $(wildcard sim/trace/*.h sim/ir/*.h)
 	@mkdir -p bin
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_LIB) -ljansson -lz -lm
 

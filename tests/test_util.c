@@ -1,4 +1,4 @@
-/* Tests: the shared helpers of sim/util (natural compare, shortest round-trip
+/* Tests: the shared helpers of sim/ir/util (natural compare, shortest round-trip
  * number formatting, error buffers, growable arrays). */
 #include <math.h>
 #include <stdint.h>

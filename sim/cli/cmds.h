@@ -21,7 +21,7 @@ int cmd_search(int argc, char **argv);
  * hold argc + 1 entries and start with argv[0]. Returns the count in sgv. */
 int cmd_split_simgrid(int argc, char **argv, char **sgv, char **ours, int *nours);
 
-/* Options shared by calibrate and compare (defined in sim/cmd_calibrate.c):
+/* Options shared by calibrate and compare (defined in sim/cli/cmd_calibrate.c):
  * --cluster/--platform, --nodes, --algo, --gpus, --half, --fidelity, -b, -e. */
 typedef struct cmd_meas_opts {
     const char *cluster, *algo;
