@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "coll.h"
 #include "opgraph.h"
 
 /* What a run measured: one of og_coll's collectives, or VAL_P2P (osu_latency,
@@ -101,6 +102,19 @@ void val_table_row(FILE *f, int64_t size, int64_t count, const char *type, int c
  * engine, as `trainsim coll` runs it. The platform must be loaded. ---- */
 typedef enum { VAL_FID_STEP, VAL_FID_PIPELINED, VAL_FID_ANALYTICAL } val_fidelity;
 
+/* A calibration overlay as the fits move it: per scope (VAL_INTRA: two
+ * members of one node, VAL_INTER: of two nodes) a factor on the route's
+ * bandwidth and a latency added per link end the route crosses (once inside
+ * a node, twice between nodes: out of one NIC, into the other; as platforms/
+ * applies a calibration's cluster factors), and a base latency added once to
+ * each collective per algorithm and protocol (NCCL's per-op base latency). */
+#define VAL_MAX_ALGOS 32
+typedef struct val_overlay {
+    double bw_eff[2], lat_add[2];
+    double base[VAL_MAX_ALGOS][COLL_NPROTOS];
+} val_overlay;
+void val_overlay_init(val_overlay *o); /* factors 1, latencies 0: no change */
+
 typedef struct val_sweep {
     og_coll op;
     int n, root, fidelity;
@@ -110,6 +124,7 @@ typedef struct val_sweep {
     int nhosts;
     struct coll_topo *topo;
     const struct coll_policy *policy; /* without forced: the selection (NULL: automatic); set after open */
+    const val_overlay *ov;  /* NULL, or applied to routes and times (analytical fidelity); set after open */
 } val_sweep;
 
 typedef struct val_point {
@@ -139,6 +154,11 @@ typedef struct val_child_out {
 int val_sweep_child(const char *cluster, int nodes, const char *calib, int sgc, char **sgv, og_coll op, int n,
                     const char *algo, int fidelity, const int64_t *sizes, int npts, double *times, val_child_out *out,
                     char *err, size_t errlen);
+
+/* Run fn in a forked child (its own SimGrid, its own platform): fn fills out
+ * (outlen bytes), which comes back here; its error message comes back in err. */
+typedef int (*val_child_fn)(void *ctx, void *out, size_t outlen, char *err, size_t errlen);
+int val_fork(val_child_fn fn, void *ctx, void *out, size_t outlen, char *err, size_t errlen);
 
 /* ---- Fits (val_fit.c) ---- */
 
@@ -170,6 +190,71 @@ void val_curve_free(val_curve *c);
 
 /* Median and p-th percentile (p in 0..1, nearest rank) of |v|. */
 double val_abs_quantile(const double *v, int n, double p);
+
+/* ---- Bounded fits of named model terms (val_terms.c) ---- */
+
+/* A term the fit may move: *value starts inside [lo, hi] and ends there. */
+#define VAL_MAX_TERMS 16
+typedef struct val_term {
+    const char *name;       /* as reported ("nvlink.bw", "ring.simple.base_lat", ...) */
+    double *value;
+    double lo, hi;          /* lo >= 0; lo > 0: searched on a log scale */
+} val_term;
+
+/* Predict the npts measured times (s) with the terms at their current values. */
+typedef int (*val_model_fn)(void *ctx, double *pred, int npts, char *err, size_t errlen);
+
+typedef struct val_terms_fit {
+    double rms_rel, median_abs_rel, max_abs_rel;  /* relative residuals at the fit */
+    int iterations;
+    int at_bound[VAL_MAX_TERMS];                  /* -1 lower, 1 upper, 0 inside */
+    int nat_bound;
+} val_terms_fit;
+
+/* GSL nonlinear least squares of the relative residuals (model - t) / t over
+ * the terms, each kept inside its bounds by a logistic transformation (never
+ * clamped). On success the terms hold the fit; on failure their start values
+ * and -1 with err. */
+int val_fit_terms(val_term *terms, int nterms, const double *meas, int npts, val_model_fn fn, void *ctx,
+                  val_terms_fit *out, char *err, size_t errlen);
+/* "term X = v is at its lower bound lo; ..." for the terms at a bound, in
+ * buf; returns how many. */
+int val_terms_bound_note(const val_term *terms, int nterms, const val_terms_fit *f, char *buf, size_t n);
+
+/* ---- Cross-validated calibration of one measured sweep (val_xval.c) ---- */
+#define VAL_NOTE 1024
+typedef struct val_xval_in {
+    const char *cluster;    /* name or JSON */
+    int nodes;              /* 0: the cluster's own count */
+    const char *calib;      /* calibration JSON applied to the cluster first, or NULL */
+    int sgc;
+    char **sgv;             /* SimGrid's own options */
+    og_coll op;
+    int n;                  /* ranks */
+    const char *algo;       /* "algo[:proto]" or NULL: the selection */
+    const int64_t *sizes;
+    const double *meas;     /* measured times (s) */
+    int npts;
+} val_xval_in;
+
+/* In a child that loads the cluster: unc = the uncalibrated prediction of
+ * every size (pipelined fidelity, as `trainsim coll`), cal = the calibrated
+ * one, cross-validated: the terms (the run's scope's bandwidth factor and a
+ * base latency per algorithm and protocol the selection runs) are fitted on
+ * the even-indexed sizes to predict the odd ones and the other way round
+ * (analytical fidelity). note: the terms fitted on every size, and the ones
+ * that ended at a bound (VAL_NOTE bytes). */
+int val_xval(const val_xval_in *in, double *unc, double *cal, char *note, char *err, size_t errlen);
+
+/* The terms of one fit on sizes[idx[0..nidx)] of an open sweep (ov is reset
+ * and attached to sw): scope's bandwidth factor, then a base latency per
+ * algorithm and protocol the selection runs at those sizes. names holds their
+ * names. val_xval_fit fits them (note: "name value, ...", at-bound terms
+ * named; may be NULL). */
+int val_xval_terms(val_sweep *sw, val_overlay *ov, int scope, const int64_t *sizes, const double *meas,
+                   const int *idx, int nidx, val_term *terms, char names[][48], int *nterms, char *err, size_t errlen);
+int val_xval_fit(val_sweep *sw, val_overlay *ov, int scope, const int64_t *sizes, const double *meas, const int *idx,
+                 int nidx, val_terms_fit *fit, char *note, size_t notelen, char *err, size_t errlen);
 
 /* ---- Calibration JSON (val_calib.c; fields in docs/validation.md) ---- */
 typedef enum { VAL_INTRA, VAL_INTER } val_scope;

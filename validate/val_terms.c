@@ -1,0 +1,151 @@
+/* Bounded nonlinear least squares of named model terms (GSL): each term lives
+ * in [lo, hi] through a smooth transformation, never clamped; a term that ends
+ * at a bound is reported by name. */
+#include <gsl/gsl_multifit_nlinear.h>
+#include <gsl/gsl_vector.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+#include "val.h"
+
+/* The free coordinate u of a term maps to its value by a logistic in log
+ * space when lo > 0 (bandwidths, latencies: scale-free), else linearly:
+ * v = lo + (hi - lo) / (1 + exp(-u)). Every u gives a value inside the
+ * bounds, so the solver needs no clamping and a fit that wants to leave them
+ * shows up as u running far out (the term "at its bound"). */
+static double to_value(const val_term *t, double u)
+{
+    double s = 1 / (1 + exp(-u));
+    if (t->lo > 0) return exp(log(t->lo) + s * (log(t->hi) - log(t->lo)));
+    return t->lo + s * (t->hi - t->lo);
+}
+
+static double to_free(const val_term *t, double v)
+{
+    double s = t->lo > 0 ? (log(v) - log(t->lo)) / (log(t->hi) - log(t->lo)) : (v - t->lo) / (t->hi - t->lo);
+    if (s < 1e-6) s = 1e-6;
+    if (s > 1 - 1e-6) s = 1 - 1e-6;
+    return log(s / (1 - s));
+}
+
+/* Position of v within its bounds, 0 .. 1, on the transformation's scale. */
+static double position(const val_term *t, double v)
+{
+    return t->lo > 0 ? (log(v) - log(t->lo)) / (log(t->hi) - log(t->lo)) : (v - t->lo) / (t->hi - t->lo);
+}
+
+typedef struct fctx {
+    val_term *terms;
+    int nterms, npts;
+    const double *meas;
+    val_model_fn fn;
+    void *ctx;
+    double *pred;
+    int failed;
+    char *err;
+    size_t errlen;
+} fctx;
+
+static void set_terms(fctx *c, const gsl_vector *u)
+{
+    for (int k = 0; k < c->nterms; k++) *c->terms[k].value = to_value(&c->terms[k], gsl_vector_get(u, k));
+}
+
+/* Relative residuals (model - measured) / measured. */
+static int f_res(const gsl_vector *u, void *vctx, gsl_vector *f)
+{
+    fctx *c = vctx;
+    set_terms(c, u);
+    if (c->fn(c->ctx, c->pred, c->npts, c->err, c->errlen) < 0) {
+        c->failed = 1;
+        return GSL_EBADFUNC;
+    }
+    for (int i = 0; i < c->npts; i++) gsl_vector_set(f, i, (c->pred[i] - c->meas[i]) / c->meas[i]);
+    return GSL_SUCCESS;
+}
+
+int val_fit_terms(val_term *terms, int nterms, const double *meas, int npts, val_model_fn fn, void *ctx,
+                  val_terms_fit *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    if (nterms < 1 || nterms > VAL_MAX_TERMS)
+        return ts_err(err, errlen, "fit: %d terms (1 to %d)", nterms, VAL_MAX_TERMS);
+    if (npts < nterms)
+        return ts_err(err, errlen, "fit: %d points cannot determine %d terms", npts, nterms);
+    for (int k = 0; k < nterms; k++) {
+        val_term *t = &terms[k];
+        double v = *t->value;
+        if (!(t->lo < t->hi) || t->lo < 0 || !isfinite(t->hi))
+            return ts_err(err, errlen, "fit: term %s has bounds [%g, %g]", t->name, t->lo, t->hi);
+        if (!(v >= t->lo && v <= t->hi))
+            return ts_err(err, errlen, "fit: term %s starts at %g, outside its bounds [%g, %g]", t->name, v, t->lo,
+                          t->hi);
+    }
+    for (int i = 0; i < npts; i++)
+        if (!(meas[i] > 0) || !isfinite(meas[i]))
+            return ts_err(err, errlen, "fit: measured point %d is %g, not a positive time", i, meas[i]);
+    gsl_set_error_handler_off();
+    fctx c = {terms, nterms, npts, meas, fn, ctx, ts_malloc(npts * sizeof(double)), 0, err, errlen};
+    double start[VAL_MAX_TERMS];
+    gsl_vector *u = gsl_vector_alloc(nterms);
+    for (int k = 0; k < nterms; k++) {
+        start[k] = *terms[k].value;
+        gsl_vector_set(u, k, to_free(&terms[k], start[k]));
+    }
+    gsl_multifit_nlinear_fdf fdf = {f_res, NULL, NULL, (size_t)npts, (size_t)nterms, &c, 0, 0, 0};
+    gsl_multifit_nlinear_parameters par = gsl_multifit_nlinear_default_parameters();
+    par.h_df = 1e-6;
+    gsl_multifit_nlinear_workspace *ws =
+        gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &par, (size_t)npts, (size_t)nterms);
+    int info, rc = 0, st = gsl_multifit_nlinear_init(u, &fdf, ws);
+    if (st == GSL_SUCCESS) st = gsl_multifit_nlinear_driver(300, 1e-12, 1e-12, 1e-12, NULL, NULL, &info, ws);
+    if (c.failed) {
+        rc = -1; /* the model's own message is in err */
+    } else if (st != GSL_SUCCESS && st != GSL_EMAXITER) {
+        rc = ts_err(err, errlen, "fit: %s", gsl_strerror(st));
+    } else {
+        gsl_vector_memcpy(u, gsl_multifit_nlinear_position(ws));
+        set_terms(&c, u);
+        if (fn(ctx, c.pred, npts, err, errlen) < 0) rc = -1;
+    }
+    if (rc < 0) {
+        for (int k = 0; k < nterms; k++) *terms[k].value = start[k];
+    } else {
+        double ss = 0, *r = ts_malloc(npts * sizeof *r);
+        for (int i = 0; i < npts; i++) {
+            r[i] = (c.pred[i] - meas[i]) / meas[i];
+            ss += r[i] * r[i];
+        }
+        out->rms_rel = sqrt(ss / npts);
+        out->median_abs_rel = val_abs_quantile(r, npts, 0.5);
+        out->max_abs_rel = val_abs_quantile(r, npts, 1.0);
+        out->iterations = (int)gsl_multifit_nlinear_niter(ws);
+        free(r);
+        for (int k = 0; k < nterms; k++) {
+            double s = position(&terms[k], *terms[k].value);
+            out->at_bound[k] = s < 1e-3 ? -1 : s > 1 - 1e-3 ? 1 : 0;
+            out->nat_bound += out->at_bound[k] != 0;
+        }
+    }
+    gsl_multifit_nlinear_free(ws);
+    gsl_vector_free(u);
+    free(c.pred);
+    return rc;
+}
+
+int val_terms_bound_note(const val_term *terms, int nterms, const val_terms_fit *f, char *buf, size_t n)
+{
+    size_t len = 0;
+    buf[0] = 0;
+    for (int k = 0; k < nterms; k++) {
+        if (!f->at_bound[k]) continue;
+        const val_term *t = &terms[k];
+        int w = snprintf(buf + len, len < n ? n - len : 0, "%sterm %s = %g is at its %s bound %g", len ? "; " : "",
+                         t->name, *t->value, f->at_bound[k] < 0 ? "lower" : "upper",
+                         f->at_bound[k] < 0 ? t->lo : t->hi);
+        if (w > 0) len += (size_t)w;
+    }
+    return f->nat_bound;
+}
