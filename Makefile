@@ -92,7 +92,7 @@ BENCH_DEFS := -DTS_HAVE_NCCL -I$(CUDA_HOME)/include
 BENCH_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lnccl -lcudart
 endif
 
-.PHONY: all deps check test clean demo bench bench-workload bench-search golden fuzz validate-cpu need-deps FORCE
+.PHONY: all deps check test clean demo accuracy bench bench-workload bench-search golden fuzz validate-cpu need-deps FORCE
 all: bin/trainsim $(BENCH_BIN)
 FORCE:
 
@@ -143,7 +143,14 @@ check test: bin/trainsim bin/test_trainsim $(BENCH_BIN)
 	bin/test_trainsim
 	tests/golden/run.sh
 	$(if $(BENCH_BIN),tests/validate_cpu.sh,@echo "validate-cpu: skipped (no mpicc)")
-	@echo "check: CUnit suites, replay goldens and the validation loop all passed"
+	$(MAKE) --no-print-directory accuracy
+	@echo "check: CUnit suites, replay goldens, the validation loop and the accuracy thresholds all passed"
+
+# The accuracy report (docs/accuracy.md): every shipped measurement predicted,
+# held to the committed thresholds; CSV and SVG under build/.
+accuracy: bin/trainsim
+	@mkdir -p build
+	bin/trainsim accuracy --thresholds tests/accuracy/thresholds.csv --csv build/accuracy.csv --svg build/accuracy.svg
 
 # The measure-calibrate-compare loop on this machine's CPUs (docs/validation.md).
 validate-cpu: bin/trainsim bin/trainsim-bench

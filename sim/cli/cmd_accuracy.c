@@ -32,6 +32,8 @@ static const char accuracy_help[] =
     "  --manifest F       the coll part's list of files (default tests/accuracy/coll.csv)\n"
     "  --thresholds F     CSV part,name,metric,max_pct; metric: uncal_median, uncal_p90,\n"
     "                     cal_median, cal_p90\n"
+    "  --write-thresholds F  write thresholds just above this run's figures (x1.05 + 0.5\n"
+    "                     points): how a threshold moves on purpose (docs/accuracy.md)\n"
     "  --calibration F    apply a calibration JSON to every cluster first\n"
     "  --csv F            the table as CSV;  --svg F: a bar chart of the median errors\n"
     "  -h, --help         this help\n\n"
@@ -244,6 +246,27 @@ static int write_svg(const acc_ctx *c, const char *path, char *err, size_t errle
     return fclose(f) == 0 ? 0 : ts_err(err, errlen, "%s: write failed", path);
 }
 
+/* Thresholds just above the rows' figures: 5% of the figure plus half a
+ * point, rounded up to a tenth, so that noise-free determinism passes and a
+ * real change of a cost term fails. */
+static int write_thresholds(const acc_ctx *c, const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return ts_err(err, errlen, "%s: cannot write", path);
+    fprintf(f, "# Accuracy thresholds of make check (trainsim accuracy --thresholds): the largest\n"
+               "# |error| in percent each file may show. Written by trainsim accuracy\n"
+               "# --write-thresholds from the figures at the time; docs/accuracy.md.\n"
+               "part,name,metric,max_pct\n");
+    for (int i = 0; i < c->nrows; i++)
+        for (int m = 0; m < 4; m++) {
+            double v = 100 * metric(&c->rows[i], m);
+            if (isnan(v)) continue;
+            fprintf(f, "%s,%s,%s,%.1f\n", c->rows[i].part, c->rows[i].name, metric_names[m],
+                    ceil((v * 1.05 + 0.5) * 10) / 10);
+        }
+    return fclose(f) == 0 ? 0 : ts_err(err, errlen, "%s: write failed", path);
+}
+
 /* Every threshold line part,name,metric,max_pct against the rows: returns
  * the number crossed (each printed), or -1 on a bad file. */
 static int check_thresholds(const acc_ctx *c, const char *path, char *err, size_t errlen)
@@ -294,17 +317,18 @@ static int check_thresholds(const acc_ctx *c, const char *path, char *err, size_
 
 int cmd_accuracy(int argc, char **argv)
 {
-    enum { O_PART = 256, O_MANIFEST, O_THRESH, O_CALIB, O_CSV, O_SVG };
+    enum { O_PART = 256, O_MANIFEST, O_THRESH, O_CALIB, O_CSV, O_SVG, O_WRITE };
     static const struct option longopts[] = {
         {"part", required_argument, 0, O_PART},         {"manifest", required_argument, 0, O_MANIFEST},
         {"thresholds", required_argument, 0, O_THRESH}, {"calibration", required_argument, 0, O_CALIB},
         {"csv", required_argument, 0, O_CSV},           {"svg", required_argument, 0, O_SVG},
+        {"write-thresholds", required_argument, 0, O_WRITE},
         {"help", no_argument, 0, 'h'},                  {0, 0, 0, 0},
     };
     char **sgv = ts_calloc(argc + 1, sizeof *sgv), **ours = ts_calloc(argc + 1, sizeof *ours);
     int nours, sgc = cmd_split_simgrid(argc, argv, sgv, ours, &nours), ch, rc = EXIT_USAGE;
     acc_ctx c = {.manifest = "tests/accuracy/coll.csv", .sgc = sgc, .sgv = sgv};
-    const char *only = NULL, *thresh = NULL, *csv = NULL, *svg = NULL;
+    const char *only = NULL, *thresh = NULL, *csv = NULL, *svg = NULL, *wthresh = NULL;
     char err[TS_ERRLEN];
     opterr = 0;
     optind = 1;
@@ -316,6 +340,7 @@ int cmd_accuracy(int argc, char **argv)
         case O_CALIB: c.calib = optarg; break;
         case O_CSV: csv = optarg; break;
         case O_SVG: svg = optarg; break;
+        case O_WRITE: wthresh = optarg; break;
         case 'h': fputs(accuracy_help, stdout); rc = EXIT_OK; goto out;
         case ':': rc = cmd_usage_error("accuracy", "option '%s' needs a value", ours[optind - 1]); goto out;
         default: rc = cmd_usage_error("accuracy", "unknown option '%s'", ours[optind - 1]); goto out;
@@ -343,7 +368,8 @@ int cmd_accuracy(int argc, char **argv)
         }
     }
     print_table(&c);
-    if ((csv && write_csv(&c, csv, err, sizeof err) < 0) || (svg && write_svg(&c, svg, err, sizeof err) < 0)) {
+    if ((csv && write_csv(&c, csv, err, sizeof err) < 0) || (svg && write_svg(&c, svg, err, sizeof err) < 0) ||
+        (wthresh && write_thresholds(&c, wthresh, err, sizeof err) < 0)) {
         fprintf(stderr, "trainsim accuracy: %s\n", err);
         goto out;
     }
