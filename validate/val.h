@@ -124,7 +124,9 @@ typedef struct val_sweep {
     int nhosts;
     struct coll_topo *topo;
     const struct coll_policy *policy; /* without forced: the selection (NULL: automatic); set after open */
-    const val_overlay *ov;  /* NULL, or applied to routes and times (analytical fidelity); set after open */
+    const val_overlay *ov;  /* NULL, or applied after open: its base latencies to every time, its route
+                             * factors to the analytical fidelity's routes (the engine's platform
+                             * carries a calibration's cluster factors itself) */
 } val_sweep;
 
 typedef struct val_point {
@@ -246,15 +248,45 @@ typedef struct val_xval_in {
  * that ended at a bound (VAL_NOTE bytes). */
 int val_xval(const val_xval_in *in, double *unc, double *cal, char *note, char *err, size_t errlen);
 
-/* The terms of one fit on sizes[idx[0..nidx)] of an open sweep (ov is reset
- * and attached to sw): scope's bandwidth factor, then a base latency per
- * algorithm and protocol the selection runs at those sizes. names holds their
- * names. val_xval_fit fits them (note: "name value, ...", at-bound terms
- * named; may be NULL). */
-int val_xval_terms(val_sweep *sw, val_overlay *ov, int scope, const int64_t *sizes, const double *meas,
-                   const int *idx, int nidx, val_term *terms, char names[][48], int *nterms, char *err, size_t errlen);
-int val_xval_fit(val_sweep *sw, val_overlay *ov, int scope, const int64_t *sizes, const double *meas, const int *idx,
-                 int nidx, val_terms_fit *fit, char *note, size_t notelen, char *err, size_t errlen);
+/* A joint calibration fit over several measured runs of one loaded cluster,
+ * in the analytical fidelity: each run's sweep (open, fidelity analytical)
+ * and the points idx[0..nidx) of its sizes/meas that the fit sees. */
+typedef struct val_cal_run {
+    val_sweep *sw;
+    const int64_t *sizes;
+    const double *meas;     /* seconds */
+    int npts;
+    const int *idx;
+    int nidx;
+    int scope;              /* VAL_INTRA or VAL_INTER: whose route terms it moves */
+} val_cal_run;
+
+/* Bounds of the terms (docs/validation.md): a route's bandwidth a twentieth
+ * to twice the cluster's figure, a latency per link end up to 20 us, a base
+ * latency per collective up to 1 ms. The JSON check uses the same. */
+#define VAL_BW_LO 0.05
+#define VAL_BW_HI 2.0
+#define VAL_LAT_HI 20e-6
+#define VAL_BASE_HI 1e-3
+
+typedef struct val_cal_set {
+    val_cal_run *runs;
+    int nruns;
+    val_overlay *ov;        /* reset, attached to every run's sweep and fitted */
+    val_term terms[VAL_MAX_TERMS];
+    char names[VAL_MAX_TERMS][48]; /* "intra_bw_eff", "inter_lat_add", "ring.simple" (a base latency) */
+    int nterms;
+    val_terms_fit fit;
+} val_cal_set;
+
+/* Fit the terms (per scope present: its bandwidth factor, with fit_lat its
+ * latency per link end; a base latency per algorithm and protocol the
+ * selection runs at the fitted sizes) to every run's fitted points. */
+int val_cal_fit(val_cal_set *cs, int fit_lat, char *err, size_t errlen);
+/* Predict run's points idx[0..n) with the sweep as it stands (overlay on). */
+int val_cal_predict(const val_cal_run *run, const int *idx, int n, double *out, char *err, size_t errlen);
+/* "name value, ..." and the terms at a bound, by name. */
+void val_cal_note(const val_cal_set *cs, char *note, size_t notelen);
 
 /* ---- Calibration JSON (val_calib.c; fields in docs/validation.md) ---- */
 typedef enum { VAL_INTRA, VAL_INTER } val_scope;

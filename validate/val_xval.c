@@ -10,84 +10,103 @@
 #include "util.h"
 #include "val.h"
 
-/* Bounds of the terms (docs/validation.md): a route's bandwidth may be a
- * twentieth to twice the cluster's figure; a base latency up to 1 ms. */
-#define BW_LO 0.05
-#define BW_HI 2.0
-#define BASE_HI 1e-3
-
-typedef struct model {
-    val_sweep *sw;
-    const int64_t *sizes;
-    const int *idx;
-    int nidx;
-} model;
-
+/* The fitted points of every run, predicted in order. */
 static int predict(void *ctx, double *pred, int npts, char *err, size_t errlen)
 {
-    model *m = ctx;
-    for (int i = 0; i < npts && i < m->nidx; i++) {
-        val_point pt;
-        if (val_sweep_size(m->sw, m->sizes[m->idx[i]], &pt, err, errlen) < 0) return -1;
-        pred[i] = pt.time;
+    const val_cal_set *cs = ctx;
+    int k = 0;
+    for (int r = 0; r < cs->nruns; r++) {
+        const val_cal_run *run = &cs->runs[r];
+        for (int i = 0; i < run->nidx && k < npts; i++, k++) {
+            val_point pt;
+            if (val_sweep_size(run->sw, run->sizes[run->idx[i]], &pt, err, errlen) < 0) return -1;
+            pred[k] = pt.time;
+        }
     }
     return 0;
 }
 
-int val_xval_terms(val_sweep *sw, val_overlay *ov, int scope, const int64_t *sizes, const double *meas,
-                   const int *idx, int nidx, val_term *terms, char names[][48], int *nterms, char *err, size_t errlen)
+int val_cal_predict(const val_cal_run *run, const int *idx, int n, double *out, char *err, size_t errlen)
 {
-    /* which algorithm and protocol the selection runs at each fitted size,
-     * and the uncalibrated time of the smallest, to start the base latency */
-    int used[VAL_MAX_ALGOS][COLL_NPROTOS] = {{0}};
-    double gap = INFINITY;
-    int k = 0;
-    terms[k] = (val_term){names[k], &ov->bw_eff[scope], BW_LO, BW_HI};
-    snprintf(names[k++], 48, "%s.bw_eff", val_scope_name(scope));
-    for (int i = 0; i < nidx; i++) {
+    for (int i = 0; i < n; i++) {
         val_point pt;
-        if (val_sweep_size(sw, sizes[idx[i]], &pt, err, errlen) < 0) return -1;
-        if (pt.algo < VAL_MAX_ALGOS) used[pt.algo][pt.proto] = 1;
-        if (i == 0) gap = meas[idx[i]] - pt.time;
+        if (val_sweep_size(run->sw, run->sizes[idx[i]], &pt, err, errlen) < 0) return -1;
+        out[i] = pt.time;
     }
-    double start = fmin(BASE_HI / 2, fmax(1e-6, gap));
+    return 0;
+}
+
+/* The terms: per scope present, the bandwidth factor (and with fit_lat the
+ * latency per link end); then a base latency per algorithm and protocol
+ * the selection runs at the fitted sizes, started at the smallest size's gap
+ * between measured and predicted. */
+static int make_terms(val_cal_set *cs, int fit_lat, char *err, size_t errlen)
+{
+    int used[VAL_MAX_ALGOS][COLL_NPROTOS] = {{0}}, scopes[2] = {0, 0}, k = 0;
+    double gap = INFINITY;
+    for (int r = 0; r < cs->nruns; r++) {
+        val_cal_run *run = &cs->runs[r];
+        scopes[run->scope] = 1;
+        for (int i = 0; i < run->nidx; i++) {
+            val_point pt;
+            if (val_sweep_size(run->sw, run->sizes[run->idx[i]], &pt, err, errlen) < 0) return -1;
+            if (pt.algo < VAL_MAX_ALGOS) used[pt.algo][pt.proto] = 1;
+            if (i == 0) gap = fmin(gap, run->meas[run->idx[i]] - pt.time);
+        }
+    }
+    val_overlay *ov = cs->ov;
+    for (int sc = VAL_INTRA; sc <= VAL_INTER; sc++) {
+        if (!scopes[sc]) continue;
+        cs->terms[k] = (val_term){cs->names[k], &ov->bw_eff[sc], VAL_BW_LO, VAL_BW_HI};
+        snprintf(cs->names[k++], sizeof cs->names[0], "%s_bw_eff", val_scope_name(sc));
+        if (!fit_lat) continue;
+        ov->lat_add[sc] = 0.5e-6;
+        cs->terms[k] = (val_term){cs->names[k], &ov->lat_add[sc], 0, VAL_LAT_HI};
+        snprintf(cs->names[k++], sizeof cs->names[0], "%s_lat_add", val_scope_name(sc));
+    }
+    double start = fmin(VAL_BASE_HI / 2, fmax(1e-6, gap));
     for (int a = 0; a < VAL_MAX_ALGOS; a++)
         for (int p = 0; p < COLL_NPROTOS; p++) {
             if (!used[a][p] || k >= VAL_MAX_TERMS) continue;
             ov->base[a][p] = start;
-            terms[k] = (val_term){names[k], &ov->base[a][p], 0, BASE_HI};
-            snprintf(names[k++], 48, "%s.%s.base_lat", coll_algo_get(a)->name, coll_proto_name(p));
+            cs->terms[k] = (val_term){cs->names[k], &ov->base[a][p], 0, VAL_BASE_HI};
+            snprintf(cs->names[k++], sizeof cs->names[0], "%s.%s", coll_algo_get(a)->name, coll_proto_name(p));
         }
-    *nterms = k;
+    cs->nterms = k;
     return 0;
 }
 
-int val_xval_fit(val_sweep *sw, val_overlay *ov, int scope, const int64_t *sizes, const double *meas, const int *idx,
-                 int nidx, val_terms_fit *fit, char *note, size_t notelen, char *err, size_t errlen)
+int val_cal_fit(val_cal_set *cs, int fit_lat, char *err, size_t errlen)
 {
-    val_term terms[VAL_MAX_TERMS];
-    char names[VAL_MAX_TERMS][48];
-    int nt;
-    val_overlay_init(ov);
-    sw->ov = ov;
-    if (val_xval_terms(sw, ov, scope, sizes, meas, idx, nidx, terms, names, &nt, err, errlen) < 0) return -1;
-    double *m = ts_malloc((nidx + 1) * sizeof *m);
-    for (int i = 0; i < nidx; i++) m[i] = meas[idx[i]];
-    model md = {sw, sizes, idx, nidx};
-    int rc = val_fit_terms(terms, nt, m, nidx, predict, &md, fit, err, errlen);
+    val_overlay_init(cs->ov);
+    int np = 0;
+    for (int r = 0; r < cs->nruns; r++) {
+        cs->runs[r].sw->ov = cs->ov;
+        np += cs->runs[r].nidx;
+    }
+    if (make_terms(cs, fit_lat, err, errlen) < 0) return -1;
+    double *m = ts_malloc((np + 1) * sizeof *m);
+    int k = 0;
+    for (int r = 0; r < cs->nruns; r++)
+        for (int i = 0; i < cs->runs[r].nidx; i++) m[k++] = cs->runs[r].meas[cs->runs[r].idx[i]];
+    int rc = val_fit_terms(cs->terms, cs->nterms, m, np, predict, cs, &cs->fit, err, errlen);
     free(m);
-    if (rc < 0 || !note) return rc;
+    return rc;
+}
+
+void val_cal_note(const val_cal_set *cs, char *note, size_t notelen)
+{
     size_t len = 0;
-    for (int t = 0; t < nt; t++) {
-        int w = snprintf(note + len, len < notelen ? notelen - len : 0, "%s%s %.4g%s", t ? ", " : "", names[t],
-                         *terms[t].value * (strstr(names[t], "base_lat") ? 1e6 : 1),
-                         strstr(names[t], "base_lat") ? " us" : "");
+    note[0] = 0;
+    for (int t = 0; t < cs->nterms; t++) {
+        int bw = strstr(cs->names[t], "bw_eff") != NULL;
+        int w = snprintf(note + len, len < notelen ? notelen - len : 0, "%s%s %.4g%s", t ? ", " : "", cs->names[t],
+                         *cs->terms[t].value * (bw ? 1 : 1e6), bw ? "" : " us");
         if (w > 0) len += (size_t)w;
     }
     char bnote[512];
-    if (val_terms_bound_note(terms, nt, fit, bnote, sizeof bnote) && len < notelen)
+    if (val_terms_bound_note(cs->terms, cs->nterms, &cs->fit, bnote, sizeof bnote) && len < notelen)
         snprintf(note + len, notelen - len, " (%s)", bnote);
-    return 0;
 }
 
 typedef struct child_ctx {
@@ -106,36 +125,30 @@ static int run_child(void *vctx, void *out, size_t outlen, char *err, size_t err
     if (eng_load(in->cluster, in->nodes, in->calib, err, errlen) < 0) return -1;
     val_sweep sw;
     if (val_sweep_open(&sw, in->op, in->n, 0, OG_F32, VAL_FID_PIPELINED, in->algo, err, errlen) < 0) return -1;
-    int rc = 0, scope = sw.topo && sw.topo->nnodes > 1 ? VAL_INTER : VAL_INTRA;
-    for (int i = 0; i < in->npts && rc == 0; i++) {
-        val_point pt;
-        rc = val_sweep_size(&sw, in->sizes[i], &pt, err, errlen);
-        unc[i] = pt.time;
-    }
+    int rc = 0, *all = ts_malloc((in->npts + 1) * sizeof *all), *fit_idx = ts_malloc((in->npts + 1) * sizeof *all),
+        *rest = ts_malloc((in->npts + 1) * sizeof *all);
+    for (int i = 0; i < in->npts; i++) all[i] = i;
+    val_cal_run run = {&sw, in->sizes, in->meas, in->npts, all, in->npts,
+                       sw.topo && sw.topo->nnodes > 1 ? VAL_INTER : VAL_INTRA};
+    rc = val_cal_predict(&run, all, in->npts, unc, err, errlen);
     sw.fidelity = VAL_FID_ANALYTICAL;
-    int *fit_idx = ts_malloc((in->npts + 1) * sizeof *fit_idx), *rest = ts_malloc((in->npts + 1) * sizeof *rest);
     val_overlay ov;
+    val_cal_set cs = {.runs = &run, .nruns = 1, .ov = &ov};
     for (int fold = 0; fold < 2 && rc == 0; fold++) {
         int nf = 0, nr = 0;
         for (int i = 0; i < in->npts; i++) {
             if (i % 2 == fold) fit_idx[nf++] = i;
             else rest[nr++] = i;
         }
-        val_terms_fit f;
-        if ((rc = val_xval_fit(&sw, &ov, scope, in->sizes, in->meas, fit_idx, nf, &f, NULL, 0, err, errlen)) < 0) break;
-        model md = {&sw, in->sizes, rest, nr};
+        run.idx = fit_idx, run.nidx = nf;
         double *p = ts_malloc((nr + 1) * sizeof *p);
-        rc = predict(&md, p, nr, err, errlen);
-        for (int i = 0; i < nr; i++) cal[rest[i]] = p[i];
+        if ((rc = val_cal_fit(&cs, 0, err, errlen)) == 0) rc = val_cal_predict(&run, rest, nr, p, err, errlen);
+        for (int i = 0; i < nr && rc == 0; i++) cal[rest[i]] = p[i];
         free(p);
     }
-    if (rc == 0) { /* the fit on every size, for the note */
-        for (int i = 0; i < in->npts; i++) fit_idx[i] = i;
-        val_terms_fit f;
-        rc = val_xval_fit(&sw, &ov, scope, in->sizes, in->meas, fit_idx, in->npts, &f, note, VAL_NOTE, err, errlen);
-    }
-    free(fit_idx);
-    free(rest);
+    run.idx = all, run.nidx = in->npts;
+    if (rc == 0 && (rc = val_cal_fit(&cs, 0, err, errlen)) == 0) val_cal_note(&cs, note, VAL_NOTE);
+    free(all), free(fit_idx), free(rest);
     sw.ov = NULL;
     val_sweep_close(&sw);
     return rc;
