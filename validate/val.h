@@ -292,8 +292,9 @@ void val_cal_note(const val_cal_set *cs, char *note, size_t notelen);
 typedef enum { VAL_INTRA, VAL_INTER } val_scope;
 const char *val_scope_name(int scope);
 
-/* Find the entry of "collectives" for coll and scope in a calibration file:
- * 1 and its curve (caller frees), 0 when absent, -1 on a bad file. */
-int val_calib_curve(const char *path, int coll, int scope, val_curve *out, char *err, size_t errlen);
+/* The base latencies of calibration JSON path as an overlay (factors 1,
+ * latencies 0: the platform carries the cluster factors); the file is
+ * checked whole (topo_calib_check). -1 with "FILE: what" in err. */
+int val_overlay_load(const char *path, val_overlay *ov, char *err, size_t errlen);
 
 #endif
