@@ -178,17 +178,6 @@ typedef struct val_fit {
 int val_fit_ab(const double *x, const double *t, int n, val_fit *out, char *err, size_t errlen);
 void val_fit_free(val_fit *f);
 
-/* A bandwidth-efficiency curve: at each size, the alpha-beta model's time over
- * the measured one (1 = the model is exact, < 1 = slower than the model),
- * median-smoothed over 3 neighbours; between sizes interpolated linearly in
- * log2(size), clamped to the end values outside. */
-typedef struct val_curve {
-    int n;
-    double *size, *eff;
-} val_curve;
-void val_curve_build(val_curve *c, const double *size, const double *model_t, const double *meas_t, int n);
-double val_curve_at(const val_curve *c, double size);
-void val_curve_free(val_curve *c);
 
 /* Median and p-th percentile (p in 0..1, nearest rank) of |v|. */
 double val_abs_quantile(const double *v, int n, double p);
@@ -213,8 +202,8 @@ typedef struct val_terms_fit {
     int nat_bound;
 } val_terms_fit;
 
-/* GSL nonlinear least squares of the relative residuals (model - t) / t over
- * the terms, each kept inside its bounds by a logistic transformation (never
+/* GSL nonlinear least squares of the log residuals log(model / t) over the
+ * terms (the figures reported are relative, (model - t) / t), each kept inside its bounds by a logistic transformation (never
  * clamped). On success the terms hold the fit; on failure their start values
  * and -1 with err. */
 int val_fit_terms(val_term *terms, int nterms, const double *meas, int npts, val_model_fn fn, void *ctx,
@@ -280,8 +269,9 @@ typedef struct val_cal_set {
 } val_cal_set;
 
 /* Fit the terms (per scope present: its bandwidth factor, with fit_lat its
- * latency per link end; a base latency per algorithm and protocol the
- * selection runs at the fitted sizes) to every run's fitted points. */
+ * latency per link end unless there are fewer points than terms; a base
+ * latency per algorithm and protocol the selection runs at the fitted sizes)
+ * to every run's fitted points. */
 int val_cal_fit(val_cal_set *cs, int fit_lat, char *err, size_t errlen);
 /* Predict run's points idx[0..n) with the sweep as it stands (overlay on). */
 int val_cal_predict(const val_cal_run *run, const int *idx, int n, double *out, char *err, size_t errlen);

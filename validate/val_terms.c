@@ -53,7 +53,9 @@ static void set_terms(fctx *c, const gsl_vector *u)
     for (int k = 0; k < c->nterms; k++) *c->terms[k].value = to_value(&c->terms[k], gsl_vector_get(u, k));
 }
 
-/* Relative residuals (model - measured) / measured. */
+/* Log residuals log(model / measured): the relative error where it is small,
+ * and symmetric where it is not (a model 100x too fast weighs as much as one
+ * 100x too slow; relative residuals would cap the first at -1). */
 static int f_res(const gsl_vector *u, void *vctx, gsl_vector *f)
 {
     fctx *c = vctx;
@@ -62,7 +64,7 @@ static int f_res(const gsl_vector *u, void *vctx, gsl_vector *f)
         c->failed = 1;
         return GSL_EBADFUNC;
     }
-    for (int i = 0; i < c->npts; i++) gsl_vector_set(f, i, (c->pred[i] - c->meas[i]) / c->meas[i]);
+    for (int i = 0; i < c->npts; i++) gsl_vector_set(f, i, log(fmax(c->pred[i], 1e-300) / c->meas[i]));
     return GSL_SUCCESS;
 }
 

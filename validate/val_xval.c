@@ -85,6 +85,10 @@ int val_cal_fit(val_cal_set *cs, int fit_lat, char *err, size_t errlen)
         np += cs->runs[r].nidx;
     }
     if (make_terms(cs, fit_lat, err, errlen) < 0) return -1;
+    if (fit_lat && np < cs->nterms) { /* too few points for the latency terms: the base ones carry latency */
+        val_overlay_init(cs->ov);
+        if (make_terms(cs, 0, err, errlen) < 0) return -1;
+    }
     double *m = ts_malloc((np + 1) * sizeof *m);
     int k = 0;
     for (int r = 0; r < cs->nruns; r++)

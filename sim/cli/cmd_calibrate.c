@@ -20,7 +20,7 @@ static const char calibrate_help[] =
     "(intra-node, inter-node) a factor on the cluster's route bandwidth and a\n"
     "latency per link end, shared by every algorithm, and a base latency per\n"
     "algorithm and protocol the selection runs (or --algo forces). GSL nonlinear\n"
-    "least squares on relative residuals, each term kept inside its bounds by a\n"
+    "least squares on log residuals, each term kept inside its bounds by a\n"
     "transformation: a term that ends at a bound is named, never clamped. Prints\n"
     "per run the residual of every size and a cross-validation (the terms fitted\n"
     "on every other size predict the rest). The calibration applies alike in\n"
@@ -59,6 +59,7 @@ typedef struct cal_out {
     char names[VAL_MAX_TERMS][48];
     double values[VAL_MAX_TERMS], lo[VAL_MAX_TERMS], hi[VAL_MAX_TERMS];
     val_terms_fit fit;
+    char cv_note[TS_ERRLEN]; /* why a cross-validation fold could not be fitted, or "" */
 } cal_out;
 
 typedef struct cal_job {
@@ -152,7 +153,12 @@ static int child(void *vctx, void *vout, size_t outlen, char *err, size_t errlen
         cr[r] = (val_cal_run){&sw[r], m->size, m->t, m->npts, NULL, 0, m->scope};
     }
     val_cal_set cs = {.runs = cr, .nruns = j->nruns, .ov = &co->ov};
-    for (int fold = 0; fold < 2 && rc == 0; fold++) rc = fit_fold(&cs, j->runs, idx, fold, err, errlen);
+    for (int r = 0; r < j->nruns; r++)
+        for (int i = 0; i < j->runs[r].npts; i++) j->runs[r].cv[i] = NAN;
+    /* a fold too small for the terms leaves its sizes without a
+     * cross-validated figure (said in the report), not the fit without one */
+    for (int fold = 0; fold < 2 && rc == 0; fold++)
+        fit_fold(&cs, j->runs, idx, fold, co->cv_note, sizeof co->cv_note);
     if (rc == 0) rc = fit_fold(&cs, j->runs, idx, -1, err, errlen);
     for (int r = 0; r < j->nruns && rc == 0; r++) {
         for (int i = 0; i < j->runs[r].npts; i++) idx[r][i] = i;
@@ -195,6 +201,16 @@ static void rel(const double *p, const double *t, int n, double *e)
     for (int i = 0; i < n; i++) e[i] = (p[i] - t[i]) / t[i];
 }
 
+/* The cross-validated errors of m (sizes whose fold could not be fitted have
+ * none): their count. */
+static int cv_errors(const mrun *m, double *e)
+{
+    int k = 0;
+    for (int i = 0; i < m->npts; i++)
+        if (!isnan(m->cv[i])) e[k++] = (m->cv[i] - m->t[i]) / m->t[i];
+    return k;
+}
+
 static void report(const mrun *m)
 {
     printf("# %s %s-node (%s), %d ranks, algorithm %s, %d sizes (%lld .. %lld B), from %s\n", val_coll_name(m->coll),
@@ -206,15 +222,24 @@ static void report(const mrun *m)
         printf("  %12lld  %12.2f  %14.2f  %12.2f  %8.2f  %15.2f  %8.2f\n", (long long)m->size[i], m->t[i] * 1e6,
                m->unc[i] * 1e6, m->fit[i] * 1e6, 100 * (m->fit[i] - m->t[i]) / m->t[i], m->cv[i] * 1e6,
                100 * (m->cv[i] - m->t[i]) / m->t[i]);
-    double *e = ts_malloc(m->npts * sizeof *e);
+    double *e = ts_malloc(m->npts * sizeof *e), *x = ts_malloc(m->npts * sizeof *x);
+    for (int i = 0; i < m->npts; i++) x[i] = (double)m->size[i] * val_busbw_factor(m->coll, m->n);
+    val_fit ab;
+    char err[TS_ERRLEN];
+    if (val_fit_ab(x, m->t, m->npts, &ab, err, sizeof err) == 0) {
+        printf("# measured alpha-beta fit %s: alpha %.3f us, busbw %.2f GB/s, %d outlier(s)\n", val_coll_name(m->coll),
+               ab.alpha * 1e6, ab.beta / 1e9, ab.outliers);
+        val_fit_free(&ab);
+    }
+    free(x);
     rel(m->unc, m->t, m->npts, e);
     double u = val_abs_quantile(e, m->npts, 0.5);
     rel(m->fit, m->t, m->npts, e);
     double fm = val_abs_quantile(e, m->npts, 0.5), fx = val_abs_quantile(e, m->npts, 1);
-    rel(m->cv, m->t, m->npts, e);
+    int k = cv_errors(m, e);
     printf("# residuals %s: uncalibrated median %.2f%%; fitted median %.2f%%, max %.2f%%; cross-validated median "
-           "%.2f%%, p90 %.2f%%\n", val_coll_name(m->coll), 100 * u, 100 * fm, 100 * fx, 100 * val_abs_quantile(e, m->npts, 0.5),
-           100 * val_abs_quantile(e, m->npts, 0.9));
+           "%.2f%%, p90 %.2f%% (%d sizes)\n", val_coll_name(m->coll), 100 * u, 100 * fm, 100 * fx,
+           100 * val_abs_quantile(e, k, 0.5), 100 * val_abs_quantile(e, k, 0.9), k);
     free(e);
 }
 
@@ -225,12 +250,19 @@ static void cv_summary(const cal_job *j, double *med, double *p90)
     for (int r = 0; r < j->nruns; r++) n += j->runs[r].npts;
     double *e = ts_malloc((n + 1) * sizeof *e);
     n = 0;
-    for (int r = 0; r < j->nruns; r++) rel(j->runs[r].cv, j->runs[r].t, j->runs[r].npts, e + n), n += j->runs[r].npts;
+    for (int r = 0; r < j->nruns; r++) n += cv_errors(&j->runs[r], e + n);
     *med = val_abs_quantile(e, n, 0.5), *p90 = val_abs_quantile(e, n, 0.9);
     free(e);
 }
 
 static int at_bound(const cal_out *co, int t) { return co->fit.at_bound[t]; }
+
+/* A JSON number, or null where there is none (NaN). */
+static void json_num(FILE *f, double d)
+{
+    if (isnan(d)) fputs("null", f);
+    else ts_json_number(f, d);
+}
 
 static int write_json(const copts *o, const cal_job *j, const cal_out *co, char *err, size_t errlen)
 {
@@ -245,7 +277,7 @@ static int write_json(const copts *o, const cal_job *j, const cal_out *co, char 
     for (int t = 0; t < co->nterms; t++) {
         if (!strstr(co->names[t], "_bw_eff") && !strstr(co->names[t], "_lat_add")) continue;
         fprintf(f, "%s\"%s\": ", sep, co->names[t]);
-        ts_json_number(f, co->values[t]);
+        json_num(f, co->values[t]);
         sep = ", ";
     }
     fprintf(f, "},\n  \"base_latency\": {");
@@ -253,19 +285,19 @@ static int write_json(const copts *o, const cal_job *j, const cal_out *co, char 
     for (int t = 0; t < co->nterms; t++) {
         if (strstr(co->names[t], "_bw_eff") || strstr(co->names[t], "_lat_add")) continue;
         fprintf(f, "%s\"%s\": ", sep, co->names[t]);
-        ts_json_number(f, co->values[t]);
+        json_num(f, co->values[t]);
         sep = ", ";
     }
     double med, p90;
     cv_summary(j, &med, &p90);
     fprintf(f, "},\n  \"fit\": {\"residual_rms\": ");
-    ts_json_number(f, co->fit.rms_rel);
+    json_num(f, co->fit.rms_rel);
     fprintf(f, ", \"residual_median\": ");
-    ts_json_number(f, co->fit.median_abs_rel);
+    json_num(f, co->fit.median_abs_rel);
     fprintf(f, ", \"cross_validation\": {\"median_abs_rel\": ");
-    ts_json_number(f, med);
+    json_num(f, med);
     fprintf(f, ", \"p90_abs_rel\": ");
-    ts_json_number(f, p90);
+    json_num(f, p90);
     fprintf(f, "},\n    \"at_bound\": [");
     sep = "";
     for (int t = 0; t < co->nterms; t++)
@@ -280,10 +312,9 @@ static int write_json(const copts *o, const cal_job *j, const cal_out *co, char 
                    "\"residual_median\": ", val_coll_name(m->coll), m->n, val_scope_name(m->scope),
                 coll_algo_get(m->algo)->name, m->npts);
         rel(m->fit, m->t, m->npts, e);
-        ts_json_number(f, val_abs_quantile(e, m->npts, 0.5));
+        json_num(f, val_abs_quantile(e, m->npts, 0.5));
         fprintf(f, ", \"cv_median\": ");
-        rel(m->cv, m->t, m->npts, e);
-        ts_json_number(f, val_abs_quantile(e, m->npts, 0.5));
+        json_num(f, val_abs_quantile(e, cv_errors(m, e), 0.5));
         fprintf(f, "}");
         free(e);
     }
@@ -414,6 +445,7 @@ int cmd_calibrate(int argc, char **argv)
     printf("# fit: residual median %.2f%%, rms %.2f%%; cross-validation (fit on every other size, predict the "
            "rest): median |error| %.2f%%, p90 %.2f%%\n", 100 * co->fit.median_abs_rel, 100 * co->fit.rms_rel,
            100 * med, 100 * p90);
+    if (co->cv_note[0]) printf("# note: cross-validation incomplete: %s\n", co->cv_note);
     if (write_json(&o, &j, co, err, sizeof err) < 0) {
         fprintf(stderr, "trainsim calibrate: %s\n", err);
         goto out;
