@@ -11,7 +11,7 @@ CFLAGS  ?= -O2 -g
 CXXFLAGS ?= -O2 -g
 SIM_INC := -Isim/ir -Isim/engine -Isim/cli -Isim/trace -Isim
 CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(SIM_INC) -Imodels -Imodels/coll -Iplatforms -Ivalidate
-CXXFLAGS += -std=c++17 -Wall -Wextra -Werror -Iplatforms $(SIM_INC)
+CXXFLAGS += -std=c++17 -Wall -Wextra -Werror -Iplatforms -Imodels/coll $(SIM_INC)
 FLAGS_SEEN := $(CC) $(CFLAGS) | $(CXX) $(CXXFLAGS)
 
 DEB_PACKAGES := build-essential g++ pkg-config libsimgrid-dev libigraph-dev libgsl-dev \

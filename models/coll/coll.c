@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "coll_algos.h"
+#include "coll_params.h"
 #include "util.h"
 
 #define BIT(c) (1u << (c))
@@ -14,56 +15,56 @@
 static const coll_algo algos[] = {
     {"ring", "ring: reduce-scatter then all-gather around the group (NCCL Ring)",
      BIT(OG_ALLREDUCE) | BIT(OG_ALLGATHER) | BIT(OG_REDUCESCATTER) | BIT(OG_BARRIER),
-     coll_ring_setup, coll_ring_step, coll_ring_merged, NULL, COLL_TUNER_YES},
+     coll_ring_setup, coll_ring_step, coll_ring_merged, NULL, COLL_TUNER_YES, COLL_FAM_RING},
 
     {"chain", "pipelined chain from the root (broadcast) or towards it (reduce)",
-     BIT(OG_BROADCAST) | BIT(OG_REDUCE), coll_chain_setup, coll_chain_step, NULL, NULL, COLL_TUNER_YES},
+     BIT(OG_BROADCAST) | BIT(OG_REDUCE), coll_chain_setup, coll_chain_step, NULL, NULL, COLL_TUNER_YES, COLL_FAM_RING},
 
     {"pairwise", "pairwise exchange: step s sends to rank+s and receives from rank-s",
-     BIT(OG_ALLTOALL) | BIT(OG_ALLTOALLV), coll_pairwise_setup, coll_pairwise_step, NULL, NULL, COLL_TUNER_NO},
+     BIT(OG_ALLTOALL) | BIT(OG_ALLTOALLV), coll_pairwise_setup, coll_pairwise_step, NULL, NULL, COLL_TUNER_NO, COLL_FAM_P2P},
 
     {"direct", "direct all-to-all: every peer at once, one step",
-     BIT(OG_ALLTOALL) | BIT(OG_ALLTOALLV), coll_direct_setup, coll_direct_step, coll_direct_merged, NULL, COLL_TUNER_YES},
+     BIT(OG_ALLTOALL) | BIT(OG_ALLTOALLV), coll_direct_setup, coll_direct_step, coll_direct_merged, NULL, COLL_TUNER_YES, COLL_FAM_P2P},
 
     {"tree", "double binary tree, pipelined (NCCL Tree)",
-     BIT(OG_ALLREDUCE) | BIT(OG_BROADCAST) | BIT(OG_REDUCE), coll_tree_setup, coll_tree_step, NULL, NULL, COLL_TUNER_YES},
+     BIT(OG_ALLREDUCE) | BIT(OG_BROADCAST) | BIT(OG_REDUCE), coll_tree_setup, coll_tree_step, NULL, NULL, COLL_TUNER_YES, COLL_FAM_TREE},
 
     {"rhd", "recursive doubling (all-reduce, all-gather) / halving (reduce-scatter)",
-     BIT(OG_ALLREDUCE) | BIT(OG_ALLGATHER) | BIT(OG_REDUCESCATTER), coll_rhd_setup, coll_rhd_step, NULL, NULL, COLL_TUNER_NO},
+     BIT(OG_ALLREDUCE) | BIT(OG_ALLGATHER) | BIT(OG_REDUCESCATTER), coll_rhd_setup, coll_rhd_step, NULL, NULL, COLL_TUNER_NO, COLL_FAM_MPI},
 
     {"rabenseifner", "recursive-halving reduce-scatter then recursive-doubling all-gather",
-     BIT(OG_ALLREDUCE), coll_rab_setup, coll_rab_step, NULL, NULL, COLL_TUNER_NO},
+     BIT(OG_ALLREDUCE), coll_rab_setup, coll_rab_step, NULL, NULL, COLL_TUNER_NO, COLL_FAM_MPI},
 
     {"bruck", "Bruck: log2(n) steps of distance 2^k (all-gather, all-to-all)",
-     BIT(OG_ALLGATHER) | BIT(OG_ALLTOALL), coll_bruck_setup, coll_bruck_step, NULL, NULL, COLL_TUNER_NO},
+     BIT(OG_ALLGATHER) | BIT(OG_ALLTOALL), coll_bruck_setup, coll_bruck_step, NULL, NULL, COLL_TUNER_NO, COLL_FAM_MPI},
 
     {"dissemination", "dissemination barrier: log2(n) rounds of distance 2^k",
-     BIT(OG_BARRIER), coll_bruck_setup, coll_bruck_step, NULL, NULL, COLL_TUNER_YES},
+     BIT(OG_BARRIER), coll_bruck_setup, coll_bruck_step, NULL, NULL, COLL_TUNER_YES, COLL_FAM_MPI},
 
     {"pat", "parallel aggregated trees (NCCL PAT): log2(n) steps, one rank per node",
-     BIT(OG_ALLGATHER) | BIT(OG_REDUCESCATTER), coll_pat_setup, coll_pat_step, NULL, NULL, COLL_TUNER_ONE_PER_NODE},
+     BIT(OG_ALLGATHER) | BIT(OG_REDUCESCATTER), coll_pat_setup, coll_pat_step, NULL, NULL, COLL_TUNER_ONE_PER_NODE, COLL_FAM_PAT},
 
     {"hierarchical", "ring reduce-scatter in the node, ring all-reduce per rail across nodes, all-gather in the node",
-     BIT(OG_ALLREDUCE), coll_hier_setup, coll_hier_step, NULL, coll_hier_unfit, COLL_TUNER_NO},
+     BIT(OG_ALLREDUCE), coll_hier_setup, coll_hier_step, NULL, coll_hier_unfit, COLL_TUNER_NO, COLL_FAM_MPI},
 
     /* Not for the tuner: NCCL runs no hierarchical all-gather or
      * reduce-scatter (its rings cross the nodes rail by rail instead); forced,
      * they model PCCL-like libraries (docs/collectives.md). */
     {"hierarchical", "ring per rail across nodes, then ring inside the node (all-gather; reduce-scatter mirrored)",
      BIT(OG_ALLGATHER) | BIT(OG_REDUCESCATTER), coll_hierag_setup, coll_hierag_step, coll_hierag_merged,
-     coll_hier_unfit, COLL_TUNER_NO},
+     coll_hier_unfit, COLL_TUNER_NO, COLL_FAM_MPI},
 
     {"hier-rd", "recursive doubling per rail across nodes, then ring inside the node (PCCL-like all-gather; "
      "reduce-scatter mirrored, halving)",
      BIT(OG_ALLGATHER) | BIT(OG_REDUCESCATTER), coll_hierrd_setup, coll_hierrd_step, coll_hierrd_merged,
-     coll_hier_unfit, COLL_TUNER_NO},
+     coll_hier_unfit, COLL_TUNER_NO, COLL_FAM_MPI},
 
     {"nvls", "NVSwitch in-switch reduction inside one node (NCCL NVLS)",
      BIT(OG_ALLREDUCE) | BIT(OG_ALLGATHER) | BIT(OG_REDUCESCATTER), coll_nvls_setup, coll_nvls_step, NULL,
-     coll_nvls_unfit, COLL_TUNER_YES},
+     coll_nvls_unfit, COLL_TUNER_YES, COLL_FAM_NVLS},
 
     {"nvlstree", "NVLS inside nodes, binary tree per local rank across nodes (NCCL NVLS_TREE)",
-     BIT(OG_ALLREDUCE), coll_nvlstree_setup, coll_nvlstree_step, NULL, coll_nvlstree_unfit, COLL_TUNER_YES},
+     BIT(OG_ALLREDUCE), coll_nvlstree_setup, coll_nvlstree_step, NULL, coll_nvlstree_unfit, COLL_TUNER_YES, COLL_FAM_NVLSTREE},
 };
 #define NALGOS ((int)(sizeof algos / sizeof algos[0]))
 

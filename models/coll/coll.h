@@ -88,6 +88,7 @@ typedef struct coll_algo {
      * algorithms NCCL does not run: only when forced), COLL_TUNER_YES, or
      * COLL_TUNER_ONE_PER_NODE (NCCL's PAT: only with one member per node) */
     int tuner;
+    int family;             /* coll_family (coll_params.h): its row of the cost parameters */
 } coll_algo;
 
 enum { COLL_TUNER_NO, COLL_TUNER_YES, COLL_TUNER_ONE_PER_NODE };

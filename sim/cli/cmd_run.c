@@ -338,6 +338,7 @@ int cmd_run(int argc, char **argv)
             goto out;
         }
         have_cluster = 1;
+        coll_params_set(&cl.coll);
         if (!gpu_name) gpu_name = cl.gpu_key;
     }
     if (!gpu_name) gpu_name = "h100";

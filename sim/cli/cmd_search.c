@@ -562,6 +562,7 @@ int cmd_search(int argc, char **argv)
         fprintf(stderr, "trainsim search: %s\n", err);
         goto out;
     }
+    coll_params_set(&cl.coll);
     if (gpu.peak[x.p.dtype] <= 0) {
         fprintf(stderr, "trainsim search: %s has no %s peak in its spec\n", gpu.name, cm_dtype_name(x.p.dtype));
         goto out;

@@ -149,6 +149,7 @@ int eng_load(const char *spec, int nodes, const char *calib, char *err, size_t e
     topo_cluster c;
     if (topo_load(spec, nodes, &c, err, errlen) < 0 || (calib && topo_calibrate(&c, calib, err, errlen) < 0))
         return -1;
+    coll_params_set(&c.coll); /* the collectives' cost parameters of this cluster, for this process */
     return topo_sg_build(&c, err, errlen);
 }
 
