@@ -114,7 +114,9 @@ build/%.o: %.cpp $(CONFIG) | need-deps
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) -MMD -MP -c $< -o $@
 
+# Rebuilt whole: an object whose source was removed must not linger in it.
 build/libtrainsim.a: $(LIB_OBJ)
+	rm -f $@
 	ar rcs $@ $^
 
 bin/trainsim: $(CLI_OBJ) $(MPI_OBJ) build/libtrainsim.a

@@ -86,14 +86,10 @@ int topo_load(const char *spec, int nodes, topo_cluster *c, char *err, size_t er
 int topo_calibrate(topo_cluster *c, const char *path, char *err, size_t errlen);
 
 /* The whole calibration file checked (platforms/calib.c): format
- * "trainsim-calibration", version, known fields only, factors or base
- * latencies present, every base latency ALGORITHM.PROTOCOL in [0, 1 ms].
+ * "trainsim-calibration", version 2, known fields only, some terms present.
  * -1 with "FILE: what is wrong" in err. */
 struct json_t;
 int topo_calib_check(struct json_t *root, const char *path, char *err, size_t errlen);
-/* Its base latencies (s) into base[algo * nprotos + proto] (COLL_NPROTOS
- * protocols; other entries untouched), after the same check. */
-int topo_calib_base(const char *path, double *base, int nalgos, char *err, size_t errlen);
 
 /* Is spec a cluster (name or .json) rather than a SimGrid XML file? */
 int topo_is_cluster_spec(const char *spec);

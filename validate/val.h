@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "coll.h"
+#include "coll_params.h"
 #include "opgraph.h"
 
 /* What a run measured: one of og_coll's collectives, or VAL_P2P (osu_latency,
@@ -102,18 +103,18 @@ void val_table_row(FILE *f, int64_t size, int64_t count, const char *type, int c
  * engine, as `trainsim coll` runs it. The platform must be loaded. ---- */
 typedef enum { VAL_FID_STEP, VAL_FID_PIPELINED, VAL_FID_ANALYTICAL } val_fidelity;
 
-/* A calibration overlay as the fits move it: per scope (VAL_INTRA: two
- * members of one node, VAL_INTER: of two nodes) a factor on the route's
- * bandwidth and a latency added per link end the route crosses (once inside
- * a node, twice between nodes: out of one NIC, into the other; as platforms/
- * applies a calibration's cluster factors), and a base latency added once to
- * each collective per algorithm and protocol (NCCL's per-op base latency). */
-#define VAL_MAX_ALGOS 32
+typedef enum { VAL_INTRA, VAL_INTER } val_scope;
+const char *val_scope_name(int scope);
+
+/* What a fit moves that the loaded platform holds: a factor per scope
+ * (VAL_INTRA: two members of one node, VAL_INTER: of two nodes) on the
+ * routes' bandwidth, standing for a change of the tier's achievable fraction
+ * (coll_params bw_frac, baked into the platform's links). Latency terms need
+ * none: the model reads them at call time (coll_params_set). */
 typedef struct val_overlay {
-    double bw_eff[2], lat_add[2];
-    double base[VAL_MAX_ALGOS][COLL_NPROTOS];
+    double bw_eff[2];
 } val_overlay;
-void val_overlay_init(val_overlay *o); /* factors 1, latencies 0: no change */
+void val_overlay_init(val_overlay *o); /* factors 1: no change */
 
 typedef struct val_sweep {
     og_coll op;
@@ -124,9 +125,7 @@ typedef struct val_sweep {
     int nhosts;
     struct coll_topo *topo;
     const struct coll_policy *policy; /* without forced: the selection (NULL: automatic); set after open */
-    const val_overlay *ov;  /* NULL, or applied after open: its base latencies to every time, its route
-                             * factors to the analytical fidelity's routes (the engine's platform
-                             * carries a calibration's cluster factors itself) */
+    const val_overlay *ov;  /* NULL, or its route factors, applied to the analytical fidelity; set after open */
 } val_sweep;
 
 typedef struct val_point {
@@ -250,41 +249,55 @@ typedef struct val_cal_run {
     int scope;              /* VAL_INTRA or VAL_INTER: whose route terms it moves */
 } val_cal_run;
 
-/* Bounds of the terms (docs/validation.md): a route's bandwidth a twentieth
- * to twice the cluster's figure, a latency per link end up to 20 us, a base
- * latency per collective up to 1 ms. The JSON check uses the same. */
-#define VAL_BW_LO 0.05
-#define VAL_BW_HI 2.0
-#define VAL_LAT_HI 20e-6
+/* Bounds of the terms (docs/validation.md): an achievable bandwidth fraction
+ * 0.01 to 1.5 of nominal (as coll_params takes it), a latency per step up to
+ * 100 us, a base latency per call up to 1 ms. */
+#define VAL_FRAC_LO 0.01
+#define VAL_FRAC_HI 1.5
+#define VAL_HOP_HI 100e-6
 #define VAL_BASE_HI 1e-3
+
+/* A fitted term's place in coll_params: bw_frac[tier], base_lat[fam][proto]
+ * or hop_lat[tier][fam][proto]. */
+typedef enum { VAL_T_BWFRAC, VAL_T_BASE, VAL_T_HOP } val_term_kind;
+typedef struct val_term_at {
+    val_term_kind kind;
+    int tier, fam, proto, scope;
+} val_term_at;
 
 typedef struct val_cal_set {
     val_cal_run *runs;
     int nruns;
-    val_overlay *ov;        /* reset, attached to every run's sweep and fitted */
+    val_overlay *ov;        /* attached to every run's sweep; its factors are fitted */
+    coll_params base;       /* the cluster's parameters before the fit (val_cal_init) */
+    coll_params cur;        /* the fit's: made active while it predicts */
     val_term terms[VAL_MAX_TERMS];
-    char names[VAL_MAX_TERMS][48]; /* "intra_bw_eff", "inter_lat_add", "ring.simple" (a base latency) */
+    val_term_at at[VAL_MAX_TERMS];
+    char names[VAL_MAX_TERMS][48]; /* "bw_frac.nvlink", "base_lat.ring.simple", "hop_lat.nic.tree.ll" */
     int nterms;
     val_terms_fit fit;
 } val_cal_set;
 
-/* Fit the terms (per scope present: its bandwidth factor, with fit_lat its
- * latency per link end unless there are fewer points than terms; a base
- * latency per algorithm and protocol the selection runs at the fitted sizes)
- * to every run's fitted points. */
+/* Start a set on runs whose sweeps are open on the loaded cluster (its
+ * parameters active). */
+void val_cal_init(val_cal_set *cs, val_cal_run *runs, int nruns, val_overlay *ov);
+/* The value term t stands for (a bandwidth factor as the fraction it gives). */
+double val_cal_value(const val_cal_set *cs, int t);
+/* The fitted terms as a calibration's "collectives" object (coll_params
+ * overlay schema), indented by indent spaces. */
+void val_cal_json(FILE *f, const val_cal_set *cs, int indent);
+
+/* Fit the terms to every run's fitted points: per scope present, the
+ * achievable bandwidth fraction of its tier (shared by every algorithm); per
+ * algorithm family and protocol the selection runs at the fitted sizes, its
+ * base latency and, with fit_lat (unless there are fewer points than terms),
+ * its latency per step on the scope's tier. The parameters stay active. */
 int val_cal_fit(val_cal_set *cs, int fit_lat, char *err, size_t errlen);
 /* Predict run's points idx[0..n) with the sweep as it stands (overlay on). */
 int val_cal_predict(const val_cal_run *run, const int *idx, int n, double *out, char *err, size_t errlen);
 /* "name value, ..." and the terms at a bound, by name. */
 void val_cal_note(const val_cal_set *cs, char *note, size_t notelen);
 
-/* ---- Calibration JSON (val_calib.c; fields in docs/validation.md) ---- */
-typedef enum { VAL_INTRA, VAL_INTER } val_scope;
-const char *val_scope_name(int scope);
 
-/* The base latencies of calibration JSON path as an overlay (factors 1,
- * latencies 0: the platform carries the cluster factors); the file is
- * checked whole (topo_calib_check). -1 with "FILE: what" in err. */
-int val_overlay_load(const char *path, val_overlay *ov, char *err, size_t errlen);
 
 #endif

@@ -28,11 +28,9 @@ int val_sweep_open(val_sweep *s, og_coll op, int n, int root, og_dtype dtype, in
     return 0;
 }
 
-void val_overlay_init(val_overlay *o)
-{
-    memset(o, 0, sizeof *o);
-    o->bw_eff[VAL_INTRA] = o->bw_eff[VAL_INTER] = 1;
-}
+const char *val_scope_name(int scope) { return scope == VAL_INTER ? "inter" : "intra"; }
+
+void val_overlay_init(val_overlay *o) { o->bw_eff[VAL_INTRA] = o->bw_eff[VAL_INTER] = 1; }
 
 static void host_route(void *ctx, int a, int b, double *lat, double *bw)
 {
@@ -42,9 +40,7 @@ static void host_route(void *ctx, int a, int b, double *lat, double *bw)
         return;
     }
     if (!s->ov) return;
-    int sc = s->topo && s->topo->node[a] != s->topo->node[b] ? VAL_INTER : VAL_INTRA;
-    *lat += (sc == VAL_INTER ? 2 : 1) * s->ov->lat_add[sc];
-    *bw *= s->ov->bw_eff[sc];
+    *bw *= s->ov->bw_eff[s->topo && s->topo->node[a] != s->topo->node[b] ? VAL_INTER : VAL_INTRA];
 }
 
 int val_sweep_size(val_sweep *s, int64_t bytes, val_point *res, char *err, size_t errlen)
@@ -69,7 +65,6 @@ int val_sweep_size(val_sweep *s, int64_t bytes, val_point *res, char *err, size_
     res->nsteps = p.nsteps;
     if (s->fidelity == VAL_FID_ANALYTICAL) {
         res->time = coll_cost(&p, COLL_COST_PIPELINED, host_route, s);
-        if (s->ov && a < VAL_MAX_ALGOS) res->time += s->ov->base[a][pr];
         return 0;
     }
 
@@ -79,7 +74,7 @@ int val_sweep_size(val_sweep *s, int64_t bytes, val_point *res, char *err, size_
     eng_opts eo = {(eng_fidelity)s->fidelity, 0, 0};
     eng_result *er = NULL;
     int rc = eng_run(g, &eo, &er, err, errlen);
-    if (rc == 0) res->time = er->makespan + (s->ov && a < VAL_MAX_ALGOS ? s->ov->base[a][pr] : 0);
+    if (rc == 0) res->time = er->makespan;
     eng_result_free(er);
     og_free(g);
     return rc;

@@ -36,66 +36,112 @@ int val_cal_predict(const val_cal_run *run, const int *idx, int n, double *out, 
     return 0;
 }
 
-/* The terms: per scope present, the bandwidth factor (and with fit_lat the
- * latency per link end); then a base latency per algorithm and protocol
- * the selection runs at the fitted sizes, started at the smallest size's gap
- * between measured and predicted. */
+static void add_term(val_cal_set *cs, const val_term_at *at, double *value, double lo, double hi)
+{
+    static const char *const kinds[] = {"bw_frac", "base_lat", "hop_lat"};
+    int k = cs->nterms++;
+    cs->terms[k] = (val_term){cs->names[k], value, lo, hi};
+    cs->at[k] = *at;
+    if (at->kind == VAL_T_BWFRAC)
+        snprintf(cs->names[k], sizeof cs->names[k], "bw_frac.%s", coll_tier_name(at->tier));
+    else if (at->kind == VAL_T_BASE)
+        snprintf(cs->names[k], sizeof cs->names[k], "base_lat.%s.%s", coll_family_name(at->fam),
+                 coll_proto_name(at->proto));
+    else
+        snprintf(cs->names[k], sizeof cs->names[k], "%s.%s.%s.%s", kinds[at->kind], coll_tier_name(at->tier),
+                 coll_family_name(at->fam), coll_proto_name(at->proto));
+}
+
+/* A start strictly inside (lo, hi): the transformation has no gradient at a bound. */
+static double inside(double v, double lo, double hi)
+{
+    double m = (hi - lo) * 1e-3;
+    return fmin(hi - m, fmax(lo + m, v));
+}
+
+static int tier_of(const coll_params *q, int scope) { return scope == VAL_INTER ? COLL_TIER_NIC : q->intra_tier; }
+
+/* The terms: per scope present, its tier's bandwidth fraction (as a factor
+ * on the routes); per family and protocol the selection runs, its base
+ * latency and (fit_lat) its per-step latency on each scope's tier. */
 static int make_terms(val_cal_set *cs, int fit_lat, char *err, size_t errlen)
 {
-    int used[VAL_MAX_ALGOS][COLL_NPROTOS] = {{0}}, scopes[2] = {0, 0}, k = 0;
-    double gap = INFINITY;
+    int used[COLL_NFAMS][COLL_NPROTOS][2] = {{{0}}}, scopes[2] = {0, 0};
+    cs->nterms = 0;
+    cs->cur = cs->base;
+    val_overlay_init(cs->ov);
+    coll_params_set(&cs->base);
     for (int r = 0; r < cs->nruns; r++) {
         val_cal_run *run = &cs->runs[r];
         scopes[run->scope] = 1;
         for (int i = 0; i < run->nidx; i++) {
             val_point pt;
             if (val_sweep_size(run->sw, run->sizes[run->idx[i]], &pt, err, errlen) < 0) return -1;
-            if (pt.algo < VAL_MAX_ALGOS) used[pt.algo][pt.proto] = 1;
-            if (i == 0) gap = fmin(gap, run->meas[run->idx[i]] - pt.time);
+            used[coll_family_of(pt.algo)][pt.proto][run->scope] = 1;
         }
     }
-    val_overlay *ov = cs->ov;
     for (int sc = VAL_INTRA; sc <= VAL_INTER; sc++) {
         if (!scopes[sc]) continue;
-        cs->terms[k] = (val_term){cs->names[k], &ov->bw_eff[sc], VAL_BW_LO, VAL_BW_HI};
-        snprintf(cs->names[k++], sizeof cs->names[0], "%s_bw_eff", val_scope_name(sc));
-        if (!fit_lat) continue;
-        ov->lat_add[sc] = 0.5e-6;
-        cs->terms[k] = (val_term){cs->names[k], &ov->lat_add[sc], 0, VAL_LAT_HI};
-        snprintf(cs->names[k++], sizeof cs->names[0], "%s_lat_add", val_scope_name(sc));
+        double b0 = cs->base.bw_frac[tier_of(&cs->base, sc)];
+        val_term_at at = {VAL_T_BWFRAC, tier_of(&cs->base, sc), 0, 0, sc};
+        add_term(cs, &at, &cs->ov->bw_eff[sc], VAL_FRAC_LO / b0, VAL_FRAC_HI / b0);
     }
-    double start = fmin(VAL_BASE_HI / 2, fmax(1e-6, gap));
-    for (int a = 0; a < VAL_MAX_ALGOS; a++)
+    for (int f = 0; f < COLL_NFAMS; f++)
         for (int p = 0; p < COLL_NPROTOS; p++) {
-            if (!used[a][p] || k >= VAL_MAX_TERMS) continue;
-            ov->base[a][p] = start;
-            cs->terms[k] = (val_term){cs->names[k], &ov->base[a][p], 0, VAL_BASE_HI};
-            snprintf(cs->names[k++], sizeof cs->names[0], "%s.%s", coll_algo_get(a)->name, coll_proto_name(p));
+            if (!used[f][p][0] && !used[f][p][1]) continue;
+            if (cs->nterms >= VAL_MAX_TERMS) return ts_err(err, errlen, "fit: more than %d terms", VAL_MAX_TERMS);
+            val_term_at at = {VAL_T_BASE, 0, f, p, 0};
+            cs->cur.base_lat[f][p] = inside(cs->cur.base_lat[f][p], 0, VAL_BASE_HI);
+            add_term(cs, &at, &cs->cur.base_lat[f][p], 0, VAL_BASE_HI);
+            for (int sc = VAL_INTRA; fit_lat && sc <= VAL_INTER; sc++) {
+                if (!used[f][p][sc]) continue;
+                if (cs->nterms >= VAL_MAX_TERMS) return ts_err(err, errlen, "fit: more than %d terms", VAL_MAX_TERMS);
+                val_term_at h = {VAL_T_HOP, tier_of(&cs->base, sc), f, p, sc};
+                double *v = &cs->cur.hop_lat[h.tier][f][p];
+                *v = inside(*v, 0, VAL_HOP_HI);
+                add_term(cs, &h, v, 0, VAL_HOP_HI);
+            }
         }
-    cs->nterms = k;
     return 0;
+}
+
+void val_cal_init(val_cal_set *cs, val_cal_run *runs, int nruns, val_overlay *ov)
+{
+    memset(cs, 0, sizeof *cs);
+    cs->runs = runs, cs->nruns = nruns, cs->ov = ov;
+    cs->base = cs->cur = *coll_params_get();
+    val_overlay_init(ov);
+    for (int r = 0; r < nruns; r++) runs[r].sw->ov = ov;
+}
+
+/* The fit's model: its parameters active, then every fitted point. */
+static int predict_set(void *ctx, double *pred, int npts, char *err, size_t errlen)
+{
+    val_cal_set *cs = ctx;
+    coll_params_set(&cs->cur);
+    return predict(ctx, pred, npts, err, errlen);
 }
 
 int val_cal_fit(val_cal_set *cs, int fit_lat, char *err, size_t errlen)
 {
-    val_overlay_init(cs->ov);
     int np = 0;
-    for (int r = 0; r < cs->nruns; r++) {
-        cs->runs[r].sw->ov = cs->ov;
-        np += cs->runs[r].nidx;
-    }
+    for (int r = 0; r < cs->nruns; r++) np += cs->runs[r].nidx;
     if (make_terms(cs, fit_lat, err, errlen) < 0) return -1;
-    if (fit_lat && np < cs->nterms) { /* too few points for the latency terms: the base ones carry latency */
-        val_overlay_init(cs->ov);
-        if (make_terms(cs, 0, err, errlen) < 0) return -1;
-    }
+    if (fit_lat && np < cs->nterms && make_terms(cs, 0, err, errlen) < 0) return -1;
     double *m = ts_malloc((np + 1) * sizeof *m);
     int k = 0;
     for (int r = 0; r < cs->nruns; r++)
         for (int i = 0; i < cs->runs[r].nidx; i++) m[k++] = cs->runs[r].meas[cs->runs[r].idx[i]];
-    int rc = val_fit_terms(cs->terms, cs->nterms, m, np, predict, cs, &cs->fit, err, errlen);
+    int rc = val_fit_terms(cs->terms, cs->nterms, m, np, predict_set, cs, &cs->fit, err, errlen);
+    coll_params_set(&cs->cur);
     free(m);
     return rc;
+}
+
+double val_cal_value(const val_cal_set *cs, int t)
+{
+    const val_term_at *at = &cs->at[t];
+    return at->kind == VAL_T_BWFRAC ? cs->base.bw_frac[at->tier] * *cs->terms[t].value : *cs->terms[t].value;
 }
 
 void val_cal_note(const val_cal_set *cs, char *note, size_t notelen)
@@ -103,14 +149,52 @@ void val_cal_note(const val_cal_set *cs, char *note, size_t notelen)
     size_t len = 0;
     note[0] = 0;
     for (int t = 0; t < cs->nterms; t++) {
-        int bw = strstr(cs->names[t], "bw_eff") != NULL;
+        int bw = cs->at[t].kind == VAL_T_BWFRAC;
         int w = snprintf(note + len, len < notelen ? notelen - len : 0, "%s%s %.4g%s", t ? ", " : "", cs->names[t],
-                         *cs->terms[t].value * (bw ? 1 : 1e6), bw ? "" : " us");
+                         val_cal_value(cs, t) * (bw ? 1 : 1e6), bw ? "" : " us");
         if (w > 0) len += (size_t)w;
     }
     char bnote[512];
     if (val_terms_bound_note(cs->terms, cs->nterms, &cs->fit, bnote, sizeof bnote) && len < notelen)
         snprintf(note + len, notelen - len, " (%s)", bnote);
+}
+
+/* One kind's terms as nested objects: bw_frac {tier: v}, base_lat {fam:
+ * {proto: v}}, hop_lat {tier: {fam: {proto: v}}}. */
+static void json_kind(FILE *f, const val_cal_set *cs, val_term_kind kind)
+{
+    const char *sep1 = "";
+    fputc('{', f);
+    for (int t = 0; t < cs->nterms; t++) {
+        const val_term_at *a = &cs->at[t];
+        if (a->kind != kind) continue;
+        char v[40];
+        ts_fmt_double(v, sizeof v, val_cal_value(cs, t));
+        if (kind == VAL_T_BWFRAC) fprintf(f, "%s\"%s\": %s", sep1, coll_tier_name(a->tier), v);
+        else if (kind == VAL_T_BASE)
+            fprintf(f, "%s\"%s\": {\"%s\": %s}", sep1, coll_family_name(a->fam), coll_proto_name(a->proto), v);
+        else
+            fprintf(f, "%s\"%s\": {\"%s\": {\"%s\": %s}}", sep1, coll_tier_name(a->tier), coll_family_name(a->fam),
+                    coll_proto_name(a->proto), v);
+        sep1 = ", ";
+    }
+    fputc('}', f);
+}
+
+void val_cal_json(FILE *f, const val_cal_set *cs, int indent)
+{
+    static const char *const keys[] = {"bw_frac", "base_lat", "hop_lat"};
+    fprintf(f, "{");
+    const char *sep = "";
+    for (int k = VAL_T_BWFRAC; k <= VAL_T_HOP; k++) {
+        int any = 0;
+        for (int t = 0; t < cs->nterms; t++) any |= cs->at[t].kind == (val_term_kind)k;
+        if (!any) continue;
+        fprintf(f, "%s\n%*s\"%s\": ", sep, indent + 2, "", keys[k]);
+        json_kind(f, cs, (val_term_kind)k);
+        sep = ",";
+    }
+    fprintf(f, "\n%*s}", indent, "");
 }
 
 typedef struct child_ctx {
@@ -137,7 +221,8 @@ static int run_child(void *vctx, void *out, size_t outlen, char *err, size_t err
     rc = val_cal_predict(&run, all, in->npts, unc, err, errlen);
     sw.fidelity = VAL_FID_ANALYTICAL;
     val_overlay ov;
-    val_cal_set cs = {.runs = &run, .nruns = 1, .ov = &ov};
+    val_cal_set cs;
+    val_cal_init(&cs, &run, 1, &ov);
     for (int fold = 0; fold < 2 && rc == 0; fold++) {
         int nf = 0, nr = 0;
         for (int i = 0; i < in->npts; i++) {

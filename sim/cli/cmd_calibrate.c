@@ -1,6 +1,6 @@
-/* `trainsim calibrate`: fit the cost model's own terms (per scope bandwidth
- * and latency, base latency per algorithm and protocol) to measured
- * collectives (nccl-tests, rccl-tests, OSU) and write a calibration JSON. */
+/* `trainsim calibrate`: fit the cost model's own terms (coll_params: achievable
+ * bandwidth per link tier, base and per-step latency per algorithm family and
+ * protocol) to measured collectives and write a calibration JSON. */
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -17,9 +17,10 @@ static const char calibrate_help[] =
     "usage: trainsim calibrate MEASUREMENTS... --cluster C -o calib.json [options]\n\n"
     "Fit the cost model's terms to measured collectives (nccl-tests / rccl-tests\n"
     "tables, OSU outputs; any number of files and runs, fitted jointly): per scope\n"
-    "(intra-node, inter-node) a factor on the cluster's route bandwidth and a\n"
-    "latency per link end, shared by every algorithm, and a base latency per\n"
-    "algorithm and protocol the selection runs (or --algo forces). GSL nonlinear\n"
+    "(intra-node, inter-node) the achievable bandwidth fraction of its link tier,\n"
+    "shared by every algorithm, and per algorithm family and protocol the\n"
+    "selection runs (or --algo forces) its base latency and per-step latency on\n"
+    "that tier (NCCL's baseLat and hwLat; models/coll/coll_params.h). GSL nonlinear\n"
     "least squares on log residuals, each term kept inside its bounds by a\n"
     "transformation: a term that ends at a bound is named, never clamped. Prints\n"
     "per run the residual of every size and a cross-validation (the terms fitted\n"
@@ -54,12 +55,12 @@ typedef struct mrun {
 
 /* What the child sends back besides the per-run columns. */
 typedef struct cal_out {
-    val_overlay ov;
     int nterms;
     char names[VAL_MAX_TERMS][48];
     double values[VAL_MAX_TERMS], lo[VAL_MAX_TERMS], hi[VAL_MAX_TERMS];
     val_terms_fit fit;
     char cv_note[TS_ERRLEN]; /* why a cross-validation fold could not be fitted, or "" */
+    char collectives[4096];  /* the fitted terms as a "collectives" object */
 } cal_out;
 
 typedef struct cal_job {
@@ -152,24 +153,31 @@ static int child(void *vctx, void *vout, size_t outlen, char *err, size_t errlen
         sw[r].fidelity = VAL_FID_ANALYTICAL;
         cr[r] = (val_cal_run){&sw[r], m->size, m->t, m->npts, NULL, 0, m->scope};
     }
-    val_cal_set cs = {.runs = cr, .nruns = j->nruns, .ov = &co->ov};
+    val_overlay ov;
+    val_cal_set *cs = ts_malloc(sizeof *cs);
+    if (rc == 0) val_cal_init(cs, cr, j->nruns, &ov);
     for (int r = 0; r < j->nruns; r++)
         for (int i = 0; i < j->runs[r].npts; i++) j->runs[r].cv[i] = NAN;
     /* a fold too small for the terms leaves its sizes without a
      * cross-validated figure (said in the report), not the fit without one */
     for (int fold = 0; fold < 2 && rc == 0; fold++)
-        fit_fold(&cs, j->runs, idx, fold, co->cv_note, sizeof co->cv_note);
-    if (rc == 0) rc = fit_fold(&cs, j->runs, idx, -1, err, errlen);
+        fit_fold(cs, j->runs, idx, fold, co->cv_note, sizeof co->cv_note);
+    if (rc == 0) rc = fit_fold(cs, j->runs, idx, -1, err, errlen);
     for (int r = 0; r < j->nruns && rc == 0; r++) {
         for (int i = 0; i < j->runs[r].npts; i++) idx[r][i] = i;
         rc = val_cal_predict(&cr[r], idx[r], j->runs[r].npts, j->runs[r].fit, err, errlen);
     }
     if (rc == 0) {
-        co->nterms = cs.nterms, co->fit = cs.fit;
-        for (int t = 0; t < cs.nterms; t++) {
-            memcpy(co->names[t], cs.names[t], sizeof co->names[t]);
-            co->values[t] = *cs.terms[t].value, co->lo[t] = cs.terms[t].lo, co->hi[t] = cs.terms[t].hi;
+        co->nterms = cs->nterms, co->fit = cs->fit;
+        for (int t = 0; t < cs->nterms; t++) {
+            memcpy(co->names[t], cs->names[t], sizeof co->names[t]);
+            co->values[t] = val_cal_value(cs, t);
+            /* the bounds as the value's (a bandwidth factor's as fractions) */
+            double k = co->values[t] / *cs->terms[t].value;
+            co->lo[t] = cs->terms[t].lo * (isfinite(k) ? k : 1), co->hi[t] = cs->terms[t].hi * (isfinite(k) ? k : 1);
         }
+        FILE *mf = fmemopen(co->collectives, sizeof co->collectives, "w");
+        if (mf) val_cal_json(mf, cs, 2), fclose(mf);
         double *d = (double *)(co + 1);
         for (int r = 0; r < j->nruns; r++) {
             mrun *m = &j->runs[r];
@@ -180,7 +188,7 @@ static int child(void *vctx, void *vout, size_t outlen, char *err, size_t errlen
         }
     }
     for (int r = 0; r < opened; r++) sw[r].ov = NULL, val_sweep_close(&sw[r]), free(idx[r]);
-    free(sw), free(cr), free(idx);
+    free(sw), free(cr), free(idx), free(cs);
     return rc;
 }
 
@@ -272,25 +280,10 @@ static int write_json(const copts *o, const cal_job *j, const cal_out *co, char 
     ts_json_string(f, o->m.cluster);
     fprintf(f, ", \"algorithm\": ");
     ts_json_string(f, o->m.algo ? o->m.algo : "selection");
-    fprintf(f, "},\n  \"cluster\": {");
-    const char *sep = "";
-    for (int t = 0; t < co->nterms; t++) {
-        if (!strstr(co->names[t], "_bw_eff") && !strstr(co->names[t], "_lat_add")) continue;
-        fprintf(f, "%s\"%s\": ", sep, co->names[t]);
-        json_num(f, co->values[t]);
-        sep = ", ";
-    }
-    fprintf(f, "},\n  \"base_latency\": {");
-    sep = "";
-    for (int t = 0; t < co->nterms; t++) {
-        if (strstr(co->names[t], "_bw_eff") || strstr(co->names[t], "_lat_add")) continue;
-        fprintf(f, "%s\"%s\": ", sep, co->names[t]);
-        json_num(f, co->values[t]);
-        sep = ", ";
-    }
+    fprintf(f, "},\n  \"collectives\": %s", co->collectives);
     double med, p90;
     cv_summary(j, &med, &p90);
-    fprintf(f, "},\n  \"fit\": {\"residual_rms\": ");
+    fprintf(f, ",\n  \"fit\": {\"residual_rms\": ");
     json_num(f, co->fit.rms_rel);
     fprintf(f, ", \"residual_median\": ");
     json_num(f, co->fit.median_abs_rel);
@@ -299,7 +292,7 @@ static int write_json(const copts *o, const cal_job *j, const cal_out *co, char 
     fprintf(f, ", \"p90_abs_rel\": ");
     json_num(f, p90);
     fprintf(f, "},\n    \"at_bound\": [");
-    sep = "";
+    const char *sep = "";
     for (int t = 0; t < co->nterms; t++)
         if (at_bound(co, t)) fprintf(f, "%s\"%s\"", sep, co->names[t]), sep = ", ";
     fprintf(f, "],\n    \"runs\": [");
@@ -430,9 +423,8 @@ int cmd_calibrate(int argc, char **argv)
     for (int r = 0; r < j.nruns; r++) report(&j.runs[r]);
     printf("# terms (fitted jointly on %d run(s)):", j.nruns);
     for (int t = 0; t < co->nterms; t++) {
-        int lat = !strstr(co->names[t], "_bw_eff");
-        printf("%s %s %.4g%s", t ? "," : "", co->names[t], co->values[t] * (lat ? 1e6 : 1),
-               lat ? (strstr(co->names[t], "_lat_add") ? " us per link end" : " us base") : "");
+        int lat = strncmp(co->names[t], "bw_frac", 7) != 0;
+        printf("%s %s %.4g%s", t ? "," : "", co->names[t], co->values[t] * (lat ? 1e6 : 1), lat ? " us" : "");
     }
     printf("\n");
     for (int t = 0; t < co->nterms; t++)

@@ -258,14 +258,6 @@ int cmd_coll(int argc, char **argv)
         goto out;
     }
     sw.policy = pol;
-    val_overlay ov;
-    if (o.calib) {
-        if (val_overlay_load(o.calib, &ov, err, sizeof err) < 0) {
-            fprintf(stderr, "trainsim coll: %s\n", err);
-            goto out;
-        }
-        sw.ov = &ov;
-    }
     o.gpus = sw.n;
     print_header(&o);
     size_t cap = 0;

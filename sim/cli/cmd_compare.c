@@ -18,9 +18,9 @@ static const char compare_help[] =
     "OSU output) on cluster C as `trainsim coll` does, and print per size both\n"
     "times, both busbw and the error (predicted - measured) / measured of the time,\n"
     "then the median and p90 absolute error. With --calibration F the cluster\n"
-    "factors of F apply to the platform and its base latency of the algorithm\n"
-    "and protocol each size runs (the selection's choice without --algo) adds\n"
-    "to the time: the same terms for every command (docs/validation.md).\n\n"
+    "terms of F apply (the latencies and bandwidth of the algorithm family and\n"
+    "protocol each size runs, the selection's choice without --algo), as in\n"
+    "every command (docs/validation.md).\n\n"
     "options:\n"
     "  --cluster C        cluster (name or JSON);  --nodes N: its node count\n"
     "  --calibration F    calibration JSON (trainsim calibrate)\n"
@@ -51,9 +51,8 @@ static double busbw(const series *s, int i, double t)
     return t > 0 ? (double)s->size[i] / t / 1e9 * s->busf : 0;
 }
 
-/* One run: simulate its sizes; a calibration's cluster factors are in the
- * platform, its base latency of the algorithm and protocol each size runs is
- * added (the selection's own choice when no --algo). */
+/* One run: simulate its sizes (a calibration is in the platform and the
+ * model's parameters: eng_load). */
 static int predict(const popts *o, val_run *r, series *s, char *err, size_t errlen)
 {
     if (o->m.gpus) val_run_set_ranks(r, o->m.gpus);
@@ -73,9 +72,7 @@ static int predict(const popts *o, val_run *r, series *s, char *err, size_t errl
     val_sweep sw;
     if (val_sweep_open(&sw, r->coll, s->n, 0, OG_F32, o->m.fidelity, o->m.algo, err, errlen) < 0) return -1;
     s->scope = sw.topo && sw.topo->nnodes > 1 ? VAL_INTER : VAL_INTRA;
-    val_overlay ov;
-    int rc = o->calib ? val_overlay_load(o->calib, &ov, err, errlen) : 0;
-    if (o->calib) sw.ov = &ov;
+    int rc = 0;
     for (int i = 0; i < s->npts && rc >= 0; i++) {
         val_point pt;
         rc = val_sweep_size(&sw, s->size[i], &pt, err, errlen);
