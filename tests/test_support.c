@@ -126,6 +126,7 @@ void test_bare_params(void)
     memset(q.base_lat, 0, sizeof q.base_lat);
     memset(q.hop_lat, 0, sizeof q.hop_lat);
     q.max_channels = 0;
+    q.tuner_own = 1; /* the selection too: least alpha-beta time */
     for (int t = 0; t < COLL_NTIERS; t++) q.bw_frac[t] = 1;
     for (int f = 0; f < COLL_NFAMS; f++) {
         double e = f == COLL_FAM_NVLS || f == COLL_FAM_NVLSTREE ? 275.0 / 450.0 : 1.0;

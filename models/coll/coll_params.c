@@ -313,6 +313,10 @@ static coll_params tuner;
 
 static void make_tuner(void)
 {
+    if (active.tuner_own) {
+        tuner = active;
+        return;
+    }
     coll_params_preset(&tuner, active.lib);
     tuner.collnet = active.collnet;
     tuner.intra_tier = active.intra_tier;

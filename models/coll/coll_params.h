@@ -70,6 +70,10 @@ typedef struct coll_params {
     /* The node's intra tier (NVLINK, PCIE or XGMI): which hop_lat row an
      * intra-node step uses. */
     coll_tier intra_tier;
+    /* 1: the selection decides with these parameters themselves instead of
+     * the library's preset (coll_params_tuner); for studies of another
+     * tuner and for tests. Not read from JSON. */
+    int tuner_own;
 } coll_params;
 
 const char *coll_lib_name(coll_lib l);
