@@ -94,7 +94,7 @@ int coll_algo_parse(const char *spec, og_coll coll, int *algo, coll_proto *proto
     if (len >= sizeof name) len = sizeof name - 1;
     memcpy(name, spec, len);
     name[len] = 0;
-    *proto = COLL_SIMPLE;
+    *proto = COLL_PROTO_AUTO;
     if (colon) {
         int pr = coll_proto_from_name(colon + 1);
         if (pr < 0)
@@ -125,7 +125,10 @@ void coll_hw_from_routes(coll_hw *hw, int n, const coll_topo *topo, coll_route_f
     }
 }
 
-double coll_estimate_hw(const coll_plan *p, const coll_hw *hw)
+/* The GPU's time of a plan under parameters q (the estimate without the
+ * launch floor): with the tuner's parameters, what the selection compares,
+ * as NCCL's tuner does. */
+static double gpu_estimate(const coll_plan *p, const coll_hw *hw, const coll_params *q)
 {
     if (p->nsteps == 0) return 0;
     int tiers = p->topo && hw->inter_bw > 0;
@@ -139,11 +142,11 @@ double coll_estimate_hw(const coll_plan *p, const coll_hw *hw)
         int64_t out[2] = {0, 0}, in[2] = {0, 0}; /* [inside the node, to other nodes] */
         for (int j = 0; j < m->nsend; j++) {
             int peer = m->send[j].peer, far = tiers && peer < p->n && p->topo->node[peer] != p->topo->node[me];
-            out[far] += coll_wire_bytes(p->proto, m->send[j].bytes);
+            out[far] += coll_plan_wire_bytes_with(p, m->send[j].bytes, q);
         }
         for (int j = 0; j < m->nrecv; j++) {
             int peer = m->recv[j].peer, far = tiers && peer < p->n && p->topo->node[peer] != p->topo->node[me];
-            in[far] += coll_wire_bytes(p->proto, m->recv[j].bytes);
+            in[far] += coll_plan_wire_bytes_with(p, m->recv[j].bytes, q);
         }
         for (int t = 0; t < 2; t++) {
             double b = t ? hw->inter_bw : hw->bw;
@@ -154,7 +157,15 @@ double coll_estimate_hw(const coll_plan *p, const coll_hw *hw)
     }
     coll_step_free(m);
     double alpha = crosses ? hw->inter_alpha : hw->alpha;
-    return p->nsteps * (alpha + coll_proto_step_latency(p->proto)) + worst;
+    /* the pipelined tail (coll_call_tail) under q */
+    double base = q->base_lat[algos[p->algo].family][p->proto], hops = coll_call_latency_with(p, q) - base;
+    double wire = (p->nsteps - 1) * alpha;
+    return base + (hops > wire ? hops : wire) + alpha + worst;
+}
+
+double coll_estimate_hw(const coll_plan *p, const coll_hw *hw)
+{
+    return coll_call_time(p, gpu_estimate(p, hw, coll_params_get()));
 }
 
 double coll_estimate(const coll_plan *p, double alpha, double bw)
@@ -163,10 +174,36 @@ double coll_estimate(const coll_plan *p, double alpha, double bw)
     return coll_estimate_hw(p, &hw);
 }
 
+static const coll_hw dflt_hw = {5e-6, 25e9, NULL, 0, 0};
+
+/* Estimated time of algorithm a with protocol pr (< 0: cannot run, or the
+ * library does not run a with pr). */
+static double estimate(og_coll coll, int n, int64_t bytes, int a, int pr, const coll_hw *hw)
+{
+    const coll_params *q = coll_params_tuner();
+    if (q->proto_bw[algos[a].family][pr] <= 0) return -1;
+    coll_plan p;
+    if (coll_plan_init_topo(&p, coll, n, 0, bytes, NULL, a, hw->topo, NULL, 0) < 0) return -1;
+    p.proto = pr;
+    return gpu_estimate(&p, hw, q);
+}
+
+coll_proto coll_best_proto(og_coll coll, int n, int64_t bytes, int algo, const coll_hw *hw)
+{
+    if (!hw) hw = &dflt_hw;
+    coll_proto best = COLL_SIMPLE;
+    double tbest = -1;
+    if (algo < 0 || algo >= NALGOS || n < 2 || coll == OG_ALLTOALLV) return best;
+    for (int pr = 0; pr < COLL_NPROTOS; pr++) {
+        double t = estimate(coll, n, bytes, algo, pr, hw);
+        if (t >= 0 && (tbest < 0 || t < tbest * (1 - 1e-9))) tbest = t, best = pr;
+    }
+    return best;
+}
+
 int coll_select(og_coll coll, int n, int64_t bytes, const coll_hw *hw, coll_proto *proto)
 {
-    static const coll_hw dflt = {5e-6, 25e9, NULL, 0, 0};
-    if (!hw) hw = &dflt;
+    if (!hw) hw = &dflt_hw;
     int best = -1;
     double tbest = 0;
     *proto = COLL_SIMPLE;
@@ -176,10 +213,8 @@ int coll_select(og_coll coll, int n, int64_t bytes, const coll_hw *hw, coll_prot
         if (algos[a].tuner == COLL_TUNER_ONE_PER_NODE && hw->topo && hw->topo->nnodes != n) continue;
         if (n == 1 || coll == OG_ALLTOALLV) return a; /* nothing to choose from sizes */
         for (int pr = 0; pr < COLL_NPROTOS; pr++) {
-            coll_plan p;
-            if (coll_plan_init_topo(&p, coll, n, 0, bytes, NULL, a, hw->topo, NULL, 0) < 0) continue;
-            p.proto = pr;
-            double t = coll_estimate_hw(&p, hw);
+            double t = estimate(coll, n, bytes, a, pr, hw);
+            if (t < 0) continue;
             if (best < 0 || t < tbest * (1 - 1e-9)) {
                 best = a;
                 tbest = t;

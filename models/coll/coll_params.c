@@ -309,10 +309,29 @@ void coll_params_write_json(FILE *f, const coll_params *p, int ind)
 static coll_params active;
 static int active_set;
 
+static coll_params tuner;
+
+static void make_tuner(void)
+{
+    if (active.tuner_own) {
+        tuner = active;
+        return;
+    }
+    coll_params_preset(&tuner, active.lib);
+    tuner.collnet = active.collnet;
+    tuner.intra_tier = active.intra_tier;
+    tuner.max_channels = active.max_channels;
+    memcpy(tuner.chan_bytes, active.chan_bytes, sizeof tuner.chan_bytes);
+    for (int f = 0; f < COLL_NFAMS; f++)
+        for (int q = 0; q < COLL_NPROTOS; q++)
+            if (active.proto_bw[f][q] <= 0) tuner.proto_bw[f][q] = 0;
+}
+
 void coll_params_set(const coll_params *p)
 {
     active = *p;
     active_set = 1;
+    make_tuner();
 }
 
 const coll_params *coll_params_get(void)
@@ -320,6 +339,13 @@ const coll_params *coll_params_get(void)
     if (!active_set) {
         coll_params_preset(&active, COLL_LIB_NCCL);
         active_set = 1;
+        make_tuner();
     }
     return &active;
+}
+
+const coll_params *coll_params_tuner(void)
+{
+    coll_params_get();
+    return &tuner;
 }

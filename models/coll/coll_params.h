@@ -41,9 +41,11 @@ typedef enum {
 
 typedef struct coll_params {
     coll_lib lib;
-    /* s per collective call, outside the library's own model: host launch
-     * and the benchmark's synchronisation (the small-message floor's
-     * remainder). Per cluster/software stack. */
+    /* s: the host's launch interval per collective call (per cluster and
+     * software stack). A call takes at least this long: back-to-back calls
+     * (nccl-tests, a training step's buckets) overlap the host's launch of
+     * the next with the GPU's work on this one, so time = max(launch, the
+     * GPU's time); the small-message floor. */
     double launch;
     /* s per collective call per family and protocol (NCCL baseLat). */
     double base_lat[COLL_NFAMS][COLL_NPROTOS];
@@ -68,6 +70,10 @@ typedef struct coll_params {
     /* The node's intra tier (NVLINK, PCIE or XGMI): which hop_lat row an
      * intra-node step uses. */
     coll_tier intra_tier;
+    /* 1: the selection decides with these parameters themselves instead of
+     * the library's preset (coll_params_tuner); for studies of another
+     * tuner and for tests. Not read from JSON. */
+    int tuner_own;
 } coll_params;
 
 const char *coll_lib_name(coll_lib l);
@@ -100,12 +106,19 @@ void coll_params_write_json(FILE *f, const coll_params *p, int indent);
  * preset until then. */
 void coll_params_set(const coll_params *p);
 const coll_params *coll_params_get(void);
+/* What the library's own tuner believes: the active library's preset, with
+ * the active set's collnet, intra tier, channel rule and protocol
+ * availability (a protocol with proto_bw 0 is off). The selection decides
+ * with these, as NCCL does from its static model; times are costed with the
+ * active set, so a fitted or calibrated figure changes the time of the
+ * library's choice, never the choice. */
+const coll_params *coll_params_tuner(void);
 
 /* ---- What the model derives from the parameters (cost.c, coll.c); the
  * engine, the analytical cost and the selection all call these. ---- */
 
-/* Seconds of software latency the call costs, added once to its time at
- * every fidelity: launch + base_lat[family][proto] + the family's closed form
+/* Seconds of software latency the call costs on the GPU, added once to its
+ * time at every fidelity: base_lat[family][proto] + the family's closed form
  * of per-step latencies as NCCL counts them (ring: (nsteps - inter steps) x
  * intra-tier hop_lat + inter steps x NIC hop_lat; tree: 2 x ((ppn - 1) x intra
  * + log2(nodes) x NIC); NVLS: intra (+ NIC across nodes); NVLS-tree: intra +
@@ -113,8 +126,21 @@ const coll_params *coll_params_get(void);
  * MPI-style: their step count x the hop_lat of their tier). The wire latency
  * of each step's route comes on top, from the platform. */
 double coll_call_latency(const coll_plan *p);
+double coll_call_latency_with(const coll_plan *p, const coll_params *q);
+/* The latency a rank adds to its transfers' time at the end of a call, given
+ * alpha, the largest route (wire) latency to its peers. hop_lat includes the
+ * wire, and a step cannot take less than its wire latency: pipelined (one
+ * flow per peer, which paid alpha once): base + max(hop sum, (nsteps - 1)
+ * alpha); step (every step's flows paid their wire latency): base + max(0,
+ * hop sum - nsteps alpha). With every software term 0 this is the plain
+ * alpha-beta cost of the schedule. */
+double coll_call_tail(const coll_plan *p, double alpha, int step);
+/* The call's time from its GPU time: max(launch, gpu) (0 for a call with
+ * nothing to do). Every fidelity ends a call this way. */
+double coll_call_time(const coll_plan *p, double gpu);
 /* Wire bytes of a transfer of `bytes` in plan p (protocol/family fraction and
  * the channel rule). */
 int64_t coll_plan_wire_bytes(const coll_plan *p, int64_t bytes);
+int64_t coll_plan_wire_bytes_with(const coll_plan *p, int64_t bytes, const coll_params *q);
 
 #endif

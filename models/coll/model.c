@@ -18,10 +18,11 @@ static int log2_floor(int n)
     return k;
 }
 
-double coll_call_latency(const coll_plan *p)
+double coll_call_latency(const coll_plan *p) { return coll_call_latency_with(p, coll_params_get()); }
+
+double coll_call_latency_with(const coll_plan *p, const coll_params *q)
 {
     if (p->n < 2 || p->nsteps == 0) return 0;
-    const coll_params *q = coll_params_get();
     coll_family fam = coll_family_of(p->algo);
     coll_proto pr = p->proto;
     int n = p->n, M = p->topo ? p->topo->nnodes : n, L = n / M;
@@ -47,15 +48,36 @@ double coll_call_latency(const coll_plan *p)
     case COLL_FAM_NVLSTREE: lat = intra + 2 * log2_floor(M) * inter; break;
     case COLL_FAM_COLLNET: lat = 2 * (L - 1) * intra + inter; break;
     case COLL_FAM_PAT: lat = n * own; break; /* NCCL: a part still linear in the ranks */
-    default: lat = p->nsteps * own; break;   /* P2P and MPI-style: every step */
+    case COLL_FAM_P2P: lat = (L - 1) * intra + (n - L) * inter; break; /* one send/recv round per peer */
+    default: lat = p->nsteps * own; break;   /* MPI-style: every step */
     }
-    return q->launch + q->base_lat[fam][pr] + lat;
+    return q->base_lat[fam][pr] + lat;
+}
+
+double coll_call_tail(const coll_plan *p, double alpha, int step)
+{
+    if (p->n < 2 || p->nsteps == 0) return 0;
+    const coll_params *q = coll_params_get();
+    double base = q->base_lat[coll_family_of(p->algo)][p->proto], hops = coll_call_latency_with(p, q) - base;
+    double wire = step ? p->nsteps * alpha : (p->nsteps - 1) * alpha;
+    return base + (step ? (hops > wire ? hops - wire : 0) : (hops > wire ? hops : wire));
+}
+
+double coll_call_time(const coll_plan *p, double gpu)
+{
+    if (p->n < 2 || p->nsteps == 0) return gpu;
+    double l = coll_params_get()->launch;
+    return gpu > l ? gpu : l;
 }
 
 int64_t coll_plan_wire_bytes(const coll_plan *p, int64_t bytes)
 {
+    return coll_plan_wire_bytes_with(p, bytes, coll_params_get());
+}
+
+int64_t coll_plan_wire_bytes_with(const coll_plan *p, int64_t bytes, const coll_params *q)
+{
     if (bytes <= 0) return bytes;
-    const coll_params *q = coll_params_get();
     coll_family fam = coll_family_of(p->algo);
     double f = q->proto_bw[fam][p->proto], scale = f > 0 ? 1 / f : 1;
     /* Channels: a call too small to give every channel its minimum runs on

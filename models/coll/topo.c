@@ -89,15 +89,6 @@ static swio switch_io(const coll_plan *p, coll_step *st, int strip)
     return io;
 }
 
-/* NVLS throughput: what an NVSwitch multimem reduction moves per byte of
- * NVLink. NCCL's maintainer gives ~275 GB/s algbw (~480 GB/s busbw) for an
- * NVLS all-reduce on 8 H100s whose NVLink runs 450 GB/s per direction
- * (nccl-tests issue 212, via shared/data/hardware.md): 275 / 450. The flows
- * to and from the switch carry their bytes divided by this. */
-#define NVLS_EFFICIENCY (275.0 / 450.0)
-
-static int64_t nvls_wire(int64_t bytes) { return (int64_t)((double)bytes / NVLS_EFFICIENCY + 0.5); }
-
 /* view(p, who, out): the logical step or merged view of member who. */
 static void lower(const coll_plan *p, int me, coll_step *out, int s, int merged)
 {
@@ -116,9 +107,9 @@ static void lower(const coll_plan *p, int me, coll_step *out, int s, int merged)
     swio pv = switch_io(p, tmp, 0);
     coll_step_free(tmp);
     if (next != me && (mine.has_up || nx.has_down))
-        coll_add_send(out, next, nvls_wire(mine.up > nx.down ? mine.up : nx.down), 0, 0, 0);
+        coll_add_send(out, next, mine.up > nx.down ? mine.up : nx.down, 0, 0, 0);
     if (prev != me && (pv.has_up || mine.has_down))
-        coll_add_recv(out, prev, nvls_wire(pv.up > mine.down ? pv.up : mine.down), 0, 0, 0);
+        coll_add_recv(out, prev, pv.up > mine.down ? pv.up : mine.down, 0, 0, 0);
 }
 
 void coll_plan_step_phys(const coll_plan *p, int me, int s, coll_step *out) { lower(p, me, out, s, 0); }
