@@ -106,16 +106,6 @@ typedef enum { VAL_FID_STEP, VAL_FID_PIPELINED, VAL_FID_ANALYTICAL } val_fidelit
 typedef enum { VAL_INTRA, VAL_INTER } val_scope;
 const char *val_scope_name(int scope);
 
-/* What a fit moves that the loaded platform holds: a factor per scope
- * (VAL_INTRA: two members of one node, VAL_INTER: of two nodes) on the
- * routes' bandwidth, standing for a change of the tier's achievable fraction
- * (coll_params bw_frac, baked into the platform's links). Latency terms need
- * none: the model reads them at call time (coll_params_set). */
-typedef struct val_overlay {
-    double bw_eff[2];
-} val_overlay;
-void val_overlay_init(val_overlay *o); /* factors 1: no change */
-
 typedef struct val_sweep {
     og_coll op;
     int n, root, fidelity;
@@ -125,7 +115,6 @@ typedef struct val_sweep {
     int nhosts;
     struct coll_topo *topo;
     const struct coll_policy *policy; /* without forced: the selection (NULL: automatic); set after open */
-    const val_overlay *ov;  /* NULL, or its route factors, applied to the analytical fidelity; set after open */
 } val_sweep;
 
 typedef struct val_point {
@@ -196,13 +185,14 @@ typedef int (*val_model_fn)(void *ctx, double *pred, int npts, char *err, size_t
 
 typedef struct val_terms_fit {
     double rms_rel, median_abs_rel, max_abs_rel;  /* relative residuals at the fit */
-    int iterations;
+    int iterations, outliers;                     /* outliers: points of bisquare weight 0 */
     int at_bound[VAL_MAX_TERMS];                  /* -1 lower, 1 upper, 0 inside */
     int nat_bound;
 } val_terms_fit;
 
 /* GSL nonlinear least squares of the log residuals log(model / t) over the
- * terms (the figures reported are relative, (model - t) / t), each kept inside its bounds by a logistic transformation (never
+ * terms, iteratively reweighted with Tukey's bisquare (outliers get weight 0;
+ * the figures reported are relative, (model - t) / t, over every point), each kept inside its bounds by a logistic transformation (never
  * clamped). On success the terms hold the fit; on failure their start values
  * and -1 with err. */
 int val_fit_terms(val_term *terms, int nterms, const double *meas, int npts, val_model_fn fn, void *ctx,
@@ -232,13 +222,13 @@ typedef struct val_xval_in {
  * one, cross-validated: the terms (the run's scope's bandwidth factor and a
  * base latency per algorithm and protocol the selection runs) are fitted on
  * the even-indexed sizes to predict the odd ones and the other way round
- * (analytical fidelity). note: the terms fitted on every size, and the ones
+ * (at the same fidelity). note: the terms fitted on every size, and the ones
  * that ended at a bound (VAL_NOTE bytes). */
 int val_xval(const val_xval_in *in, double *unc, double *cal, char *note, char *err, size_t errlen);
 
-/* A joint calibration fit over several measured runs of one loaded cluster,
- * in the analytical fidelity: each run's sweep (open, fidelity analytical)
- * and the points idx[0..nidx) of its sizes/meas that the fit sees. */
+/* A joint calibration fit over several measured runs of one loaded cluster:
+ * each run's open sweep (at the fidelity its predictions use) and the points
+ * idx[0..nidx) of its sizes/meas that the fit sees. */
 typedef struct val_cal_run {
     val_sweep *sw;
     const int64_t *sizes;
@@ -246,7 +236,7 @@ typedef struct val_cal_run {
     int npts;
     const int *idx;
     int nidx;
-    int scope;              /* VAL_INTRA or VAL_INTER: whose route terms it moves */
+    int scope;              /* VAL_INTRA or VAL_INTER: whose bandwidth term it moves */
 } val_cal_run;
 
 /* Bounds of the terms (docs/validation.md): an achievable bandwidth fraction
@@ -268,7 +258,7 @@ typedef struct val_term_at {
 typedef struct val_cal_set {
     val_cal_run *runs;
     int nruns;
-    val_overlay *ov;        /* attached to every run's sweep; its factors are fitted */
+    double bw_eff[2];       /* per scope: the fitted factor on its tier's bandwidth fraction */
     coll_params base;       /* the cluster's parameters before the fit (val_cal_init) */
     coll_params cur;        /* the fit's: made active while it predicts */
     val_term terms[VAL_MAX_TERMS];
@@ -280,7 +270,10 @@ typedef struct val_cal_set {
 
 /* Start a set on runs whose sweeps are open on the loaded cluster (its
  * parameters active). */
-void val_cal_init(val_cal_set *cs, val_cal_run *runs, int nruns, val_overlay *ov);
+void val_cal_init(val_cal_set *cs, val_cal_run *runs, int nruns);
+/* Make the fit's parameters active for predictions of run (its scope's
+ * bandwidth factor applied: see val_xval.c). */
+void val_cal_use(const val_cal_set *cs, const val_cal_run *run);
 /* The value term t stands for (a bandwidth factor as the fraction it gives). */
 double val_cal_value(const val_cal_set *cs, int t);
 /* The fitted terms as a calibration's "collectives" object (coll_params
@@ -293,7 +286,7 @@ void val_cal_json(FILE *f, const val_cal_set *cs, int indent);
  * base latency and, with fit_lat (unless there are fewer points than terms),
  * its latency per step on the scope's tier. The parameters stay active. */
 int val_cal_fit(val_cal_set *cs, int fit_lat, char *err, size_t errlen);
-/* Predict run's points idx[0..n) with the sweep as it stands (overlay on). */
+/* Predict run's points idx[0..n) with the parameters active (val_cal_use). */
 int val_cal_predict(const val_cal_run *run, const int *idx, int n, double *out, char *err, size_t errlen);
 /* "name value, ..." and the terms at a bound, by name. */
 void val_cal_note(const val_cal_set *cs, char *note, size_t notelen);

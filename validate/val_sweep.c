@@ -30,17 +30,10 @@ int val_sweep_open(val_sweep *s, og_coll op, int n, int root, og_dtype dtype, in
 
 const char *val_scope_name(int scope) { return scope == VAL_INTER ? "inter" : "intra"; }
 
-void val_overlay_init(val_overlay *o) { o->bw_eff[VAL_INTRA] = o->bw_eff[VAL_INTER] = 1; }
-
 static void host_route(void *ctx, int a, int b, double *lat, double *bw)
 {
     val_sweep *s = ctx;
-    if (eng_route(s->hosts[a], s->hosts[b], lat, bw) < 0) {
-        *lat = *bw = 0;
-        return;
-    }
-    if (!s->ov) return;
-    *bw *= s->ov->bw_eff[s->topo && s->topo->node[a] != s->topo->node[b] ? VAL_INTER : VAL_INTRA];
+    if (eng_route(s->hosts[a], s->hosts[b], lat, bw) < 0) *lat = *bw = 0;
 }
 
 int val_sweep_size(val_sweep *s, int64_t bytes, val_point *res, char *err, size_t errlen)

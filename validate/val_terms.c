@@ -43,6 +43,7 @@ typedef struct fctx {
     val_model_fn fn;
     void *ctx;
     double *pred;
+    const double *w;    /* bisquare weights of the round */
     int failed;
     char *err;
     size_t errlen;
@@ -64,7 +65,7 @@ static int f_res(const gsl_vector *u, void *vctx, gsl_vector *f)
         c->failed = 1;
         return GSL_EBADFUNC;
     }
-    for (int i = 0; i < c->npts; i++) gsl_vector_set(f, i, log(fmax(c->pred[i], 1e-300) / c->meas[i]));
+    for (int i = 0; i < c->npts; i++) gsl_vector_set(f, i, sqrt(c->w[i]) * log(fmax(c->pred[i], 1e-300) / c->meas[i]));
     return GSL_SUCCESS;
 }
 
@@ -89,7 +90,7 @@ int val_fit_terms(val_term *terms, int nterms, const double *meas, int npts, val
         if (!(meas[i] > 0) || !isfinite(meas[i]))
             return ts_err(err, errlen, "fit: measured point %d is %g, not a positive time", i, meas[i]);
     gsl_set_error_handler_off();
-    fctx c = {terms, nterms, npts, meas, fn, ctx, ts_malloc(npts * sizeof(double)), 0, err, errlen};
+    fctx c = {terms, nterms, npts, meas, fn, ctx, ts_malloc(npts * sizeof(double)), NULL, 0, err, errlen};
     double start[VAL_MAX_TERMS];
     gsl_vector *u = gsl_vector_alloc(nterms);
     for (int k = 0; k < nterms; k++) {
@@ -101,17 +102,42 @@ int val_fit_terms(val_term *terms, int nterms, const double *meas, int npts, val
     par.h_df = 1e-6;
     gsl_multifit_nlinear_workspace *ws =
         gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &par, (size_t)npts, (size_t)nterms);
-    int info, rc = 0, st = gsl_multifit_nlinear_init(u, &fdf, ws);
-    if (st == GSL_SUCCESS) st = gsl_multifit_nlinear_driver(300, 1e-12, 1e-12, 1e-12, NULL, NULL, &info, ws);
-    if (c.failed) {
-        rc = -1; /* the model's own message is in err */
-    } else if (st != GSL_SUCCESS && st != GSL_EMAXITER) {
-        rc = ts_err(err, errlen, "fit: %s", gsl_strerror(st));
-    } else {
+    double *w = ts_malloc(npts * sizeof *w), *lr = ts_malloc(npts * sizeof *lr);
+    for (int i = 0; i < npts; i++) w[i] = 1;
+    c.w = w;
+    int info, rc = 0, round;
+    /* Iteratively reweighted (as val_fit_ab): points the model cannot follow
+     * (a library switching protocol mid-sweep, a noisy size) get bisquare
+     * weight 0 instead of pulling every term. */
+    for (round = 0; round < 6 && rc == 0; round++) {
+        int st = gsl_multifit_nlinear_init(u, &fdf, ws);
+        if (st == GSL_SUCCESS) st = gsl_multifit_nlinear_driver(60, 1e-8, 1e-8, 1e-8, NULL, NULL, &info, ws);
+        if (c.failed) {
+            rc = -1; /* the model's own message is in err */
+            break;
+        }
+        if (st != GSL_SUCCESS && st != GSL_EMAXITER) {
+            rc = ts_err(err, errlen, "fit: %s", gsl_strerror(st));
+            break;
+        }
         gsl_vector_memcpy(u, gsl_multifit_nlinear_position(ws));
         set_terms(&c, u);
-        if (fn(ctx, c.pred, npts, err, errlen) < 0) rc = -1;
+        out->iterations += (int)gsl_multifit_nlinear_niter(ws);
+        if (fn(ctx, c.pred, npts, err, errlen) < 0) {
+            rc = -1;
+            break;
+        }
+        for (int i = 0; i < npts; i++) lr[i] = log(fmax(c.pred[i], 1e-300) / meas[i]);
+        double sc = fmax(0.01, 1.4826 * val_abs_quantile(lr, npts, 0.5)), change = 0;
+        for (int i = 0; i < npts; i++) {
+            double x = lr[i] / (4.685 * sc), nw = fabs(x) < 1 ? (1 - x * x) * (1 - x * x) : 0;
+            change = fmax(change, fabs(nw - w[i]));
+            w[i] = nw;
+        }
+        if (change < 1e-4) break;
     }
+    for (int i = 0; i < npts; i++) out->outliers += w[i] == 0;
+    free(w), free(lr);
     if (rc < 0) {
         for (int k = 0; k < nterms; k++) *terms[k].value = start[k];
     } else {
@@ -123,7 +149,6 @@ int val_fit_terms(val_term *terms, int nterms, const double *meas, int npts, val
         out->rms_rel = sqrt(ss / npts);
         out->median_abs_rel = val_abs_quantile(r, npts, 0.5);
         out->max_abs_rel = val_abs_quantile(r, npts, 1.0);
-        out->iterations = (int)gsl_multifit_nlinear_niter(ws);
         free(r);
         for (int k = 0; k < nterms; k++) {
             double s = position(&terms[k], *terms[k].value);

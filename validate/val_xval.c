@@ -10,13 +10,28 @@
 #include "util.h"
 #include "val.h"
 
-/* The fitted points of every run, predicted in order. */
+/* The bandwidth term stands for the tier's bw_frac, which the platform's
+ * links carry (one platform per process): a change of it by a factor f is
+ * applied as the same factor on every family's and protocol's useful bytes
+ * per wire byte (proto_bw, read at call time), which moves the time of the
+ * bytes exactly as f on the links would for the run's own tier. */
+void val_cal_use(const val_cal_set *cs, const val_cal_run *run)
+{
+    coll_params q = cs->cur;
+    double f = cs->bw_eff[run->scope];
+    for (int a = 0; a < COLL_NFAMS; a++)
+        for (int p = 0; p < COLL_NPROTOS; p++) q.proto_bw[a][p] *= f;
+    coll_params_set(&q);
+}
+
+/* The fitted points of every run, predicted in order with the fit's terms. */
 static int predict(void *ctx, double *pred, int npts, char *err, size_t errlen)
 {
     const val_cal_set *cs = ctx;
     int k = 0;
     for (int r = 0; r < cs->nruns; r++) {
         const val_cal_run *run = &cs->runs[r];
+        val_cal_use(cs, run);
         for (int i = 0; i < run->nidx && k < npts; i++, k++) {
             val_point pt;
             if (val_sweep_size(run->sw, run->sizes[run->idx[i]], &pt, err, errlen) < 0) return -1;
@@ -28,6 +43,7 @@ static int predict(void *ctx, double *pred, int npts, char *err, size_t errlen)
 
 int val_cal_predict(const val_cal_run *run, const int *idx, int n, double *out, char *err, size_t errlen)
 {
+    /* with the parameters active as they stand (val_cal_use) */
     for (int i = 0; i < n; i++) {
         val_point pt;
         if (val_sweep_size(run->sw, run->sizes[idx[i]], &pt, err, errlen) < 0) return -1;
@@ -69,7 +85,7 @@ static int make_terms(val_cal_set *cs, int fit_lat, char *err, size_t errlen)
     int used[COLL_NFAMS][COLL_NPROTOS][2] = {{{0}}}, scopes[2] = {0, 0};
     cs->nterms = 0;
     cs->cur = cs->base;
-    val_overlay_init(cs->ov);
+    cs->bw_eff[VAL_INTRA] = cs->bw_eff[VAL_INTER] = 1;
     coll_params_set(&cs->base);
     for (int r = 0; r < cs->nruns; r++) {
         val_cal_run *run = &cs->runs[r];
@@ -84,7 +100,7 @@ static int make_terms(val_cal_set *cs, int fit_lat, char *err, size_t errlen)
         if (!scopes[sc]) continue;
         double b0 = cs->base.bw_frac[tier_of(&cs->base, sc)];
         val_term_at at = {VAL_T_BWFRAC, tier_of(&cs->base, sc), 0, 0, sc};
-        add_term(cs, &at, &cs->ov->bw_eff[sc], VAL_FRAC_LO / b0, VAL_FRAC_HI / b0);
+        add_term(cs, &at, &cs->bw_eff[sc], VAL_FRAC_LO / b0, VAL_FRAC_HI / b0);
     }
     for (int f = 0; f < COLL_NFAMS; f++)
         for (int p = 0; p < COLL_NPROTOS; p++) {
@@ -105,21 +121,12 @@ static int make_terms(val_cal_set *cs, int fit_lat, char *err, size_t errlen)
     return 0;
 }
 
-void val_cal_init(val_cal_set *cs, val_cal_run *runs, int nruns, val_overlay *ov)
+void val_cal_init(val_cal_set *cs, val_cal_run *runs, int nruns)
 {
     memset(cs, 0, sizeof *cs);
-    cs->runs = runs, cs->nruns = nruns, cs->ov = ov;
+    cs->runs = runs, cs->nruns = nruns;
     cs->base = cs->cur = *coll_params_get();
-    val_overlay_init(ov);
-    for (int r = 0; r < nruns; r++) runs[r].sw->ov = ov;
-}
-
-/* The fit's model: its parameters active, then every fitted point. */
-static int predict_set(void *ctx, double *pred, int npts, char *err, size_t errlen)
-{
-    val_cal_set *cs = ctx;
-    coll_params_set(&cs->cur);
-    return predict(ctx, pred, npts, err, errlen);
+    cs->bw_eff[VAL_INTRA] = cs->bw_eff[VAL_INTER] = 1;
 }
 
 int val_cal_fit(val_cal_set *cs, int fit_lat, char *err, size_t errlen)
@@ -132,8 +139,7 @@ int val_cal_fit(val_cal_set *cs, int fit_lat, char *err, size_t errlen)
     int k = 0;
     for (int r = 0; r < cs->nruns; r++)
         for (int i = 0; i < cs->runs[r].nidx; i++) m[k++] = cs->runs[r].meas[cs->runs[r].idx[i]];
-    int rc = val_fit_terms(cs->terms, cs->nterms, m, np, predict_set, cs, &cs->fit, err, errlen);
-    coll_params_set(&cs->cur);
+    int rc = val_fit_terms(cs->terms, cs->nterms, m, np, predict, cs, &cs->fit, err, errlen);
     free(m);
     return rc;
 }
@@ -219,10 +225,8 @@ static int run_child(void *vctx, void *out, size_t outlen, char *err, size_t err
     val_cal_run run = {&sw, in->sizes, in->meas, in->npts, all, in->npts,
                        sw.topo && sw.topo->nnodes > 1 ? VAL_INTER : VAL_INTRA};
     rc = val_cal_predict(&run, all, in->npts, unc, err, errlen);
-    sw.fidelity = VAL_FID_ANALYTICAL;
-    val_overlay ov;
     val_cal_set cs;
-    val_cal_init(&cs, &run, 1, &ov);
+    val_cal_init(&cs, &run, 1);
     for (int fold = 0; fold < 2 && rc == 0; fold++) {
         int nf = 0, nr = 0;
         for (int i = 0; i < in->npts; i++) {
@@ -231,14 +235,16 @@ static int run_child(void *vctx, void *out, size_t outlen, char *err, size_t err
         }
         run.idx = fit_idx, run.nidx = nf;
         double *p = ts_malloc((nr + 1) * sizeof *p);
-        if ((rc = val_cal_fit(&cs, 0, err, errlen)) == 0) rc = val_cal_predict(&run, rest, nr, p, err, errlen);
+        if ((rc = val_cal_fit(&cs, 0, err, errlen)) == 0) {
+            val_cal_use(&cs, &run);
+            rc = val_cal_predict(&run, rest, nr, p, err, errlen);
+        }
         for (int i = 0; i < nr && rc == 0; i++) cal[rest[i]] = p[i];
         free(p);
     }
     run.idx = all, run.nidx = in->npts;
     if (rc == 0 && (rc = val_cal_fit(&cs, 0, err, errlen)) == 0) val_cal_note(&cs, note, VAL_NOTE);
     free(all), free(fit_idx), free(rest);
-    sw.ov = NULL;
     val_sweep_close(&sw);
     return rc;
 }

@@ -35,7 +35,7 @@ static const char calibrate_help[] =
     "  --gpus N           rank count, when the output does not tell\n"
     "  -b, --minbytes S   fit only sizes >= S;  -e, --maxbytes S: only sizes <= S\n"
     "  --half even|odd    fit only every other size (rows 0, 2, ... or 1, 3, ...)\n"
-    "  --fidelity F       of the uncalibrated column: pipelined (default) or analytical\n"
+    "  --fidelity F       of the predictions and the fit: pipelined (default) or analytical\n"
     "  -h, --help         this help\n\n"
     "exit status: 0 ok, 1 a fit failed, 2 bad input.\n";
 
@@ -118,6 +118,7 @@ static int fit_fold(val_cal_set *cs, mrun *runs, int **idx, int fold, char *err,
         double *p = ts_malloc((runs[r].npts + 1) * sizeof *p);
         for (int i = 0; i < runs[r].npts; i++)
             if (i % 2 != fold) rest[k++] = i;
+        val_cal_use(cs, &cs->runs[r]);
         int rc = val_cal_predict(&cs->runs[r], rest, k, p, err, errlen);
         for (int i = 0; i < k && rc == 0; i++) runs[r].cv[rest[i]] = p[i];
         free(rest), free(p);
@@ -150,12 +151,10 @@ static int child(void *vctx, void *vout, size_t outlen, char *err, size_t errlen
             rc = val_sweep_size(&sw[r], m->size[i], &pt, err, errlen);
             m->unc[i] = pt.time, m->algo = pt.algo;
         }
-        sw[r].fidelity = VAL_FID_ANALYTICAL;
         cr[r] = (val_cal_run){&sw[r], m->size, m->t, m->npts, NULL, 0, m->scope};
     }
-    val_overlay ov;
     val_cal_set *cs = ts_malloc(sizeof *cs);
-    if (rc == 0) val_cal_init(cs, cr, j->nruns, &ov);
+    if (rc == 0) val_cal_init(cs, cr, j->nruns);
     for (int r = 0; r < j->nruns; r++)
         for (int i = 0; i < j->runs[r].npts; i++) j->runs[r].cv[i] = NAN;
     /* a fold too small for the terms leaves its sizes without a
@@ -165,6 +164,7 @@ static int child(void *vctx, void *vout, size_t outlen, char *err, size_t errlen
     if (rc == 0) rc = fit_fold(cs, j->runs, idx, -1, err, errlen);
     for (int r = 0; r < j->nruns && rc == 0; r++) {
         for (int i = 0; i < j->runs[r].npts; i++) idx[r][i] = i;
+        val_cal_use(cs, &cr[r]);
         rc = val_cal_predict(&cr[r], idx[r], j->runs[r].npts, j->runs[r].fit, err, errlen);
     }
     if (rc == 0) {
@@ -187,7 +187,7 @@ static int child(void *vctx, void *vout, size_t outlen, char *err, size_t errlen
             memcpy(d, m->cv, m->npts * sizeof *d), d += m->npts;
         }
     }
-    for (int r = 0; r < opened; r++) sw[r].ov = NULL, val_sweep_close(&sw[r]), free(idx[r]);
+    for (int r = 0; r < opened; r++) val_sweep_close(&sw[r]), free(idx[r]);
     free(sw), free(cr), free(idx), free(cs);
     return rc;
 }
