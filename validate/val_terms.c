@@ -129,12 +129,14 @@ int val_fit_terms(val_term *terms, int nterms, const double *meas, int npts, val
         }
         for (int i = 0; i < npts; i++) lr[i] = log(fmax(c.pred[i], 1e-300) / meas[i]);
         double sc = fmax(0.01, 1.4826 * val_abs_quantile(lr, npts, 0.5)), change = 0;
-        for (int i = 0; i < npts; i++) {
+        for (int i = 0; i < npts && npts >= 3 * nterms; i++) {
             double x = lr[i] / (4.685 * sc), nw = fabs(x) < 1 ? (1 - x * x) * (1 - x * x) : 0;
             change = fmax(change, fabs(nw - w[i]));
             w[i] = nw;
         }
-        if (change < 1e-4) break;
+        /* reweighting needs redundancy: with few points per term an
+         * "outlier" is only a point the terms cannot all follow */
+        if (change < 1e-4 || npts < 3 * nterms) break;
     }
     for (int i = 0; i < npts; i++) out->outliers += w[i] == 0;
     free(w), free(lr);

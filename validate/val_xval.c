@@ -165,24 +165,70 @@ void val_cal_note(const val_cal_set *cs, char *note, size_t notelen)
         snprintf(note + len, notelen - len, " (%s)", bnote);
 }
 
-/* One kind's terms as nested objects: bw_frac {tier: v}, base_lat {fam:
- * {proto: v}}, hop_lat {tier: {fam: {proto: v}}}. */
-static void json_kind(FILE *f, const val_cal_set *cs, val_term_kind kind)
+/* The term of kind at (tier, fam, proto) (-1 for a field that does not
+ * matter), or -1. */
+static int find(const val_cal_set *cs, val_term_kind kind, int tier, int fam, int proto)
 {
-    const char *sep1 = "";
-    fputc('{', f);
     for (int t = 0; t < cs->nterms; t++) {
         const val_term_at *a = &cs->at[t];
-        if (a->kind != kind) continue;
+        if (a->kind == kind && (tier < 0 || a->tier == tier) && (fam < 0 || a->fam == fam) &&
+            (proto < 0 || a->proto == proto))
+            return t;
+    }
+    return -1;
+}
+
+/* {proto: value, ...} of the terms of kind at tier (or any) and family. */
+static void json_protos(FILE *f, const val_cal_set *cs, val_term_kind kind, int tier, int fam)
+{
+    const char *sep = "";
+    fputc('{', f);
+    for (int p = 0; p < COLL_NPROTOS; p++) {
+        int t = find(cs, kind, tier, fam, p);
+        if (t < 0) continue;
         char v[40];
         ts_fmt_double(v, sizeof v, val_cal_value(cs, t));
-        if (kind == VAL_T_BWFRAC) fprintf(f, "%s\"%s\": %s", sep1, coll_tier_name(a->tier), v);
-        else if (kind == VAL_T_BASE)
-            fprintf(f, "%s\"%s\": {\"%s\": %s}", sep1, coll_family_name(a->fam), coll_proto_name(a->proto), v);
-        else
-            fprintf(f, "%s\"%s\": {\"%s\": {\"%s\": %s}}", sep1, coll_tier_name(a->tier), coll_family_name(a->fam),
-                    coll_proto_name(a->proto), v);
-        sep1 = ", ";
+        fprintf(f, "%s\"%s\": %s", sep, coll_proto_name(p), v);
+        sep = ", ";
+    }
+    fputc('}', f);
+}
+
+/* {family: {proto: value}} of the terms of kind at tier (or any). */
+static void json_fams(FILE *f, const val_cal_set *cs, val_term_kind kind, int tier)
+{
+    const char *sep = "";
+    fputc('{', f);
+    for (int a = 0; a < COLL_NFAMS; a++) {
+        if (find(cs, kind, tier, a, -1) < 0) continue;
+        fprintf(f, "%s\"%s\": ", sep, coll_family_name(a));
+        json_protos(f, cs, kind, tier, a);
+        sep = ", ";
+    }
+    fputc('}', f);
+}
+
+/* bw_frac {tier: v}, base_lat {fam: {proto: v}}, hop_lat {tier: {fam: {proto: v}}}. */
+static void json_kind(FILE *f, const val_cal_set *cs, val_term_kind kind)
+{
+    if (kind == VAL_T_BASE) {
+        json_fams(f, cs, kind, -1);
+        return;
+    }
+    const char *sep = "";
+    fputc('{', f);
+    for (int tier = 0; tier < COLL_NTIERS; tier++) {
+        int t = find(cs, kind, tier, -1, -1);
+        if (t < 0) continue;
+        fprintf(f, "%s\"%s\": ", sep, coll_tier_name(tier));
+        if (kind == VAL_T_HOP) {
+            json_fams(f, cs, kind, tier);
+        } else {
+            char v[40];
+            ts_fmt_double(v, sizeof v, val_cal_value(cs, t));
+            fputs(v, f);
+        }
+        sep = ", ";
     }
     fputc('}', f);
 }
