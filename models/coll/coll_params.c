@@ -116,12 +116,14 @@ void coll_params_preset(coll_params *p, coll_lib lib)
         }
     /* Achievable bandwidth: NCCL's topology model gives an H100 NVLink 20.6
      * GB/s of its 25 (SM90 figure in src/graph/topo.h; 20.0 on A100), PCIe
-     * Gen4 x16 24 GB/s of 32 (PCI_BW); NICs and switches ~0.92 of line rate
-     * (docs/clusters.md); Infinity Fabric: no public figure, 0.8 assumed. */
+     * Gen4 x16 24 GB/s of 32 (PCI_BW); a NIC 0.88 of line rate (ib_send_bw
+     * 353.5 of 400 Gb/s on NDR, shared/data/hardware.md); Infinity Fabric
+     * 0.75 (comm_scope GCD to GCD: 148/200, 76/100, 38/50 GB/s, Pearson,
+     * arXiv:2302.14827); switch ports at line rate. */
     p->bw_frac[COLL_TIER_NVLINK] = 20.6 / 25.0;
     p->bw_frac[COLL_TIER_PCIE] = 24.0 / 32.0;
-    p->bw_frac[COLL_TIER_XGMI] = 0.8;
-    p->bw_frac[COLL_TIER_NIC] = 0.92;
+    p->bw_frac[COLL_TIER_XGMI] = 0.75;
+    p->bw_frac[COLL_TIER_NIC] = 0.88;
     p->bw_frac[COLL_TIER_SWITCH] = 1.0;
     /* NCCL: at most 32 channels (MAXCHANNELS); a channel takes at least
      * threads x threadThreshold bytes: Simple 512 x 64, LL128 640 x 8, LL
