@@ -492,8 +492,10 @@ int topo_calibrate(topo_cluster *cl, const char *path, char *err, size_t errlen)
     json_t *o = json_object_get(root, "cluster");
     int rc = -1;
     static const char *const keys[] = {"intra_bw_eff", "inter_bw_eff", "intra_lat_add", "inter_lat_add", NULL};
+    /* the cost model's parameters; version 1 calibrations keep per-collective
+     * efficiency curves under the same key, as an array (validate/) */
     json_t *co = json_object_get(root, "collectives");
-    if (co && coll_params_overlay(&cl->coll, co, path, err, errlen) < 0) goto out;
+    if (co && !json_is_array(co) && coll_params_overlay(&cl->coll, co, path, err, errlen) < 0) goto out;
     if (!o) {
         rc = 0; /* a calibration without cluster-level factors changes nothing here */
         goto out;

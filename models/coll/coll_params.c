@@ -252,13 +252,16 @@ int coll_params_overlay(coll_params *p, const void *json_obj, const char *where,
             q.max_channels = (int)x;
         } else if (strcmp(k, "chan_bytes") == 0) {
             if (proto_row(v, q.chan_bytes, 0, 1e9, where, k, err, errlen) < 0) return -1;
+        } else if (strcmp(k, "tuner_own") == 0) {
+            if (!json_is_boolean(v)) return ts_err(err, errlen, "%s: collectives: 'tuner_own' must be true or false", where);
+            q.tuner_own = json_is_true(v);
         } else if (strcmp(k, "collnet") == 0) {
             if (!json_is_boolean(v)) return ts_err(err, errlen, "%s: collectives: 'collnet' must be true or false", where);
             q.collnet = json_is_true(v);
         } else {
             return fail(err, errlen, where,
                         "unknown field (library, launch, base_lat, hop_lat, bw_frac, proto_bw, max_channels, "
-                        "chan_bytes, collnet)",
+                        "chan_bytes, collnet, tuner_own)",
                         k);
         }
     }
@@ -303,7 +306,8 @@ void coll_params_write_json(FILE *f, const coll_params *p, int ind)
     put_fams(f, p->proto_bw, ind + 2);
     fprintf(f, ",\n%*s\"max_channels\": %d,\n%*s\"chan_bytes\": ", ind + 2, "", p->max_channels, ind + 2, "");
     put_row(f, p->chan_bytes, 1);
-    fprintf(f, ",\n%*s\"collnet\": %s\n%*s}", ind + 2, "", p->collnet ? "true" : "false", ind, "");
+    fprintf(f, ",\n%*s\"collnet\": %s,\n%*s\"tuner_own\": %s\n%*s}", ind + 2, "", p->collnet ? "true" : "false",
+            ind + 2, "", p->tuner_own ? "true" : "false", ind, "");
 }
 
 /* ---- the process's active set ---- */

@@ -72,7 +72,7 @@ typedef struct coll_params {
     coll_tier intra_tier;
     /* 1: the selection decides with these parameters themselves instead of
      * the library's preset (coll_params_tuner); for studies of another
-     * tuner and for tests. Not read from JSON. */
+     * tuner and for test fixtures (JSON "tuner_own": true). */
     int tuner_own;
 } coll_params;
 
@@ -94,7 +94,7 @@ void coll_params_preset(coll_params *p, coll_lib lib);
  * and out-of-range values fail with "WHERE: field: what: value" in err.
  * Keys: library, launch, base_lat{fam{proto}}, hop_lat{tier{fam{proto}}},
  * bw_frac{tier}, proto_bw{fam{proto}}, max_channels, chan_bytes{proto},
- * collnet. A family "*" or tier "*" applies to every one. */
+ * collnet, tuner_own. A family "*" or tier "*" applies to every one. */
 int coll_params_overlay(coll_params *p, const void *json_obj, const char *where, char *err, size_t errlen);
 
 /* Write p as a "collectives" JSON object (every field), indented by indent
