@@ -60,8 +60,9 @@ typedef struct coll_params {
      * 120 of 128, NVLS's switch throughput): wire bytes = bytes / fraction. */
     double proto_bw[COLL_NFAMS][COLL_NPROTOS];
     /* Channels: NCCL splits a call over up to max_channels channels, each
-     * carrying at least chan_bytes[protocol] bytes; fewer channels than the
-     * maximum move proportionally less bandwidth (0: no channel rule). */
+     * carrying at least chan_bytes[protocol] bytes (the ring's LL: that x
+     * the rank count, as NCCL scales its thread threshold); fewer channels
+     * than the maximum move proportionally less bandwidth (0: no rule). */
     int max_channels;
     double chan_bytes[COLL_NPROTOS];
     /* The fabric between nodes reduces in-network (SHARP): CollNet is
