@@ -494,7 +494,7 @@ int topo_calibrate(topo_cluster *cl, const char *path, char *err, size_t errlen)
     static const char *const keys[] = {"intra_bw_eff", "inter_bw_eff", "intra_lat_add", "inter_lat_add", NULL};
     if (topo_calib_check(root, path, err, errlen) < 0) goto out;
     json_t *co = json_object_get(root, "collectives");
-    if (co && coll_params_overlay(&cl->coll, co, path, err, errlen) < 0) goto out;
+    if (co && !json_is_array(co) && coll_params_overlay(&cl->coll, co, path, err, errlen) < 0) goto out;
     if (!o) {
         rc = 0; /* a calibration without cluster-level factors changes nothing here */
         goto out;

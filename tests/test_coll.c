@@ -18,8 +18,9 @@ typedef struct {
 
 static set_t full(int n) { return n == 64 ? ~0ULL : (1ULL << n) - 1; }
 
-/* Rows n .. n + nnodes - 1 of the state are the nodes' NVSwitch buffers. */
-static int nrows(const coll_plan *p) { return p->n + (p->topo ? p->topo->nnodes : 0); }
+/* Rows n .. n + nnodes - 1 of the state are the nodes' NVSwitch buffers, row
+ * n + nnodes the fabric's SHARP switches (CollNet). */
+static int nrows(const coll_plan *p) { return p->n + (p->topo ? p->topo->nnodes + 1 : 0); }
 
 /* The member whose segment chunk c is part of (all-gather, reduce-scatter):
  * a schedule may cut each member's segment into nchunks / n parts. */
@@ -129,7 +130,7 @@ static int run_symbolic(const coll_plan *p, char *err, size_t errlen)
                 if (x->bytes != coll_chunk_range_bytes(p->bytes, k, x->chunk, x->nchunk))
                     rc = ts_err(err, errlen, "step %d: rank %d reads %lld bytes from its switch", step, r,
                                 (long long)x->bytes);
-                if (x->peer != n + p->topo->node[r])
+                if (x->peer != n + p->topo->node[r] && x->peer != n + p->topo->nnodes)
                     rc = ts_err(err, errlen, "step %d: rank %d reads another node's switch", step, r);
                 for (int c = x->chunk; c < x->chunk + x->nchunk && rc == 0; c++) {
                     if (!s.have[x->peer * k + c])
@@ -237,7 +238,15 @@ static void check_all(og_coll coll)
     CU_ASSERT(ran >= 33 * 5);
 }
 
-static void test_allreduce(void) { check_all(OG_ALLREDUCE); }
+/* with a SHARP fabric, so that CollNet runs too */
+static void test_allreduce(void)
+{
+    coll_params q = *coll_params_get();
+    q.collnet = 1;
+    coll_params_set(&q);
+    check_all(OG_ALLREDUCE);
+    test_bare_params();
+}
 static void test_allgather(void) { check_all(OG_ALLGATHER); }
 static void test_reducescatter(void) { check_all(OG_REDUCESCATTER); }
 static void test_broadcast(void) { check_all(OG_BROADCAST); }
@@ -290,7 +299,7 @@ static void test_errors(void)
 {
     char err[TS_ERRLEN];
     CU_ASSERT_EQUAL(coll_algo_find("rign", OG_ALLREDUCE, err, sizeof err), -1);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err, "unknown algorithm 'rign' for all_reduce (valid: ring, tree, rhd, rabenseifner, hierarchical, nvls, nvlstree)"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "unknown algorithm 'rign' for all_reduce (valid: ring, tree, rhd, rabenseifner, hierarchical, nvls, nvlstree, collnet)"));
     CU_ASSERT_EQUAL(coll_algo_find("ring", OG_ALLTOALL, err, sizeof err), -1);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "valid: pairwise, direct, bruck)"));
     coll_plan p;

@@ -140,6 +140,49 @@ static void test_tree_closed_form(void)
     test_bare_params();
 }
 
+/* CollNet on 16 DGX nodes with SHARP: a ring reduce-scatter and all-gather
+ * inside the node (2 (L-1)/L S to the next GPU over NVLink) and one part S/L
+ * up and down through each NIC, side by side; latency 2 (L-1) hop_nvlink +
+ * hop_nic (NCCL's CollNet closed form). Without SHARP it is refused, and the
+ * tuner takes it only where the fabric has it. */
+static void test_collnet(void)
+{
+    coll_params q;
+    coll_params_preset(&q, COLL_LIB_NCCL);
+    coll_params_set(&q);
+    const int L = 8, M = 16, n = L * M;
+    const int64_t S = (int64_t)1 << 30;
+    int *ids = ts_malloc(n * sizeof *ids);
+    for (int r = 0; r < n; r++) ids[r] = r / L;
+    coll_topo *t = coll_topo_new(n, ids, 0);
+    coll_plan p;
+    char err[TS_ERRLEN];
+    int a = coll_algo_find("collnet", OG_ALLREDUCE, err, sizeof err);
+    CU_ASSERT_FATAL(a >= 0);
+    CU_ASSERT_EQUAL(coll_plan_init_topo(&p, OG_ALLREDUCE, n, 0, S, NULL, a, t, err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "needs a SHARP-capable fabric"));
+    coll_hw hw = {0, BI, t, 0, BN};
+    coll_proto pr;
+    CU_ASSERT_STRING_NOT_EQUAL(coll_algo_get(coll_select(OG_ALLREDUCE, n, S, &hw, &pr))->name, "collnet");
+    q.collnet = 1;
+    coll_params_set(&q);
+    CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p, OG_ALLREDUCE, n, 0, S, NULL, a, t, err, sizeof err), 0);
+    p.proto = COLL_SIMPLE;
+    double lat = 2 * (L - 1) * q.hop_lat[COLL_TIER_NVLINK][COLL_FAM_COLLNET][COLL_SIMPLE] +
+                 q.hop_lat[COLL_TIER_NIC][COLL_FAM_COLLNET][COLL_SIMPLE] + q.base_lat[COLL_FAM_COLLNET][COLL_SIMPLE];
+    double nvl = 2.0 * (L - 1) / L * S / BI, nic = (double)S / L / BN;
+    double want = lat + (nvl > nic ? nvl : nic) / q.proto_bw[COLL_FAM_COLLNET][COLL_SIMPLE];
+    double got = coll_cost(&p, COLL_COST_PIPELINED, dgx_route, NULL);
+    fprintf(stderr, "\n  CollNet on %d DGX nodes: analytical %.6g s, closed form %.6g s", M, got, want);
+    CU_ASSERT(fabs(got - want) / want < 1e-6);
+    /* the NICs carry S/L each way, where the ring's carry 2 (M-1)/M S/L:
+     * at 1 GiB on 16 nodes the tuner takes it */
+    CU_ASSERT_STRING_EQUAL(coll_algo_get(coll_select(OG_ALLREDUCE, n, S, &hw, &pr))->name, "collnet");
+    coll_topo_free(t);
+    free(ids);
+    test_bare_params();
+}
+
 /* The overlay: fields change what they name, unknown ones fail with the file
  * and the key, values out of range are refused, all or nothing. */
 static void test_overlay(void)
@@ -187,5 +230,6 @@ void suite_coll_model(void)
 {
     test_add_suite("coll_model", "floor and plateau of every shipped log, uncalibrated", test_floor_plateau,
                    "NCCL tree on 2 and 16 DGX nodes: chain + tree closed form", test_tree_closed_form,
+                   "CollNet (SHARP) on 16 DGX nodes: closed form, only on SHARP fabrics", test_collnet,
                    "parameter overlay", test_overlay, NULL);
 }

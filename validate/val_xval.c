@@ -68,10 +68,11 @@ static void add_term(val_cal_set *cs, const val_term_at *at, double *value, doub
                  coll_family_name(at->fam), coll_proto_name(at->proto));
 }
 
-/* A start strictly inside (lo, hi): the transformation has no gradient at a bound. */
+/* A start well inside (lo, hi) (2% of the range from either end): the
+ * transformation has almost no gradient near a bound. */
 static double inside(double v, double lo, double hi)
 {
-    double m = (hi - lo) * 1e-3;
+    double m = (hi - lo) * 0.02;
     return fmin(hi - m, fmax(lo + m, v));
 }
 

@@ -55,8 +55,9 @@ coll_topo *coll_topo_new(int n, const int *node_ids, int nvls);
 void coll_topo_free(coll_topo *t);
 
 /* A transfer's peer at or beyond the group size is node (peer - n)'s
- * NVSwitch (NVLS): sending to it adds into the switch's multicast buffer
- * (reduce) or stores into it; receiving from it reads the buffer. */
+ * NVSwitch (NVLS), or with peer n + nnodes the fabric's SHARP switches
+ * (CollNet): sending to it adds into the switch's buffer (reduce) or stores
+ * into it; receiving from it reads the buffer. */
 static inline int coll_is_switch(int n, int peer) { return peer >= n; }
 
 typedef struct coll_plan {

@@ -116,12 +116,14 @@ void coll_params_preset(coll_params *p, coll_lib lib)
         }
     /* Achievable bandwidth: NCCL's topology model gives an H100 NVLink 20.6
      * GB/s of its 25 (SM90 figure in src/graph/topo.h; 20.0 on A100), PCIe
-     * Gen4 x16 24 GB/s of 32 (PCI_BW); NICs and switches ~0.92 of line rate
-     * (docs/clusters.md); Infinity Fabric: no public figure, 0.8 assumed. */
+     * Gen4 x16 24 GB/s of 32 (PCI_BW); a NIC 0.88 of line rate (ib_send_bw
+     * 353.5 of 400 Gb/s on NDR, shared/data/hardware.md); Infinity Fabric
+     * 0.75 (comm_scope GCD to GCD: 148/200, 76/100, 38/50 GB/s, Pearson,
+     * arXiv:2302.14827); switch ports at line rate. */
     p->bw_frac[COLL_TIER_NVLINK] = 20.6 / 25.0;
     p->bw_frac[COLL_TIER_PCIE] = 24.0 / 32.0;
-    p->bw_frac[COLL_TIER_XGMI] = 0.8;
-    p->bw_frac[COLL_TIER_NIC] = 0.92;
+    p->bw_frac[COLL_TIER_XGMI] = 0.75;
+    p->bw_frac[COLL_TIER_NIC] = 0.88;
     p->bw_frac[COLL_TIER_SWITCH] = 1.0;
     /* NCCL: at most 32 channels (MAXCHANNELS); a channel takes at least
      * threads x threadThreshold bytes: Simple 512 x 64, LL128 640 x 8, LL
@@ -250,13 +252,16 @@ int coll_params_overlay(coll_params *p, const void *json_obj, const char *where,
             q.max_channels = (int)x;
         } else if (strcmp(k, "chan_bytes") == 0) {
             if (proto_row(v, q.chan_bytes, 0, 1e9, where, k, err, errlen) < 0) return -1;
+        } else if (strcmp(k, "tuner_own") == 0) {
+            if (!json_is_boolean(v)) return ts_err(err, errlen, "%s: collectives: 'tuner_own' must be true or false", where);
+            q.tuner_own = json_is_true(v);
         } else if (strcmp(k, "collnet") == 0) {
             if (!json_is_boolean(v)) return ts_err(err, errlen, "%s: collectives: 'collnet' must be true or false", where);
             q.collnet = json_is_true(v);
         } else {
             return fail(err, errlen, where,
                         "unknown field (library, launch, base_lat, hop_lat, bw_frac, proto_bw, max_channels, "
-                        "chan_bytes, collnet)",
+                        "chan_bytes, collnet, tuner_own)",
                         k);
         }
     }
@@ -301,7 +306,8 @@ void coll_params_write_json(FILE *f, const coll_params *p, int ind)
     put_fams(f, p->proto_bw, ind + 2);
     fprintf(f, ",\n%*s\"max_channels\": %d,\n%*s\"chan_bytes\": ", ind + 2, "", p->max_channels, ind + 2, "");
     put_row(f, p->chan_bytes, 1);
-    fprintf(f, ",\n%*s\"collnet\": %s\n%*s}", ind + 2, "", p->collnet ? "true" : "false", ind, "");
+    fprintf(f, ",\n%*s\"collnet\": %s,\n%*s\"tuner_own\": %s\n%*s}", ind + 2, "", p->collnet ? "true" : "false",
+            ind + 2, "", p->tuner_own ? "true" : "false", ind, "");
 }
 
 /* ---- the process's active set ---- */

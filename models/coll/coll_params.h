@@ -60,8 +60,9 @@ typedef struct coll_params {
      * 120 of 128, NVLS's switch throughput): wire bytes = bytes / fraction. */
     double proto_bw[COLL_NFAMS][COLL_NPROTOS];
     /* Channels: NCCL splits a call over up to max_channels channels, each
-     * carrying at least chan_bytes[protocol] bytes; fewer channels than the
-     * maximum move proportionally less bandwidth (0: no channel rule). */
+     * carrying at least chan_bytes[protocol] bytes (the ring's LL: that x
+     * the rank count, as NCCL scales its thread threshold); fewer channels
+     * than the maximum move proportionally less bandwidth (0: no rule). */
     int max_channels;
     double chan_bytes[COLL_NPROTOS];
     /* The fabric between nodes reduces in-network (SHARP): CollNet is
@@ -72,7 +73,7 @@ typedef struct coll_params {
     coll_tier intra_tier;
     /* 1: the selection decides with these parameters themselves instead of
      * the library's preset (coll_params_tuner); for studies of another
-     * tuner and for tests. Not read from JSON. */
+     * tuner and for test fixtures (JSON "tuner_own": true). */
     int tuner_own;
 } coll_params;
 
@@ -94,7 +95,7 @@ void coll_params_preset(coll_params *p, coll_lib lib);
  * and out-of-range values fail with "WHERE: field: what: value" in err.
  * Keys: library, launch, base_lat{fam{proto}}, hop_lat{tier{fam{proto}}},
  * bw_frac{tier}, proto_bw{fam{proto}}, max_channels, chan_bytes{proto},
- * collnet. A family "*" or tier "*" applies to every one. */
+ * collnet, tuner_own. A family "*" or tier "*" applies to every one. */
 int coll_params_overlay(coll_params *p, const void *json_obj, const char *where, char *err, size_t errlen);
 
 /* Write p as a "collectives" JSON object (every field), indented by indent

@@ -83,7 +83,9 @@ int64_t coll_plan_wire_bytes_with(const coll_plan *p, int64_t bytes, const coll_
     /* Channels: a call too small to give every channel its minimum runs on
      * fewer channels and gets their share of the bandwidth. */
     if (q->max_channels > 1 && q->chan_bytes[p->proto] > 0 && fam != COLL_FAM_P2P && fam != COLL_FAM_MPI) {
-        double nc = (double)p->bytes / q->chan_bytes[p->proto];
+        /* NCCL scales the ring's LL threshold by the rank count */
+        double per = q->chan_bytes[p->proto] * (fam == COLL_FAM_RING && p->proto == COLL_LL ? p->n : 1);
+        double nc = (double)p->bytes / per;
         if (nc < 1) nc = 1;
         if (nc < q->max_channels) scale *= q->max_channels / nc;
     }

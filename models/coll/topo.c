@@ -1,10 +1,11 @@
 /* Group topology for the topology-aware collectives (which node each member
- * is on, NVLS capability) and the lowering of NVSwitch transfers to flows
- * between members that the engine and the analytical cost run. */
+ * is on, NVLS capability) and the lowering of NVSwitch and SHARP transfers to
+ * flows between members that the engine and the analytical cost run. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "coll_algos.h"
+#include "coll_params.h"
 #include "util.h"
 
 coll_topo *coll_topo_new(int n, const int *node_ids, int nvls)
@@ -52,6 +53,14 @@ void coll_topo_free(coll_topo *t)
 }
 
 /* The member after (dir = 1) or before (dir = -1) me on its node. */
+/* The member of the same local index on the next (dir = 1) or previous
+ * node: where CollNet's switch traffic runs (every node has t->ppn members). */
+static int rail_neighbour(const coll_topo *t, int me, int dir)
+{
+    int k = ((t->node[me] + dir) % t->nnodes + t->nnodes) % t->nnodes;
+    return t->order[t->first[k] + t->local[me]];
+}
+
 static int neighbour(const coll_topo *t, int me, int dir)
 {
     int k = t->node[me], cnt = t->first[k + 1] - t->first[k];
@@ -94,9 +103,11 @@ static void lower(const coll_plan *p, int me, coll_step *out, int s, int merged)
 {
     if (merged) coll_plan_merged(p, me, out);
     else coll_plan_step(p, me, s, out);
-    if (!p->topo || !p->topo->nvls) return;
+    int sharp = coll_algo_get(p->algo)->family == COLL_FAM_COLLNET;
+    if (!p->topo || (!p->topo->nvls && !sharp)) return;
     swio mine = switch_io(p, out, 1);
-    int next = neighbour(p->topo, me, 1), prev = neighbour(p->topo, me, -1);
+    int next = sharp ? rail_neighbour(p->topo, me, 1) : neighbour(p->topo, me, 1);
+    int prev = sharp ? rail_neighbour(p->topo, me, -1) : neighbour(p->topo, me, -1);
     int cap = merged ? p->merged_width : p->width;
     coll_step *tmp = coll_step_new(cap);
     if (merged) coll_plan_merged(p, next, tmp);
