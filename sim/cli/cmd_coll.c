@@ -218,7 +218,7 @@ static int parse_opts(int argc, char **argv, opts *o)
             break;
         case 'h': fputs(coll_help, stdout); return -1;
         case ':': return cmd_usage_error("coll", "option '%s' needs a value", argv[optind - 1]);
-        default: return cmd_usage_error("coll", "unknown option '%s'", argv[optind - 1]);
+        default: return cmd_unknown_option("coll", argv[optind - 1], longopts);
         }
     }
     if (optind < argc) return cmd_usage_error("coll", "unexpected argument '%s'", argv[optind]);
@@ -279,8 +279,11 @@ int cmd_coll(int argc, char **argv)
         bandwidths(&o, r, &alg, &bus);
         sum_bus += bus;
         nr++;
-        int64_t next = o.stepb ? size + o.stepb : (int64_t)(size * o.factor);
-        if (next <= size) break;
+        /* -b 0 runs the empty collective, then goes on from one element;
+         * a factor that rounds back to the same size steps by one byte */
+        int64_t next = o.stepb ? size + o.stepb
+                       : size == 0 ? (int64_t)og_dtype_size(o.dtype) : (int64_t)(size * o.factor);
+        if (next <= size) next = size + 1;
         size = next;
     }
     printf("# Out of bounds values : 0 OK\n# Avg bus bandwidth    : %g \n#\n", nr ? sum_bus / nr : 0);

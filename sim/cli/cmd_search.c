@@ -484,7 +484,8 @@ int cmd_search(int argc, char **argv)
         case O_TOP: {
             int *dst = c == O_GPUS ? &x.p.ngpus : c == O_GBS ? &x.p.gbs : c == O_SEQ ? &x.p.seq : &top;
             if (cmd_parse_int(optarg, c == O_TOP ? 0 : 1, 100000000, dst) < 0) {
-                rc = cmd_usage_error("search", "%s wants a %s count, not '%s'", ours[optind - 1] ? ours[optind - 1] : "",
+                const char *opt = c == O_GPUS ? "--gpus" : c == O_GBS ? "--gbs" : c == O_SEQ ? "--seq" : "--top";
+                rc = cmd_usage_error("search", "%s wants a %s count, not '%s'", opt,
                                      c == O_TOP ? "non-negative" : "positive", optarg);
                 goto out;
             }
@@ -537,7 +538,7 @@ int cmd_search(int argc, char **argv)
             rc = EXIT_OK;
             goto out;
         case ':': rc = cmd_usage_error("search", "option '%s' needs a value", ours[optind - 1]); goto out;
-        default: rc = cmd_usage_error("search", "unknown option '%s'", ours[optind - 1]); goto out;
+        default: rc = cmd_unknown_option("search", ours[optind - 1], longopts); goto out;
         }
     }
     if (optind < nours) {
@@ -560,6 +561,11 @@ int cmd_search(int argc, char **argv)
     if (topo_load(x.cluster, 0, &cl, err, BIGERR) < 0 || (x.calib && topo_calibrate(&cl, x.calib, err, BIGERR) < 0) ||
         wl_model_find(model, models_dir, &m, err, BIGERR) < 0 || cm_gpu_find(cl.gpu_key, gpus_dir, &gpu, err, BIGERR) < 0) {
         fprintf(stderr, "trainsim search: %s\n", err);
+        goto out;
+    }
+    if ((long long)x.p.ngpus > (long long)cl.nodes * cl.node.gpus) {
+        fprintf(stderr, "trainsim search: --gpus %d is more than cluster '%s' has (%d nodes x %d GPUs = %lld)\n",
+                x.p.ngpus, x.cluster, cl.nodes, cl.node.gpus, (long long)cl.nodes * cl.node.gpus);
         goto out;
     }
     if (gpu.peak[x.p.dtype] <= 0) {
