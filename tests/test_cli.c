@@ -39,10 +39,11 @@ static void expect_usage_error(const char *args, const char *needle)
 {
     int rc = test_cli(args, out, sizeof out);
     CU_ASSERT_EQUAL(rc, 2);
-    CU_ASSERT_EQUAL(lines(out), 1);
-    if (!strstr(out, needle) || rc != 2 || lines(out) != 1)
-        fprintf(stderr, "\n'%s' gave %d: %s(wanted '%s')\n", args, rc, out, needle);
-    CU_ASSERT_PTR_NOT_NULL(strstr(out, needle));
+    CU_ASSERT_EQUAL(lines(test_cli_err()), 1);
+    CU_ASSERT_EQUAL(out[0], 0); /* errors go to stderr only */
+    if (!strstr(test_cli_err(), needle) || rc != 2 || lines(test_cli_err()) != 1)
+        fprintf(stderr, "\n'%s' gave %d: %s(wanted '%s')\n", args, rc, test_cli_err(), needle);
+    CU_ASSERT_PTR_NOT_NULL(strstr(test_cli_err(), needle));
 }
 
 static void test_usage_errors(void)
@@ -109,8 +110,8 @@ static void test_deadlock_exit_status(void)
     char args[1024];
     snprintf(args, sizeof args, "sim --platform " PLATFORM " --trace %s", t);
     CU_ASSERT_EQUAL(test_cli(args, out, sizeof out), 1);
-    CU_ASSERT_PTR_NOT_NULL(strstr(out, "deadlock: rank 0 stream 0 op 0 (recv from rank 1"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(out, "rank 2 stream 0 op 0 (recv from rank 0"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(test_cli_err(), "deadlock: rank 0 stream 0 op 0 (recv from rank 1"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(test_cli_err(), "rank 2 stream 0 op 0 (recv from rank 0"));
 }
 
 static char *slurp(const char *path)

@@ -530,7 +530,7 @@ static int index_collectives(const og_graph *g, char *err, size_t errlen)
         free(hs);
     }
     for (int r = 0; r < g->nranks; r++) {
-        qsort(run.gp[r], run.ngp[r], sizeof(gpos), gpos_cmp);
+        if (run.ngp[r]) qsort(run.gp[r], run.ngp[r], sizeof(gpos), gpos_cmp);
         const og_rank *rk = &g->ranks[r];
         run.coll_seq[r] = ts_calloc(rk->nops, sizeof(int));
         run.coll_algo[r] = ts_calloc(rk->nops, sizeof(int));
