@@ -9,7 +9,7 @@
 #include "cmds.h"
 #include "coll.h"
 #include "opgraph.h"
-#include "trainsim.h"
+#include "api_int.h"
 #include "util.h"
 #include "val.h"
 
