@@ -8,7 +8,9 @@
 
 #include "engine.h"
 #include "opgraph.h"
+#include "analytic/analytic.h"
 #include "search/search.h"
+#include "workload/workload.h"
 
 struct coll_policy;
 
@@ -29,18 +31,42 @@ struct ts_run_priv {
     struct coll_policy *policy;
 };
 
+/* A search's inputs, resolved: model, GPU, network, parameters. */
+typedef struct api_search_ctx {
+    const wl_model *m;      /* -> the priv's model */
+    srch_params p;
+    char cluster[1024], calib[1024];
+    int gpn, fid;           /* fid: -2 estimate, -1 analytical, else eng_fidelity */
+    int loaded;             /* the platform is loaded (at the first simulation) */
+    const char *const *simgrid_args;
+    int tty;                /* draw the progress bar */
+} api_search_ctx;
+
+/* One simulated (or critical-path) result of a top-K layout. */
+enum { API_SIM_ITER, API_SIM_CAT0, API_SIM_NFIELDS = API_SIM_CAT0 + AN_NCATS };
+
 /* ts_search_result->priv: every enumerated candidate and the top K's runs. */
 struct ts_search_priv {
+    api_search_ctx x;
+    wl_model model;
+    cm_gpu gpu;
+    an_net net;
+    struct coll_policy *policy;
     srch_cand *cand;
     size_t n;
     size_t *order;          /* estimated candidates, best first (top K reranked by simulation) */
     size_t ne;              /* how many are in order */
-    size_t *sim_of;         /* candidate -> its row of top, (size_t)-1 when not simulated */
-    wl_model model;
-    srch_params params;
-    cm_gpu gpu;
-    an_net net;
-    struct coll_policy *policy;
+    double *sim;            /* ntop rows of API_SIM_NFIELDS, in order's order */
+    size_t *sim_of;         /* candidate -> its row of sim, (size_t)-1 when not simulated */
+    srch_counts k;
 };
+
+/* ts_search's first half: resolve o's cluster, model, GPU and options into
+ * r (header fields) and r->priv->x; the CLI's --explain stops there. */
+ts_status api_search_prepare(const ts_search_opts *o, ts_search_result *r, char *msg, size_t msglen);
+/* Simulate (fidelity of x) one layout: out[API_SIM_NFIELDS]. */
+int api_search_simulate(api_search_ctx *x, const wl_layout *l, double *out, char *err, size_t errlen);
+/* TFLOP/s per GPU of layout l at iter seconds. */
+double api_search_tflops(const api_search_ctx *x, const wl_layout *l, double iter);
 
 #endif
