@@ -213,6 +213,12 @@ static int beside(const char *file, const char *sub, char *dir, size_t n)
     return is_dir(dir);
 }
 
+int ts_is_json_text(const char *s)
+{
+    while (*s && isspace((unsigned char)*s)) s++;
+    return *s == '{';
+}
+
 const char *ts_config_dir(void)
 {
     static char dir[4096];

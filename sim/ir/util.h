@@ -57,6 +57,10 @@ void ts_sums_free(ts_sums *m);
  * else "configs". README.md ("Install") documents the order. */
 const char *ts_config_dir(void);
 
+/* Whether a cluster or model argument is JSON text rather than a name or a
+ * path: its first non-blank character is '{' (the embedding API's inputs). */
+int ts_is_json_text(const char *s);
+
 /* Wall-clock seconds (monotonic), and peak resident set size in bytes. */
 double ts_wtime(void);
 long ts_peak_rss(void);
