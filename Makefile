@@ -151,12 +151,14 @@ bin/trainsim-bench: $(BENCH_SRC) validate/bench.h build/libtrainsim.a $(CONFIG)
 	$(MPICC) $(CFLAGS) $(BENCH_DEFS) -o $@ $(BENCH_SRC) build/libtrainsim.a $(BENCH_LIBS) -ljansson -lm
 
 # make check: CUnit suites (they also run bin/trainsim for CLI behaviour), then
-# CI regression mode (trainsim replay) on the sample traces' goldens.
-check test: bin/trainsim bin/test_trainsim $(BENCH_BIN)
+# CI regression mode (trainsim replay) on the sample traces' goldens, then
+# make install into a scratch prefix used as a user would (tests/install.sh).
+check test: all bin/test_trainsim
 	bin/test_trainsim
 	tests/golden/run.sh
+	tests/install.sh
 	$(if $(BENCH_BIN),tests/validate_cpu.sh,@echo "validate-cpu: skipped (no mpicc)")
-	@echo "check: CUnit suites, replay goldens and the validation loop all passed"
+	@echo "check: CUnit suites, replay goldens, install and the validation loop all passed"
 
 # The measure-calibrate-compare loop on this machine's CPUs (docs/validation.md).
 validate-cpu: bin/trainsim bin/trainsim-bench
@@ -235,7 +237,7 @@ PC_REQUIRES := simgrid jansson gsl libxml-2.0 igraph zlib
 install: all build/libtrainsim.a
 	@set -e; D='$(DESTDIR)'; list=$$(mktemp); \
 	put() { mode=$$1 src=$$2 dst=$$3 d=$$(dirname "$$D$$3") new=""; \
-	  while [ ! -d "$$d" ]; do new="$$d $$new"; d=$$(dirname "$$d"); done; \
+	  while [ ! -d "$$d" ] && [ "$$d" != "$$D" ]; do new="$$d $$new"; d=$$(dirname "$$d"); done; \
 	  install -D -m $$mode "$$src" "$$D$$dst"; for d in $$new; do echo "$${d#$$D}/" >> $$list; done; \
 	  echo "$$dst" >> $$list; }; \
 	for b in bin/trainsim $(BENCH_BIN); do put 755 $$b $(BINDIR)/$${b#bin/}; done; \
