@@ -128,7 +128,7 @@ build/libtrainsim.a: $(LIB_OBJ)
 
 # The shared library (for embedding: sim/api/trainsim.h, docs/api.md).
 $(SHLIB): $(LIB_OBJ)
-	$(CC) -shared -Wl,-soname,libtrainsim.so.$(SOVERSION) -Wl,--no-undefined -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,libtrainsim.so.$(SOVERSION) -Wl,--no-undefined -o $@ $^ $(LDLIBS)
 
 bin/trainsim: $(CLI_OBJ) $(MPI_OBJ) build/libtrainsim.a
 	@mkdir -p bin
@@ -156,7 +156,7 @@ bin/trainsim-bench: $(BENCH_SRC) validate/bench.h build/libtrainsim.a $(CONFIG)
 check test: all bin/test_trainsim
 	bin/test_trainsim
 	tests/golden/run.sh
-	tests/install.sh
+	CC="$(CC)" EXAMPLE_FLAGS="$(filter -fsanitize=% -fno-sanitize%,$(CFLAGS))" tests/install.sh
 	$(if $(BENCH_BIN),tests/validate_cpu.sh,@echo "validate-cpu: skipped (no mpicc)")
 	@echo "check: CUnit suites, replay goldens, install and the validation loop all passed"
 

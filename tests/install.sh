@@ -2,7 +2,8 @@
 # make install into a scratch prefix and use it as a user would: trainsim run
 # from another folder (configs found under share/trainsim), the man pages, the
 # bash completion, the embedding example built with pkg-config; then make
-# uninstall leaves nothing; DESTDIR stages the same tree. Run by make check.
+# uninstall leaves nothing; DESTDIR stages the same tree. Run by make check
+# (CC, and EXAMPLE_FLAGS: the sanitizer options the library was built with).
 set -eu
 cd "$(dirname "$0")/.."
 top=$PWD
@@ -53,7 +54,7 @@ fi
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 pkg-config --exists trainsim || fail "pkg-config finds no trainsim.pc"
 mkdir -p "$tmp/app/bin"
-cc -std=c11 -Wall -Werror "$top/docs/examples/embed.c" $(pkg-config --cflags --libs trainsim) -o "$tmp/app/bin/embed" ||
+${CC:-cc} ${EXAMPLE_FLAGS:-} -std=c11 -Wall -Werror "$top/docs/examples/embed.c" $(pkg-config --cflags --libs trainsim) -o "$tmp/app/bin/embed" ||
   fail "the example does not build with pkg-config --cflags --libs trainsim"
 (cd "$tmp/elsewhere" && LD_LIBRARY_PATH="$prefix/lib" "$tmp/app/bin/embed") > "$tmp/embed.out" || fail "the example failed"
 it=$(awk '/^iteration/ { print $2 }' "$tmp/installed.out")
@@ -62,7 +63,7 @@ bus=$(bin/trainsim coll --platform dgx-h100-superpod --nodes 2 --op all_reduce -
 grep -q "67108864 bytes .* busbw *$bus GB/s" "$tmp/embed.out" || fail "the example's 64 MiB busbw is not the CLI's $bus"
 # libtrainsim.a linked in, its dependencies shared (Debian's igraph.pc names static
 # libraries it does not ship, so `pkg-config --static` cannot link here)
-cc -std=c11 "$top/docs/examples/embed.c" $(pkg-config --cflags trainsim) "$prefix/lib/libtrainsim.a" \
+${CC:-cc} ${EXAMPLE_FLAGS:-} -std=c11 "$top/docs/examples/embed.c" $(pkg-config --cflags trainsim) "$prefix/lib/libtrainsim.a" \
   $(pkg-config --libs simgrid jansson gsl libxml-2.0 igraph zlib) -lstdc++ -lm -o "$tmp/app/bin/embed-static" ||
   fail "the example does not link with libtrainsim.a"
 # (no libtrainsim.so to find share/trainsim beside: $TRAINSIM_CONFIGS names it)
