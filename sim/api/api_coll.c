@@ -10,33 +10,31 @@
 
 static const char *fid_names[] = {"step", "pipelined", "analytical"}; /* VAL_FID_* order */
 
-static ts_status bad(char *msg, size_t msglen, const char *fmt, const char *v)
-{
-    ts_err(msg, msglen, fmt, v);
-    return TS_BAD_INPUT;
-}
-
 ts_status ts_coll(const ts_coll_opts *o, ts_coll_result **out, char *msg, size_t msglen)
 {
     *out = NULL;
-    if (!o->c.cluster) return bad(msg, msglen, "%scoll: a cluster or platform is required", "");
+    if (!o->c.cluster) return ts_err(msg, msglen, "a cluster or platform is required"), TS_BAD_INPUT;
     int op = coll_from_name(api_or(o->op, "all_reduce"));
     if (op < 0 || op == OG_ALLTOALLV)
-        return bad(msg, msglen, "unknown op '%s' (valid: all_reduce, all_gather, reduce_scatter, broadcast, reduce, "
-                   "alltoall, barrier)", o->op);
+        return ts_err(msg, msglen, "unknown op '%s' (valid: all_reduce, all_gather, reduce_scatter, broadcast, "
+                      "reduce, alltoall, barrier)", o->op), TS_BAD_INPUT;
     int fid;
     for (fid = 0; fid < 3 && strcmp(fid_names[fid], api_or(o->fidelity, "pipelined")); fid++) {}
-    if (fid == 3) return bad(msg, msglen, "unknown fidelity '%s' (valid: step, pipelined, analytical)", o->fidelity);
+    if (fid == 3)
+        return ts_err(msg, msglen, "unknown fidelity '%s' (valid: step, pipelined, analytical)", o->fidelity),
+               TS_BAD_INPUT;
     int dtype = og_dtype_from_name(api_or(o->dtype, "float"));
-    if (dtype < 0) return bad(msg, msglen, "unknown dtype '%s'", o->dtype);
+    if (dtype < 0) return ts_err(msg, msglen, "unknown dtype '%s'", o->dtype), TS_BAD_INPUT;
     int64_t minb = o->min_bytes ? o->min_bytes : 8, maxb = o->max_bytes ? o->max_bytes : (int64_t)128 << 20;
     double factor = o->step_factor ? o->step_factor : 2;
-    if (minb < 0 || maxb < 0 || o->step_bytes < 0 || !(factor > 1) || factor > 1024 || o->gpus < 0 || o->root < 0)
-        return bad(msg, msglen, "%sa size, step, group size or root is out of range", "");
-    if (minb > maxb) {
-        ts_err(msg, msglen, "minimum size %lld is larger than the maximum %lld", (long long)minb, (long long)maxb);
-        return TS_BAD_INPUT;
-    }
+    if (minb < 0 || maxb < 0 || o->step_bytes < 0 || o->gpus < 0 || o->root < 0)
+        return ts_err(msg, msglen, "negative size, step, group size or root (%lld, %lld, %lld, %d, %d)",
+                      (long long)minb, (long long)maxb, (long long)o->step_bytes, o->gpus, o->root), TS_BAD_INPUT;
+    if (!(factor > 1) || factor > 1024)
+        return ts_err(msg, msglen, "step factor %g is not above 1 (at most 1024)", factor), TS_BAD_INPUT;
+    if (minb > maxb)
+        return ts_err(msg, msglen, "minimum size %lld is larger than the maximum %lld", (long long)minb,
+                      (long long)maxb), TS_BAD_INPUT;
     coll_policy *pol = NULL;
     val_sweep sw;
     memset(&sw, 0, sizeof sw);

@@ -337,7 +337,7 @@ int cmd_search(int argc, char **argv)
     char constraints[4096] = "";
     coll_policy *pol = NULL;
     ts_search_result *res = NULL;
-    int top = 5, rc = EXIT_USAGE, c, fid;
+    int top = 5, rc = EXIT_USAGE, c;
     char **sgv = ts_calloc(argc + 1, sizeof *sgv), **ours = ts_calloc(argc + 1, sizeof *ours);
     int nours;
     cmd_split_simgrid(argc, argv, sgv, ours, &nours);
@@ -400,9 +400,7 @@ int cmd_search(int argc, char **argv)
             break;
         case O_FID:
             so.fidelity = optarg;
-            if (strcmp(optarg, "estimate") == 0) fid = -2;
-            else if (strcmp(optarg, "analytical") == 0) fid = -1;
-            else if ((fid = eng_fidelity_from_name(optarg)) < 0) {
+            if (strcmp(optarg, "estimate") && strcmp(optarg, "analytical") && eng_fidelity_from_name(optarg) < 0) {
                 rc = cmd_usage_error("search", "unknown fidelity '%s' (valid: estimate, analytical, pipelined, step)",
                                      optarg);
                 goto out;
