@@ -236,6 +236,7 @@ PC_REQUIRES := simgrid jansson gsl libxml-2.0 igraph zlib
 
 install: all build/libtrainsim.a
 	@set -e; D='$(DESTDIR)'; list=$$(mktemp); \
+	if [ -f "$$D$(MANIFEST)" ]; then grep '/$$' "$$D$(MANIFEST)" > $$list || true; fi; \
 	put() { mode=$$1 src=$$2 dst=$$3 d=$$(dirname "$$D$$3") new=""; \
 	  while [ ! -d "$$d" ] && [ "$$d" != "$$D" ]; do new="$$d $$new"; d=$$(dirname "$$d"); done; \
 	  install -D -m $$mode "$$src" "$$D$$dst"; for d in $$new; do echo "$${d#$$D}/" >> $$list; done; \
@@ -256,7 +257,7 @@ install: all build/libtrainsim.a
 	for f in build/man/man1/*.1; do put 644 $$f $(MANDIR)/man1/$${f##*/}; done; \
 	put 644 $(COMPLETION) $(COMPLDIR)/trainsim; \
 	echo "$(MANIFEST)" >> $$list; install -D -m 644 $$list "$$D$(MANIFEST)"; rm -f $$list; \
-	echo "installed $$(wc -l < "$$D$(MANIFEST)") files under $$D$(PREFIX) (list: $$D$(MANIFEST))"
+	echo "installed $$(grep -vc '/$$' "$$D$(MANIFEST)") files under $$D$(PREFIX) (list: $$D$(MANIFEST))"
 
 uninstall:
 	@set -e; D='$(DESTDIR)'; m="$$D$(MANIFEST)"; \
