@@ -207,6 +207,13 @@ static void test_search_matches_cli(void)
              r->enumerated, r->pruned_rule, r->pruned_memory, r->estimated);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, counts));
     CU_ASSERT_EQUAL(r->enumerated, r->pruned_rule + r->pruned_memory + r->estimated + r->failed);
+    CU_ASSERT_EQUAL_FATAL(r->ncandidates, r->enumerated);
+    size_t est = 0;
+    for (size_t i = 0; i < r->ncandidates; i++) est += strcmp(r->candidates[i].status, "estimated") == 0;
+    CU_ASSERT_EQUAL(est, r->estimated);
+    /* the best layout is the candidate it names, with the same estimate */
+    CU_ASSERT_STRING_EQUAL(r->candidates[r->top[0].index].layout, r->top[0].layout);
+    CU_ASSERT_DOUBLE_EQUAL(r->candidates[r->top[0].index].estimate_s, r->top[0].estimate_s, 0);
     for (size_t j = 0; j < r->ntop; j++) {
         const ts_search_layout *t = &r->top[j];
         char row[256];

@@ -66,6 +66,8 @@ struct ts_search_priv {
 ts_status api_search_prepare(const ts_search_opts *o, ts_search_result *r, char *msg, size_t msglen);
 /* Simulate (fidelity of x) one layout: out[API_SIM_NFIELDS]. */
 int api_search_simulate(api_search_ctx *x, const wl_layout *l, double *out, char *err, size_t errlen);
+/* A candidate's status (SRCH_*) by name: pending, rule, memory, estimated, failed. */
+const char *api_search_status(int s);
 /* TFLOP/s per GPU of layout l at iter seconds. */
 double api_search_tflops(const api_search_ctx *x, const wl_layout *l, double iter);
 

@@ -95,6 +95,12 @@ static int dominant(const double *cat)
     return best;
 }
 
+const char *api_search_status(int s)
+{
+    static const char *n[] = {"pending", "rule", "memory", "estimated", "failed"};
+    return s >= 0 && s <= SRCH_FAILED ? n[s] : "?";
+}
+
 double api_search_tflops(const api_search_ctx *x, const wl_layout *l, double iter)
 {
     return wl_iteration_flops(x->m, l, x->p.seq, 0) / iter / wl_layout_ngpus(l) / 1e12;
@@ -303,6 +309,16 @@ ts_status ts_search(const ts_search_opts *o, ts_search_result **out, char *msg, 
         else if (!simulate_top && cc->dp_exposed > 0) api_copy(t->dominant, sizeof t->dominant, "dp"),
                                                       t->dominant_s = cc->dp_exposed;
     }
+    r->ncandidates = n;
+    r->candidates = ts_calloc(n ? n : 1, sizeof *r->candidates);
+    for (size_t i = 0; i < n; i++) {
+        ts_search_candidate *c = &r->candidates[i];
+        wl_layout_format(&cand[i].l, c->layout, sizeof c->layout);
+        c->gpus = wl_layout_ngpus(&cand[i].l);
+        api_copy(c->status, sizeof c->status, api_search_status(cand[i].status));
+        if (cand[i].status >= SRCH_MEMORY) c->memory_bytes = cand[i].mem;
+        if (cand[i].status == SRCH_ESTIMATED) c->estimate_s = cand[i].iter;
+    }
     *out = r;
     if (!ne && !used) ts_err(msg, msglen, "no layout fits: relax the constraints, add GPUs or a smaller global batch");
     return ne && !failed ? TS_OK : TS_FAILED;
@@ -320,5 +336,6 @@ void ts_search_result_free(ts_search_result *r)
         free(r->priv);
     }
     free(r->top);
+    free(r->candidates);
     free(r);
 }

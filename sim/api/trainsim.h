@@ -171,12 +171,23 @@ typedef struct ts_search_layout {
     size_t index;               /* in the enumeration */
 } ts_search_layout;
 
+/* Every enumerated layout, in enumeration order (the CLI's --csv rows). */
+typedef struct ts_search_candidate {
+    char layout[256];
+    int gpus;
+    char status[12];            /* rule, memory (pruned), estimated, failed */
+    double memory_bytes;        /* 0 when pruned by rule */
+    double estimate_s;          /* estimated only */
+} ts_search_candidate;
+
 typedef struct ts_search_result {
     char model[128], gpu[64], cluster[64], dtype[8], objective[8], space[8], fidelity[16];
     int gpus, gbs, seq, constraints;
     size_t enumerated, pruned_rule, pruned_memory, estimated, failed, simulated;
     size_t ntop;
     ts_search_layout *top;      /* ranked, best first */
+    size_t ncandidates;
+    ts_search_candidate *candidates;
     double wall_estimate_s, wall_total_s;
     size_t my_estimates;        /* estimates this process made, in wall_my_estimates_s */
     double wall_my_estimates_s;

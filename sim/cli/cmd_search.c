@@ -135,12 +135,6 @@ static int explain(search_ctx *x, const char *ls, char *err)
 
 /* ---- outputs ---- */
 
-static const char *status_name(int s)
-{
-    static const char *n[] = {"pending", "rule", "memory", "estimated", "failed"};
-    return s >= 0 && s <= SRCH_FAILED ? n[s] : "?";
-}
-
 static int write_csv(const char *path, const search_ctx *x, const srch_cand *c, size_t n, const double *sim,
                      const size_t *sim_of, char *err)
 {
@@ -150,7 +144,7 @@ static int write_csv(const char *path, const search_ctx *x, const srch_cand *c, 
     for (size_t i = 0; i < n; i++) {
         char lay[256];
         wl_layout_format(&c[i].l, lay, sizeof lay);
-        fprintf(f, "%zu,\"%s\",%d,%s,", i, lay, wl_layout_ngpus(&c[i].l), status_name(c[i].status));
+        fprintf(f, "%zu,\"%s\",%d,%s,", i, lay, wl_layout_ngpus(&c[i].l), api_search_status(c[i].status));
         if (c[i].status >= SRCH_MEMORY) fprintf(f, "%.6g", c[i].mem / GIB);
         fputc(',', f);
         if (c[i].status == SRCH_ESTIMATED) {
@@ -216,7 +210,7 @@ static int write_json(const char *path, const search_ctx *x, const srch_cand *c,
         wl_layout_format(&c[i].l, lay, sizeof lay);
         fprintf(f, "%s\n    {\"layout\": ", i ? "," : "");
         ts_json_string(f, lay);
-        fprintf(f, ", \"status\": \"%s\"", status_name(c[i].status));
+        fprintf(f, ", \"status\": \"%s\"", api_search_status(c[i].status));
         if (c[i].status >= SRCH_MEMORY) {
             fprintf(f, ", \"memory_bytes\": ");
             ts_json_number(f, c[i].mem);
