@@ -25,6 +25,12 @@ to_roff() { # $1 page name, $2 one-line summary
     /^exit status:/ { flush(); sect = "exit"; print ".SH \"EXIT STATUS\""; sub(/^exit status: */, ""); body = $0; next }
     /^[a-z][a-z ]*:$/ { flush(); sect = "list"; h = toupper(substr($0, 1, length($0) - 1)); print ".SH " h; next }
     /^$/ { flush(); if (sect != "") print ".PP"; next }
+    /^  -/ && !/[^ ]   *[^ ]/ {
+        # an option row with one space before its text: the tag is its option words and metavariables
+        n = split($0, w, " "); tag = ""
+        for (i = 1; i <= n && (w[i] ~ /^-/ || w[i] ~ /^[A-Z][A-Z0-9_:=.]*,?$/); i++) tag = tag (tag != "" ? " " : "") w[i]
+        txt = ""; for (; i <= n; i++) txt = txt (txt != "" ? " " : "") w[i]
+        flush(); print ".TP"; print "\\fB" esc(tag) "\\fR"; body = txt; next }
     /^  ?[^ ].*[^ ]   *[^ ]/ || /^[a-z][a-z-]*   *[^ ]/ {
         # a tagged row: the tag, then two or more spaces, then its text
         if (match($0, /[^ ]   *[^ ]/) == 0) { more($0); next }
