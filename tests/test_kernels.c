@@ -179,9 +179,44 @@ static void test_stacks(void)
     CU_ASSERT(unfused > 1.5 * fused);
 }
 
+static char out[1 << 16];
+
+static double iteration_of(const char *text)
+{
+    const char *p = strstr(text, "\niteration");
+    double t = 0;
+    return p && sscanf(p, "\niteration %lf", &t) == 1 ? t : 0;
+}
+
+/* --stack on the command line: run prints the preset and its kernel, the 2021
+ * stack is slower on the same layout, an unknown name exits 2 with the list;
+ * search takes it too. */
+static void test_stack_cli(void)
+{
+    const char *run = "run --model megatron-gpt-1.7b --layout tp=1,pp=1,dp=8,gbs=64,recompute=full --seq 2048 "
+                      "--gpu a100 --fidelity estimate";
+    char args[512];
+    snprintf(args, sizeof args, "%s --stack megatron-2021", run);
+    CU_ASSERT_EQUAL(test_cli(args, out, sizeof out), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "stack            megatron-2021"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "attn=unfused"));
+    double old = iteration_of(out);
+    CU_ASSERT_EQUAL(test_cli(run, out, sizeof out), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "stack            megatron-core"));
+    double core = iteration_of(out);
+    CU_ASSERT(old > 1.05 * core && core > 0);
+    snprintf(args, sizeof args, "%s --stack nemo", run);
+    CU_ASSERT_EQUAL(test_cli(args, out, sizeof out), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "unknown stack 'nemo' (valid: megatron-core, megatron-2021"));
+    CU_ASSERT_EQUAL(test_cli("search --cluster dgx-a100-superpod --gpus 16 --model megatron-gpt-1.7b --seq 2048 "
+                             "--fidelity estimate --stack megatron-2021 --top 1", out, sizeof out), 0);
+    CU_ASSERT_EQUAL(test_cli("search --cluster dgx-a100-superpod --gpus 16 --model megatron-gpt-1.7b --stack x",
+                             out, sizeof out), 2);
+}
+
 void suite_kernels(void)
 {
     test_add_suite("kernels", "fp8 speedup of a 175b layer", test_fp8_layer, "fp8 messages stay 16-bit",
                    test_fp8_messages, "attention kernels", test_attention_kernels, "memory by attention kernel",
-                   test_memory_kernels, "stack presets", test_stacks, NULL);
+                   test_memory_kernels, "stack presets", test_stacks, "--stack on run and search", test_stack_cli, NULL);
 }
