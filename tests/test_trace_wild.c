@@ -145,7 +145,7 @@ static void test_smpi_action_case(void)
     const char *bad = write_tmp("bad.ti", "0 init\n0 allFoo 1 2\n");
     const char *p3[1] = {bad};
     og_graph *g = NULL;
-    tr_opts o = {"smpi-ti", 0};
+    tr_opts o = {.format = "smpi-ti"};
     CU_ASSERT_EQUAL(tr_import(1, (char *const *)p3, &o, &g, err, sizeof err), -1);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "bad.ti:2: rank 0: unknown action 'allfoo'"));
     unlink(lower), unlink(camel), unlink(bad);
@@ -187,7 +187,7 @@ static void test_smpi_index(void)
     fputs("ranks/r0.txt\nranks/r9.txt\n", f);
     fclose(f);
     og_graph *h = NULL;
-    tr_opts o = {"smpi-ti", 0};
+    tr_opts o = {.format = "smpi-ti"};
     CU_ASSERT_EQUAL(tr_import(1, (char *const *)p, &o, &h, err, sizeof err), -1);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "r9.txt: cannot open"));
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

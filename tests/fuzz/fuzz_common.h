@@ -25,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *paths[] = {path};
     char err[TS_ERRLEN];
     og_graph *g = NULL;
-    tr_opts o = {FUZZ_FORMAT, 0.001};
+    tr_opts o = {.format = FUZZ_FORMAT, .gap = 0.001};
     if (fmt->import(1, paths, &o, &g, err, sizeof err) == 0) {
         if (!g) abort();
         og_check(g, path, err, sizeof err);
