@@ -3,6 +3,7 @@
  * versions, SMPI action spellings and index files, Kineto variants, PyTorch
  * execution traces linked with Kineto). */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,9 +195,250 @@ static void test_smpi_index(void)
     CU_ASSERT_EQUAL(system(cmd), 0);
 }
 
+/* ------------------------------------------------------------ Kineto */
+
+/* A growing text buffer for writing traces. */
+typedef struct sbuf {
+    char *s;
+    size_t n, cap;
+} sbuf;
+
+static void put(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(sbuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    for (;;) {
+        va_start(ap, fmt);
+        int k = vsnprintf(b->s ? b->s + b->n : NULL, b->s ? b->cap - b->n : 0, fmt, ap);
+        va_end(ap);
+        if (b->s && b->n + (size_t)k < b->cap) {
+            b->n += (size_t)k;
+            return;
+        }
+        b->cap = (b->cap + (size_t)k + 1) * 2;
+        b->s = realloc(b->s, b->cap);
+    }
+}
+
+/* `record_shapes=True` traces: Input Dims of ops taking a tensor list are
+ * nested one level deeper ([[[4,2048,4096]], [], ...]); once rejected as
+ * "unexpected token". A nccl:all_reduce annotation over a list of two
+ * 512-float tensors sizes its (metadata-less) kernel: 1024 floats. */
+static void test_kineto_tensor_lists(void)
+{
+    char err[TS_ERRLEN];
+    const char *paths[2];
+    char names[2][256];
+    for (int r = 0; r < 2; r++) {
+        sbuf b = {0};
+        put(&b, "{\"distributedInfo\": {\"rank\": %d, \"world_size\": 2}, \"traceEvents\": [\n", r);
+        put(&b, "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::cat\", \"tid\": 1, \"ts\": 1, \"dur\": 2, "
+                "\"args\": {\"Input Dims\": [[[4, 2048, 4096], [4, 2048, 4096]], []], "
+                "\"Input type\": [\"TensorList\", \"Scalar\"]}},\n");
+        put(&b, "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::_foreach_add_\", \"tid\": 1, \"ts\": 3, \"dur\": 2, "
+                "\"args\": {\"Input Dims\": [[[[16]], [[8, 8]]], [[16], [64]]], \"Input Strides\": [[[1]], []]}},\n");
+        put(&b, "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"nccl:all_reduce\", \"tid\": 1, \"ts\": 10, "
+                "\"dur\": 20, \"args\": {\"Input Dims\": [[[512], [512]], []], \"Input type\": [\"float\", \"\"]}},\n");
+        put(&b, "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"tid\": 1, \"ts\": 12, "
+                "\"dur\": 3, \"args\": {\"correlation\": 77}},\n");
+        put(&b, "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*)\", "
+                "\"tid\": 20, \"ts\": 40, \"dur\": 30, \"args\": {\"stream\": 20, \"correlation\": 77}}\n]}\n");
+        snprintf(names[r], sizeof names[r], "%s", write_tmp(r ? "tl1.json" : "tl0.json", b.s));
+        paths[r] = names[r];
+        free(b.s);
+    }
+    og_graph *g = import_fmt(2, paths, NULL, err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    for (int r = 0; r < 2; r++) {
+        CU_ASSERT_EQUAL(g->ranks[r].nops, 1);
+        CU_ASSERT_EQUAL(g->ranks[r].ops[0].kind, OG_COLL);
+        CU_ASSERT_EQUAL(g->ranks[r].ops[0].bytes, 1024 * 4);
+    }
+    og_free(g);
+    unlink(paths[0]), unlink(paths[1]);
+}
+
+/* ROCm traces (MI250X, RCCL): hipLaunchKernel launches, RCCL's kernels named
+ * ncclDevKernel_Generic (or rccl*), with PyTorch's collective metadata. */
+static void test_kineto_rocm(void)
+{
+    char err[TS_ERRLEN];
+    static const char *const kname[2] = {"ncclDevKernel_Generic(ncclDevComm*, channelMasks, ncclWork*)",
+                                         "rcclGenericKernel(ncclDevComm*, ncclWork*)"};
+    const char *paths[2];
+    char names[2][256];
+    for (int r = 0; r < 2; r++) {
+        sbuf b = {0};
+        put(&b, "{\"deviceProperties\": [{\"id\": 0, \"name\": \"AMD Instinct MI250X / MI250\", "
+                "\"totalGlobalMem\": 68702699520}],\n\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": %d, "
+                "\"world_size\": 2}, \"traceEvents\": [\n", r);
+        put(&b, "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"hipExtLaunchKernel\", \"tid\": 5, \"ts\": 1, "
+                "\"dur\": 4, \"args\": {\"correlation\": 3}},\n");
+        put(&b, "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"Cijk_Ailk_Bljk_BBS_BH_MT128x128x32\", \"tid\": 0, "
+                "\"ts\": 10, \"dur\": 100, \"args\": {\"stream\": 0, \"device\": 0, \"correlation\": 3}},\n");
+        for (int k = 0; k < 2; k++)
+            put(&b, "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"%s\", \"tid\": 1, \"ts\": %d, \"dur\": 40, "
+                    "\"args\": {\"stream\": 1, \"device\": 0, \"Collective name\": \"allreduce\", \"In msg nelems\": "
+                    "1048576, \"Out msg nelems\": 1048576, \"Group size\": 2, \"dtype\": \"BFloat16\", "
+                    "\"Process Group Name\": \"0\", \"Process Group Ranks\": \"[0, 1]\"}}%s\n",
+                kname[k], 120 + 50 * k, k ? "" : ",");
+        put(&b, "]}\n");
+        snprintf(names[r], sizeof names[r], "%s", write_tmp(r ? "rocm1.json" : "rocm0.json", b.s));
+        paths[r] = names[r];
+        free(b.s);
+    }
+    og_graph *g = import_fmt(2, paths, NULL, err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    for (int r = 0; r < 2; r++) {
+        CU_ASSERT_EQUAL(count_kind(g, r, OG_COMPUTE), 1);
+        CU_ASSERT_EQUAL(count_kind(g, r, OG_COLL), 2);
+        for (int i = 0; i < g->ranks[r].nops; i++)
+            if (g->ranks[r].ops[i].kind == OG_COLL) {
+                CU_ASSERT_EQUAL(g->ranks[r].ops[i].coll, OG_ALLREDUCE);
+                CU_ASSERT_EQUAL(g->ranks[r].ops[i].bytes, 1048576 * 2);
+                CU_ASSERT_EQUAL(g->ranks[r].ops[i].dtype, OG_BF16);
+            }
+    }
+    og_free(g);
+    unlink(paths[0]), unlink(paths[1]);
+}
+
+/* A CPU-only (gloo) trace: once 0 ops, exit 0 and 0 ms; now exit 2 with a
+ * message saying there is nothing to simulate and why. */
+static void test_kineto_nothing(void)
+{
+    char out[8192], args[1024];
+    const char *p = write_tmp("gloo.json",
+                              "{\"distributedInfo\": {\"backend\": \"gloo\", \"rank\": 0, \"world_size\": 1},\n"
+                              "\"traceEvents\": [\n"
+                              "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#3\", \"tid\": 1, "
+                              "\"ts\": 0, \"dur\": 900},\n"
+                              "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"tid\": 1, \"ts\": 5, "
+                              "\"dur\": 300, \"args\": {\"Input Dims\": [[64, 64], [64, 64]]}},\n"
+                              "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"gloo:all_reduce\", \"tid\": 1, "
+                              "\"ts\": 400, \"dur\": 200}\n]}\n");
+    snprintf(args, sizeof args, "convert %s -o %s", p, test_tmp("gloo-out.json"));
+    CU_ASSERT_EQUAL(test_cli(args, out, sizeof out), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "gloo.json: nothing to simulate: no GPU kernel, memcpy or memset"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "some naming gloo"));
+    CU_ASSERT_EQUAL(access(test_tmp("gloo-out.json"), F_OK), -1);
+    snprintf(args, sizeof args, "sim --platform %s --trace %s", test_crossbar(2, 1e10, 1e-6), p);
+    CU_ASSERT_EQUAL(test_cli(args, out, sizeof out), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "nothing to simulate"));
+    unlink(p);
+}
+
+/* Two ranks, three ProfilerStep iterations of different lengths; in each, a
+ * GEMM launched early, a host gap (data loading, Python), a 4 KiB all-reduce
+ * and a last kernel launched late, then the host waits to the step's end. */
+static const double step_us[3] = {10000, 12000, 15000};
+static const long step_num[3] = {5, 6, 7};
+
+static void multistep_trace(int r, char *path, size_t n)
+{
+    sbuf b = {0};
+    put(&b, "{\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": %d, \"world_size\": 2}, \"traceEvents\": [\n", r);
+    double t = 1000;
+    int corr = 1;
+    for (int s = 0; s < 3; s++) {
+        double d = step_us[s];
+        put(&b, "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#%ld\", \"tid\": 1, "
+                "\"ts\": %.1f, \"dur\": %.1f},\n", step_num[s], t, d);
+        /* launches at 5%, 40%, 70% of the step; kernels start 10 us after */
+        static const double at[3] = {0.05, 0.40, 0.70}, dur[3] = {0.2, 0.05, 0.1};
+        for (int k = 0; k < 3; k++) {
+            double l = t + at[k] * d, kd = dur[k] * d;
+            put(&b, "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"tid\": 1, "
+                    "\"ts\": %.1f, \"dur\": 5, \"args\": {\"correlation\": %d}},\n", l, corr);
+            if (k == 1)
+                put(&b, "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclKernel_AllReduce_RING_LL_Sum_float\", "
+                        "\"tid\": 20, \"ts\": %.1f, \"dur\": %.1f, \"args\": {\"stream\": 20, \"correlation\": %d, "
+                        "\"Collective name\": \"allreduce\", \"In msg nelems\": 1024, \"Out msg nelems\": 1024, "
+                        "\"Group size\": 2, \"dtype\": \"Float\", \"Process Group Name\": \"0\", "
+                        "\"Process Group Ranks\": \"[0, 1]\"}},\n", l + 10, kd, corr);
+            else
+                put(&b, "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"sm90_gemm_%d\", \"tid\": 7, \"ts\": %.1f, "
+                        "\"dur\": %.1f, \"args\": {\"stream\": 7, \"correlation\": %d}},\n", k, l + 10, kd, corr);
+            corr++;
+        }
+        t += d + 500; /* the next step starts after a pause outside any step */
+    }
+    put(&b, "{\"ph\": \"i\", \"cat\": \"Trace\", \"name\": \"end\", \"ts\": %.1f}\n]}\n", t);
+    char name[32];
+    snprintf(name, sizeof name, "steps%d.json", r);
+    snprintf(path, n, "%s", write_tmp(name, b.s));
+    free(b.s);
+}
+
+/* Per-step iterations (--step all) equal the recorded step spans within 1%
+ * when host gaps are replayed; without them the replay is much shorter and
+ * says that host gaps were dropped. --step N imports one iteration. */
+static void test_kineto_steps(void)
+{
+    char p0[256], p1[256], args[2048];
+    static char out[65536];
+    multistep_trace(0, p0, sizeof p0);
+    multistep_trace(1, p1, sizeof p1);
+    const char *xbar = test_crossbar(2, 25e9, 1e-6);
+    for (int gaps = 0; gaps < 2; gaps++) {
+        snprintf(args, sizeof args, "sim --platform %s --trace %s --trace %s --step all%s", xbar, p0, p1,
+                 gaps ? " --host-gaps" : "");
+        CU_ASSERT_EQUAL_FATAL(test_cli(args, out, sizeof out), 0);
+        int seen = 0;
+        for (int s = 0; s < 3; s++) {
+            char key[32];
+            snprintf(key, sizeof key, "\n%8ld ", step_num[s]);
+            const char *row = strstr(out, key);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(row);
+            double rec = 0, sim = 0;
+            long num = 0;
+            CU_ASSERT_EQUAL(sscanf(row, "%ld %lf %lf", &num, &rec, &sim), 3);
+            CU_ASSERT_DOUBLE_EQUAL(rec, step_us[s] / 1000, 1e-3);
+            if (gaps) {
+                CU_ASSERT(fabs(sim / rec - 1) < 0.01);
+            } else {
+                CU_ASSERT(sim < 0.6 * rec); /* only GPU time: the gaps are gone */
+            }
+            seen++;
+        }
+        CU_ASSERT_EQUAL(seen, 3);
+        CU_ASSERT_PTR_NOT_NULL(strstr(out, "3 steps: recorded mean 12.333 ms (min 10.000, max 15.000"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(out, gaps ? "host gaps replayed" : "note: host gaps dropped"));
+    }
+    /* --step N: one iteration (3 kernels a rank); an unknown step lists them */
+    char err[TS_ERRLEN];
+    const char *paths[2] = {p0, p1};
+    tr_info info = {0};
+    tr_opts o = {.one_step = 1, .step = 6, .info = &info};
+    og_graph *g = NULL;
+    CU_ASSERT_EQUAL(tr_import(2, (char *const *)paths, &o, &g, err, sizeof err), 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CU_ASSERT_EQUAL(g->ranks[0].nops, 3);
+    CU_ASSERT_EQUAL(info.nsteps, 3);
+    CU_ASSERT_DOUBLE_EQUAL(info.recorded, 0.012, 1e-9);
+    og_free(g);
+    o.step = 9;
+    CU_ASSERT_EQUAL(tr_import(2, (char *const *)paths, &o, &g, err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "no ProfilerStep#9 in the trace (steps: 5, 6, 7)"));
+    snprintf(args, sizeof args, "sim --platform %s --trace %s --trace %s --step x", xbar, p0, p1);
+    CU_ASSERT_EQUAL(test_cli(args, out, sizeof out), 2);
+    snprintf(args, sizeof args, "convert %s %s --step all -o %s", p0, p1, test_tmp("steps.json"));
+    CU_ASSERT_EQUAL(test_cli(args, out, sizeof out), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "steps.step7.json: ProfilerStep#7, 2 ranks, 6 ops, recorded 15.000 ms"));
+    for (int s = 0; s < 3; s++) {
+        char name[64];
+        snprintf(name, sizeof name, "steps.step%ld.json", step_num[s]);
+        CU_ASSERT_EQUAL(unlink(test_tmp(name)), 0);
+    }
+    unlink(p0), unlink(p1);
+}
+
 void suite_trace_wild(void)
 {
     test_add_suite("trace-wild", "simgrid: old platform versions refused, exit 2", test_simgrid_old_platform,
                    "smpi: action names in any case", test_smpi_action_case,
-                   "smpi: index files of per-rank traces", test_smpi_index, NULL);
+                   "smpi: index files of per-rank traces", test_smpi_index,
+                   "kineto: tensor-list Input Dims", test_kineto_tensor_lists, "kineto: ROCm/RCCL trace", test_kineto_rocm,
+                   "kineto: nothing to simulate -> exit 2", test_kineto_nothing,
+                   "kineto: per-step iterations match recorded spans with host gaps", test_kineto_steps, NULL);
 }
