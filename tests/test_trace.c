@@ -578,7 +578,7 @@ static void test_errors(void)
     expect_error(1, p, "no-such-format", "unknown trace format 'no-such-format' (valid: native, kineto", NULL);
     p[0] = test_data("p2p.xml");
     expect_error(1, p, NULL, "unknown trace format (give --format; valid: native, kineto, chakra-json, "
-                              "chakra-et, nccl-log, smpi-ti)", NULL);
+                              "chakra-et, nccl-log, smpi-ti, pytorch-et)", NULL);
 }
 
 /* Inputs that crashed a fuzzer (tests/data/fuzz/<format>/, kept as found): each

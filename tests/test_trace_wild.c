@@ -433,6 +433,168 @@ static void test_kineto_steps(void)
     unlink(p0), unlink(p1);
 }
 
+/* ------------------------------------------------------------ PyTorch ET + Kineto */
+
+/* One rank: an execution trace (schema 1.0.2 nested form on rank 0, 1.0.1
+ * flat form on rank 1) and its Kineto trace. aten::mm writes storage 100 on
+ * stream 7; nccl:all_reduce reads it (a list of two 512-float tensors) and
+ * its kernel, on stream 20, has no size metadata; aten::relu on stream 21
+ * reads an unrelated tensor after the GEMM ended. Rank 0's Kineto names ET
+ * nodes by "Record function id", rank 1's only by name and order. */
+static void et_pair(int r, char *etp, char *kp, size_t n)
+{
+    static const struct { long id, rf; const char *name, *in, *intypes, *out; } nodes[] = {
+        {2, 0, "[pytorch|profiler|execution_trace|thread]", "[]", "[]", "[]"},
+        {5, 1, "aten::mm", "[[50,60,0,4096,4,\"cuda:0\"],[51,61,0,4096,4,\"cuda:0\"]]",
+         "[\"Tensor(float)\",\"Tensor(float)\"]", "[[52,100,0,1024,4,\"cuda:0\"]]"},
+        {6, 2, "nccl:all_reduce", "[[[52,100,0,512,4,\"cuda:0\"],[53,100,512,512,4,\"cuda:0\"]]]",
+         "[\"GenericList[Tensor(float),Tensor(float)]\"]", "[]"},
+        {7, 3, "aten::relu", "[[70,300,0,64,4,\"cuda:0\"]]", "[\"Tensor(float)\"]", "[[71,301,0,64,4,\"cuda:0\"]]"},
+    };
+    sbuf e = {0}, k = {0};
+    put(&e, "{\"schema\": \"%s\", \"pid\": %d, \"nodes\": [\n", r ? "1.0.1" : "1.0.2-chakra.0.0.4", 4000 + r);
+    for (int i = 0; i < 4; i++) {
+        if (r == 0)
+            put(&e, "{\"id\": %ld, \"name\": \"%s\", \"ctrl_deps\": 2, \"inputs\": {\"values\": %s, \"shapes\": [], "
+                    "\"types\": %s}, \"outputs\": {\"values\": %s, \"shapes\": [], \"types\": []}, \"attrs\": "
+                    "[{\"name\": \"rf_id\", \"type\": \"uint64\", \"value\": %ld}]}%s\n",
+                nodes[i].id, nodes[i].name, nodes[i].in, nodes[i].intypes, nodes[i].out, nodes[i].rf, i < 3 ? "," : "");
+        else
+            put(&e, "{\"name\": \"%s\", \"id\": %ld, \"rf_id\": %ld, \"parent\": 2, \"inputs\": %s, \"input_types\": %s, "
+                    "\"outputs\": %s, \"output_types\": []}%s\n",
+                nodes[i].name, nodes[i].id, nodes[i].rf, nodes[i].in, nodes[i].intypes, nodes[i].out, i < 3 ? "," : "");
+    }
+    put(&e, "]}\n");
+    put(&k, "{\"distributedInfo\": {\"rank\": %d, \"world_size\": 2}, \"traceEvents\": [\n", r);
+    /* host ops (tid 1), their launches, and the kernels */
+    static const struct { long rf; const char *name; double ts, dur; int corr; const char *kname; int stream;
+                          double kts, kdur; } ops[] = {
+        {1, "aten::mm", 100, 20, 11, "sm90_gemm", 7, 130, 400},
+        {2, "nccl:all_reduce", 150, 30, 12, "ncclKernel_AllReduce_RING_LL_Sum_float", 20, 600, 50},
+        {3, "aten::relu", 200, 10, 13, "relu_kernel", 21, 700, 5},
+    };
+    for (int i = 0; i < 3; i++) {
+        if (r == 0)
+            put(&k, "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"%s\", \"pid\": %d, \"tid\": 1, \"ts\": %g, "
+                    "\"dur\": %g, \"args\": {\"Record function id\": %ld}},\n",
+                ops[i].name, 4000 + r, ops[i].ts, ops[i].dur, ops[i].rf);
+        else
+            put(&k, "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"%s\", \"pid\": %d, \"tid\": 1, \"ts\": %g, "
+                    "\"dur\": %g},\n", ops[i].name, 4000 + r, ops[i].ts, ops[i].dur);
+        put(&k, "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"tid\": 1, \"ts\": %g, "
+                "\"dur\": 4, \"args\": {\"correlation\": %d}},\n", ops[i].ts + 5, ops[i].corr);
+        put(&k, "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"%s\", \"tid\": %d, \"ts\": %g, \"dur\": %g, "
+                "\"args\": {\"stream\": %d, \"correlation\": %d}}%s\n",
+            ops[i].kname, ops[i].stream, ops[i].kts, ops[i].kdur, ops[i].stream, ops[i].corr, i < 2 ? "," : "");
+    }
+    put(&k, "]}\n");
+    char name[32];
+    snprintf(name, sizeof name, "et%d.json", r);
+    snprintf(etp, n, "%s", write_tmp(name, e.s));
+    snprintf(name, sizeof name, "kineto%d.json", r);
+    snprintf(kp, n, "%s", write_tmp(name, k.s));
+    free(e.s), free(k.s);
+}
+
+/* Durations from Kineto, sizes and dependencies from the execution trace:
+ * the all-reduce is 1024 floats (its kernel says nothing) and waits for the
+ * GEMM that wrote its input; relu reads nothing the others wrote and waits
+ * for nothing (the Kineto-only import orders it after the GEMM by time). */
+static void test_pytorch_et(void)
+{
+    char et[2][256], k[2][256], err[TS_ERRLEN];
+    et_pair(0, et[0], k[0], sizeof et[0]);
+    et_pair(1, et[1], k[1], sizeof et[1]);
+    /* any order of the files: paired by process id, ranks from Kineto */
+    const char *paths[4] = {k[1], et[0], et[1], k[0]};
+    og_graph *g = import_fmt(4, paths, NULL, err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CU_ASSERT_EQUAL(g->nranks, 2);
+    for (int r = 0; r < 2; r++) {
+        const og_rank *rk = &g->ranks[r];
+        CU_ASSERT_EQUAL_FATAL(rk->nops, 3);
+        const og_op *mm = &rk->ops[0], *ar = &rk->ops[1], *relu = &rk->ops[2];
+        CU_ASSERT_EQUAL(mm->kind, OG_COMPUTE);
+        CU_ASSERT_DOUBLE_EQUAL(mm->duration, 400e-6, 1e-12);
+        CU_ASSERT_EQUAL(ar->kind, OG_COLL);
+        CU_ASSERT_EQUAL(ar->coll, OG_ALLREDUCE);
+        CU_ASSERT_EQUAL(ar->bytes, 1024 * 4);
+        CU_ASSERT_EQUAL(ar->dtype, OG_F32);
+        CU_ASSERT_EQUAL_FATAL(ar->ndeps, 1);
+        CU_ASSERT_EQUAL(ar->deps[0], mm->id);
+        CU_ASSERT_EQUAL(relu->ndeps, 0);
+        CU_ASSERT_DOUBLE_EQUAL(relu->duration, 5e-6, 1e-12);
+    }
+    og_free(g);
+    /* the same Kineto traces alone: the kernel has no size, relu waits by time */
+    const char *konly[2] = {k[0], k[1]};
+    g = import_fmt(2, konly, NULL, err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CU_ASSERT_EQUAL(g->ranks[0].ops[1].kind, OG_COMPUTE);
+    CU_ASSERT(g->ranks[0].ops[2].ndeps > 0);
+    og_free(g);
+    /* an execution trace alone is refused, naming what is missing */
+    const char *etonly[2] = {et[0], et[1]};
+    og_graph *h = NULL;
+    tr_opts o = {.format = NULL};
+    CU_ASSERT_EQUAL(tr_import(2, (char *const *)etonly, &o, &h, err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "with the Kineto trace of the same rank"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "(2 execution traces, 0 Kineto traces given)"));
+    for (int r = 0; r < 2; r++) unlink(et[r]), unlink(k[r]);
+}
+
+/* The 8-rank DLRM run of PARAM (execution traces and Kineto traces of the
+ * same run, older formats without per-kernel sizes): every NCCL kernel gets
+ * its size from the execution trace, and the sizes equal those the Kineto
+ * nccl:* annotations give independently. */
+static void test_pytorch_et_dlrm(void)
+{
+    const char *tk = "../shared/data/traces/kineto/param_dlrm_kineto_8ranks.tar.gz",
+               *te = "../shared/data/traces/chakra/param_dlrm_pytorch_et_8ranks.tar.gz";
+    if (access(tk, R_OK) || access(te, R_OK)) {
+        printf("\n  (skipped: DLRM tarballs absent)");
+        return;
+    }
+    char dir[256], cmd[1024], err[TS_ERRLEN];
+    snprintf(dir, sizeof dir, "%s", test_tmp("dlrm"));
+    snprintf(cmd, sizeof cmd, "mkdir -p %s && tar xzf %s -C %s && tar xzf %s -C %s 2>/dev/null", dir, tk, dir, te, dir);
+    CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "ls %s/dlrm_kineto/*.json %s/dlrm_pytorch_et/*.json", dir, dir);
+    FILE *ls = popen(cmd, "r");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ls);
+    static char names[16][512];
+    const char *paths[16];
+    int n = 0;
+    while (n < 16 && fgets(names[n], sizeof names[n], ls)) {
+        names[n][strcspn(names[n], "\n")] = 0;
+        paths[n] = names[n];
+        n++;
+    }
+    pclose(ls);
+    CU_ASSERT_EQUAL_FATAL(n, 16);
+    og_graph *linked = import_fmt(16, paths, NULL, err), *konly = import_fmt(8, paths, "kineto", err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(linked);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(konly);
+    CU_ASSERT_EQUAL(linked->nranks, 8);
+    for (int r = 0; r < 8; r++) {
+        CU_ASSERT_EQUAL(linked->ranks[r].nops, konly->ranks[r].nops);
+        CU_ASSERT_EQUAL(count_kind(linked, r, OG_COLL), 8); /* 3 all-reduce + 5 all-to-all */
+        int k = 0;
+        for (int i = 0; i < linked->ranks[r].nops; i++) {
+            const og_op *a = &linked->ranks[r].ops[i];
+            if (a->kind != OG_COLL) continue;
+            while (k < konly->ranks[r].nops && konly->ranks[r].ops[k].kind != OG_COLL) k++;
+            CU_ASSERT_FATAL(k < konly->ranks[r].nops);
+            CU_ASSERT_EQUAL(a->coll, konly->ranks[r].ops[k].coll);
+            CU_ASSERT_EQUAL(a->bytes, konly->ranks[r].ops[k].bytes);
+            k++;
+        }
+    }
+    og_free(linked), og_free(konly);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CU_ASSERT_EQUAL(system(cmd), 0);
+}
+
 void suite_trace_wild(void)
 {
     test_add_suite("trace-wild", "simgrid: old platform versions refused, exit 2", test_simgrid_old_platform,
@@ -440,5 +602,7 @@ void suite_trace_wild(void)
                    "smpi: index files of per-rank traces", test_smpi_index,
                    "kineto: tensor-list Input Dims", test_kineto_tensor_lists, "kineto: ROCm/RCCL trace", test_kineto_rocm,
                    "kineto: nothing to simulate -> exit 2", test_kineto_nothing,
-                   "kineto: per-step iterations match recorded spans with host gaps", test_kineto_steps, NULL);
+                   "kineto: per-step iterations match recorded spans with host gaps", test_kineto_steps,
+                   "pytorch ET + kineto: sizes and deps from the host trace", test_pytorch_et,
+                   "pytorch ET + kineto: DLRM 8 ranks", test_pytorch_et_dlrm, NULL);
 }

@@ -703,6 +703,12 @@ static int nothing_to_simulate(const rfile *fs, int nfiles, const tr_opts *o, ch
 static int kineto_import(int nfiles, char *const *paths, const tr_opts *o, og_graph **out, char *err,
                          size_t errlen)
 {
+    /* Kineto traces given with the PyTorch execution traces of the same ranks */
+    for (int i = 0; i < nfiles; i++) {
+        char head[4096];
+        size_t n = tr_head(paths[i], head, sizeof head);
+        if (tr_fmt_pytorch_et.detect(paths[i], head, n)) return tr_fmt_pytorch_et.import(nfiles, paths, o, out, err, errlen);
+    }
     rfile *fs = ts_calloc((size_t)nfiles, sizeof *fs);
     og_graph *g = NULL;
     int rc = -1;
