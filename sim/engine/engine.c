@@ -11,13 +11,11 @@
 #include <simgrid/link.h>
 #include <simgrid/mailbox.h>
 #include <simgrid/mutex.h>
-#include <simgrid/version.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xbt/config.h>
 #include <xbt/dynar.h>
 #include <xbt/log.h>
-#include <libxml/parser.h>
 #include <malloc.h>
 
 #include "cluster.h"
@@ -118,54 +116,9 @@ void eng_init(int *argc, char **argv)
 
 int eng_host_count(void) { return (int)sg_host_count(); }
 
-/* SimGrid 3.32 reads platform formalism 4.0 and 4.1, declared with one of two
- * DOCTYPE lines, and aborts the process on anything else (its parser's
- * checks, measured: exit 134): refuse first. */
-static int platform_version_ok(const char *path, xmlDocPtr doc, xmlNodePtr root, char *err, size_t errlen)
-{
-    static const char *const dtds[] = {"https://simgrid.org/simgrid.dtd",
-                                       "http://simgrid.gforge.inria.fr/simgrid/simgrid.dtd"};
-    xmlChar *v = xmlGetProp(root, (const xmlChar *)"version");
-    int major = 0, minor = 0, n = 0, len = 0;
-    if (v) n = sscanf((const char *)v, "%d%n.%d%n", &major, &len, &minor, &len);
-    int ok = v && n >= 1 && (size_t)len == strlen((const char *)v) && major == 4 && minor >= 0 && minor <= 1;
-    if (!ok && (!v || major < 4))
-        ts_err(err, errlen, "%s:%d: SimGrid platform version '%s' is older than 4, which SimGrid %d.%d "
-               "refuses; convert it with 'simgrid_update_xml %s' (installed with SimGrid)",
-               path, (int)xmlGetLineNo(root), v ? (const char *)v : "(none)", SIMGRID_VERSION_MAJOR,
-               SIMGRID_VERSION_MINOR, path);
-    else if (!ok)
-        ts_err(err, errlen, "%s:%d: SimGrid platform version '%s' is not one SimGrid %d.%d reads (4, 4.0 or 4.1)",
-               path, (int)xmlGetLineNo(root), (const char *)v, SIMGRID_VERSION_MAJOR, SIMGRID_VERSION_MINOR);
-    xmlFree(v);
-    if (!ok) return -1;
-    xmlDtdPtr d = doc->intSubset;
-    for (size_t i = 0; d && !d->ExternalID && d->SystemID && i < sizeof dtds / sizeof dtds[0]; i++)
-        if (!xmlStrcmp(d->SystemID, (const xmlChar *)dtds[i]) && !xmlStrcmp(d->name, (const xmlChar *)"platform"))
-            return 0;
-    return ts_err(err, errlen, "%s: SimGrid %d.%d reads a platform only after the line "
-                  "<!DOCTYPE platform SYSTEM \"%s\"> (this file %s)", path, SIMGRID_VERSION_MAJOR,
-                  SIMGRID_VERSION_MINOR, dtds[0], d ? "declares another DOCTYPE" : "has no DOCTYPE");
-}
-
 int eng_load_platform(const char *path, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) return ts_err(err, errlen, "%s: cannot open platform: %m", path);
-    fclose(f);
-    /* SimGrid aborts on malformed XML: check it first to report file:line. */
-    xmlDocPtr doc = xmlReadFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
-    if (!doc) {
-        const xmlError *e = xmlGetLastError();
-        return ts_err(err, errlen, "%s:%d: malformed XML platform: %s", path, e ? e->line : 0,
-                      e && e->message ? strtok(e->message, "\n") : "parse error");
-    }
-    xmlNodePtr root = xmlDocGetRootElement(doc);
-    int is_platform = root && xmlStrcmp(root->name, (const xmlChar *)"platform") == 0;
-    int rc = is_platform ? platform_version_ok(path, doc, root, err, errlen) : 0;
-    xmlFreeDoc(doc);
-    if (!is_platform) return ts_err(err, errlen, "%s: not a SimGrid platform (root element is not <platform>)", path);
-    if (rc < 0) return -1;
+    if (eng_platform_check(path, err, errlen) < 0) return -1;
     simgrid_load_platform(path);
     if (sg_host_count() == 0) return ts_err(err, errlen, "%s: platform has no hosts", path);
     return 0;
