@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "replay.h"
 #include "tests.h"
 #include "trace.h"
 #include "util.h"
@@ -595,6 +596,38 @@ static void test_pytorch_et_dlrm(void)
     CU_ASSERT_EQUAL(system(cmd), 0);
 }
 
+/* ------------------------------------------------------------ fuzzer finds */
+
+/* Inputs a fuzzer of this issue's formats found (tests/data/fuzz/golden/,
+ * kept as found): each is refused with a message, or read. */
+static void test_fuzz_found(void)
+{
+    FILE *ls = popen("ls tests/data/fuzz/golden 2>/dev/null", "r");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ls);
+    char line[256], path[512], err[TS_ERRLEN];
+    int seen = 0;
+    while (fgets(line, sizeof line, ls)) {
+        line[strcspn(line, "\n")] = 0;
+        snprintf(path, sizeof path, "tests/data/fuzz/golden/%s", line);
+        rp_metrics *m = NULL;
+        err[0] = 0;
+        if (rp_read_golden(path, &m, err, sizeof err) == 0) {
+            CU_ASSERT_EQUAL(rp_compare(m, m, 0.03, stderr, err, sizeof err), 0);
+            rp_free(m);
+        } else {
+            CU_ASSERT_PTR_NULL(m);
+            CU_ASSERT(err[0] != 0);
+        }
+        seen++;
+    }
+    pclose(ls);
+    CU_ASSERT(seen >= 1);
+    /* the first find: a metric named twice was compared with either value */
+    rp_metrics *m = NULL;
+    CU_ASSERT_EQUAL(rp_read_golden("tests/data/fuzz/golden/duplicate-metric.json", &m, err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "metric 'rank 2 comm' appears twice"));
+}
+
 void suite_trace_wild(void)
 {
     test_add_suite("trace-wild", "simgrid: old platform versions refused, exit 2", test_simgrid_old_platform,
@@ -604,5 +637,6 @@ void suite_trace_wild(void)
                    "kineto: nothing to simulate -> exit 2", test_kineto_nothing,
                    "kineto: per-step iterations match recorded spans with host gaps", test_kineto_steps,
                    "pytorch ET + kineto: sizes and deps from the host trace", test_pytorch_et,
-                   "pytorch ET + kineto: DLRM 8 ranks", test_pytorch_et_dlrm, NULL);
+                   "pytorch ET + kineto: DLRM 8 ranks", test_pytorch_et_dlrm,
+                   "fuzzer-found golden files stay fixed", test_fuzz_found, NULL);
 }
