@@ -626,6 +626,9 @@ static void test_fuzz_found(void)
     rp_metrics *m = NULL;
     CU_ASSERT_EQUAL(rp_read_golden("tests/data/fuzz/golden/duplicate-metric.json", &m, err, sizeof err), -1);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "metric 'rank 2 comm' appears twice"));
+    /* the second: no metrics at all (an empty copy into the sorted table) */
+    CU_ASSERT_EQUAL(rp_read_golden("tests/data/fuzz/golden/empty-metrics.json", &m, err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "empty-metrics.json: no metrics"));
 }
 
 void suite_trace_wild(void)

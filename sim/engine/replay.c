@@ -123,6 +123,10 @@ int rp_read_golden(const char *path, rp_metrics **out, char *err, size_t errlen)
         add(m, json_number_value(v), "%s", name);
     }
     json_decref(root);
+    if (m->n == 0) {
+        rp_free(m);
+        return ts_err(err, errlen, "%s: no metrics", path);
+    }
     /* one value per name, or a comparison would pick either (found by fuzzing) */
     rp_metric *sorted = ts_malloc(((size_t)m->n + 1) * sizeof *sorted);
     memcpy(sorted, m->m, (size_t)m->n * sizeof *sorted);
@@ -155,7 +159,7 @@ static int moved_cmp(const void *a, const void *b)
 int rp_compare(const rp_metrics *golden, const rp_metrics *now, double tol, FILE *f, char *err, size_t errlen)
 {
     rp_metric *sorted = ts_malloc(((size_t)golden->n + 1) * sizeof *sorted);
-    memcpy(sorted, golden->m, (size_t)golden->n * sizeof *sorted);
+    if (golden->n) memcpy(sorted, golden->m, (size_t)golden->n * sizeof *sorted);
     qsort(sorted, (size_t)golden->n, sizeof *sorted, name_cmp);
     moved *mv = ts_malloc(((size_t)now->n + 1) * sizeof *mv);
     int nm = 0, rc = 0;
