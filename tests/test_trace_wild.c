@@ -143,6 +143,24 @@ static void test_smpi_action_case(void)
         }
     }
     og_free(a), og_free(b);
+    /* SimGrid's older examples: no tag on send/recv, wait without arguments */
+    const char *tagged = write_tmp("tagged.ti", "0 init\n1 init\n0 send 1 0 1e6\n1 recv 0 0 1e6\n"
+                                                "0 isend 1 0 64\n1 irecv 0 0 64\n0 wait 0 1 0\n1 wait 0 1 0\n");
+    const char *untagged = write_tmp("untagged.ti", "0 init\n1 init\n0 send 1 1e6\n1 recv 0 1e6\n"
+                                                    "0 Isend 1 64\n1 Irecv 0 64\n0 wait\n1 wait\n");
+    const char *p4[1] = {tagged}, *p5[1] = {untagged};
+    a = import_fmt(1, p4, NULL, err), b = import_fmt(1, p5, NULL, err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    for (int r = 0; r < 2; r++) {
+        CU_ASSERT_EQUAL_FATAL(a->ranks[r].nops, b->ranks[r].nops);
+        for (int i = 0; i < a->ranks[r].nops; i++) {
+            const og_op *x = &a->ranks[r].ops[i], *y = &b->ranks[r].ops[i];
+            CU_ASSERT(x->kind == y->kind && x->bytes == y->bytes && x->tag == y->tag && x->ndeps == y->ndeps);
+        }
+    }
+    og_free(a), og_free(b);
+    unlink(tagged), unlink(untagged);
     /* an unknown action still fails, naming it (lowercased) */
     const char *bad = write_tmp("bad.ti", "0 init\n0 allFoo 1 2\n");
     const char *p3[1] = {bad};

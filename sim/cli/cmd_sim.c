@@ -120,6 +120,7 @@ static int sim_steps(int n, char **paths, tr_opts *to, const eng_opts *o, int qu
     char *err = ts_malloc(BIGERR);
     double sim[TR_MAXSTEPS];
     int rc = EXIT_OK, done = 0;
+    double gap = 0, rec = 0; /* the notes: largest host gap and span over the steps */
     if (!quiet) printf("%8s %14s %14s %9s\n", "step", "recorded_ms", "simulated_ms", "error");
     for (int s = 0; s < all.nsteps && rc == EXIT_OK; s++) {
         to->one_step = 1, to->step = all.step[s];
@@ -131,6 +132,7 @@ static int sim_steps(int n, char **paths, tr_opts *to, const eng_opts *o, int qu
             fprintf(stderr, "trainsim sim: %s: ProfilerStep#%ld: %s\n", paths[0], all.step[s], err);
             rc = strncmp(err, "deadlock", 8) == 0 ? EXIT_FAIL : EXIT_USAGE;
         } else {
+            gap = fmax(gap, to->info->host_gap), rec = fmax(rec, to->info->recorded);
             sim[done++] = res->makespan;
             if (!quiet)
                 printf("%8ld %14.3f %14.3f %+8.1f%%\n", all.step[s], all.step_span[s] * 1e3, res->makespan * 1e3,
@@ -151,6 +153,7 @@ static int sim_steps(int n, char **paths, tr_opts *to, const eng_opts *o, int qu
         printf("%d steps: recorded mean %.3f ms (min %.3f, max %.3f, stdev %.3f); simulated mean %.3f ms "
                "(min %.3f, max %.3f, stdev %.3f)\n", done, rmean * 1e3, rmin * 1e3, rmax * 1e3,
                sqrt(rsq / done) * 1e3, smean * 1e3, smin * 1e3, smax * 1e3, sqrt(ssq / done) * 1e3);
+        to->info->host_gap = gap, to->info->recorded = rec;
         cmd_trace_notes(stdout, to->info);
     }
     free(err);

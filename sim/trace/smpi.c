@@ -223,8 +223,11 @@ static int action(ctx *c, const line *l)
     int isend = !strcmp(a, "isend"), irecv = !strcmp(a, "irecv");
     if (!strcmp(a, "send") || !strcmp(a, "recv") || isend || irecv) {
         int send = a[0] == 's' || isend;
-        if (irank(c, l, 1, &peer) < 0 || num(c, l, 2, INT_MAX, &y) < 0 || num(c, l, 3, 1e300, &x) < 0 ||
-            dtsize(c, l, 4, &dts) < 0 || bytes_of(c, l, x, dts, &b) < 0)
+        /* SimGrid before 3.20 wrote no tag: '<peer> <size>' (tag 0) */
+        int old = l->ntok == 3;
+        y = 0;
+        if (irank(c, l, 1, &peer) < 0 || (!old && num(c, l, 2, INT_MAX, &y) < 0) || num(c, l, old ? 2 : 3, 1e300, &x) < 0 ||
+            dtsize(c, l, old ? 3 : 4, &dts) < 0 || bytes_of(c, l, x, dts, &b) < 0)
             return -1;
         if (peer == r) return bad(c, l, "'%s' to itself", a);
         og_op *op;
@@ -240,6 +243,12 @@ static int action(ctx *c, const line *l)
     }
     if (!strcmp(a, "wait")) {
         int src, dst;
+        if (l->ntok == 1) { /* older SimGrid: the most recent request */
+            const rstate *s = &c->rs[r];
+            if (!s->npend) return wait_op(c, l, 0, -1, -1, -1);
+            const pend *p = &s->pend[s->npend - 1];
+            return wait_op(c, l, 0, p->src, p->dst, p->tag);
+        }
         if (irank(c, l, 1, &src) < 0 || irank(c, l, 2, &dst) < 0 || num(c, l, 3, INT_MAX, &y) < 0) return -1;
         return wait_op(c, l, 0, src, dst, (int)y);
     }
