@@ -221,18 +221,20 @@ static int gpu_ts_cmp(const void *a, const void *b)
     return x->ev < y->ev ? -1 : x->ev > y->ev;
 }
 
-/* Index arrays sorted by (name, order key) for the name-order match. */
-static const pair *sort_p;
-static int cpu_name_cmp(const void *a, const void *b)
+/* Index arrays sorted by (name, order key) for the name-order match (qsort_r
+ * comparators; arg is the pair). */
+static int cpu_name_cmp(const void *a, const void *b, void *arg)
 {
-    const kcpu *x = &sort_p->c[*(const int *)a], *y = &sort_p->c[*(const int *)b];
+    const pair *p = arg;
+    const kcpu *x = &p->c[*(const int *)a], *y = &p->c[*(const int *)b];
     int c = strcmp(x->name, y->name);
     if (c) return c;
     return x->ts != y->ts ? (x->ts < y->ts ? -1 : 1) : (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
 }
-static int et_name_cmp(const void *a, const void *b)
+static int et_name_cmp(const void *a, const void *b, void *arg)
 {
-    const enode *x = &sort_p->n[*(const int *)a], *y = &sort_p->n[*(const int *)b];
+    const pair *p = arg;
+    const enode *x = &p->n[*(const int *)a], *y = &p->n[*(const int *)b];
     int c = strcmp(x->name, y->name);
     return c ? c : (x->id > y->id) - (x->id < y->id);
 }
@@ -242,9 +244,10 @@ static int et_name_cmp(const void *a, const void *b)
  * matched the way Chakra's linker falls back: the k-th op of a name in the
  * ET (by id) is the k-th op of that name in Kineto (by start time). A match
  * needs equal names either way. Returns the number of matches. */
-static int rf_cmp(const void *a, const void *b)
+static int rf_cmp(const void *a, const void *b, void *arg)
 {
-    long x = sort_p->c[*(const int *)a].rf, y = sort_p->c[*(const int *)b].rf;
+    const pair *p = arg;
+    long x = p->c[*(const int *)a].rf, y = p->c[*(const int *)b].rf;
     return (x > y) - (x < y);
 }
 
@@ -254,9 +257,8 @@ static size_t match(pair *p)
     int *ci = ts_malloc((p->nc ? p->nc : 1) * sizeof *ci), *ei = ts_malloc((p->nn ? p->nn : 1) * sizeof *ei);
     for (size_t i = 0; i < p->nc; i++) ci[i] = (int)i, withrf += p->c[i].rf >= 0;
     for (size_t i = 0; i < p->nn; i++) ei[i] = (int)i;
-    sort_p = p;
     if (withrf) {
-        qsort(ci, p->nc, sizeof *ci, rf_cmp);
+        qsort_r(ci, p->nc, sizeof *ci, rf_cmp, p);
         for (size_t i = 0; i < p->nn; i++) {
             enode *e = &p->n[i];
             size_t lo = 0, hi = p->nc;
@@ -270,8 +272,8 @@ static size_t match(pair *p)
                 p->c[ci[lo]].et = (int)i, m++;
         }
     } else {
-        if (p->nc) qsort(ci, p->nc, sizeof *ci, cpu_name_cmp);
-        if (p->nn) qsort(ei, p->nn, sizeof *ei, et_name_cmp);
+        if (p->nc) qsort_r(ci, p->nc, sizeof *ci, cpu_name_cmp, p);
+        if (p->nn) qsort_r(ei, p->nn, sizeof *ei, et_name_cmp, p);
         for (size_t a = 0, b = 0; a < p->nc && b < p->nn;) {
             int c = strcmp(p->c[ci[a]].name, p->n[ei[b]].name);
             if (c < 0) a++;
