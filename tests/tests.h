@@ -19,6 +19,7 @@ void suite_workload(void);
 void suite_workload_graph(void);
 void suite_run(void);
 void suite_trace(void);
+void suite_trace_wild(void);
 void suite_val(void);
 void suite_val_fit(void);
 void suite_search(void);
