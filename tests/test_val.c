@@ -625,10 +625,10 @@ static void test_calib_json(void)
         for (size_t c = 0; c < sizeof cmds / sizeof cmds[0]; c++) {
             snprintf(cmd, sizeof cmd, cmds[c], f);
             CU_ASSERT_EQUAL(test_cli(cmd, out, sizeof out), 2);
-            if (!strstr(out, cases[i].msg) || !strstr(out, f))
-                printf("\n  case %zu, %s: %s", i, cmd, out);
-            CU_ASSERT_PTR_NOT_NULL(strstr(out, cases[i].msg));
-            CU_ASSERT_PTR_NOT_NULL(strstr(out, f));
+            const char *e = test_cli_err();
+            if (!strstr(e, cases[i].msg) || !strstr(e, f)) printf("\n  case %zu, %s: %s", i, cmd, e);
+            CU_ASSERT_PTR_NOT_NULL(strstr(e, cases[i].msg));
+            CU_ASSERT_PTR_NOT_NULL(strstr(e, f));
         }
     }
     write_known(f, 0.5);
@@ -642,10 +642,10 @@ static void test_calib_json(void)
                     "    0.10    0.15       0\n        2048           512     float     sum      -1    10.2\n");
     snprintf(cmd, sizeof cmd, "calibrate %s --cluster test-cluster -o %s", bad, test_tmp("x.json"));
     CU_ASSERT_EQUAL(test_cli(cmd, out, sizeof out), 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(out, ":3: a table row has 8, 9, 12 or 13 columns, this one 6 (truncated?)"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(test_cli_err(), ":3: a table row has 8, 9, 12 or 13 columns, this one 6 (truncated?)"));
     remove(bad);
     CU_ASSERT_EQUAL(test_cli("calibrate /nonexistent.txt --cluster test-cluster -o /tmp/x.json", out, sizeof out), 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(out, "/nonexistent.txt: cannot open"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(test_cli_err(), "/nonexistent.txt: cannot open"));
     CU_ASSERT_EQUAL(test_cli("calibrate --cluster test-cluster", out, sizeof out), 2);
     CU_ASSERT_EQUAL(test_cli("calibrate --help", out, sizeof out), 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "usage: trainsim calibrate"));
@@ -701,7 +701,7 @@ static void test_accuracy(void)
         CU_ASSERT_PTR_NOT_NULL(strstr(out, "accuracy: FAILED: coll/h100x8_reduce_scatter_ring: uncal_"));
     }
     CU_ASSERT_EQUAL(test_cli("accuracy --part nope", out, sizeof out), 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(out, "unknown part 'nope'"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(test_cli_err(), "unknown part 'nope'"));
     remove(ar), remove(ag), remove(mf), remove(th), remove(c);
 }
 

@@ -343,7 +343,7 @@ int cmd_accuracy(int argc, char **argv)
         case O_WRITE: wthresh = optarg; break;
         case 'h': fputs(accuracy_help, stdout); rc = EXIT_OK; goto out;
         case ':': rc = cmd_usage_error("accuracy", "option '%s' needs a value", ours[optind - 1]); goto out;
-        default: rc = cmd_usage_error("accuracy", "unknown option '%s'", ours[optind - 1]); goto out;
+        default: rc = cmd_unknown_option("accuracy", ours[optind - 1], longopts); goto out;
         }
     }
     if (optind < nours) {

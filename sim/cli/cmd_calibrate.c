@@ -332,7 +332,7 @@ static int parse_opts(int argc, char **argv, copts *o)
         case 'o': o->out = optarg; break;
         case 'h': fputs(calibrate_help, stdout); return -1;
         case ':': return cmd_usage_error("calibrate", "option '%s' needs a value", argv[optind - 1]);
-        default: return cmd_usage_error("calibrate", "unknown option '%s'", argv[optind - 1]);
+        default: return cmd_unknown_option("calibrate", argv[optind - 1], longopts);
         }
     }
     if (optind >= argc) return cmd_usage_error("calibrate", "no measurement files given");

@@ -47,12 +47,16 @@ typedef struct eng_result {
 } eng_result;
 
 /* Start SimGrid with trainsim's network configuration (CM02, no cross-traffic,
- * large TCP-gamma, no actor stack guards). Call once per process, before
- * eng_load_platform. argc/argv may carry SimGrid's own --cfg/--log options. */
+ * large TCP-gamma, no actor stack guards), before eng_load_platform; calls
+ * after the first do nothing. argc/argv may carry SimGrid's own --cfg/--log options. */
 void eng_init(int *argc, char **argv);
 
 /* Load a SimGrid XML platform (once per process: a SimGrid limit). */
 int eng_load_platform(const char *path, char *err, size_t errlen);
+/* What eng_load_platform checks before SimGrid reads the file (well-formed
+ * XML, a <platform> of version 4.0/4.1 with SimGrid's DOCTYPE): 0, or -1
+ * with "FILE:LINE: what" (sim/engine/platform_check.c). */
+int eng_platform_check(const char *path, char *err, size_t errlen);
 /* Hosts of the loaded platform. */
 int eng_host_count(void);
 
