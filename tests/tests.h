@@ -19,6 +19,7 @@ void suite_workload(void);
 void suite_workload_graph(void);
 void suite_run(void);
 void suite_trace(void);
+void suite_trace_wild(void);
 void suite_val(void);
 void suite_val_fit(void);
 void suite_search(void);
@@ -27,6 +28,7 @@ void suite_zeropp(void);
 void suite_policy(void);
 void suite_run_links(void);
 void suite_api(void);
+void suite_kernels(void);
 void suite_coll_model(void);
 
 /* The collective model with its software terms off (no launch, base or hop
