@@ -27,6 +27,8 @@ void suite_axonn(void);
 void suite_zeropp(void);
 void suite_policy(void);
 void suite_run_links(void);
+void suite_api(void);
+void suite_kernels(void);
 void suite_coll_model(void);
 
 /* The collective model with its software terms off (no launch, base or hop
@@ -35,8 +37,6 @@ void suite_coll_model(void);
  * on the platform, what the closed-form tests compare with, and the selection
  * picks by it. Made the active set by test_main. */
 void test_bare_params(void);
-void suite_api(void);
-void suite_kernels(void);
 
 /* Path of a fixture in tests/data/. */
 const char *test_data(const char *name);
