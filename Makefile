@@ -92,7 +92,7 @@ BENCH_DEFS := -DTS_HAVE_NCCL -I$(CUDA_HOME)/include
 BENCH_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lnccl -lcudart
 endif
 
-.PHONY: all deps check test clean demo bench bench-workload bench-search golden fuzz validate-cpu need-deps FORCE
+.PHONY: all deps check test clean demo bench bench-workload bench-search golden fuzz validate-cpu accuracy need-deps FORCE
 all: bin/trainsim $(BENCH_BIN)
 FORCE:
 
@@ -142,8 +142,14 @@ bin/trainsim-bench: $(BENCH_SRC) validate/bench.h build/libtrainsim.a $(CONFIG)
 check test: bin/trainsim bin/test_trainsim $(BENCH_BIN)
 	bin/test_trainsim
 	tests/golden/run.sh
+	bin/trainsim accuracy train --check > /dev/null
 	$(if $(BENCH_BIN),tests/validate_cpu.sh,@echo "validate-cpu: skipped (no mpicc)")
 	@echo "check: CUnit suites, replay goldens and the validation loop all passed"
+
+# Every published measurement the project ships against the models: error per
+# row, MAPE per table (docs/accuracy.md); `make check` holds the thresholds.
+accuracy: bin/trainsim
+	bin/trainsim accuracy
 
 # The measure-calibrate-compare loop on this machine's CPUs (docs/validation.md).
 validate-cpu: bin/trainsim bin/trainsim-bench

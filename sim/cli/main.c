@@ -21,6 +21,7 @@ static const struct cmd {
     {"convert", "import a recorded trace (Kineto, Chakra, NCCL log, SMPI) as a native trace", cmd_convert},
     {"search", "choose a parallel layout: enumerate, prune, estimate, simulate the best", cmd_search},
     {"replay", "CI regression mode: simulate a trace and compare with a golden file", cmd_replay},
+    {"accuracy", "predict the published measurements the project ships: error per table", cmd_accuracy},
     {"calibrate", "fit measured collectives (nccl-tests, OSU) and write a calibration JSON", cmd_calibrate},
     {"compare", "measured vs simulated collectives per size, with errors and an SVG plot", cmd_compare},
     {"help", "list the commands, or show one command's options", cmd_help},
