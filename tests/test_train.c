@@ -70,7 +70,7 @@ static void test_replicas_rows(void)
                 CU_FAIL("a shipped row's layout is refused");
                 continue;
             }
-            wl_opts o = {rows[i].seq, CM_FP16, &gpu, &net, 1, 0};
+            wl_opts o = {rows[i].seq, CM_FP16, &gpu, &net, 1, 0, NULL};
             og_graph *g = NULL;
             wl_info info;
             int rc = wl_build(&m, &l, &o, &g, &info, err, sizeof err);
@@ -104,7 +104,7 @@ static void test_reduced_vs_full(void)
             wl_layout l;
             CU_ASSERT_EQUAL_FATAL(wl_layout_parse(lays[k], &l, err, sizeof err), 0);
             CU_ASSERT_EQUAL_FATAL(wl_layout_check(&l, &m, 2048, 64, err, sizeof err), 0);
-            wl_opts o = {2048, CM_BF16, &gpu, &net, !full, !full};
+            wl_opts o = {2048, CM_BF16, &gpu, &net, !full, !full, NULL};
             og_graph *g = NULL;
             wl_info info;
             CU_ASSERT_EQUAL_FATAL(wl_build(&m, &l, &o, &g, &info, err, sizeof err), 0);
@@ -148,7 +148,7 @@ static void test_dp_hierarchical(void)
         const char *lay = v == 2 ? "tp=1,dp=32,gbs=32,recompute=full" : "tp=1,dp=32,gbs=32,recompute=full,overlap_grad=off";
         CU_ASSERT_EQUAL_FATAL(wl_layout_parse(lay, &l, err, sizeof err), 0);
         CU_ASSERT_EQUAL_FATAL(wl_layout_check(&l, &m, 2048, 32, err, sizeof err), 0);
-        wl_opts o = {2048, CM_FP16, &gpu, &net, 1, v != 1};
+        wl_opts o = {2048, CM_FP16, &gpu, &net, 1, v != 1, NULL};
         og_graph *g = NULL;
         wl_info info;
         CU_ASSERT_EQUAL_FATAL(wl_build(&m, &l, &o, &g, &info, err, sizeof err), 0);
@@ -184,7 +184,7 @@ static void test_dp_buckets(void)
     wl_layout l;
     CU_ASSERT_EQUAL_FATAL(wl_layout_parse("tp=1,dp=24,gbs=24,zero=1", &l, err, sizeof err), 0);
     CU_ASSERT_EQUAL_FATAL(wl_layout_check(&l, &m, 2048, 24, err, sizeof err), 0);
-    wl_opts o = {2048, CM_BF16, &gpu, &net, 1, 0};
+    wl_opts o = {2048, CM_BF16, &gpu, &net, 1, 0, NULL};
     og_graph *g = NULL;
     wl_info info;
     CU_ASSERT_EQUAL_FATAL(wl_build(&m, &l, &o, &g, &info, err, sizeof err), 0);
@@ -236,7 +236,7 @@ static void test_zero3_prefetch(void)
         wl_layout l;
         CU_ASSERT_EQUAL_FATAL(wl_layout_parse(lays[k], &l, err, sizeof err), 0);
         CU_ASSERT_EQUAL_FATAL(wl_layout_check(&l, &m, 256, 64, err, sizeof err), 0);
-        wl_opts o = {256, CM_BF16, &gpu, &net, 1, 1}; /* short sequences: the gathers dominate */
+        wl_opts o = {256, CM_BF16, &gpu, &net, 1, 1, NULL}; /* short sequences: the gathers dominate */
         og_graph *g = NULL;
         wl_info info;
         CU_ASSERT_EQUAL_FATAL(wl_build(&m, &l, &o, &g, &info, err, sizeof err), 0);

@@ -245,7 +245,7 @@ static og_graph *build(const char *model, const char *lay, int seq, int fuse, in
         return NULL;
     }
     CU_ASSERT_EQUAL_FATAL(cm_gpu_find("a100", "configs/gpus", gpu, err, sizeof err), 0);
-    wl_opts o = {seq, CM_BF16, gpu, net, fuse, one};
+    wl_opts o = {seq, CM_BF16, gpu, net, fuse, one, NULL};
     og_graph *g = NULL;
     CU_ASSERT_EQUAL(wl_build(m, l, &o, &g, info, err, sizeof err), 0);
     if (g && og_check(g, lay, err, sizeof err) < 0) {
@@ -750,7 +750,7 @@ static void test_estimate(void)
         CU_ASSERT_PTR_NOT_NULL_FATAL(g);
         CU_ASSERT_EQUAL_FATAL(cm_gpu_find("h100", "configs/gpus", &gpu, err, sizeof err), 0);
         og_free(g);
-        wl_opts o = {cases[i].seq, CM_BF16, &gpu, &net, 1, 1};
+        wl_opts o = {cases[i].seq, CM_BF16, &gpu, &net, 1, 1, NULL};
         CU_ASSERT_EQUAL_FATAL(wl_build(&m, &l, &o, &g, &info, err, sizeof err), 0);
         eng_result *res = NULL;
         CU_ASSERT_EQUAL_FATAL(an_run(g, &net, &res, err, sizeof err), 0);

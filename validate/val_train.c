@@ -128,6 +128,9 @@ int val_train_predict(const val_train_row *r, val_train_pred *p, char *err, size
     if (wl_layout_parse(r->layout, &l, err, errlen) < 0) return -1;
     wl_model_fit_seq(&m, r->seq);
     if (wl_layout_check(&l, &m, r->seq, r->gpus, err, errlen) < 0) return -1;
+    const wl_stack *st = wl_stack_find(r->stack, err, errlen);
+    if (!st) return -1;
+    wl_layout_apply_stack(&l, st);
     if (topo_load(cpath, 0, &cl, err, errlen) < 0) return -1;
     an_net net;
     if (an_net_default(gpu.name, &net) < 0) an_net_default("H100", &net);
@@ -137,7 +140,7 @@ int val_train_predict(const val_train_row *r, val_train_pred *p, char *err, size
     mem_estimate(&m, &l, r->seq, dtype, gpu.hbm_bytes, &mb);
     p->fits = mb.fits;
     p->mem = mb.total;
-    wl_opts o = {r->seq, dtype, &gpu, &net, 1, 1};
+    wl_opts o = {r->seq, dtype, &gpu, &net, 1, 1, st};
     og_graph *g = NULL;
     wl_info info;
     eng_result *res = NULL;
