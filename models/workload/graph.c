@@ -1738,7 +1738,7 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
         /* a micro-batch crosses p v virtual stage boundaries each way; the
          * interleaved steady state leaves no slack to hide them (the graph's
          * receives block: each of the (v-1) extra crossings is exposed) */
-        e->pipeline = (mm + (p - 1) / v) * slot + 2 * (p - 1) * xfer + 2 * mm * (v - 1) * xfer;
+        e->pipeline = (mm + (p - 1) / v) * slot + 2 * (p - 1) * xfer + mm * (v - 1) * xfer;
         break;
     case WL_ZBH1: e->pipeline = mm * slot + (p - 1) * (tf + tb - tw > 0 ? tf + tb - tw : 0) + 2 * (p - 1) * xfer; break;
     default: e->pipeline = (mm + p - 1) * slot + 2 * (p - 1) * xfer; break;

@@ -31,7 +31,7 @@ static const wl_stack stacks[] = {
     {"deepspeed", "DeepSpeed ZeRO with PyTorch modules: FlashAttention-2 through PyTorch SDPA, unfused "
                   "elementwise kernels, overlapped communication",
      "DeepSpeed ZeRO docs (overlap_comm, stage3_prefetch_bucket_size); PyTorch SDPA docs",
-     WL_ATTN_FLASH2, 0, WL_GEMM_CURRENT, 1, 1, 1},
+     WL_ATTN_FLASH2, 0, WL_GEMM_CURRENT, 1, 1, 0}, /* ZeRO-1/2 all-gather the updated parameters in step() */
     {"fsdp2", "PyTorch FSDP2 (torchtitan): FlashAttention-2 through SDPA, unfused elementwise kernels "
               "(no torch.compile), prefetched all-gathers",
      "torchtitan docs and benchmarks; PyTorch FSDP2 (fully_shard) docs",
