@@ -40,6 +40,11 @@ enum { CMD_MEAS_CLUSTER = 300, CMD_MEAS_NODES, CMD_MEAS_ALGO, CMD_MEAS_GPUS, CMD
  * (after the message) when its value is bad, 1 when c is not one of these. */
 int cmd_meas_option(const char *cmd, int c, const char *arg, cmd_meas_opts *o);
 
+/* Report an unknown option (argv[optind - 1] after getopt_long's '?') with
+ * the closest long option of longopts when it looks like a slip. */
+struct option;
+int cmd_unknown_option(const char *cmd, const char *arg, const struct option *longopts);
+
 /* Report an unknown/missing option for command cmd and return EXIT_USAGE. */
 int cmd_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

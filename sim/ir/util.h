@@ -50,9 +50,16 @@ typedef struct ts_sums {
 void ts_sums_add(ts_sums *m, uint64_t key, double v);
 void ts_sums_free(ts_sums *m);
 
-/* The configs/ folder: $TRAINSIM_CONFIGS, else ./configs when it exists,
- * else configs/ beside the running binary's bin/ folder, else "configs". */
+/* The configs/ folder, the first that exists of: $TRAINSIM_CONFIGS; ./configs
+ * (a checkout's working directory); BIN/../configs (a checkout's bin/ holds
+ * the running binary); BIN/../share/trainsim (an installed binary); LIB/../
+ * share/trainsim (an installed libtrainsim.so embedded in another program);
+ * else "configs". README.md ("Install") documents the order. */
 const char *ts_config_dir(void);
+
+/* Whether a cluster or model argument is JSON text rather than a name or a
+ * path: its first non-blank character is '{' (the embedding API's inputs). */
+int ts_is_json_text(const char *s);
 
 /* Wall-clock seconds (monotonic), and peak resident set size in bytes. */
 double ts_wtime(void);
@@ -61,5 +68,16 @@ long ts_peak_rss(void);
 /* Resolve a config NAME: a path (contains '/' or ends in .json) as is, else
  * DIR/NAME.json. Writes the path; returns 0, or -1 when a bare name has no file. */
 int ts_config_path(const char *name, const char *dir, char *path, size_t n);
+
+/* "Did you mean": the candidate closest to s by edit distance (insertions,
+ * deletions, substitutions and swaps of neighbours, case-blind), or NULL when
+ * none is close enough to be a plausible slip (distance above a third of the
+ * longer name, at least 2). Ties go to the first candidate. */
+const char *ts_closest(const char *s, const char *const *cands, size_t n);
+
+/* The stems of DIR's *.json files, sorted; *n gets the count (0 when DIR is
+ * missing). Free with ts_names_free. */
+char **ts_json_names(const char *dir, size_t *n);
+void ts_names_free(char **names, size_t n);
 
 #endif
