@@ -135,6 +135,9 @@ ts_status ts_run(const ts_run_opts *o, ts_run_result **out, char *msg, size_t ms
         }
     }
     if (wl_layout_check(&l, &m, seq, ngpus, msg, msglen) < 0) goto out;
+    const wl_stack *stack = o->stack ? wl_stack_find(o->stack, msg, msglen) : wl_stack_default();
+    if (!stack) goto out;
+    wl_layout_apply_stack(&l, stack);
     if (gpu.peak[dtype] <= 0) {
         ts_err(msg, msglen, "%s has no %s peak in its spec", gpu.name, cm_dtype_name(dtype));
         goto out;
@@ -168,7 +171,7 @@ ts_status ts_run(const ts_run_opts *o, ts_run_result **out, char *msg, size_t ms
     net.policy = pv->policy;
     if (o->gpus_per_node) net.gpus_per_node = o->gpus_per_node;
     if (o->net && parse_net(o->net, &net, msg, msglen) < 0) goto out;
-    wl_opts wo = {seq, dtype, &gpu, &net, full != 1, full == 0};
+    wl_opts wo = {seq, dtype, &gpu, &net, full != 1, full == 0, stack};
     if (estimate) {
         wl_est e;
         double t0 = ts_wtime();

@@ -94,6 +94,8 @@ typedef struct ts_run_opts {
     const char *detail;         /* reduced (default), replicas, full */
     int links;                  /* > 0: keep the N busiest links (pipelined, step) */
     int progress;               /* progress lines on stderr: the one exception to "never prints" */
+    const char *stack;          /* software stack preset (megatron-core, megatron-2021, deepspeed, fsdp2);
+                                 * NULL: megatron-core */
 } ts_run_opts;
 
 /* Time categories of the breakdown (seconds per rank, mean over ranks). */
@@ -157,6 +159,7 @@ typedef struct ts_search_opts {
     int rank, nranks;
     void (*sum)(double *buf, size_t n);
     int progress;               /* a progress bar on stderr */
+    const char *stack;          /* software stack preset; NULL: megatron-core */
 } ts_search_opts;
 
 typedef struct ts_search_layout {
