@@ -204,12 +204,18 @@ FUZZ_CC      ?= clang-14
 FUZZ_FLAGS   := -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
                 $(SIM_INC)
 FUZZ_LIB     := $(wildcard sim/trace/*.c sim/ir/*.c)
-FUZZ_FORMATS := kineto chakra_et chakra_json nccl_log smpi_ti native
+FUZZ_FORMATS := kineto chakra_et chakra_json nccl_log smpi_ti native \
+                pytorch_et smpi_index simgrid_xml golden
 FUZZ_BINS    := $(FUZZ_FORMATS:%=bin/fuzz_%)
+# harnesses of inputs read outside sim/trace: their extra sources
+FUZZ_EXTRA_simgrid_xml := sim/engine/platform_check.c
+FUZZ_EXTRA_golden      := sim/engine/replay.c
 
-bin/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h $(FUZZ_LIB) $(wildcard sim/trace/*.h sim/ir/*.h)
+bin/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h tests/fuzz/fuzz_split.h $(FUZZ_LIB) $(wildcard sim/trace/*.h sim/ir/*.h) \
+            sim/engine/platform_check.c sim/engine/replay.c
 	@mkdir -p bin
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_LIB) -ljansson -lz -lm
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(shell pkg-config --cflags libxml-2.0) -o $@ $< $(FUZZ_LIB) $(FUZZ_EXTRA_$*) \
+	    -ljansson -lz -lxml2 -lm
 
 # make fuzz: at least FUZZ_RUNS executions per format, then a summary table.
 FUZZ_RUNS ?= 100000

@@ -147,7 +147,9 @@ static void test_flops_formula(void)
     }
 }
 
-/* Korthikanti et al. 2022, equations 1, 4, 5, 6 and section 4.1 for one GPT layer. */
+/* Korthikanti et al. 2022, equations 1, 4, 5, 6 and section 4.1 for one GPT layer
+ * (their attention is the unfused kernel's; FlashAttention's keeps 4asb of
+ * log-sum-exp instead of the 5as^2b scores). */
 static void test_activation_equations(void)
 {
     wl_model m;
@@ -155,9 +157,12 @@ static void test_activation_equations(void)
     char err[TS_ERRLEN];
     load("megatron-gpt-18b", &m);
     double s = 2048, b = 2, h = 6144, a = 48, t = 8;
-    CU_ASSERT_EQUAL_FATAL(layout("tp=8,mbs=2,dp=1", &m, 2048, 0, &l, err), 0);
+    CU_ASSERT_EQUAL_FATAL(layout("tp=8,mbs=2,dp=1,attn=unfused", &m, 2048, 0, &l, err), 0);
     CU_ASSERT_DOUBLE_EQUAL(mem_layer_activations(&m, &l, 2048, 0),
                            s * b * h * (10 + 24 / t + 5 * a * s / (h * t)), 1);           /* eq. 4 */
+    l.attn = WL_ATTN_FLASH2;
+    CU_ASSERT_DOUBLE_EQUAL(mem_layer_activations(&m, &l, 2048, 0), s * b * h * (10 + 24 / t + 4 * a / (h * t)), 1);
+    l.attn = WL_ATTN_UNFUSED;
     l.sp = 1;
     CU_ASSERT_DOUBLE_EQUAL(mem_layer_activations(&m, &l, 2048, 0),
                            s * b * h / t * (34 + 5 * a * s / h), 1);                     /* eq. 5 */

@@ -247,8 +247,8 @@ static const struct {
 /* Split-k factors tried when k/split stays at or above this many elements. */
 #define CM_SPLITK_MIN_K 1024.0
 
-/* Model efficiency (achieved / peak, without memory time) and the bytes moved
- * by the best (fastest) configuration. */
+/* Seconds of the fastest tile shape and split-k factor (without the
+ * per-kernel overhead): compute and memory times combined. */
 static double model_time(const cm_gpu *g, cm_era era, cm_dtype t, double batch, double m, double n, double k)
 {
     double peak = peak_of(g, t), mx = gemm_max(g, era, t), es = cm_dtype_size(t);
@@ -262,6 +262,7 @@ static double model_time(const cm_gpu *g, cm_era era, cm_dtype t, double batch, 
             double util = fill * ctas / (waves * g->sms);   /* wave quantization */
             double kk = k / split, eff = mx * tiles[i].eff * util * kk / (kk + g->k_half);
             double tc = flops / (peak * eff);
+            if (tc >= best) continue; /* sqrt(tc^2 + tm^2) >= tc: cannot win */
             /* split-k: the fp32 partial products of the other splits are written and read */
             double tmem = (base + (split - 1) * batch * m * n * 8) / g->hbm_eff;
             double tt = sqrt(tc * tc + tmem * tmem);

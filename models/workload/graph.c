@@ -27,9 +27,10 @@ static const struct {
     {1, 1, 2.5, 3},     /* bias-dropout-add: one fused pass, or bias, dropout and add apart */
 };
 
-/* GEMM flags: FP8 casts its input operand (Transformer Engine), or stays in
- * 16 bits under FP8 (the output layer, as Megatron-Core keeps it). */
-enum { GF_CAST = 1, GF_HIGH = 2 };
+/* GEMM flags: FP8 casts its input operand (Transformer Engine), stays in 16
+ * bits under FP8 (the output layer, as Megatron-Core keeps it), or is a weight
+ * gradient (accumulated into the main gradient, docs/compute.md). */
+enum { GF_CAST = 1, GF_HIGH = 2, GF_WGRAD = 4 };
 
 typedef struct wgrad {      /* a weight-gradient GEMM deferred to a W pass (ZB-H1) */
     double M, N, K;
@@ -171,6 +172,10 @@ static double gemm_time(const gen *G, double batch, double M, double N, double K
     if (t == CM_FP8 && (flags & GF_HIGH)) t = CM_BF16;
     double d = cm_gemm_time_era(gpu, G->era, t, batch, M, N, K);
     if (t == CM_FP8 && (flags & GF_CAST)) d += cm_mem_time(gpu, batch * M * K * 4, 1);
+    /* without gradient-accumulation fusion (the GEMM adding into the main
+     * gradient), autograd's gradient is added to it by a kernel of its own:
+     * read the gradient and the main gradient, write the main gradient */
+    if ((flags & GF_WGRAD) && !G->st->grad_accum_fused) d += cm_mem_time(gpu, batch * M * N * (G->dt + 2 * G->gb), 1);
     return d;
 }
 
@@ -361,7 +366,7 @@ static void wgrad_gemm(gen *G, int layer, int mb, int chunk, double M, double N,
 {
     if (G->dry) {
         double save = G->acc;
-        gemm_x(G, "wgrad", layer, mb, M, N, K, 0);
+        gemm_x(G, "wgrad", layer, mb, M, N, K, GF_WGRAD);
         G->acc_w += G->acc - save;
         G->acc = save;
         return;
@@ -372,7 +377,7 @@ static void wgrad_gemm(gen *G, int layer, int mb, int chunk, double M, double N,
         w->w[w->n++] = (wgrad){M, N, K, layer};
         return;
     }
-    G->layer_wop[layer] = gemm_x(G, "wgrad", layer, mb, M, N, K, 0);
+    G->layer_wop[layer] = gemm_x(G, "wgrad", layer, mb, M, N, K, GF_WGRAD);
 }
 
 static int is_moe(const wl_model *m, int layer) { return m->experts && layer >= m->dense_layers; }
@@ -895,7 +900,7 @@ static void do_W(gen *G, int mb, int c)
     wlist *w = &G->wl[mb * G->v + c];
     int final = mb == G->mcount - 1;
     for (int i = 0; i < w->n; i++) {
-        gemm_x(G, "wgrad", w->w[i].layer, mb, w->w[i].M, w->w[i].N, w->w[i].K, 0);
+        gemm_x(G, "wgrad", w->w[i].layer, mb, w->w[i].M, w->w[i].N, w->w[i].K, GF_WGRAD);
         int layer_done = i + 1 == w->n || w->w[i + 1].layer != w->w[i].layer;
         if (layer_done && (final || G->l->zero == 3)) grads_ready(G, w->w[i].layer, last0(G), mb);
     }
@@ -1162,7 +1167,7 @@ static void ax_gemm(gen *G, const axg *A, const char *what, int li, int mb, doub
             r.ar = ax_cost(G, kd, OG_ALLREDUCE, ybytes);
         } else {
             r.ar = ax_cost(G, nd, OG_ALLREDUCE, xbytes);
-            gemm_x(G, "wgrad", li, mb, K / kx, N / ny, T, 0);
+            gemm_x(G, "wgrad", li, mb, K / kx, N / ny, T, GF_WGRAD);
             r.wg = G->acc, G->acc = 0;
             r.rs = ax_cost(G, AX_Z, OG_REDUCESCATTER, gbytes);
         }
@@ -1184,7 +1189,7 @@ static void ax_gemm(gen *G, const axg *A, const char *what, int li, int mb, doub
     int ar = coll(G, ov ? WL_S_AX_AR : WL_S_COMPUTE, "tp", OG_ALLREDUCE, ng, nn, xbytes, 0, 0, NULL, ov ? dg : -1, what, li,
                   mb);
     if (ov) last0(G);   /* the weight gradient is an op of its own: the all-reduce waits for dgrad only */
-    int wg = gemm_x(G, "wgrad", li, mb, K / kx, N / ny, T, 0);
+    int wg = gemm_x(G, "wgrad", li, mb, K / kx, N / ny, T, GF_WGRAD);
     int rs = coll(G, ov ? WL_S_AX_RS : WL_S_COMPUTE, "tp", OG_REDUCESCATTER, ov ? A->zr : A->zg, l->gz, gbytes, 0, 0, NULL, ov ? wg : -1,
                   what, li, mb);
     if (rs >= 0 && ov) S->last_rs = rs, last0(G); /* nothing merges into the op rs waits for */
@@ -1705,7 +1710,7 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
     double emb_b = cm_mem_time(o->gpu, 3 * G.tok * h * G.dt / sp, 1);
     double lg_f = gemm_time(&G, 1, G.tok, V / t, h, GF_HIGH) + cm_mem_time(o->gpu, G.tok * V / t * 8, 1);
     double lg_b = gemm_time(&G, 1, G.tok, h, V / t, GF_HIGH) + cm_mem_time(o->gpu, G.tok * V / t * 8, 1);
-    double lg_w = gemm_time(&G, 1, h, V / t, G.tok, GF_HIGH);
+    double lg_w = gemm_time(&G, 1, h, V / t, G.tok, GF_HIGH | GF_WGRAD);
     int p = l->pp, per = m->layers / p;
     double tf = 0, tb = 0, tw = 0, side = 0;
     for (int st = 0; st < p; st++) {

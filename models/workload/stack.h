@@ -25,6 +25,7 @@ typedef struct wl_stack {
     int fused;                  /* fused bias-GeLU/SwiGLU, bias-dropout-add, norm kernels */
     wl_gemm_era gemm_era;
     int fp8_te;                 /* --dtype fp8 as Transformer Engine: GEMMs FP8, the rest BF16 */
+    int grad_accum_fused;       /* weight-gradient GEMMs accumulate into the main gradient (no extra pass) */
     /* data parallelism (c2): add overlap / bucket fields here, one column per field */
     int overlap_grad_reduce;    /* gradient reduce-scatter/all-reduce overlapped with backward */
     int overlap_param_gather;   /* distributed optimizer's parameter all-gather overlapped with forward */

@@ -256,9 +256,7 @@ ts_status ts_search(const ts_search_opts *o, ts_search_result **out, char *msg, 
     for (size_t j = rank; simulate_top && j < ntop; j += size) {
         const srch_cand *cc = &cand[order[j]];
         mem_breakdown mb;
-        wl_layout ls = cc->l;
-        wl_layout_apply_stack(&ls, x->p.stack);
-        mem_estimate(x->m, &ls, x->p.seq, x->p.dtype, pv->gpu.hbm_bytes, &mb);
+        mem_estimate(x->m, &cc->l, x->p.seq, x->p.dtype, pv->gpu.hbm_bytes, &mb);
         if (!mb.fits) { /* impossible: only estimated (fitting) layouts are ranked */
             ts_err(msg, msglen, "internal error: a layout that does not fit reached simulation");
             failed = 1;

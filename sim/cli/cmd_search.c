@@ -46,12 +46,14 @@ static const char search_help[] =
     "  --model M          HuggingFace config.json or a name in configs/models/\n"
     "  --gbs B            global batch in sequences (default: N)\n"
     "  --seq S            sequence length (default: the model's, at most 8192)\n"
-    "  --dtype T          bf16 (default), fp16, fp8, fp32\n"
+    "  --dtype T          bf16 (default), fp16, fp8, fp32 (fp8: GEMMs in FP8 as Transformer\n"
+    "                     Engine runs them, the rest in bf16)\n"
+    "  --stack S          software stack: megatron-core (default), megatron-2021, deepspeed,\n"
+    "                     fsdp2: its attention kernel, fused kernels, GEMM library and\n"
+    "                     overlaps (docs/compute.md)\n"
     "  --top K            layouts simulated and shown (default 5)\n"
     "  --objective O      time (iteration time, default), mfu (model FLOPs utilisation),\n"
     "                     cost (GPU-seconds per token; also tries N/2, N/4, ... GPUs)\n"
-    "  --stack S          software stack: megatron-core (default), megatron-2021, deepspeed,\n"
-    "                     fsdp2 (kernels and data-parallel overlaps, docs/workload.md)\n"
     "  --space S          3d: tp, pp, dp (with vpp, schedule 1f1b/interleaved/zbh1, mbs,\n"
     "                     zero, sp, recompute; default); 4d: AxoNN gx, gy, gz, dp (ranked\n"
     "                     by a closed-form estimate, the top K costed on op graphs);\n"
@@ -383,13 +385,6 @@ int cmd_search(int argc, char **argv)
             so.space = optarg;
             break;
         }
-        case O_STACK:
-            if (!wl_stack_find(optarg, err, BIGERR)) {
-                rc = cmd_usage_error("search", "%s", err);
-                goto out;
-            }
-            so.stack = optarg;
-            break;
         case O_CONSTR:
             if (srch_parse_constraints(optarg, &vp, err, BIGERR) < 0) {
                 rc = cmd_usage_error("search", "%s", err);
@@ -420,6 +415,13 @@ int cmd_search(int argc, char **argv)
             so.dtype = optarg;
             break;
         }
+        case O_STACK:
+            so.stack = optarg;
+            if (!wl_stack_find(optarg, err, BIGERR)) {
+                rc = cmd_usage_error("search", "%s", err);
+                goto out;
+            }
+            break;
         case 'h':
             fputs(search_help, stdout);
             rc = EXIT_OK;
