@@ -180,6 +180,11 @@ sanitize:
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	    $(MAKE) CFLAGS="$(SAN_FLAGS)" CXXFLAGS="$(SAN_FLAGS)" check
 
+# Every published measurement the project ships against the models: error per
+# row, MAPE per table (docs/accuracy.md); `make check` holds the thresholds.
+accuracy: bin/trainsim
+	bin/trainsim accuracy
+
 # The measure-calibrate-compare loop on this machine's CPUs (docs/validation.md).
 validate-cpu: bin/trainsim bin/trainsim-bench
 	tests/validate_cpu.sh

@@ -668,15 +668,15 @@ static void test_accuracy(void)
     write_file(mf, man);
     write_known(c, 0.5);
     /* the known terms as the cluster's own: the report starts from the truth */
-    snprintf(cmd, sizeof cmd, "accuracy --manifest %s --calibration %s --write-thresholds %s", mf, c, th);
+    snprintf(cmd, sizeof cmd, "accuracy --part coll --manifest %s --calibration %s --write-thresholds %s", mf, c, th);
     CU_ASSERT_EQUAL_FATAL(test_cli(cmd, out, sizeof out), 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "coll/absent: skipped: file absent"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "rt_ar"));
-    snprintf(cmd, sizeof cmd, "accuracy --manifest %s --calibration %s --thresholds %s", mf, c, th);
+    snprintf(cmd, sizeof cmd, "accuracy --part coll --manifest %s --calibration %s --thresholds %s", mf, c, th);
     CU_ASSERT_EQUAL(test_cli(cmd, out, sizeof out), 0);
     CU_ASSERT_EQUAL(test_cli(cmd, out2, sizeof out2), 0);
     CU_ASSERT_STRING_EQUAL(out, out2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(out, "# thresholds: 8 checked, 0 crossed"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "# thresholds: 10 checked, 0 crossed")); /* 2 files x 5 metrics */
     for (int k = 0; k < 2; k++) {
         write_known(c, k ? 0.6 : 0.4);
         CU_ASSERT_EQUAL(test_cli(cmd, out, sizeof out), 1);
@@ -688,14 +688,14 @@ static void test_accuracy(void)
     write_file(mf, "name,file,cluster,nodes,gpus,algo\nh100x8_reduce_scatter_ring,"
                    "tests/data/accuracy/nccl_h100x8_single_node_reduce_scatter_ring_together.txt,dgx-h100-superpod,1,0,"
                    "ring\n");
-    snprintf(cmd, sizeof cmd, "accuracy --manifest %s --thresholds tests/accuracy/thresholds.csv", mf);
+    snprintf(cmd, sizeof cmd, "accuracy --part coll --manifest %s --thresholds tests/accuracy/thresholds.csv", mf);
     CU_ASSERT_EQUAL(test_cli(cmd, out, sizeof out), 0);
     for (int k = 0; k < 2; k++) {
         char cal[256];
         snprintf(cal, sizeof cal, "{\"format\": \"trainsim-calibration\", \"version\": 2, \"cluster\": "
                  "{\"intra_bw_eff\": %g}}\n", k ? 1.2 : 0.8);
         write_file(c, cal);
-        snprintf(cmd, sizeof cmd, "accuracy --manifest %s --thresholds tests/accuracy/thresholds.csv --calibration %s",
+        snprintf(cmd, sizeof cmd, "accuracy --part coll --manifest %s --thresholds tests/accuracy/thresholds.csv --calibration %s",
                  mf, c);
         CU_ASSERT_EQUAL(test_cli(cmd, out, sizeof out), 1);
         CU_ASSERT_PTR_NOT_NULL(strstr(out, "accuracy: FAILED: coll/h100x8_reduce_scatter_ring: uncal_"));

@@ -22,7 +22,7 @@ while IFS=: read -r name z; do
     # that cell alone takes about 7 minutes here, so it runs only with FULL=1
     [ "$name" = zeropp ] && [ "$n" = 384 ] && [ "${FULL:-0}" != 1 ] && continue
     lay=tp=1,dp=$n,mbs=1,gbs=$((n * 4)),$z,recompute=full
-    bin/trainsim run --cluster frontier --nodes $((n / 8)) --model gpt-neox-20b --seq 2048 --layout "$lay" \
+    bin/trainsim run --cluster frontier --nodes $((n / 8)) --model gpt-neox-20b --seq 2048 --layout "$lay" --stack deepspeed \
       --detail replicas < /dev/null > /tmp/s03.$$ || true
     line=$(awk -v n="$name" -v g="$n" -v l="$lay" -f "$here/parse.awk" /tmp/s03.$$)
     tf=$(echo "$line" | awk -F, '{print $7}')

@@ -69,6 +69,16 @@ typedef struct gen {
     int *layer_wop;         /* per layer of the model: op id of its last weight-gradient op */
     double bucket_acc;      /* parameters in the open DP bucket */
     int bucket_no;
+    size_t bpadcap, plancap;
+    double *bpad;           /* elements of each bucket emitted, padded as Megatron-Core pads them */
+    int *bk_of;             /* overlap_param: forward bucket of each layer (index layers: output
+                             * layer, layers + 1: embedding), -1 when not on the rank */
+    int nplan, ag_next, ag_waited;
+    double *plan;           /* overlap_param: padded elements of each forward bucket */
+    int *ag_op;             /* overlap_param: the all-gather op of each forward bucket */
+    int z3dep;              /* zero=3: the op the next gather waits for (prefetch window) */
+    int *z3wait;            /* zero=3: the last prefetch waits, a ring of l->prefetch */
+    int nz3;
     wlist *wl;              /* deferred weight gradients per (micro-batch, chunk) */
     int zb;
     int ep_intra;           /* the EP group sits inside a node */
@@ -188,25 +198,78 @@ static int elem(gen *G, const char *what, int layer, int mb, double bytes, ekind
     return timed(G, what, layer, mb, 0, cm_mem_time(G->o->gpu, bytes * x, nk));
 }
 
+/* Members of a data-parallel collective: positions first + i st (i < n) in
+ * the order of the rank's data-parallel group (dp outer, cp inner). */
+typedef struct dsel {
+    int first, st;
+} dsel;
+
+static double grp_time(const an_net *net, int n, int stride, int rho, og_coll c, int64_t bytes);
+static const dsel tp_group;
+#define TP_GROUP (&tp_group) /* coll_time: the rank's tensor-parallel group */
+static void param_wait(gen *G, int li, int mb);
+
+/* A collective on the n ranks rank[] (overwritten) as the engine costs it on
+ * their placement (an_sched_time: the policy's algorithm, e.g. NCCL's
+ * hierarchical ring over every NIC of a node the group spans, on the routes
+ * inside and between nodes); the same figure at every detail level. */
+static double place_cost(const an_net *net, og_coll c, int n, int *rank, double bytes)
+{
+    int gpn = net->gpus_per_node > 0 ? net->gpus_per_node : 1, arith = 1;
+    for (int i = 2; i < n && arith; i++) arith = rank[i] - rank[i - 1] == rank[1] - rank[0];
+    if (arith) return grp_time(net, n, n > 1 ? rank[1] - rank[0] : 1, rank[0] % gpn, c, (int64_t)llround(bytes));
+    for (int i = 0; i < n; i++) rank[i] /= gpn;
+    return an_sched_time_nodes(net, n, rank, c, (int64_t)llround(bytes));
+}
+
+/* A data-parallel collective of the n members ds selects. */
+static double dp_cost(gen *G, og_coll c, int n, const dsel *ds, double bytes)
+{
+    const wl_layout *l = G->l;
+    int *rank = ts_malloc((size_t)n * sizeof *rank);
+    for (int i = 0; i < n; i++) {
+        int j = ds->first + i * ds->st;
+        rank[i] = wl_rank_of(l, G->ti, j % l->cp, j / l->cp, G->pi);
+    }
+    double t = place_cost(G->o->net, c, n, rank, bytes);
+    free(rank);
+    return t;
+}
+
+/* A tensor-parallel collective of the rank's TP group. */
+static double tp_cost(gen *G, og_coll c, double bytes)
+{
+    const wl_layout *l = G->l;
+    int rank[1024], n = l->tp < 1024 ? l->tp : 1024;
+    for (int i = 0; i < n; i++) rank[i] = wl_rank_of(l, i, G->ci, G->di, G->pi);
+    return place_cost(G->o->net, c, n, rank, bytes);
+}
+
+/* The analytical time of a collective: on the data-parallel placement ds, or
+ * the ring alpha-beta form inside (intra) or between nodes. */
+static double coll_time(gen *G, og_coll c, int n, double bytes, int intra, const dsel *ds)
+{
+    const an_net *net = G->o->net;
+    if (ds == TP_GROUP) return tp_cost(G, c, bytes);
+    if (ds) return dp_cost(G, c, n, ds, bytes);
+    return an_coll_time(c, n, bytes, intra ? net->intra_bw : net->inter_bw, intra ? net->intra_lat : net->inter_lat);
+}
+
 /* A collective on stream s: a real COLL op on group grp, or (analytic) a
- * fixed-duration op costed by alpha-beta on (bw, lat). */
+ * fixed-duration op costed by coll_time. */
 static int coll(gen *G, int s, const char *cat, og_coll c, int grp, int n, double bytes, int analytic, int intra,
-                int dep, const char *what, int layer, int mb)
+                const dsel *ds, int dep, const char *what, int layer, int mb)
 {
     if (n <= 1 || bytes <= 0) return -1;
     if (G->dry) {
-        const an_net *net = G->o->net;
-        double t = an_coll_time(c, n, bytes, intra ? net->intra_bw : net->inter_bw,
-                                intra ? net->intra_lat : net->inter_lat);
+        double t = coll_time(G, c, n, bytes, intra, ds);
         if (s == WL_S_COMPUTE) G->acc += t;
         else G->acc_side += t;
         return -1;
     }
     og_op *op;
     if (analytic) {
-        const an_net *net = G->o->net;
-        double t = an_coll_time(c, n, bytes, intra ? net->intra_bw : net->inter_bw,
-                                intra ? net->intra_lat : net->inter_lat);
+        double t = coll_time(G, c, n, bytes, intra, ds);
         if (s == WL_S_COMPUTE && G->o->fuse && dep < 0) {
             /* blocking and contention-free: folded into the compute run, accounted apart */
             G->tp_s += t;
@@ -225,7 +288,7 @@ static int coll(gen *G, int s, const char *cat, og_coll c, int grp, int n, doubl
 static void tp_coll(gen *G, og_coll c, double bytes, const char *what, int layer, int mb)
 {
     int analytic = G->o->fuse && G->tp_intra;
-    coll(G, WL_S_COMPUTE, "tp", c, G->tpg, G->l->tp, bytes, analytic, G->tp_intra, -1, what, layer, mb);
+    coll(G, WL_S_COMPUTE, "tp", c, G->tpg, G->l->tp, bytes, analytic, G->tp_intra, TP_GROUP, -1, what, layer, mb);
 }
 
 /* ---- one transformer layer ---- */
@@ -338,14 +401,14 @@ static void mlp_dims(const gen *G, int layer, double *f, double *tokm)
  * elements per rank (the collective refuses other sizes). */
 static double whole(double bytes, int n) { return n > 1 ? ceil(bytes / (2.0 * n)) * 2.0 * n : bytes; }
 
-/* A ZeRO collective on n data-parallel ranks spanning span consecutive
- * data-parallel indices: inside a node when tp x cp x span GPUs fit in one. */
-static int zcoll(gen *G, int s, og_coll c, int grp, int n, int span, double bytes, int dep, const char *what, int li,
+/* A ZeRO collective on the n data-parallel ranks st apart in the data-parallel
+ * group's order that include this rank (st 1: a block of consecutive ranks). */
+static int zcoll(gen *G, int s, og_coll c, int grp, int n, int st, double bytes, int dep, const char *what, int li,
                  int mb)
 {
-    const wl_layout *l = G->l;
-    int intra = (double)l->tp * l->cp * span <= G->o->net->gpus_per_node;
-    return coll(G, s, "dp", c, grp, n, whole(bytes, n), G->o->one_replica, intra, dep, what, li, mb);
+    int j = G->di * G->l->cp + G->ci;
+    dsel ds = {j - (j / st % n) * st, st};
+    return coll(G, s, "dp", c, grp, n, whole(bytes, n), G->o->one_replica, 0, &ds, dep, what, li, mb);
 }
 
 /* (De)quantisation kernels on a communication stream, memory-bound: costed by
@@ -386,15 +449,19 @@ static int gather_ops(gen *G, int li, int mb, const char *what, int first)
     int from = hpz && !first ? hpz : D; /* ranks whose shards make the layer */
     if (D <= 1) return -1;
     char w[48];
-    if (l->qwz) KEEP(zquant(G, WL_S_ZERO3, P / from * (G->pb + b), -1, "qwz_quant", li, mb));
+    int dep = G->z3dep; /* the prefetch window: the first op waits, the rest follow on the stream */
+    if (l->qwz) {
+        KEEP(zquant(G, WL_S_ZERO3, P / from * (G->pb + b), dep, "qwz_quant", li, mb));
+        dep = -1;
+    }
     if (hpz && first && hgz) {
         snprintf(w, sizeof w, "%s_inter", what);
-        KEEP(zcoll(G, WL_S_ZERO3, OG_ALLGATHER, G->gxg, D / hgz, D, P / hgz * b, -1, w, li, mb));
+        KEEP(zcoll(G, WL_S_ZERO3, OG_ALLGATHER, G->gxg, D / hgz, hgz, P / hgz * b, dep, w, li, mb));
         snprintf(w, sizeof w, "%s_mid", what);
-        KEEP(zcoll(G, WL_S_ZERO3, OG_ALLGATHER, G->wmidg, hgz / hpz, hgz, P / hpz * b, -1, w, li, mb));
-        KEEP(zcoll(G, WL_S_ZERO3, OG_ALLGATHER, G->wblkg, hpz, hpz, P * b, -1, what, li, mb));
+        KEEP(zcoll(G, WL_S_ZERO3, OG_ALLGATHER, G->wmidg, hgz / hpz, hpz, P / hpz * b, -1, w, li, mb));
+        KEEP(zcoll(G, WL_S_ZERO3, OG_ALLGATHER, G->wblkg, hpz, 1, P * b, -1, what, li, mb));
     } else {
-        KEEP(zcoll(G, WL_S_ZERO3, OG_ALLGATHER, from == D ? G->dpg : G->wblkg, from, from, P * b, -1, what, li, mb));
+        KEEP(zcoll(G, WL_S_ZERO3, OG_ALLGATHER, from == D ? G->dpg : G->wblkg, from, 1, P * b, dep, what, li, mb));
     }
     if (l->qwz) KEEP(zquant(G, WL_S_ZERO3, P * (b + G->pb), -1, "qwz_dequant", li, mb));
     return last;
@@ -424,6 +491,12 @@ static void zero3_gather(gen *G, int li, int mb, const char *what)
     og_op *w = og_compute_fixed(G->g, G->r, WL_S_COMPUTE, 0);
     og_add_dep(w, ag);
     set_label(G, w, "comp.wait_param.l%d.mb%d", li, mb);
+    /* prefetch (DeepSpeed's prefetch bucket, FSDP2's one-layer prefetch): the
+     * gather of the layer k ahead is issued when this layer's compute starts */
+    int k = G->l->prefetch > 0 ? G->l->prefetch : 1;
+    G->z3wait[G->nz3 % k] = w->id;
+    G->nz3++;
+    G->z3dep = G->nz3 >= k ? G->z3wait[G->nz3 % k] : -1;
 }
 
 /* Gradients of P parameters after a backward (ZeRO-3 reduces every micro-batch).
@@ -440,17 +513,17 @@ static int zero3_grads(gen *G, double P, int dep, int final, int b)
         double q = WL_QG_BYTES;
         KEEP(zquant(G, WL_S_DP, P * (G->dt + q), dep, "qgz_quant", b, -1));
         if (k > 1) {
-            KEEP(zcoll(G, WL_S_DP, OG_ALLTOALL, G->gblkg, k, k, P * q, -1, "grads_intra", b, -1));
+            KEEP(zcoll(G, WL_S_DP, OG_ALLTOALL, G->gblkg, k, 1, P * q, -1, "grads_intra", b, -1));
             KEEP(zquant(G, WL_S_DP, P * q + P / k * (D > k ? 8 + q : 4), -1, "qgz_reduce", b, -1));
         }
         if (D > k) {
-            KEEP(zcoll(G, WL_S_DP, OG_ALLTOALL, G->gxg, D / k, D, P / k * q, -1, "grads_inter", b, -1));
+            KEEP(zcoll(G, WL_S_DP, OG_ALLTOALL, G->gxg, D / k, k, P / k * q, -1, "grads_inter", b, -1));
             KEEP(zquant(G, WL_S_DP, P / k * q + P / D * 4, -1, "qgz_reduce", b, -1));
         }
         return last;
     }
-    KEEP(zcoll(G, WL_S_DP, OG_REDUCESCATTER, G->gblkg, k, k, P * G->gb, dep, "grads_intra", b, -1));
-    if (final) KEEP(zcoll(G, WL_S_DP, OG_REDUCESCATTER, G->gxg, D / k, D, P / k * G->gb, -1, "grads_inter", b, -1));
+    KEEP(zcoll(G, WL_S_DP, OG_REDUCESCATTER, G->gblkg, k, 1, P * G->gb, dep, "grads_intra", b, -1));
+    if (final) KEEP(zcoll(G, WL_S_DP, OG_REDUCESCATTER, G->gxg, D / k, k, P / k * G->gb, -1, "grads_inter", b, -1));
     return last;
 }
 
@@ -494,6 +567,7 @@ static void layer_fwd(gen *G, int li, int mb, int recomp)
     double act = tok * h * G->dt;   /* the full hidden state of the micro-batch on the TP group */
     mlp_dims(G, li, &f, &tokm);
     if (l->zero == 3 && !recomp) zero3_gather(G, li, mb, "param_fwd");
+    if (!recomp) param_wait(G, li, mb);
     elem(G, "ln1", li, mb, 2 * act / seqpart, EK_NORM);
     if (l->sp) tp_coll(G, OG_ALLGATHER, act, "attn_in", li, mb);
     gemm(G, "qkv", li, mb, tok, (h + 2 * kvd) / t, h);
@@ -503,7 +577,7 @@ static void layer_fwd(gen *G, int li, int mb, int recomp)
     elem(G, "ln2", li, mb, 4 * act / seqpart, EK_NORM);
     if (is_moe(m, li)) {
         gemm(G, "router", li, mb, tok / t, m->experts, h);
-        coll(G, WL_S_COMPUTE, "ep", OG_ALLTOALL, G->epg, l->ep, tokm * h * G->dt / t, 0, G->ep_intra, -1, "dispatch", li, mb);
+        coll(G, WL_S_COMPUTE, "ep", OG_ALLTOALL, G->epg, l->ep, tokm * h * G->dt / t, 0, G->ep_intra, NULL, -1, "dispatch", li, mb);
         if (t > 1) tp_coll(G, OG_ALLGATHER, tokm * h * G->dt, "expert_in", li, mb);
     } else if (l->sp) {
         tp_coll(G, OG_ALLGATHER, act, "mlp_in", li, mb);
@@ -513,7 +587,7 @@ static void layer_fwd(gen *G, int li, int mb, int recomp)
     gemm(G, "fc2", li, mb, tokm, h, f / t);
     if (is_moe(m, li)) {
         if (t > 1) tp_coll(G, OG_REDUCESCATTER, tokm * h * G->dt, "expert_out", li, mb);
-        coll(G, WL_S_COMPUTE, "ep", OG_ALLTOALL, G->epg, l->ep, tokm * h * G->dt / t, 0, G->ep_intra, -1, "combine", li, mb);
+        coll(G, WL_S_COMPUTE, "ep", OG_ALLTOALL, G->epg, l->ep, tokm * h * G->dt / t, 0, G->ep_intra, NULL, -1, "combine", li, mb);
         if (m->shared_experts) {
             double fs = (double)m->moe_ffn * m->shared_experts;
             gemm(G, "shared_fc1", li, mb, tok, fs * g / t, h);
@@ -533,8 +607,8 @@ static void layer_bwd(gen *G, int li, int mb, int chunk)
     double seqpart = l->sp ? t : 1, g = m->gated ? 2 : 1, f, tokm;
     double act = tok * h * G->dt;
     mlp_dims(G, li, &f, &tokm);
+    if (l->zero == 3 && !l->keep_params) zero3_gather(G, li, mb, "param_bwd");
     if (l->recompute == WL_RC_FULL) layer_fwd(G, li, mb, 1);
-    if (l->zero == 3) zero3_gather(G, li, mb, "param_bwd");
     elem(G, "residual_bwd", li, mb, 3 * act / seqpart, EK_RESID);
     /* MLP */
     if (is_moe(m, li)) {
@@ -545,7 +619,7 @@ static void layer_bwd(gen *G, int li, int mb, int chunk)
             gemm(G, "shared_fc1_dgrad", li, mb, tok, h, fs * g / t);
             wgrad_gemm(G, li, mb, chunk, h, fs * g / t, tok);
         }
-        coll(G, WL_S_COMPUTE, "ep", OG_ALLTOALL, G->epg, l->ep, tokm * h * G->dt / t, 0, G->ep_intra, -1, "combine_bwd", li, mb);
+        coll(G, WL_S_COMPUTE, "ep", OG_ALLTOALL, G->epg, l->ep, tokm * h * G->dt / t, 0, G->ep_intra, NULL, -1, "combine_bwd", li, mb);
         if (t > 1) tp_coll(G, OG_ALLGATHER, tokm * h * G->dt, "expert_out_bwd", li, mb);
     } else if (l->sp) {
         tp_coll(G, OG_ALLGATHER, act, "mlp_out_bwd", li, mb);
@@ -558,7 +632,7 @@ static void layer_bwd(gen *G, int li, int mb, int chunk)
     wgrad_gemm(G, li, mb, chunk, h, f * g / t, tokm);
     if (is_moe(m, li)) {
         if (t > 1) tp_coll(G, OG_REDUCESCATTER, tokm * h * G->dt, "expert_in_bwd", li, mb);
-        coll(G, WL_S_COMPUTE, "ep", OG_ALLTOALL, G->epg, l->ep, tokm * h * G->dt / t, 0, G->ep_intra, -1, "dispatch_bwd", li, mb);
+        coll(G, WL_S_COMPUTE, "ep", OG_ALLTOALL, G->epg, l->ep, tokm * h * G->dt / t, 0, G->ep_intra, NULL, -1, "dispatch_bwd", li, mb);
         gemm(G, "router_dgrad", li, mb, tok / t, h, m->experts);
     } else {
         tp_coll(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "mlp_in_bwd", li, mb);
@@ -579,18 +653,29 @@ static void layer_bwd(gen *G, int li, int mb, int chunk)
 
 /* ---- data-parallel gradient buckets (Megatron DDP: reverse layer order) ---- */
 
-static double bucket_size(const gen *G)
+/* Megatron-Core's bucket: max(40M, 1M x dp x cp) parameters with overlapped
+ * gradient reduction; without it (overlap_grad=off) one bucket holds all. */
+static double bucket_size(const wl_layout *l)
 {
-    const wl_layout *l = G->l;
+    if (l->grad_serial) return HUGE_VAL;
     if (l->bucket > 0) return l->bucket;
-    double b = 1e6 * l->dp;     /* Megatron: max(40M, 1M x dp) parameters */
+    double b = 1e6 * l->dp * l->cp;
     return b > 4e7 ? b : 4e7;
 }
 
-static int dp_intra(const gen *G)
+/* Megatron-Core pads each bucket of the distributed optimizer to a multiple of
+ * lcm(data-parallel size, 128) elements, so that it cuts into equal shards
+ * (reduce-scatter, all-gather) at 256-byte aligned addresses. */
+static double bucket_pad(const wl_layout *l, double elems)
 {
-    const wl_layout *l = G->l;
-    return (double)l->tp * l->cp * l->dp <= G->o->net->gpus_per_node;
+    if (l->zero != 1 && l->zero != 2) return elems;
+    long n = (long)l->dp * l->cp, a = n, b = 128;
+    while (b) {
+        long r = a % b;
+        a = b, b = r;
+    }
+    double q = (double)(n / a * 128);
+    return ceil(elems / q) * q;
 }
 
 static void bucket_emit(gen *G, int dep)
@@ -598,15 +683,23 @@ static void bucket_emit(gen *G, int dep)
     const wl_layout *l = G->l;
     if (G->bucket_acc <= 0) return;
     og_coll c = l->zero == 0 ? OG_ALLREDUCE : OG_REDUCESCATTER;
+    double elems = bucket_pad(l, G->bucket_acc);
+    dsel all = {0, 1};
     int id;
     if (l->zero == 3 && (l->hgz > 1 || l->qgz))
         id = zero3_grads(G, G->bucket_acc, dep, G->gfinal, G->bucket_no);
+    else if (l->zero == 3)
+        id = zcoll(G, WL_S_DP, c, G->dpg, l->dp * l->cp, 1, G->bucket_acc * G->gb, dep, "grads", G->bucket_no, -1);
     else
-        id = coll(G, WL_S_DP, "dp", c, G->dpg, l->dp * l->cp, G->bucket_acc * G->gb, G->o->one_replica, dp_intra(G),
-                  dep, "grads", G->bucket_no, -1);
+        id = coll(G, WL_S_DP, "dp", c, G->dpg, l->dp * l->cp, elems * G->gb, G->o->one_replica, 0, &all, dep,
+                  "grads", G->bucket_no, -1);
     if (id >= 0) {
         ts_grow(&G->deps, sizeof *G->deps, &G->depcap, (size_t)G->ndeps + 1);
         G->deps[G->ndeps++] = id;
+    }
+    if (!G->dry) {
+        ts_grow(&G->bpad, sizeof *G->bpad, &G->bpadcap, (size_t)G->bucket_no + 1);
+        G->bpad[G->bucket_no] = elems;
     }
     G->bucket_no++;
     G->bucket_acc = 0;
@@ -626,14 +719,15 @@ static void grads_ready(gen *G, int li, int dep, int mb)
         wl_layer_params(G->m, l, li, &dense, &expert);
     }
     if (expert > 0 && l->dp / l->ep > 1) {
+        dsel eds = {G->di % l->ep * l->cp + G->ci, l->ep * l->cp};
         int id = coll(G, WL_S_DP, "dp", l->zero == 0 ? OG_ALLREDUCE : OG_REDUCESCATTER, G->edpg, l->dp / l->ep,
-                      expert * G->gb, G->o->one_replica, 0, dep, "expert_grads", li, mb);
+                      whole(expert * G->gb, l->dp / l->ep), G->o->one_replica, 0, &eds, dep, "expert_grads", li, mb);
         ts_grow(&G->deps, sizeof *G->deps, &G->depcap, (size_t)G->ndeps + 1);
         G->deps[G->ndeps++] = id;
     }
     G->bucket_acc += dense;
     G->gfinal = mb == G->mcount - 1;
-    if (l->zero == 3 || G->bucket_acc >= bucket_size(G)) bucket_emit(G, dep);
+    if (l->zero == 3 || G->bucket_acc >= bucket_size(l)) bucket_emit(G, dep);
 }
 
 /* The last backward of the iteration on this rank: the first stage adds the
@@ -647,6 +741,88 @@ static void last_bucket(gen *G)
                          (m->learned_pos ? (double)m->max_seq * m->hidden : 0);
     G->gfinal = 1;
     bucket_emit(G, last0(G));
+}
+
+/* ---- the distributed optimizer's parameter all-gathers (overlap_param) ---- */
+
+/* Megatron-Core's buckets of this rank as the last backward fills them (the
+ * model chunks from last to first, layers in reverse, the output layer first,
+ * the embedding and final norm last), numbered in forward order: bk_of[li]
+ * and the padded size of each. */
+static void plan_buckets(gen *G)
+{
+    const wl_model *m = G->m;
+    const wl_layout *l = G->l;
+    int p = G->p, nvs = p * G->v, nb = 0;
+    double acc = 0, bsz = bucket_size(l), dense, expert;
+    for (int i = 0; i <= m->layers + 1; i++) G->bk_of[i] = -1;
+    G->nplan = 0;
+    for (int c = G->v - 1; c >= 0; c--) {
+        int vs = c * p + G->pi;
+        for (int li = (vs == nvs - 1 ? m->layers : (vs + 1) * G->lc - 1); li >= vs * G->lc; li--) {
+            if (li == m->layers) dense = m->tied && p == 1 ? 0 : (double)wl_padded_vocab(m, l) * m->hidden / l->tp;
+            else wl_layer_params(m, l, li, &dense, &expert);
+            acc += dense;
+            G->bk_of[li] = nb;
+            if (acc >= bsz) {
+                ts_grow(&G->plan, sizeof *G->plan, &G->plancap, (size_t)nb + 1);
+                G->plan[nb++] = bucket_pad(l, acc);
+                acc = 0;
+            }
+        }
+    }
+    if (G->pi == p - 1) acc += (m->bias ? 2 : 1) * (double)m->hidden;
+    if (G->pi == 0) {
+        acc += (double)wl_padded_vocab(m, l) * m->hidden / l->tp + (m->learned_pos ? (double)m->max_seq * m->hidden : 0);
+        G->bk_of[m->layers + 1] = nb;
+    }
+    if (acc > 0) {
+        ts_grow(&G->plan, sizeof *G->plan, &G->plancap, (size_t)nb + 1);
+        G->plan[nb++] = bucket_pad(l, acc);
+    }
+    /* forward order */
+    for (int i = 0; i <= m->layers + 1; i++)
+        if (G->bk_of[i] >= 0) G->bk_of[i] = (G->bk_of[i] < nb ? nb - 1 - G->bk_of[i] : 0);
+    for (int i = 0; i < nb / 2; i++) {
+        double t = G->plan[i];
+        G->plan[i] = G->plan[nb - 1 - i];
+        G->plan[nb - 1 - i] = t;
+    }
+    G->nplan = nb;
+    G->ag_next = G->ag_waited = 0;
+}
+
+static void param_ag(gen *G, int b, int dep)
+{
+    const wl_layout *l = G->l;
+    dsel all = {0, 1};
+    while (G->ag_next <= b && G->ag_next < G->nplan) {
+        int k = G->ag_next++;
+        G->ag_op[k] = coll(G, WL_S_DP, "dp", OG_ALLGATHER, G->dpg, l->dp * l->cp, G->plan[k] * G->pb,
+                           G->o->one_replica, 0, &all, k == b ? dep : -1, "params", k, -1);
+    }
+}
+
+/* The first forward of layer li (m->layers: the output layer, + 1: the
+ * embedding) waits for its bucket's all-gather, and the next bucket's
+ * all-gather is issued then (Megatron-Core dispatches it from the forward
+ * pre-hook of the bucket before: one bucket of prefetch); the first one has
+ * nothing to hide behind. In the steady state these are the gathers of the
+ * previous step's update, overlapping this step's first forward. */
+static void param_wait(gen *G, int li, int mb)
+{
+    const wl_layout *l = G->l;
+    if (G->dry || !l->param_overlap || mb != 0 || l->dp * l->cp <= 1 || !G->bk_of) return;
+    int b = G->bk_of[li];
+    if (b < G->ag_waited) return;
+    param_ag(G, b, -1);
+    G->ag_waited = b + 1;
+    if (G->ag_op[b] < 0) return;
+    last0(G);
+    og_op *w = og_compute_fixed(G->g, G->r, WL_S_COMPUTE, 0);
+    og_add_dep(w, G->ag_op[b]);
+    set_label(G, w, "comp.wait_param.b%d", b);
+    if (b + 1 < G->nplan) param_ag(G, b + 1, w->id);
 }
 
 /* ---- pipeline actions ---- */
@@ -670,11 +846,13 @@ static void do_F(gen *G, int mb, int c)
         set_label(G, rv, "pp.recv.fwd.c%d.mb%d", c, mb);
         G->last_comp = -1;
     } else {
+        param_wait(G, m->layers + 1, mb);
         elem(G, "embedding", -1, mb, 2 * G->tok * m->hidden * G->dt / (l->sp ? l->tp : 1), EK_PLAIN);
     }
     for (int li = vs * G->lc; li < (vs + 1) * G->lc; li++) layer_fwd(G, li, mb, 0);
     if (vs == nvs - 1) {
         double V = wl_padded_vocab(m, l);
+        param_wait(G, m->layers, mb);
         gemm_x(G, "logits", -1, mb, G->tok, V / l->tp, m->hidden, GF_HIGH);
         elem(G, "loss", -1, mb, G->tok * V / l->tp * 4 * 2, EK_PLAIN);
     } else {
@@ -799,6 +977,14 @@ static int build_rank(gen *G)
     G->bucket_no = 0;
     G->ndeps = 0;
     G->cp_seq = 0;
+    G->nz3 = 0;
+    G->z3dep = -1;
+    int ndp = l->dp * l->cp;
+    if (l->param_overlap && ndp > 1) {
+        plan_buckets(G);
+        G->ag_op = ts_realloc(G->ag_op, (size_t)(G->nplan + 1) * sizeof *G->ag_op);
+        for (int b = 0; b < G->nplan; b++) G->ag_op[b] = -1;
+    }
     act *a = ts_malloc(3 * (size_t)G->mcount * G->v * sizeof *a);
     int n = schedule(G, a);
     for (int i = 0; i < n; i++) {
@@ -814,7 +1000,8 @@ static int build_rank(gen *G)
     /* tied embeddings: first and last stage sum the embedding gradients */
     if (G->embg >= 0) {
         int id = coll(G, WL_S_DP, "dp", OG_ALLREDUCE, G->embg, 2,
-                      (double)wl_padded_vocab(m, l) * m->hidden / l->tp * G->gb, 0, 0, last0(G), "embedding", -1, -1);
+                      (double)wl_padded_vocab(m, l) * m->hidden / l->tp * G->gb, 0, 0, NULL, last0(G), "embedding",
+                      -1, -1);
         ts_grow(&G->deps, sizeof *G->deps, &G->depcap, (size_t)G->ndeps + 1);
         G->deps[G->ndeps++] = id;
     }
@@ -829,14 +1016,13 @@ static int build_rank(gen *G)
     set_label(G, opt, "comp.optimizer");
     for (int i = 0; i < G->ndeps; i++) og_add_dep(opt, G->deps[i]);
     int optid = opt->id;
-    /* distributed optimizer: gather the updated parameters, bucket by bucket */
-    if ((l->zero == 1 || l->zero == 2) && l->dp * l->cp > 1 && G->bucket_no > 0) {
-        /* whole elements per rank: the collective refuses a size that does
-         * not cut into dp x cp equal parts (replicas and full detail) */
-        int ndp = l->dp * l->cp;
-        double per = ceil(p.dense / G->bucket_no / ndp) * ndp * G->pb;
+    /* distributed optimizer: gather the updated parameters, bucket by bucket
+     * (the buckets of the reduce-scatters, padded alike), after the step;
+     * overlap_param: in the next forward instead (param_wait) */
+    if ((l->zero == 1 || l->zero == 2) && ndp > 1 && !l->param_overlap) {
+        dsel all = {0, 1};
         for (int b = 0; b < G->bucket_no; b++)
-            coll(G, WL_S_DP, "dp", OG_ALLGATHER, G->dpg, l->dp * l->cp, per, G->o->one_replica, dp_intra(G),
+            coll(G, WL_S_DP, "dp", OG_ALLGATHER, G->dpg, ndp, G->bpad[b] * G->pb, G->o->one_replica, 0, &all,
                  b == 0 ? optid : -1, "params", b, -1);
     }
     return 0;
@@ -875,7 +1061,7 @@ typedef struct axstate {
     axrec *rec;             /* dry run */
 } axstate;
 
-/* A memo of ax_group_time, a pure function of its arguments (searches cost
+/* A memo of grp_time, a pure function of its arguments (searches cost
  * the same groups for many layouts): direct-mapped, every field the cost reads
  * compared (the selection policy by identity: one per command). */
 typedef struct axmemo {
@@ -889,7 +1075,7 @@ typedef struct axmemo {
 static axmemo ax_memo[8192];
 
 /* n members, member k on node (rho + k stride) / gpus_per_node. */
-static double ax_group_time(const an_net *net, int n, int stride, int rho, og_coll c, int64_t bytes)
+static double grp_time(const an_net *net, int n, int stride, int rho, og_coll c, int64_t bytes)
 {
     uint64_t h = 1469598103934665603ull;
     const int64_t key[5] = {n, stride, rho, c, bytes};
@@ -940,7 +1126,7 @@ static double ax_cost(gen *G, int dim, og_coll c, double bytes)
             int r0 = a % b;
             a = b, b = r0;
         }
-        double tt = ax_group_time(G->o->net, n, stride[dim], rho - rho % a, c, (int64_t)llround(bytes));
+        double tt = grp_time(G->o->net, n, stride[dim], rho - rho % a, c, (int64_t)llround(bytes));
         if (tt > t) t = tt;
     }
     free(seen);
@@ -989,22 +1175,22 @@ static void ax_gemm(gen *G, const axg *A, const char *what, int li, int mb, doub
         S->rec[S->nrec++] = r;
         return;
     }
-    int ag = coll(G, ov ? WL_S_AX_AG : WL_S_COMPUTE, "tp", OG_ALLGATHER, A->zg, l->gz, wbytes, 0, 0,
+    int ag = coll(G, ov ? WL_S_AX_AG : WL_S_COMPUTE, "tp", OG_ALLGATHER, A->zg, l->gz, wbytes, 0, 0, NULL,
                   ov ? S->prev_ready : -1, what, li, mb);
     if (ov && ag >= 0) S->prev_ready = last0(G); /* also starts a new compute op: the GEMM waits for ag */
     if (!bwd) {
         int id = gemm(G, what, li, mb, T, N / ny, K / kx);
         if (ov && ag >= 0) og_add_dep(op_of(G, id), ag);
-        coll(G, WL_S_COMPUTE, "tp", OG_ALLREDUCE, kg, nk, ybytes, 0, 0, -1, what, li, mb);
+        coll(G, WL_S_COMPUTE, "tp", OG_ALLREDUCE, kg, nk, ybytes, 0, 0, NULL, -1, what, li, mb);
         return;
     }
     int dg = gemm(G, "dgrad", li, mb, T, K / kx, N / ny);
     if (ov && ag >= 0) og_add_dep(op_of(G, dg), ag);
-    int ar = coll(G, ov ? WL_S_AX_AR : WL_S_COMPUTE, "tp", OG_ALLREDUCE, ng, nn, xbytes, 0, 0, ov ? dg : -1, what, li,
+    int ar = coll(G, ov ? WL_S_AX_AR : WL_S_COMPUTE, "tp", OG_ALLREDUCE, ng, nn, xbytes, 0, 0, NULL, ov ? dg : -1, what, li,
                   mb);
     if (ov) last0(G);   /* the weight gradient is an op of its own: the all-reduce waits for dgrad only */
     int wg = gemm_x(G, "wgrad", li, mb, K / kx, N / ny, T, GF_WGRAD);
-    int rs = coll(G, ov ? WL_S_AX_RS : WL_S_COMPUTE, "tp", OG_REDUCESCATTER, ov ? A->zr : A->zg, l->gz, gbytes, 0, 0, ov ? wg : -1,
+    int rs = coll(G, ov ? WL_S_AX_RS : WL_S_COMPUTE, "tp", OG_REDUCESCATTER, ov ? A->zr : A->zg, l->gz, gbytes, 0, 0, NULL, ov ? wg : -1,
                   what, li, mb);
     if (rs >= 0 && ov) S->last_rs = rs, last0(G); /* nothing merges into the op rs waits for */
     if (ov && ar >= 0) {
@@ -1100,7 +1286,7 @@ static int ax_rank(gen *G, const axg *A)
                     set_label(G, op, "dp.allreduce.grads.l%d.mb%d", li, mb);
                     id = op->id;
                 } else {
-                    id = coll(G, WL_S_DP, "dp", OG_ALLREDUCE, A->dg, l->dp, dense * G->gb, 0, 0, -1, "grads", li, mb);
+                    id = coll(G, WL_S_DP, "dp", OG_ALLREDUCE, A->dg, l->dp, dense * G->gb, 0, 0, NULL, -1, "grads", li, mb);
                 }
                 int dep = last0(G);
                 if (dep >= 0) og_add_dep(op_of(G, id), dep);
@@ -1410,6 +1596,8 @@ int wl_build(const wl_model *m, const wl_layout *l, const wl_opts *o, og_graph *
                         }
                     }
         G.layer_wop = ts_calloc(m->layers + 1, sizeof *G.layer_wop);
+        G.bk_of = ts_calloc(m->layers + 2, sizeof *G.bk_of);
+        G.z3wait = ts_calloc(l->prefetch > 0 ? l->prefetch : 1, sizeof *G.z3wait);
         G.wl = ts_calloc((size_t)G.mcount * G.v, sizeof *G.wl);
         for (int pi = 0; pi < pp; pi++)
             for (int di = 0; di < dpb; di++)
@@ -1426,6 +1614,11 @@ int wl_build(const wl_model *m, const wl_layout *l, const wl_opts *o, og_graph *
         for (int k = 0; k < 10; k++) free(gid[k]);
         free(mem);
         free(G.layer_wop);
+        free(G.bk_of);
+        free(G.z3wait);
+        free(G.plan);
+        free(G.ag_op);
+        free(G.bpad);
         for (int i = 0; i < G.mcount * G.v; i++) free(G.wl[i].w);
         free(G.wl);
     }
@@ -1546,7 +1739,12 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
                               G.tok * h * G.dt / sp / (pp_intra ? net->intra_bw : net->inter_bw) : 0;
     double mm = G.mcount, v = l->vpp, slot = tf + tb + tw > side ? tf + tb + tw : side; /* ZeRO-3 gathers overlap */
     switch (l->schedule) {
-    case WL_INTERLEAVED: e->pipeline = (mm + (p - 1) / v) * slot + 2 * (p - 1) * xfer; break;
+    case WL_INTERLEAVED:
+        /* a micro-batch crosses p v virtual stage boundaries each way; the
+         * interleaved steady state leaves no slack to hide them (the graph's
+         * receives block: each of the (v-1) extra crossings is exposed) */
+        e->pipeline = (mm + (p - 1) / v) * slot + 2 * (p - 1) * xfer + mm * (v - 1) * xfer;
+        break;
     case WL_ZBH1: e->pipeline = mm * slot + (p - 1) * (tf + tb - tw > 0 ? tf + tb - tw : 0) + 2 * (p - 1) * xfer; break;
     default: e->pipeline = (mm + p - 1) * slot + 2 * (p - 1) * xfer; break;
     }
@@ -1554,23 +1752,33 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
     e->bubble = e->pipeline - mm * slot;
     e->tf = tf, e->tb = tb, e->tw = tw;
 
-    /* data parallelism: buckets overlap the last micro-batch's backward, except the last */
+    /* data parallelism: buckets overlap the last micro-batch's backward, except
+     * the last (overlap_grad=off: one bucket after it); the distributed
+     * optimizer's all-gathers follow the step, or (overlap_param) overlap the
+     * next forward but for the first bucket; each collective costed on the
+     * data-parallel group's placement (dp_cost), as the graph costs it */
     wl_rank_params rp;
     wl_stage_params(m, l, 0, &rp);
-    int ndp = l->dp * l->cp, intra = (double)l->tp * l->cp * l->dp <= gpn;
-    double bw = intra ? net->intra_bw : net->inter_bw, lat = intra ? net->intra_lat : net->inter_lat;
+    int ndp = l->dp * l->cp;
+    dsel all = {0, 1};
     if (ndp > 1 && l->zero < 3) {
-        double bsz = l->bucket > 0 ? l->bucket : (1e6 * l->dp > 4e7 ? 1e6 * l->dp : 4e7);
-        double nb = ceil(rp.dense / bsz);
+        double bsz = bucket_size(l), nb = isinf(bsz) ? 1 : ceil(rp.dense / bsz);
+        double elems = bucket_pad(l, rp.dense / nb);
         og_coll c = l->zero == 0 ? OG_ALLREDUCE : OG_REDUCESCATTER;
-        double one = an_coll_time(c, ndp, rp.dense / nb * gbytes, bw, lat), all = nb * one;
+        double one = dp_cost(&G, c, ndp, &all, elems * gbytes), whole_ = nb * one;
         double window = (tb + tw) * (nb - 1) / nb;
-        e->dp_exposed = all - window > one ? all - window : one;
-        if (l->zero >= 1) e->dp_exposed += nb * an_coll_time(OG_ALLGATHER, ndp, rp.dense / nb * wb, bw, lat);
+        e->dp_exposed = whole_ - window > one ? whole_ - window : one;
+        if (l->zero >= 1) {
+            double ag = dp_cost(&G, OG_ALLGATHER, ndp, &all, elems * wb);
+            e->dp_exposed += l->param_overlap ? ag + (nb * ag - ag > tf * G.mcount ? nb * ag - ag - tf * G.mcount : 0)
+                                              : nb * ag;
+        }
     }
-    if (rp.expert > 0 && l->dp / l->ep > 1)
-        e->dp_exposed += an_coll_time(l->zero ? OG_REDUCESCATTER : OG_ALLREDUCE, l->dp / l->ep, rp.expert * gbytes,
-                                      net->inter_bw, net->inter_lat) / (m->layers / p);
+    if (rp.expert > 0 && l->dp / l->ep > 1) {
+        dsel eds = {0, l->ep * l->cp};
+        e->dp_exposed += dp_cost(&G, l->zero ? OG_REDUCESCATTER : OG_ALLREDUCE, l->dp / l->ep, &eds,
+                                 whole(rp.expert * gbytes, l->dp / l->ep)) / (m->layers / p);
+    }
     double owned = l->zero >= 1 ? rp.dense / ndp + rp.expert / (l->dp / l->ep) : rp.total;
     e->optimizer = cm_op_time(o->gpu, o->dtype, 0, owned * 30, 1);
     e->iter = e->pipeline + e->dp_exposed + e->optimizer;

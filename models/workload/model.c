@@ -173,6 +173,22 @@ static const struct lkey {
     {"zero", offsetof(wl_layout, zero), 0}, {"gx", offsetof(wl_layout, gx), 1},
     {"gy", offsetof(wl_layout, gy), 1},     {"gz", offsetof(wl_layout, gz), 1},
     {"hpz", offsetof(wl_layout, hpz), 1},   {"hgz", offsetof(wl_layout, hgz), 1},
+    {"prefetch", offsetof(wl_layout, prefetch), 1},
+};
+
+/* The on/off keys: a row each; neg: the field holds the opposite. */
+static const struct okey {
+    const char *key;
+    size_t off;
+    int neg;
+} onoff_keys[] = {
+    {"sp", offsetof(wl_layout, sp), 0},
+    {"qwz", offsetof(wl_layout, qwz), 0},
+    {"qgz", offsetof(wl_layout, qgz), 0},
+    {"overlap", offsetof(wl_layout, ax_serial), 1},
+    {"overlap_grad", offsetof(wl_layout, grad_serial), 1},
+    {"overlap_param", offsetof(wl_layout, param_overlap), 0},
+    {"reshard", offsetof(wl_layout, keep_params), 1},
 };
 
 /* on/1/true: 1, off/0/false: 0, else -1 */
@@ -181,6 +197,14 @@ static int on_off(const char *v)
     if (!strcmp(v, "on") || !strcmp(v, "1") || !strcmp(v, "true")) return 1;
     if (!strcmp(v, "off") || !strcmp(v, "0") || !strcmp(v, "false")) return 0;
     return -1;
+}
+
+static size_t onoff_index(const char *k)
+{
+    size_t i;
+    for (i = 0; i < sizeof onoff_keys / sizeof onoff_keys[0]; i++)
+        if (!strcmp(k, onoff_keys[i].key)) break;
+    return i;
 }
 
 int wl_layout_parse(const char *s, wl_layout *l, char *err, size_t errlen)
@@ -219,16 +243,14 @@ int wl_layout_parse(const char *s, wl_layout *l, char *err, size_t errlen)
             }
             *(int *)((char *)l + int_keys[i].off) = (int)x;
             if (k[0] == 'g' && k[1] != 'b') l->axonn = 1;
-        } else if (strcmp(k, "sp") == 0 || strcmp(k, "overlap") == 0 || strcmp(k, "qwz") == 0 ||
-                   strcmp(k, "qgz") == 0) {
+        } else if ((i = onoff_index(k)) < sizeof onoff_keys / sizeof onoff_keys[0]) {
             int on = on_off(v);
             if (on < 0) {
                 ts_err(err, errlen, "layout: %s=%s (valid: on, off)", k, v);
                 goto out;
             }
-            if (k[0] == 's') l->sp = on;
-            else if (k[0] == 'q') *(k[1] == 'w' ? &l->qwz : &l->qgz) = on;
-            else l->ax_serial = !on, l->axonn = 1;
+            *(int *)((char *)l + onoff_keys[i].off) = onoff_keys[i].neg ? !on : on;
+            if (!strcmp(k, "overlap")) l->axonn = 1;
         } else if (strcmp(k, "attn") == 0) {
             int a = wl_attn_from_name(v);
             if (a < 0) {
@@ -279,7 +301,8 @@ int wl_layout_parse(const char *s, wl_layout *l, char *err, size_t errlen)
             l->bucket = x;
         } else {
             ts_err(err, errlen, "layout: unknown key '%s' (valid: tp, pp, dp, cp, ep, vpp, mbs, gbs, zero, sp, "
-                   "recompute, schedule, bucket, order, attn, hpz, hgz, qwz, qgz; AxoNN: gx, gy, gz, dp, overlap)", k);
+                   "recompute, schedule, bucket, order, attn, overlap_grad, overlap_param, prefetch, reshard, hpz, hgz, "
+                   "qwz, qgz; AxoNN: gx, gy, gz, dp, overlap)", k);
             goto out;
         }
     }
@@ -300,6 +323,17 @@ int wl_layout_parse(const char *s, wl_layout *l, char *err, size_t errlen)
         else if (l->hgz > 1) snprintf(what, sizeof what, "hgz=%d", l->hgz);
         else snprintf(what, sizeof what, "%s=on", l->qwz ? "qwz" : "qgz");
         ts_err(err, errlen, "layout: %s needs zero=3 (it refines ZeRO-3's sharding), not zero=%d", what, l->zero);
+        goto out;
+    }
+    /* the frameworks' overlaps belong to one kind of data parallelism each */
+    if ((l->param_overlap && l->zero != 1 && l->zero != 2) || (l->grad_serial && l->zero == 3) ||
+        ((l->prefetch || l->keep_params) && l->zero != 3)) {
+        const char *what = l->param_overlap && l->zero != 1 && l->zero != 2 ? "overlap_param=on needs zero=1 or 2 "
+                           "(the distributed optimizer's parameter all-gather)"
+                           : l->grad_serial && l->zero == 3 ? "overlap_grad=off needs zero<3 (ZeRO-3 reduces "
+                           "every layer's gradients as its backward ends)"
+                           : "prefetch and reshard need zero=3 (sharded parameters)";
+        ts_err(err, errlen, "layout: %s, not zero=%d", what, l->zero);
         goto out;
     }
     if (l->qgz && l->hgz > 1) {
@@ -419,6 +453,15 @@ void wl_layout_format(const wl_layout *l, char *buf, size_t n)
             k += snprintf(buf + k, n - k, ",hpz=%d,hgz=%d,qwz=%s,qgz=%s", l->hpz > 1 ? l->hpz : 1,
                           l->hgz > 1 ? l->hgz : 1, l->qwz ? "on" : "off", l->qgz ? "on" : "off");
         if (k > 0 && (size_t)k < n && l->attn) snprintf(buf + k, n - k, ",attn=%s", wl_attn_name(l->attn));
+        /* likewise the frameworks' overlap keys that differ from the defaults */
+        const struct { int set; const char *text; } extra[] = {
+            {l->grad_serial, ",overlap_grad=off"}, {l->param_overlap, ",overlap_param=on"},
+            {l->keep_params, ",reshard=off"},
+        };
+        for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++)
+            if (extra[i].set && strlen(buf) + strlen(extra[i].text) < n) strcat(buf, extra[i].text);
+        if (l->prefetch > 1 && strlen(buf) + 16 < n)
+            snprintf(buf + strlen(buf), n - strlen(buf), ",prefetch=%d", l->prefetch);
     }
 }
 
@@ -426,6 +469,10 @@ void wl_layout_apply_stack(wl_layout *l, const wl_stack *s)
 {
     if (!s) s = wl_stack_default();
     if (l->attn == WL_ATTN_STACK) l->attn = s->attn;
+    /* the data-parallel overlaps the stack runs with (a layout's overlap_grad=off and
+     * overlap_param=on stand whatever the stack) */
+    if (!s->overlap_grad_reduce && l->zero < 3) l->grad_serial = 1;
+    if (s->overlap_param_gather && (l->zero == 1 || l->zero == 2)) l->param_overlap = 1;
 }
 
 int wl_padded_vocab(const wl_model *m, const wl_layout *l)

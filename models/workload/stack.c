@@ -27,11 +27,11 @@ static const wl_stack stacks[] = {
     {"megatron-2021", "Megatron-LM April 2021 (SC'21 paper): unfused attention with the fused scaled-masked "
                       "softmax kernel, fused bias-GeLU and bias-dropout-add, cuBLAS 11 of 2021, fp16",
      "Narayanan et al. SC'21 (arXiv 2104.04473); Megatron-LM commit 50a4b5fa (2021-04-08) README",
-     WL_ATTN_UNFUSED, 1, WL_GEMM_2021, 0, 0, 0, 0},
+     WL_ATTN_UNFUSED, 1, WL_GEMM_2021, 0, 0, 0, 0}, /* 2021's DDP all-reduced the gradient buffer after the backward */
     {"deepspeed", "DeepSpeed ZeRO with PyTorch modules: FlashAttention-2 through PyTorch SDPA, unfused "
                   "elementwise kernels, overlapped communication",
      "DeepSpeed ZeRO docs (overlap_comm, stage3_prefetch_bucket_size); PyTorch SDPA docs",
-     WL_ATTN_FLASH2, 0, WL_GEMM_CURRENT, 1, 0, 1, 1},
+     WL_ATTN_FLASH2, 0, WL_GEMM_CURRENT, 1, 0, 1, 0}, /* ZeRO-1/2 all-gather the updated parameters in step() */
     {"fsdp2", "PyTorch FSDP2 (torchtitan): FlashAttention-2 through SDPA, unfused elementwise kernels "
               "(no torch.compile), prefetched all-gathers",
      "torchtitan docs and benchmarks; PyTorch FSDP2 (fully_shard) docs",

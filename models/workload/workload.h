@@ -53,6 +53,14 @@ typedef struct wl_layout {
     int ax_serial;                  /* AxoNN overlap=off: every collective blocks where issued
                                      * (0, the default: AxoNN's overlap, docs/workload.md) */
     double bucket;                  /* DP gradient bucket, parameters (Megatron: max(4e7, 1e6*dp)) */
+    int grad_serial;                /* zero<3: gradients reduced after the last backward in one bucket
+                                     * (Megatron-Core without --overlap-grad-reduce, Megatron-LM 2021) */
+    int param_overlap;              /* zero=1,2: the updated parameters' all-gathers overlap the next
+                                     * forward, bucket by bucket (Megatron-Core --overlap-param-gather) */
+    int prefetch;                   /* zero=3: layers whose gathers may run ahead of compute (0: 1,
+                                     * DeepSpeed's and FSDP2's one-layer prefetch) */
+    int keep_params;                /* zero=3: gathered parameters kept from forward to backward (FSDP2
+                                     * reshard_after_forward=False): no backward gather */
     int order[4];                   /* placement order, innermost first, over (0 tp, 1 cp, 2 dp, 3 pp);
                                      * all zero: Megatron's default tp-cp-dp-pp */
     wl_attn attn;                   /* attention kernel (attn=); WL_ATTN_STACK: the stack's */

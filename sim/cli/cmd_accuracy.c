@@ -5,9 +5,12 @@
  * description, fn}. A part's fn appends one acc_row per measured file (or
  * table) with acc_add: a name unique within the part, what it measures, the
  * point count and the median and p90 |relative error| of time, uncalibrated
- * and calibrated (NAN where a part has no calibrated figure). It returns 0, or
+ * and calibrated (NAN where a part has no calibrated figure), their mean
+ * (MAPE) and, for a table that compares schemes, Spearman's rank correlation
+ * of measured and predicted (NAN otherwise). It returns 0, or
  * -1 with a message in err (a missing input is not an error: say it with
  * acc_skip and go on). Thresholds (--thresholds) name rows as PART,NAME. */
+#include <dirent.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -17,21 +20,25 @@
 #include "cmds.h"
 #include "util.h"
 #include "val.h"
+#include "val_train.h"
 
 static const char accuracy_help[] =
     "usage: trainsim accuracy [--part P] [--thresholds F] [--csv F] [--svg F] [options]\n\n"
     "Predict every measured file the project ships and print per file the median\n"
-    "and p90 |error| of time, uncalibrated (the shipped cluster as is) and\n"
+    "and p90 |error| (and their mean, MAPE) of time, uncalibrated (the shipped cluster as is) and\n"
     "calibrated (cross-validated: the calibration terms fitted on every other\n"
-    "size predict the sizes they did not see). Files listed in the manifest\n"
+    "size predict the sizes they did not see). Part train predicts published\n"
+    "training runs (TFLOP/s per GPU) row by row, per table MAPE and Spearman.\n"
+    "Files listed in the manifest\n"
     "that are absent (../shared) are skipped with a message. With --thresholds,\n"
     "a figure above its threshold fails the report (exit 1) naming the file.\n"
     "docs/accuracy.md tells how to read it and how to move a threshold.\n\n"
     "options:\n"
-    "  --part P           run only part P (coll)\n"
+    "  --part P           run only part P (coll, train)\n"
     "  --manifest F       the coll part's list of files (default tests/accuracy/coll.csv)\n"
+    "  --training DIR     the train part's published runs (default configs/measurements/training)\n"
     "  --thresholds F     CSV part,name,metric,max_pct; metric: uncal_median, uncal_p90,\n"
-    "                     cal_median, cal_p90\n"
+    "                     cal_median, cal_p90, mape\n"
     "  --write-thresholds F  write thresholds just above this run's figures (x1.05 + 0.5\n"
     "                     points): how a threshold moves on purpose (docs/accuracy.md)\n"
     "  --calibration F    apply a calibration JSON to every cluster first\n"
@@ -43,10 +50,11 @@ typedef struct acc_row {
     char part[16], name[96], what[320];
     int npts;
     double unc_med, unc_p90, cal_med, cal_p90; /* fractions; NAN: none */
+    double mape, spearman;                     /* mean |error| (fraction); rank correlation or NAN */
 } acc_row;
 
 typedef struct acc_ctx {
-    const char *manifest, *calib;
+    const char *manifest, *calib, *training;
     int sgc;
     char **sgv;
     acc_row *rows;
@@ -103,6 +111,13 @@ static void errors(const double *pred, const double *meas, int n, double *e)
     for (int i = 0; i < n; i++) e[i] = (pred[i] - meas[i]) / meas[i];
 }
 
+static double mean_abs(const double *e, int n)
+{
+    double s = 0;
+    for (int i = 0; i < n; i++) s += fabs(e[i]);
+    return n ? s / n : NAN;
+}
+
 static int coll_run(acc_ctx *c, const centry *ce, val_run *r, char *err, size_t errlen)
 {
     if (ce->gpus) val_run_set_ranks(r, ce->gpus);
@@ -124,6 +139,7 @@ static int coll_run(acc_ctx *c, const centry *ce, val_run *r, char *err, size_t 
                  ce->algo[0] ? ", " : "", ce->algo);
         errors(unc, t, np, e);
         row.unc_med = val_abs_quantile(e, np, 0.5), row.unc_p90 = val_abs_quantile(e, np, 0.9);
+        row.mape = mean_abs(e, np), row.spearman = NAN;
         errors(cal, t, np, e);
         row.cal_med = val_abs_quantile(e, np, 0.5), row.cal_p90 = val_abs_quantile(e, np, 0.9);
         acc_add(c, &row);
@@ -168,6 +184,86 @@ static int part_coll(acc_ctx *c, char *err, size_t errlen)
     return rc;
 }
 
+
+/* ---- part train: published training runs ---- */
+
+static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* One file of published runs: every row predicted (printed as it goes), one
+ * acc_row per table named FILE-STEM/TABLE. */
+static int train_file(acc_ctx *c, const char *dir, const char *file, char *err, size_t errlen)
+{
+    char path[4400];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    val_train_row *rows;
+    int n;
+    if (val_train_load(path, &rows, &n, err, errlen) < 0) return -1;
+    double *pub = ts_malloc(3 * (size_t)(n + 1) * sizeof *pub), *pred = pub + n + 1, *e = pred + n + 1;
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0;) {
+        int j = i, k = 0;
+        printf("# %s/%s %s (TFLOP/s per GPU): %-18s %6s  %-52s %9s %9s %7s\n", c->part, file, rows[i].table, "model",
+               "gpus", "layout", "published", "predicted", "error");
+        for (; j < n && !strcmp(rows[j].table, rows[i].table); j++) {
+            const val_train_row *r = &rows[j];
+            val_train_pred p;
+            if (val_train_predict(r, &p, err, errlen) < 0) {
+                char why[TS_ERRLEN];
+                snprintf(why, sizeof why, "%s", err);
+                rc = ts_err(err, errlen, "%s: line %d: %s", path, r->line, why);
+                break;
+            }
+            pub[k] = r->published, pred[k] = p.tflops, e[k] = (p.tflops - r->published) / r->published;
+            printf("#   %-18s %6d  %-52.52s %9.1f %9.1f %+6.1f%%  %s%s\n", r->model, r->gpus, r->layout, r->published,
+                   p.tflops, 100 * e[k], p.how, p.fits ? "" : ", does not fit");
+            k++;
+        }
+        if (rc == 0) {
+            acc_row row = {.npts = k, .cal_med = NAN, .cal_p90 = NAN};
+            int stem = (int)strlen(file) - 4; /* without .csv */
+            snprintf(row.name, sizeof row.name, "%.*s/%.*s", stem < 60 ? stem : 60, file, 30, rows[i].table);
+            snprintf(row.what, sizeof row.what, "%s, TFLOP/s per GPU, %d runs", rows[i].table, k);
+            row.unc_med = val_abs_quantile(e, k, 0.5), row.unc_p90 = val_abs_quantile(e, k, 0.9);
+            row.mape = mean_abs(e, k), row.spearman = val_spearman(pub, pred, k);
+            acc_add(c, &row);
+        }
+        i = j;
+    }
+    free(pub);
+    free(rows);
+    return rc;
+}
+
+/* Every *.csv of the training measurements (thresholds live elsewhere), by name. */
+static int part_train(acc_ctx *c, char *err, size_t errlen)
+{
+    char dflt[4200];
+    const char *dir = c->training;
+    if (!dir) {
+        snprintf(dflt, sizeof dflt, "%s/measurements/training", ts_config_dir());
+        dir = dflt;
+    }
+    DIR *d = opendir(dir);
+    if (!d) return ts_err(err, errlen, "%s: cannot open the directory", dir);
+    char **names = NULL;
+    size_t cap = 0, n = 0;
+    for (struct dirent *de; (de = readdir(d));) {
+        size_t len = strlen(de->d_name);
+        if (len < 5 || strcmp(de->d_name + len - 4, ".csv")) continue;
+        ts_grow(&names, sizeof *names, &cap, n + 1);
+        names[n++] = ts_strdup(de->d_name);
+    }
+    closedir(d);
+    if (n) qsort(names, n, sizeof *names, by_name);
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (rc == 0) rc = train_file(c, dir, names[i], err, errlen);
+        free(names[i]);
+    }
+    free(names);
+    return rc;
+}
+
 /* ---- the parts ---- */
 static const struct part {
     const char *name;
@@ -175,26 +271,29 @@ static const struct part {
     int (*fn)(acc_ctx *c, char *err, size_t errlen);
 } parts[] = {
     {"coll", "measured collective sweeps (nccl-tests, rccl-tests, OSU) on shipped clusters", part_coll},
+    {"train", "published training runs (TFLOP/s per GPU) against trainsim run's model", part_train},
 };
 #define NPARTS (sizeof parts / sizeof parts[0])
 
 /* ---- output ---- */
-static const char *const metric_names[] = {"uncal_median", "uncal_p90", "cal_median", "cal_p90"};
+static const char *const metric_names[] = {"uncal_median", "uncal_p90", "cal_median", "cal_p90", "mape"};
+#define NMETRICS 5
 
 static double metric(const acc_row *r, int m)
 {
-    double v[] = {r->unc_med, r->unc_p90, r->cal_med, r->cal_p90};
+    double v[] = {r->unc_med, r->unc_p90, r->cal_med, r->cal_p90, r->mape};
     return v[m];
 }
 
 static void print_table(const acc_ctx *c)
 {
-    printf("# %-5s %-34s %5s %13s %11s %11s %9s  %s\n", "part", "name", "sizes", "uncal_median%", "uncal_p90%",
-           "cal_median%", "cal_p90%", "what");
+    printf("# %-5s %-34s %5s %13s %11s %11s %9s %7s %8s  %s\n", "part", "name", "sizes", "uncal_median%",
+           "uncal_p90%", "cal_median%", "cal_p90%", "mape%", "spearman", "what");
     for (int i = 0; i < c->nrows; i++) {
         const acc_row *r = &c->rows[i];
-        printf("  %-5s %-34s %5d %13.1f %11.1f %11.1f %9.1f  %s\n", r->part, r->name, r->npts, 100 * r->unc_med,
-               100 * r->unc_p90, 100 * r->cal_med, 100 * r->cal_p90, r->what);
+        printf("  %-5s %-34s %5d %13.1f %11.1f %11.1f %9.1f %7.1f %8.2f  %s\n", r->part, r->name, r->npts,
+               100 * r->unc_med, 100 * r->unc_p90, 100 * r->cal_med, 100 * r->cal_p90, 100 * r->mape, r->spearman,
+               r->what);
     }
 }
 
@@ -202,11 +301,11 @@ static int write_csv(const acc_ctx *c, const char *path, char *err, size_t errle
 {
     FILE *f = fopen(path, "w");
     if (!f) return ts_err(err, errlen, "%s: cannot write", path);
-    fprintf(f, "part,name,sizes,uncal_median_pct,uncal_p90_pct,cal_median_pct,cal_p90_pct,what\n");
+    fprintf(f, "part,name,sizes,uncal_median_pct,uncal_p90_pct,cal_median_pct,cal_p90_pct,mape_pct,spearman,what\n");
     for (int i = 0; i < c->nrows; i++) {
         const acc_row *r = &c->rows[i];
-        fprintf(f, "%s,%s,%d,%.2f,%.2f,%.2f,%.2f,\"%s\"\n", r->part, r->name, r->npts, 100 * r->unc_med,
-                100 * r->unc_p90, 100 * r->cal_med, 100 * r->cal_p90, r->what);
+        fprintf(f, "%s,%s,%d,%.2f,%.2f,%.2f,%.2f,%.2f,%.3f,\"%s\"\n", r->part, r->name, r->npts, 100 * r->unc_med,
+                100 * r->unc_p90, 100 * r->cal_med, 100 * r->cal_p90, 100 * r->mape, r->spearman, r->what);
     }
     return fclose(f) == 0 ? 0 : ts_err(err, errlen, "%s: write failed", path);
 }
@@ -258,7 +357,7 @@ static int write_thresholds(const acc_ctx *c, const char *path, char *err, size_
                "# --write-thresholds from the figures at the time; docs/accuracy.md.\n"
                "part,name,metric,max_pct\n");
     for (int i = 0; i < c->nrows; i++)
-        for (int m = 0; m < 4; m++) {
+        for (int m = 0; m < NMETRICS; m++) {
             double v = 100 * metric(&c->rows[i], m);
             if (isnan(v)) continue;
             fprintf(f, "%s,%s,%s,%.1f\n", c->rows[i].part, c->rows[i].name, metric_names[m],
@@ -291,12 +390,12 @@ static int check_thresholds(const acc_ctx *c, const char *path, char *err, size_
         }
         double max = ok ? strtod(p, &end) : 0;
         int m = -1;
-        for (int k = 0; ok && k < 4; k++)
+        for (int k = 0; ok && k < NMETRICS; k++)
             if (strcmp(met, metric_names[k]) == 0) m = k;
         if (!ok || m < 0 || end == p || *end || !(max >= 0)) {
             fclose(f);
             return ts_err(err, errlen, "%s:%d: want part,name,metric,max_pct (metric: uncal_median, uncal_p90, "
-                          "cal_median, cal_p90)", path, lineno);
+                          "cal_median, cal_p90, mape)", path, lineno);
         }
         for (int i = 0; i < c->nrows; i++) {
             const acc_row *r = &c->rows[i];
@@ -317,12 +416,12 @@ static int check_thresholds(const acc_ctx *c, const char *path, char *err, size_
 
 int cmd_accuracy(int argc, char **argv)
 {
-    enum { O_PART = 256, O_MANIFEST, O_THRESH, O_CALIB, O_CSV, O_SVG, O_WRITE };
+    enum { O_PART = 256, O_MANIFEST, O_THRESH, O_CALIB, O_CSV, O_SVG, O_WRITE, O_TRAINING };
     static const struct option longopts[] = {
         {"part", required_argument, 0, O_PART},         {"manifest", required_argument, 0, O_MANIFEST},
         {"thresholds", required_argument, 0, O_THRESH}, {"calibration", required_argument, 0, O_CALIB},
         {"csv", required_argument, 0, O_CSV},           {"svg", required_argument, 0, O_SVG},
-        {"write-thresholds", required_argument, 0, O_WRITE},
+        {"write-thresholds", required_argument, 0, O_WRITE}, {"training", required_argument, 0, O_TRAINING},
         {"help", no_argument, 0, 'h'},                  {0, 0, 0, 0},
     };
     char **sgv = ts_calloc(argc + 1, sizeof *sgv), **ours = ts_calloc(argc + 1, sizeof *ours);
@@ -336,6 +435,7 @@ int cmd_accuracy(int argc, char **argv)
         switch (ch) {
         case O_PART: only = optarg; break;
         case O_MANIFEST: c.manifest = optarg; break;
+        case O_TRAINING: c.training = optarg; break;
         case O_THRESH: thresh = optarg; break;
         case O_CALIB: c.calib = optarg; break;
         case O_CSV: csv = optarg; break;
@@ -353,7 +453,7 @@ int cmd_accuracy(int argc, char **argv)
     int found = !only;
     for (size_t i = 0; i < NPARTS; i++) found |= only && strcmp(only, parts[i].name) == 0;
     if (!found) {
-        rc = cmd_usage_error("accuracy", "unknown part '%s' (parts: coll)", only);
+        rc = cmd_usage_error("accuracy", "unknown part '%s' (parts: coll, train)", only);
         goto out;
     }
     printf("# trainsim accuracy%s%s\n", c.calib ? ": calibration " : "", c.calib ? c.calib : "");
