@@ -127,6 +127,7 @@ typedef struct val_sweep {
     char forced[96];        /* "algo[:proto]" or "" (automatic) */
     char **hosts;           /* the platform's hosts (the first n are used) */
     int nhosts;
+    int placed;             /* val_sweep_place reordered hosts: name them in the graph */
     struct coll_topo *topo;
     const struct coll_policy *policy; /* without forced: the selection (NULL: automatic); set after open */
 } val_sweep;
@@ -142,6 +143,9 @@ typedef struct val_point {
 /* n = 0: every host. Fails on a bad algorithm, group or root. */
 int val_sweep_open(val_sweep *s, og_coll op, int n, int root, og_dtype dtype, int fidelity, const char *forced,
                    char *err, size_t errlen);
+/* Place the n ranks ppn per node, as the measurement ran them (ppn 0: the
+ * first n hosts); fails when a node has fewer GPUs or there are too few nodes. */
+int val_sweep_place(val_sweep *s, int ppn, char *err, size_t errlen);
 int val_sweep_size(val_sweep *s, int64_t bytes, val_point *out, char *err, size_t errlen);
 void val_sweep_close(val_sweep *s);
 
@@ -158,6 +162,10 @@ typedef struct val_child_out {
 int val_sweep_child(const char *cluster, int nodes, const char *calib, int sgc, char **sgv, og_coll op, int n,
                     const char *algo, int fidelity, const int64_t *sizes, int npts, double *times, val_child_out *out,
                     char *err, size_t errlen);
+/* The same with the ranks placed ppn per node (val_sweep_place). */
+int val_sweep_child_ppn(const char *cluster, int nodes, const char *calib, int sgc, char **sgv, og_coll op, int n,
+                        int ppn, const char *algo, int fidelity, const int64_t *sizes, int npts, double *times,
+                        val_child_out *out, char *err, size_t errlen);
 
 /* ---- Fits (val_fit.c) ---- */
 

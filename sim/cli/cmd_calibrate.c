@@ -15,8 +15,8 @@
 static const char calibrate_help[] =
     "usage: trainsim calibrate MEASUREMENTS... --cluster C -o calib.json [options]\n\n"
     "Fit measured collectives (nccl-tests / rccl-tests tables, OSU outputs; any\n"
-    "number of files and runs) per collective and scope (intra-node when the\n"
-    "ranks fit in one node of cluster C, else inter-node): the latency alpha and\n"
+    "number of files and runs) per collective and scope (the ranks are placed on\n"
+    "C as many per node as the '# Rank ... on HOST' lines say, else packed): the latency alpha and\n"
     "bus bandwidth beta of t = alpha + size x busbw_factor / beta (GSL nonlinear\n"
     "least squares on relative residuals, bisquare-reweighted against outliers),\n"
     "and a bandwidth-efficiency curve by size. The same sizes are simulated on C\n"
@@ -32,6 +32,7 @@ static const char calibrate_help[] =
     "  -b, --minbytes S   fit only sizes >= S;  -e, --maxbytes S: only sizes <= S\n"
     "  --half even|odd    fit only every other size (rows 0, 2, ... or 1, 3, ...)\n"
     "  --fidelity F       pipelined (default) or analytical\n"
+    CMD_MEAS_PARSE_HELP
     "  -h, --help         this help\n\n"
     "exit status: 0 ok, 1 a fit failed, 2 bad input.\n";
 
@@ -43,6 +44,7 @@ typedef struct copts {
 /* One collective's fit. */
 typedef struct entry {
     int coll, scope, n, algo, nsteps;
+    int ppn;                    /* ranks per host of the measurement (0: unknown) */
     char tool[32];
     int npts;
     int64_t *isize;
@@ -79,6 +81,7 @@ static int fit_entry(const copts *o, const simctx *sc, val_run *r, entry *e, cha
     if (o->m.gpus) val_run_set_ranks(r, o->m.gpus);
     e->coll = r->coll;
     e->n = o->m.gpus ? o->m.gpus : r->nranks;
+    e->ppn = r->ppn;
     snprintf(e->tool, sizeof e->tool, "%s", r->tool);
     if (r->coll < 0 || r->coll == VAL_P2P || r->coll == OG_BARRIER)
         return ts_err(err, errlen, "line %d: collective '%s' cannot be calibrated (only all_reduce, all_gather, "
@@ -89,8 +92,8 @@ static int fit_entry(const copts *o, const simctx *sc, val_run *r, entry *e, cha
         return ts_err(err, errlen, "line %d: %s: only %d usable sizes after -b/-e/--half (3 needed)", r->first_line,
                       val_coll_name(r->coll), e->npts);
     val_child_out co;
-    if (val_sweep_child(o->m.cluster, o->m.nodes, NULL, sc->sgc, sc->sgv, r->coll, e->n, o->m.algo, o->m.fidelity, e->isize,
-                        e->npts, e->tsim, &co, err, errlen) < 0)
+    if (val_sweep_child_ppn(o->m.cluster, o->m.nodes, NULL, sc->sgc, sc->sgv, r->coll, e->n, e->ppn, o->m.algo,
+                            o->m.fidelity, e->isize, e->npts, e->tsim, &co, err, errlen) < 0)
         return -1;
     e->scope = co.scope, e->algo = co.algo, e->nsteps = co.nsteps;
     if (val_fit_ab(e->x, e->t, e->npts, &e->meas, err, errlen) < 0 ||
@@ -146,8 +149,8 @@ static void factors(const entry *e, double *bw_eff, double *lat_add)
 static int build_curve(const copts *o, const simctx *sc, entry *e, char *err, size_t errlen)
 {
     val_child_out co;
-    if (val_sweep_child(o->m.cluster, o->m.nodes, o->out, sc->sgc, sc->sgv, e->coll, e->n, o->m.algo, o->m.fidelity, e->isize,
-                        e->npts, e->tcal, &co, err, errlen) < 0)
+    if (val_sweep_child_ppn(o->m.cluster, o->m.nodes, o->out, sc->sgc, sc->sgv, e->coll, e->n, e->ppn, o->m.algo,
+                            o->m.fidelity, e->isize, e->npts, e->tcal, &co, err, errlen) < 0)
         return -1;
     val_curve_build(&e->curve, e->size, e->tcal, e->t, e->npts);
     return 0;
@@ -268,6 +271,13 @@ int cmd_meas_option(const char *cmd, int c, const char *arg, cmd_meas_opts *o)
             return cmd_usage_error(cmd, "--fidelity wants pipelined or analytical, not '%s'", arg);
         o->fidelity = arg[0] == 'p' ? VAL_FID_PIPELINED : VAL_FID_ANALYTICAL;
         return 0;
+    case CMD_MEAS_OP:
+        if ((v = val_coll_from_name(arg)) < 0 || v >= OG_NCOLLS)
+            return cmd_usage_error(cmd, "--op wants a collective (all_reduce, all_gather, reduce_scatter, "
+                                   "alltoall, broadcast, reduce), not '%s'", arg);
+        o->op = (int)v + 1;
+        return 0;
+    case CMD_MEAS_EXPLAIN: o->explain = 1; return 0;
     case 'b':
     case 'e':
         if (val_parse_size(arg, &sz) < 0)
@@ -276,6 +286,15 @@ int cmd_meas_option(const char *cmd, int c, const char *arg, cmd_meas_opts *o)
         return 0;
     default: return 1;
     }
+}
+
+int cmd_meas_parse(const cmd_meas_opts *o, const char *path, val_file *out, char *err, size_t errlen)
+{
+    val_parse_opts po = {o->op ? o->op - 1 : VAL_UNKNOWN, o->explain ? stdout : NULL};
+    int rc = val_parse_file_opts(path, &po, out, err, errlen);
+    if (rc == 0 && out->nskipped && !o->explain)
+        printf("# note: %s: %d line(s) not part of a table skipped (--explain lists them)\n", path, out->nskipped);
+    return rc;
 }
 
 int cmd_calibrate(int argc, char **argv)
@@ -296,7 +315,7 @@ int cmd_calibrate(int argc, char **argv)
     printf("# trainsim calibrate: cluster %s, %d file(s)\n", o.m.cluster, nours - optind);
     for (int f = optind; f < nours; f++) {
         val_file vf;
-        if (val_parse_file(ours[f], &vf, err, sizeof err) < 0) {
+        if (cmd_meas_parse(&o.m, ours[f], &vf, err, sizeof err) < 0) {
             fprintf(stderr, "trainsim calibrate: %s\n", err);
             goto out;
         }
