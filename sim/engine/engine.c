@@ -131,7 +131,11 @@ int eng_load_platform(const char *path, char *err, size_t errlen)
     }
     xmlNodePtr root = xmlDocGetRootElement(doc);
     int is_platform = root && xmlStrcmp(root->name, (const xmlChar *)"platform") == 0;
+    int is_nccl_topo = root && xmlStrcmp(root->name, (const xmlChar *)"system") == 0;
     xmlFreeDoc(doc);
+    if (is_nccl_topo)
+        return ts_err(err, errlen, "%s: an NCCL topology (<system>), not a SimGrid platform: `trainsim platform "
+                      "import-topo %s` prints its cluster JSON node (docs/clusters.md)", path, path);
     if (!is_platform) return ts_err(err, errlen, "%s: not a SimGrid platform (root element is not <platform>)", path);
     simgrid_load_platform(path);
     if (sg_host_count() == 0) return ts_err(err, errlen, "%s: platform has no hosts", path);
