@@ -173,11 +173,23 @@ FUZZ_FLAGS   := -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefine
                 $(SIM_INC)
 FUZZ_LIB     := $(wildcard sim/trace/*.c sim/ir/*.c)
 FUZZ_FORMATS := kineto chakra_et chakra_json nccl_log smpi_ti native
+# Harnesses of the other input formats: their own sources (FUZZ_SRC_<format>).
+FUZZ_SRC_nccl_tests := validate/val_parse.c $(wildcard models/coll/*.c) sim/ir/util.c sim/ir/opgraph.c
+FUZZ_SRC_hf_config  := models/workload/model.c sim/ir/util.c
+FUZZ_SRC_layout     := models/workload/model.c sim/ir/util.c
+FUZZ_SRC_nccl_topo  := platforms/nccl_topo.c sim/ir/util.c
+FUZZ_OTHER   := nccl_tests hf_config layout nccl_topo
+FUZZ_FORMATS += $(FUZZ_OTHER)
 FUZZ_BINS    := $(FUZZ_FORMATS:%=bin/fuzz_%)
 
 bin/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h $(FUZZ_LIB) $(wildcard sim/trace/*.h sim/ir/*.h)
 	@mkdir -p bin
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_LIB) -ljansson -lz -lm
+
+$(FUZZ_OTHER:%=bin/fuzz_%): bin/fuzz_%: tests/fuzz/fuzz_%.c $(wildcard sim/ir/*.h models/*/*.h platforms/*.h validate/*.h)
+	@mkdir -p bin
+	$(FUZZ_CC) $(FUZZ_FLAGS) -Imodels -Imodels/coll -Iplatforms -Ivalidate -I/usr/include/libxml2 -o $@ $< $(FUZZ_SRC_$*) \
+	    -ljansson -lxml2 -lz -lm
 
 # make fuzz: at least FUZZ_RUNS executions per format, then a summary table.
 FUZZ_RUNS ?= 100000

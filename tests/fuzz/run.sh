@@ -24,6 +24,13 @@ mkdir -p "$out/corpus/nccl_log"
 seed nccl_log tests/data/nccl_*.log
 seed smpi_ti "$DATA"/smpi-ti/replay/actions_*.txt tests/data/smpi_*.txt
 seed native tests/data/example.json tests/data/bad_*.json
+seed nccl_tests ../shared/data/nccl-tests/*.txt tests/data/osu_*.txt
+seed hf_config configs/models/*.json tests/data/model_*.json
+seed nccl_topo "$DATA"/nccl-topo/*.xml
+mkdir -p "$out/corpus/layout"
+printf 'tp=8,pp=4,dp=2,mbs=1,gbs=64,zero=1,sp=on' > "$out/corpus/layout/a"
+printf 'gx=2,gy=2,gz=2,dp=4,mbs=2,gbs=32,recompute=full' > "$out/corpus/layout/b"
+printf 'tp=2,pp=2,vpp=2,schedule=interleaved,zero=3,hpz=2,hgz=8,qwz=on' > "$out/corpus/layout/c"
 
 printf '%-12s %10s %8s %6s %6s %8s\n' format executions crashes hangs leaks seconds
 status=0
