@@ -132,7 +132,11 @@ int eng_load_platform(const char *path, char *err, size_t errlen)
     xmlNodePtr root = xmlDocGetRootElement(doc);
     int is_platform = root && xmlStrcmp(root->name, (const xmlChar *)"platform") == 0;
     int is_nccl_topo = root && xmlStrcmp(root->name, (const xmlChar *)"system") == 0;
+    int is_msccl = root && xmlStrcmp(root->name, (const xmlChar *)"algo") == 0;
     xmlFreeDoc(doc);
+    if (is_msccl)
+        return ts_err(err, errlen, "%s: an MSCCL algorithm (<algo>), not a SimGrid platform: give a cluster with "
+                      "--platform (docs/collectives.md, MSCCL algorithms)", path);
     if (is_nccl_topo)
         return ts_err(err, errlen, "%s: an NCCL topology (<system>), not a SimGrid platform: `trainsim platform "
                       "import-topo %s` prints its cluster JSON node (docs/clusters.md)", path, path);
