@@ -135,7 +135,7 @@ bin/bench_%: build/experiments/bench/bench_%.o build/libtrainsim.a
 bin/trainsim-bench: $(BENCH_SRC) validate/bench.h build/libtrainsim.a $(CONFIG)
 	@mkdir -p bin
 	@echo "trainsim-bench: backends mpi, schedule; nccl $(NCCL_WHY)"
-	$(MPICC) $(CFLAGS) $(BENCH_DEFS) -o $@ $(BENCH_SRC) build/libtrainsim.a $(BENCH_LIBS) -ljansson -lm
+	$(MPICC) $(CFLAGS) $(BENCH_DEFS) -o $@ $(BENCH_SRC) build/libtrainsim.a $(BENCH_LIBS) -ljansson -lxml2 -lm
 
 # make check: CUnit suites (they also run bin/trainsim for CLI behaviour), then
 # CI regression mode (trainsim replay) on the sample traces' goldens.

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "coll_algos.h"
+#include "msccl.h"
 #include "util.h"
 
 #define BIT(c) (1u << (c))
@@ -64,6 +65,9 @@ static const coll_algo algos[] = {
 
     {"nvlstree", "NVLS inside nodes, binary tree per local rank across nodes (NCCL NVLS_TREE)",
      BIT(OG_ALLREDUCE), coll_nvlstree_setup, coll_nvlstree_step, NULL, coll_nvlstree_unfit, COLL_TUNER_YES},
+
+    {"msccl", "an MSCCL algorithm XML program (--algo msccl:FILE), its sends in lock-step rounds",
+     BIT(OG_ALLREDUCE), coll_msccl_setup, coll_msccl_step, NULL, coll_msccl_unfit, COLL_TUNER_NO},
 };
 #define NALGOS ((int)(sizeof algos / sizeof algos[0]))
 

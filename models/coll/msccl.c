@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll_algos.h"
 #include "msccl.h"
 #include "util.h"
 
@@ -176,8 +177,8 @@ typedef struct sval {           /* a chunk slot: which chunk, reduced over which
 
 typedef struct fifo {           /* messages from one rank to another on one channel */
     sval *v;
-    int *cnt;
-    size_t vcap, ccap;
+    int *cnt, *round, *rec;     /* per message: chunks, round sent, its first transfer record */
+    size_t vcap, ccap, rcap, ecap;
     int head, tail, vhead, vtail;
 } fifo;
 
@@ -189,6 +190,10 @@ typedef struct srun {
     char *err;
     size_t errlen;
     long messages;
+    int round;
+    msccl_xfer *x;              /* transfer records, in the order sent */
+    int nx;
+    size_t xcap;
 } srun;
 
 static fifo *queue(srun *r, int src, int dst, int chan)
@@ -264,8 +269,13 @@ static int try_step(srun *r, int g, int t)
     if (recvs) {
         if (tb->recv < 0) return ts_err(r->err, r->errlen, "line %d: gpu %d: %s in a tb without recv peer", st->line, g, ty);
         fifo *q = queue(r, tb->recv, g, tb->chan);
-        if (q->head == q->tail) return 0;
+        if (q->head == q->tail || q->round[q->head] >= r->round) return 0;
         int cnt = q->cnt[q->head];
+        /* how the receiver takes it: adds it into its copy, or overwrites */
+        int into = reduces || st->dstbuf == MSCCL_BUF_SCRATCH;
+        for (int e = q->rec[q->head]; e < r->nx && r->x[e].src == tb->recv && r->x[e].dst == g &&
+                                       r->x[e].round == q->round[q->head] && e < q->rec[q->head] + cnt; e++)
+            r->x[e].reduce = into;
         if (cnt != st->cnt)
             return ts_err(r->err, r->errlen, "line %d: gpu %d receives %d chunk(s) from gpu %d, which sent %d", st->line, g,
                           st->cnt, tb->recv, cnt);
@@ -288,10 +298,23 @@ static int try_step(srun *r, int g, int t)
         fifo *q = queue(r, g, tb->send, tb->chan);
         ts_grow(&q->v, sizeof *q->v, &q->vcap, q->vtail + st->cnt);
         ts_grow(&q->cnt, sizeof *q->cnt, &q->ccap, q->tail + 1);
+        ts_grow(&q->round, sizeof *q->round, &q->rcap, q->tail + 1);
+        ts_grow(&q->rec, sizeof *q->rec, &q->ecap, q->tail + 1);
         memcpy(q->v + q->vtail, val, st->cnt * sizeof *val);
         q->vtail += st->cnt;
+        q->round[q->tail] = r->round;
+        q->rec[q->tail] = r->nx;
         q->cnt[q->tail++] = st->cnt;
         r->messages++;
+        /* one transfer record per run of consecutive chunk ids */
+        for (int k = 0; k < st->cnt; k++) {
+            if (k > 0 && val[k].chunk == val[k - 1].chunk + 1 && val[k].chunk >= 0) {
+                r->x[r->nx - 1].nchunk++;
+                continue;
+            }
+            ts_grow(&r->x, sizeof *r->x, &r->xcap, r->nx + 1);
+            r->x[r->nx++] = (msccl_xfer){g, tb->send, r->round, val[k].chunk, 1, 0};
+        }
     }
     return 1;
 }
@@ -317,7 +340,27 @@ static int final_check(srun *r)
     return 0;
 }
 
+static int by_round(const void *x, const void *y)
+{
+    const msccl_xfer *a = x, *b = y;
+    if (a->round != b->round) return (a->round > b->round) - (a->round < b->round);
+    if (a->src != b->src) return (a->src > b->src) - (a->src < b->src);
+    return (a->dst > b->dst) - (a->dst < b->dst);
+}
+
+void msccl_sched_free(msccl_sched *s)
+{
+    free(s->x);
+    free(s->first);
+    memset(s, 0, sizeof *s);
+}
+
 int msccl_check(const msccl_algo *a, long *messages, char *err, size_t errlen)
+{
+    return msccl_schedule(a, messages, NULL, err, errlen);
+}
+
+int msccl_schedule(const msccl_algo *a, long *messages, msccl_sched *out, char *err, size_t errlen)
 {
     srun r = {.a = a, .err = err, .errlen = errlen};
     r.q = ts_calloc((size_t)a->ngpus * a->ngpus * a->nchannels, sizeof *r.q);
@@ -329,8 +372,9 @@ int msccl_check(const msccl_algo *a, long *messages, char *err, size_t errlen)
         }
         r.pc[g] = ts_calloc(a->gpus[g].ntbs + 1, sizeof(int));
     }
-    int rc = 0, progress = 1;
-    while (rc == 0 && progress) {
+    int rc = 0, progress = 1, pending = 0;
+    /* rounds: a message sent in round k is received in a later one */
+    for (r.round = 0; rc == 0 && (progress || pending); r.round++) {
         progress = 0;
         for (int g = 0; g < a->ngpus && rc == 0; g++)
             for (int t = 0; t < a->gpus[g].ntbs && rc == 0; t++)
@@ -341,6 +385,9 @@ int msccl_check(const msccl_algo *a, long *messages, char *err, size_t errlen)
                     r.pc[g][t]++;
                     progress = 1;
                 }
+        pending = 0;
+        for (size_t i = 0; i < (size_t)a->ngpus * a->ngpus * a->nchannels && !progress; i++)
+            if (r.q[i].head != r.q[i].tail && r.q[i].round[r.q[i].head] == r.round) pending = 1;
     }
     for (int g = 0; g < a->ngpus && rc == 0; g++)
         for (int t = 0; t < a->gpus[g].ntbs && rc == 0; t++)
@@ -357,11 +404,97 @@ int msccl_check(const msccl_algo *a, long *messages, char *err, size_t errlen)
                         i % a->nchannels);
     if (rc == 0) rc = final_check(&r);
     if (messages) *messages = r.messages;
-    for (size_t i = 0; i < nq; i++) free(r.q[i].v), free(r.q[i].cnt);
+    if (rc == 0 && out) {
+        qsort(r.x, r.nx, sizeof *r.x, by_round);
+        out->nx = r.nx, out->x = r.x, r.x = NULL;
+        out->nrounds = r.nx ? out->x[r.nx - 1].round + 1 : 0;
+        out->first = ts_calloc(out->nrounds + 2, sizeof *out->first);
+        for (int i = 0, k = 0; k <= out->nrounds; k++) {
+            while (i < out->nx && out->x[i].round < k) i++;
+            out->first[k] = i;
+        }
+    }
+    free(r.x);
+    for (size_t i = 0; i < nq; i++) free(r.q[i].v), free(r.q[i].cnt), free(r.q[i].round), free(r.q[i].rec);
     free(r.q);
     for (int g = 0; g < a->ngpus; g++) {
         for (int b = 0; b < 3; b++) free(r.bufs[g][b]);
         free(r.pc[g]);
     }
     return rc;
+}
+
+/* ---- the algorithm table's "msccl" row ---- */
+
+static struct {
+    msccl_algo a;
+    msccl_sched s;
+    char path[256];
+    int width, merged_width;
+} prog;
+
+int coll_msccl_use(const char *path, char *err, size_t errlen)
+{
+    msccl_algo a;
+    msccl_sched s = {0};
+    long m;
+    if (msccl_load(path, &a, err, errlen) < 0) return -1;
+    if (strcmp(a.coll, "allreduce")) {
+        ts_err(err, errlen, "%s: coll=\"%s\": only allreduce programs run as collectives", path, a.coll);
+        msccl_free(&a);
+        return -1;
+    }
+    char e2[512];
+    if (msccl_schedule(&a, &m, &s, e2, sizeof e2) < 0) {
+        ts_err(err, errlen, "%s: %s", path, e2);
+        msccl_free(&a);
+        return -1;
+    }
+    msccl_free(&prog.a);
+    msccl_sched_free(&prog.s);
+    prog.a = a, prog.s = s;
+    snprintf(prog.path, sizeof prog.path, "%s", path);
+    /* the most transfers a rank posts in one round, and its peers overall */
+    int *cnt = ts_calloc((size_t)2 * a.ngpus + 1, sizeof *cnt);
+    prog.width = 1;
+    for (int k = 0; k < s.nrounds; k++) {
+        memset(cnt, 0, 2 * a.ngpus * sizeof *cnt);
+        for (int i = s.first[k]; i < s.first[k + 1]; i++) {
+            if (++cnt[s.x[i].src] > prog.width) prog.width = cnt[s.x[i].src];
+            if (++cnt[a.ngpus + s.x[i].dst] > prog.width) prog.width = cnt[a.ngpus + s.x[i].dst];
+        }
+    }
+    free(cnt);
+    prog.merged_width = a.ngpus;
+    return 0;
+}
+
+const char *coll_msccl_unfit(const coll_plan *p)
+{
+    static char why[320];
+    if (!prog.a.gpus) return "msccl: no MSCCL program given (--algo msccl:FILE)";
+    if (p->n != prog.a.ngpus) {
+        snprintf(why, sizeof why, "msccl: %s is a program for %d ranks, not %d", prog.path, prog.a.ngpus, p->n);
+        return why;
+    }
+    return NULL;
+}
+
+void coll_msccl_setup(coll_plan *p)
+{
+    p->nsteps = prog.s.nrounds;
+    p->nchunks = prog.a.nchunks;
+    p->width = prog.width;
+    p->merged_width = prog.merged_width;
+}
+
+void coll_msccl_step(const coll_plan *p, int me, int s, coll_step *out)
+{
+    out->nsend = out->nrecv = 0;
+    if (s < 0 || s >= prog.s.nrounds) return;
+    for (int i = prog.s.first[s]; i < prog.s.first[s + 1]; i++) {
+        const msccl_xfer *x = &prog.s.x[i];
+        if (x->src == me) coll_add_range(p, out, 1, x->dst, x->chunk, x->nchunk, x->reduce);
+        if (x->dst == me) coll_add_range(p, out, 0, x->src, x->chunk, x->nchunk, x->reduce);
+    }
 }

@@ -252,7 +252,7 @@ int cmd_meas_option(const char *cmd, int c, const char *arg, cmd_meas_opts *o)
     int64_t sz;
     switch (c) {
     case CMD_MEAS_CLUSTER: o->cluster = arg; return 0;
-    case CMD_MEAS_ALGO: o->algo = arg; return 0;
+    case CMD_MEAS_ALGO: return cmd_algo_arg(cmd, arg, &o->algo);
     case CMD_MEAS_NODES:
     case CMD_MEAS_GPUS:
         v = strtol(arg, &end, 10);

@@ -50,6 +50,10 @@ int cmd_meas_option(const char *cmd, int c, const char *arg, cmd_meas_opts *o);
 struct val_file;
 int cmd_meas_parse(const cmd_meas_opts *o, const char *path, struct val_file *out, char *err, size_t errlen);
 
+/* --algo's value: "msccl:FILE" loads and checks the MSCCL program FILE and
+ * gives "msccl" (EXIT_USAGE after a message when FILE is bad); else arg. */
+int cmd_algo_arg(const char *cmd, const char *arg, const char **out);
+
 /* Report an unknown/missing option for command cmd and return EXIT_USAGE. */
 int cmd_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
