@@ -91,7 +91,7 @@ static void test_small_programs(void)
          STEP(0, "s", "i", 1, "i", 1) STEP(1, "rrc", "i", 0, "i", 0), "gpu 0 ends with chunk 0 not reduced over every rank"},
         /* reduces the wrong chunk */
         {STEP(0, "s", "i", 0, "i", 0) STEP(1, "rrc", "i", 0, "i", 0),
-         STEP(0, "s", "i", 1, "i", 1) STEP(1, "rrc", "i", 1, "i", 1), "gpu 1: reduces chunk 1 with chunk 0"},
+         STEP(0, "s", "i", 1, "i", 1) STEP(1, "rrc", "i", 1, "i", 1), "gpu 0: reduces chunk 0 with chunk 1"},
         /* a message never received */
         {STEP(0, "s", "i", 0, "i", 0) STEP(1, "s", "i", 1, "i", 1),
          STEP(0, "r", "i", 0, "i", 0), "never receives"},
