@@ -398,6 +398,37 @@ static void test_multi_binary(void)
     val_file_free(&vf);
 }
 
+/* calibrate on the pasted 2-host, 1-GPU-per-host log: the ranks are placed on
+ * two nodes of the cluster, so the fit is the inter-node one (it used to be
+ * simulated on one node and written as an intra-node factor). */
+static void test_calibrate_scope(void)
+{
+    char path[] = "/tmp/ts_pasted_XXXXXX.txt", json[] = "/tmp/ts_calib_XXXXXX.json", args[512];
+    static char out[65536];
+    int fd = mkstemps(path, 4);
+    CU_ASSERT_FATAL(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fprintf(f, "user@login1:~$ srun -N 2 -l ./build/all_reduce_perf -b 1M -e 64M -f 4 -g 1\n");
+    for (int k = 0; k < 2; k++)
+        fprintf(f, "%d: #  Rank  %d Group  0 Pid  %d on node-%c device  0 [0x07] NVIDIA H100\n", k, k, 100 + k, 'a' + k);
+    for (long long sz = 1 << 20; sz <= 64 << 20; sz *= 4) {
+        double t = 20 + sz / 10e9 * 1e6, alg = sz / t / 1e3;
+        fprintf(f, "0: %12lld %12lld float sum -1 %8.1f %6.2f %6.2f 0 %8.1f %6.2f %6.2f 0\n", sz, sz / 4, t, alg, alg, t,
+                alg, alg);
+    }
+    fclose(f);
+    fd = mkstemps(json, 5);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    snprintf(args, sizeof args, "calibrate %s --cluster test-cluster --nodes 2 -o %s --explain", path, json);
+    CU_ASSERT_EQUAL(test_cli(args, out, sizeof out), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "run: inter-node: 2 hosts"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "# all_reduce inter-node (nccl-tests), 2 ranks"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "cluster factors (inter-node"));
+    unlink(path);
+    unlink(json);
+}
+
 static void test_osu(void)
 {
     val_file vf;
@@ -460,7 +491,8 @@ void suite_val(void)
 {
     test_add_suite("val", "shared nccl-tests files", test_shared_files, "truncated files", test_truncated,
                    "garbled rows", test_garbled, "random mutations", test_mutations, "several runs in a file", test_multi_run, "pasted logs", test_pasted,
-                   "several binaries", test_multi_binary, "osu outputs", test_osu,
+                   "several binaries", test_multi_binary,
+                   "calibrate places ranks per host", test_calibrate_scope, "osu outputs", test_osu,
                    "collective names", test_names, NULL);
 }
 
