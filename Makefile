@@ -178,7 +178,7 @@ FUZZ_SRC_nccl_tests := validate/val_parse.c $(wildcard models/coll/*.c) sim/ir/u
 FUZZ_SRC_hf_config  := models/workload/model.c sim/ir/util.c
 FUZZ_SRC_layout     := models/workload/model.c sim/ir/util.c
 FUZZ_SRC_nccl_topo  := platforms/nccl_topo.c sim/ir/util.c
-FUZZ_SRC_msccl      := models/coll/msccl.c sim/ir/util.c
+FUZZ_SRC_msccl      := $(wildcard models/coll/*.c) sim/ir/util.c sim/ir/opgraph.c
 FUZZ_OTHER   := nccl_tests hf_config layout nccl_topo msccl
 FUZZ_FORMATS += $(FUZZ_OTHER)
 FUZZ_BINS    := $(FUZZ_FORMATS:%=bin/fuzz_%)

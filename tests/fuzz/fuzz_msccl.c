@@ -23,7 +23,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     long m;
     if (msccl_load(path, &a, err, sizeof err) == 0) {
         err[0] = 0;
-        if (msccl_check(&a, &m, err, sizeof err) < 0 && !err[0]) abort();
+        msccl_sched sc = {0};
+        if (msccl_schedule(&a, &m, &sc, err, sizeof err) < 0) {
+            if (!err[0] || sc.x) abort();
+        } else {
+            for (int i = 0; i < sc.nx; i++) /* rounds ascend; every transfer is inside its round */
+                if (sc.x[i].round < 0 || sc.x[i].round >= sc.nrounds || (i && sc.x[i].round < sc.x[i - 1].round))
+                    abort();
+            msccl_sched_free(&sc);
+        }
         msccl_free(&a);
     } else if (!err[0] || a.gpus) {
         abort();
