@@ -629,7 +629,7 @@ static void test_cli_convert_replay(void)
     snprintf(cmd, sizeof cmd, "validate-trace %s", test_tmp("conv.json"));
     CU_ASSERT_EQUAL(test_cli(cmd, out, sizeof out), 0);
     CU_ASSERT_EQUAL(test_cli("convert --format nope x -o y", out, sizeof out), 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(out, "valid: native, kineto, chakra-json, chakra-et, nccl-log, smpi-ti"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(test_cli_err(), "valid: native, kineto, chakra-json, chakra-et, nccl-log, smpi-ti"));
     unlink(test_tmp("conv.json"));
     /* sim takes per-rank files (repeated --trace) and rejects unknown formats with the list */
     if (sample("kineto/hta_sampled_rank-1.json.gz")) {
@@ -638,7 +638,7 @@ static void test_cli_convert_replay(void)
         CU_ASSERT_PTR_NOT_NULL(strstr(out, "ranks 2, ops 2358")); /* 1204 + 1154 GPU events */
     }
     CU_ASSERT_EQUAL(test_cli("sim --platform tests/golden/xbar32.xml --trace x --format bogus", out, sizeof out), 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(out, "unknown trace format 'bogus' (valid: native, kineto"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(test_cli_err(), "unknown trace format 'bogus' (valid: native, kineto"));
     /* replay: unchanged -> 0; half the bandwidth -> 1 naming the collectives that
      * moved: the 4 MB alltoallv's time doubles (bandwidth-bound) */
     snprintf(args, sizeof args, "replay --platform tests/golden/xbar32.xml --trace %s --expect tests/golden/smpi-32ranks.json", p);
@@ -658,7 +658,7 @@ static void test_cli_convert_replay(void)
     /* bad input: golden of another trace, missing golden, bad tolerance */
     snprintf(args, sizeof args, "replay --platform tests/golden/xbar32.xml --trace %s --expect tests/golden/smpi-isend.json", p);
     CU_ASSERT_EQUAL(test_cli(args, out, sizeof out), 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(out, "not in the golden file"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(test_cli_err(), "not in the golden file"));
     snprintf(args, sizeof args, "replay --platform tests/golden/xbar32.xml --trace %s --expect /nonexistent.json", p);
     CU_ASSERT_EQUAL(test_cli(args, out, sizeof out), 2);
     snprintf(args, sizeof args, "replay --platform tests/golden/xbar32.xml --trace %s --expect x --tolerance abc", p);

@@ -583,19 +583,19 @@ static void test_run_cli(void)
     /* bad layouts: exit status 2 with the reason */
     CU_ASSERT_EQUAL(test_cli("run --model gpt3-175b --layout tp=5,pp=8,dp=16 --fidelity analytical", cli_out,
                              sizeof cli_out), 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(cli_out, "tp=5 does not divide 96 attention heads"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(test_cli_err(), "tp=5 does not divide 96 attention heads"));
     CU_ASSERT_EQUAL(test_cli("run --model gpt3-175b --layout tp=8,pp=8,dp=16 --gpus 512 --fidelity analytical",
                              cli_out, sizeof cli_out), 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(cli_out, "= 1024 gpus, but the platform has 512"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(test_cli_err(), "= 1024 gpus, but the platform has 512"));
     CU_ASSERT_EQUAL(test_cli("run --model gpt3-175b --layout tp=8,pp=8,dp=16", cli_out, sizeof cli_out), 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(cli_out, "--platform is required"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(test_cli_err(), "--platform is required"));
     CU_ASSERT_EQUAL(test_cli("run --model nosuch --layout tp=1 --fidelity analytical", cli_out, sizeof cli_out), 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(cli_out, "unknown model 'nosuch'"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(test_cli_err(), "unknown model 'nosuch'"));
 
     /* a graph too large to build is refused at once, pointing to the estimate */
     CU_ASSERT_EQUAL(test_cli("run --model megatron-gpt-1.7b --layout tp=8,pp=2,dp=64,gbs=10000000 --gpu h100 "
                              "--fidelity analytical --detail full", cli_out, sizeof cli_out), 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(cli_out, "use --fidelity estimate"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(test_cli_err(), "use --fidelity estimate"));
 
     /* oversized: reported with the breakdown, not simulated, exit status 1 */
     const char *js = test_tmp("run.json");

@@ -333,10 +333,10 @@ static void test_run_cli(void)
     static char out[1 << 14];
     CU_ASSERT_EQUAL(test_cli("run --model gpt-neox-20b --gpu mi250x-gcd --fidelity estimate --layout "
                              "tp=1,dp=16,zero=2,hpz=8", out, sizeof out), 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(out, "hpz=8 needs zero=3"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(test_cli_err(), "hpz=8 needs zero=3"));
     CU_ASSERT_EQUAL(test_cli("run --model gpt-neox-20b --gpu mi250x-gcd --fidelity estimate --layout "
                              "tp=1,dp=16,zero=3,hpz=8,qgz=sometimes", out, sizeof out), 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(out, "qgz=sometimes (valid: on, off)"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(test_cli_err(), "qgz=sometimes (valid: on, off)"));
     CU_ASSERT_EQUAL(test_cli("run --model gpt-neox-20b --gpu mi250x-gcd --fidelity estimate --layout "
                              "tp=1,dp=16,gbs=64,zero=3,hpz=2,hgz=8,recompute=full", out, sizeof out), 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "hpz=2,hgz=8,qwz=off,qgz=off"));

@@ -182,8 +182,18 @@ int wl_model_find(const char *name, const char *dir, wl_model *m, char *err, siz
 {
     char path[1024];
     if (ts_is_json_text(name)) return wl_model_load(name, m, err, errlen);
-    if (ts_config_path(name, dir, path, sizeof path) < 0)
-        return ts_err(err, errlen, "unknown model '%s' (no %s; give a path or a name from %s/)", name, path, dir);
+    if (ts_config_path(name, dir, path, sizeof path) < 0) {
+        size_t n;
+        char **names = ts_json_names(dir, &n);
+        const char *near = ts_closest(name, (const char *const *)names, n);
+        if (near)
+            ts_err(err, errlen, "unknown model '%s'; did you mean '%s'? (no %s; give a path or a name from %s/)",
+                   name, near, path, dir);
+        else
+            ts_err(err, errlen, "unknown model '%s' (no %s; give a path or a name from %s/)", name, path, dir);
+        ts_names_free(names, n);
+        return -1;
+    }
     return wl_model_load(path, m, err, errlen);
 }
 

@@ -170,6 +170,9 @@ ts_status api_search_prepare(const ts_search_opts *o, ts_search_result *r, char 
         wl_model_find(o->model, models_dir, &pv->model, msg, msglen) < 0 ||
         cm_gpu_find(cl.gpu_key, gpus_dir, &pv->gpu, msg, msglen) < 0)
         return TS_BAD_INPUT;
+    if ((long long)x->p.ngpus > (long long)cl.nodes * cl.node.gpus)
+        return ts_err(msg, msglen, "--gpus %d is more than cluster '%s' has (%d nodes x %d GPUs = %lld)", x->p.ngpus,
+                      x->cluster, cl.nodes, cl.node.gpus, (long long)cl.nodes * cl.node.gpus), TS_BAD_INPUT;
     if (pv->gpu.peak[x->p.dtype] <= 0)
         return ts_err(msg, msglen, "%s has no %s peak in its spec", pv->gpu.name, cm_dtype_name(x->p.dtype)),
                TS_BAD_INPUT;

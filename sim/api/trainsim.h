@@ -48,7 +48,7 @@ typedef struct ts_coll_opts {
     ts_common c;
     const char *op;             /* all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall */
     int gpus;                   /* group size; 0: every host of the platform */
-    long long min_bytes;        /* default 8 */
+    long long min_bytes;        /* first size, as given (0: the empty collective, then one element) */
     long long max_bytes;        /* default 128 MiB */
     double step_factor;         /* default 2 (when step_bytes is 0) */
     long long step_bytes;       /* > 0: add this each step instead */

@@ -60,7 +60,7 @@ int cmd_convert(int argc, char **argv)
             return EXIT_OK;
         case 'h': fputs(convert_help, stdout); return EXIT_OK;
         case ':': return cmd_usage_error("convert", "option '%s' needs a value", argv[optind - 1]);
-        default: return cmd_usage_error("convert", "unknown option '%s'", argv[optind - 1]);
+        default: return cmd_unknown_option("convert", argv[optind - 1], longopts);
         }
     }
     if (optind >= argc) return cmd_usage_error("convert", "no input trace given");

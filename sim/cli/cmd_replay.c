@@ -125,7 +125,7 @@ int cmd_replay(int argc, char **argv)
             rc = EXIT_OK;
             goto out;
         case ':': rc = cmd_usage_error("replay", "option '%s' needs a value", ours[optind - 1]); goto out;
-        default: rc = cmd_usage_error("replay", "unknown option '%s'", ours[optind - 1]); goto out;
+        default: rc = cmd_unknown_option("replay", ours[optind - 1], longopts); goto out;
         }
     }
     while (optind < nours) traces[ntr++] = ours[optind++];

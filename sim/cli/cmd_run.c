@@ -306,7 +306,7 @@ int cmd_run(int argc, char **argv)
             rc = EXIT_OK;
             goto out;
         case ':': rc = cmd_usage_error("run", "option '%s' needs a value", ours[optind - 1]); goto out;
-        default: rc = cmd_usage_error("run", "unknown option '%s'", ours[optind - 1]); goto out;
+        default: rc = cmd_unknown_option("run", ours[optind - 1], longopts); goto out;
         }
     }
     if (optind < nours) {

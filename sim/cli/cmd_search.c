@@ -355,7 +355,8 @@ int cmd_search(int argc, char **argv)
         case O_TOP: {
             int *dst = c == O_GPUS ? &so.gpus : c == O_GBS ? &so.gbs : c == O_SEQ ? &so.seq : &top;
             if (cmd_parse_int(optarg, c == O_TOP ? 0 : 1, 100000000, dst) < 0) {
-                rc = cmd_usage_error("search", "%s wants a %s count, not '%s'", ours[optind - 1] ? ours[optind - 1] : "",
+                const char *opt = c == O_GPUS ? "--gpus" : c == O_GBS ? "--gbs" : c == O_SEQ ? "--seq" : "--top";
+                rc = cmd_usage_error("search", "%s wants a %s count, not '%s'", opt,
                                      c == O_TOP ? "non-negative" : "positive", optarg);
                 goto out;
             }
@@ -414,7 +415,7 @@ int cmd_search(int argc, char **argv)
             rc = EXIT_OK;
             goto out;
         case ':': rc = cmd_usage_error("search", "option '%s' needs a value", ours[optind - 1]); goto out;
-        default: rc = cmd_usage_error("search", "unknown option '%s'", ours[optind - 1]); goto out;
+        default: rc = cmd_unknown_option("search", ours[optind - 1], longopts); goto out;
         }
     }
     if (optind < nours) {

@@ -54,6 +54,11 @@ int cmd_meas_parse(const cmd_meas_opts *o, const char *path, struct val_file *ou
  * gives "msccl" (EXIT_USAGE after a message when FILE is bad); else arg. */
 int cmd_algo_arg(const char *cmd, const char *arg, const char **out);
 
+/* Report an unknown option (argv[optind - 1] after getopt_long's '?') with
+ * the closest long option of longopts when it looks like a slip. */
+struct option;
+int cmd_unknown_option(const char *cmd, const char *arg, const struct option *longopts);
+
 /* Report an unknown/missing option for command cmd and return EXIT_USAGE. */
 int cmd_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -541,7 +541,7 @@ static int index_collectives(const og_graph *g, char *err, size_t errlen)
         free(hs);
     }
     for (int r = 0; r < g->nranks; r++) {
-        qsort(run.gp[r], run.ngp[r], sizeof(gpos), gpos_cmp);
+        if (run.ngp[r]) qsort(run.gp[r], run.ngp[r], sizeof(gpos), gpos_cmp);
         const og_rank *rk = &g->ranks[r];
         run.coll_seq[r] = ts_calloc(rk->nops, sizeof(int));
         run.coll_algo[r] = ts_calloc(rk->nops, sizeof(int));
@@ -676,16 +676,6 @@ static void collect_links(eng_result *res, int keep)
     ts_sums_free(&per_link);
 }
 
-static void describe_wait(const og_op *op, char *buf, size_t n)
-{
-    switch (op->kind) {
-    case OG_SEND: snprintf(buf, n, "send to rank %d, tag %d, %lld bytes", op->peer, op->tag, (long long)op->bytes); break;
-    case OG_RECV: snprintf(buf, n, "recv from rank %d, tag %d, %lld bytes", op->peer, op->tag, (long long)op->bytes); break;
-    case OG_COLL: snprintf(buf, n, "%s on group %d, waiting for its other members", og_coll_name(op->coll), op->group); break;
-    default: snprintf(buf, n, "%s", og_kind_name(op->kind));
-    }
-}
-
 /* After a run that did not finish: one clause per blocked stream. */
 static int deadlock_report(stream_ctx *scs, int nsc, char *err, size_t errlen)
 {
@@ -702,7 +692,7 @@ static int deadlock_report(stream_ctx *scs, int nsc, char *err, size_t errlen)
                 if (!sc->rc->done[op->deps[j]]) d = op->deps[j];
             snprintf(what, sizeof what, "waits for op %d", d);
         } else {
-            describe_wait(op, what, sizeof what);
+            og_describe_wait(op, what, sizeof what);
         }
         if ((size_t)used < errlen)
             used += snprintf(err + used, errlen - used, "%srank %d stream %d op %d (%s)",
