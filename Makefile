@@ -198,7 +198,8 @@ FUZZ_CC      ?= clang-14
 FUZZ_FLAGS   := -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
                 $(SIM_INC)
 FUZZ_LIB     := $(wildcard sim/trace/*.c sim/ir/*.c)
-FUZZ_FORMATS := kineto chakra_et chakra_json nccl_log smpi_ti native
+FUZZ_FORMATS := kineto chakra_et chakra_json nccl_log smpi_ti native \
+                pytorch_et smpi_index simgrid_xml golden
 # Harnesses of the other input formats: their own sources (FUZZ_SRC_<format>).
 FUZZ_SRC_nccl_tests := validate/val_parse.c $(wildcard models/coll/*.c) sim/ir/util.c sim/ir/opgraph.c
 FUZZ_SRC_hf_config  := models/workload/model.c sim/ir/util.c
@@ -208,10 +209,15 @@ FUZZ_SRC_msccl      := $(wildcard models/coll/*.c) sim/ir/util.c sim/ir/opgraph.
 FUZZ_OTHER   := nccl_tests hf_config layout nccl_topo msccl
 FUZZ_FORMATS += $(FUZZ_OTHER)
 FUZZ_BINS    := $(FUZZ_FORMATS:%=bin/fuzz_%)
+# harnesses of inputs read outside sim/trace: their extra sources
+FUZZ_EXTRA_simgrid_xml := sim/engine/platform_check.c
+FUZZ_EXTRA_golden      := sim/engine/replay.c
 
-bin/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h $(FUZZ_LIB) $(wildcard sim/trace/*.h sim/ir/*.h)
+bin/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h tests/fuzz/fuzz_split.h $(FUZZ_LIB) $(wildcard sim/trace/*.h sim/ir/*.h) \
+            sim/engine/platform_check.c sim/engine/replay.c
 	@mkdir -p bin
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_LIB) -ljansson -lz -lm
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(shell pkg-config --cflags libxml-2.0) -o $@ $< $(FUZZ_LIB) $(FUZZ_EXTRA_$*) \
+	    -ljansson -lz -lxml2 -lm
 
 $(FUZZ_OTHER:%=bin/fuzz_%): bin/fuzz_%: tests/fuzz/fuzz_%.c $(wildcard sim/ir/*.h models/*/*.h platforms/*.h validate/*.h)
 	@mkdir -p bin

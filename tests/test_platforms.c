@@ -13,6 +13,7 @@
 #include <xbt/dynar.h>
 
 #include "cluster.h"
+#include "engine.h"
 #include "tests.h"
 #include "util.h"
 
@@ -523,8 +524,13 @@ static void test_nccl_topo_import(void)
     free(cl);
     free(node);
     json_decref(o);
+    /* given where a SimGrid platform goes: the command to use instead */
+    CU_ASSERT_EQUAL(eng_platform_check(xml, err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "an NCCL topology (<system>), not a SimGrid platform: `trainsim platform import-topo"));
     /* the wrong kind of file: a precise message */
     write_file(xml, "<algo name=\"x\"/>");
+    CU_ASSERT_EQUAL(eng_platform_check(xml, err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "an MSCCL algorithm (<algo>)"));
     CU_ASSERT_PTR_NULL(topo_nccl_node(xml, notes, sizeof notes, err, sizeof err));
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "not an NCCL topology (root element <algo>"));
     write_file(xml, "<system><cpu><pci class=\"0x030200\" busid=\"1\"/></cpu>");

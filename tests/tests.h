@@ -19,6 +19,7 @@ void suite_workload(void);
 void suite_workload_graph(void);
 void suite_run(void);
 void suite_trace(void);
+void suite_trace_wild(void);
 void suite_val(void);
 void suite_val_fit(void);
 void suite_search(void);
@@ -28,6 +29,7 @@ void suite_policy(void);
 void suite_run_links(void);
 void suite_msccl(void);
 void suite_api(void);
+void suite_kernels(void);
 
 /* Path of a fixture in tests/data/. */
 const char *test_data(const char *name);

@@ -16,7 +16,6 @@
 #include <xbt/config.h>
 #include <xbt/dynar.h>
 #include <xbt/log.h>
-#include <libxml/parser.h>
 #include <malloc.h>
 
 #include "cluster.h"
@@ -122,28 +121,7 @@ int eng_host_count(void) { return (int)sg_host_count(); }
 
 int eng_load_platform(const char *path, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) return ts_err(err, errlen, "%s: cannot open platform: %m", path);
-    fclose(f);
-    /* SimGrid aborts on malformed XML: check it first to report file:line. */
-    xmlDocPtr doc = xmlReadFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
-    if (!doc) {
-        const xmlError *e = xmlGetLastError();
-        return ts_err(err, errlen, "%s:%d: malformed XML platform: %s", path, e ? e->line : 0,
-                      e && e->message ? strtok(e->message, "\n") : "parse error");
-    }
-    xmlNodePtr root = xmlDocGetRootElement(doc);
-    int is_platform = root && xmlStrcmp(root->name, (const xmlChar *)"platform") == 0;
-    int is_nccl_topo = root && xmlStrcmp(root->name, (const xmlChar *)"system") == 0;
-    int is_msccl = root && xmlStrcmp(root->name, (const xmlChar *)"algo") == 0;
-    xmlFreeDoc(doc);
-    if (is_msccl)
-        return ts_err(err, errlen, "%s: an MSCCL algorithm (<algo>), not a SimGrid platform: give a cluster with "
-                      "--platform (docs/collectives.md, MSCCL algorithms)", path);
-    if (is_nccl_topo)
-        return ts_err(err, errlen, "%s: an NCCL topology (<system>), not a SimGrid platform: `trainsim platform "
-                      "import-topo %s` prints its cluster JSON node (docs/clusters.md)", path, path);
-    if (!is_platform) return ts_err(err, errlen, "%s: not a SimGrid platform (root element is not <platform>)", path);
+    if (eng_platform_check(path, err, errlen) < 0) return -1;
     simgrid_load_platform(path);
     if (sg_host_count() == 0) return ts_err(err, errlen, "%s: platform has no hosts", path);
     return 0;
