@@ -151,7 +151,7 @@ bin/bench_%: build/experiments/bench/bench_%.o build/libtrainsim.a
 bin/trainsim-bench: $(BENCH_SRC) validate/bench.h build/libtrainsim.a $(CONFIG)
 	@mkdir -p bin
 	@echo "trainsim-bench: backends mpi, schedule; nccl $(NCCL_WHY)"
-	$(MPICC) $(CFLAGS) $(BENCH_DEFS) -o $@ $(BENCH_SRC) build/libtrainsim.a $(BENCH_LIBS) -ljansson -lm
+	$(MPICC) $(CFLAGS) $(BENCH_DEFS) -o $@ $(BENCH_SRC) build/libtrainsim.a $(BENCH_LIBS) -ljansson -lxml2 -lm
 
 # make check: CUnit suites (they also run bin/trainsim for CLI behaviour), then
 # CI regression mode (trainsim replay) on the sample traces' goldens, then
@@ -214,6 +214,14 @@ FUZZ_FLAGS   := -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefine
 FUZZ_LIB     := $(wildcard sim/trace/*.c sim/ir/*.c)
 FUZZ_FORMATS := kineto chakra_et chakra_json nccl_log smpi_ti native \
                 pytorch_et smpi_index simgrid_xml golden
+# Harnesses of the other input formats: their own sources (FUZZ_SRC_<format>).
+FUZZ_SRC_nccl_tests := validate/val_parse.c $(wildcard models/coll/*.c) sim/ir/util.c sim/ir/opgraph.c
+FUZZ_SRC_hf_config  := models/workload/model.c sim/ir/util.c
+FUZZ_SRC_layout     := models/workload/model.c sim/ir/util.c
+FUZZ_SRC_nccl_topo  := platforms/nccl_topo.c sim/ir/util.c
+FUZZ_SRC_msccl      := $(wildcard models/coll/*.c) sim/ir/util.c sim/ir/opgraph.c
+FUZZ_OTHER   := nccl_tests hf_config layout nccl_topo msccl
+FUZZ_FORMATS += $(FUZZ_OTHER)
 FUZZ_BINS    := $(FUZZ_FORMATS:%=bin/fuzz_%)
 # harnesses of inputs read outside sim/trace: their extra sources
 FUZZ_EXTRA_simgrid_xml := sim/engine/platform_check.c
@@ -224,6 +232,11 @@ bin/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h tests/fuzz/fuzz_split.h
 	@mkdir -p bin
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(shell pkg-config --cflags libxml-2.0) -o $@ $< $(FUZZ_LIB) $(FUZZ_EXTRA_$*) \
 	    -ljansson -lz -lxml2 -lm
+
+$(FUZZ_OTHER:%=bin/fuzz_%): bin/fuzz_%: tests/fuzz/fuzz_%.c $(wildcard sim/ir/*.h models/*/*.h platforms/*.h validate/*.h)
+	@mkdir -p bin
+	$(FUZZ_CC) $(FUZZ_FLAGS) -Imodels -Imodels/coll -Iplatforms -Ivalidate -I/usr/include/libxml2 -o $@ $< $(FUZZ_SRC_$*) \
+	    -ljansson -lxml2 -lz -lm
 
 # make fuzz: at least FUZZ_RUNS executions per format, then a summary table.
 FUZZ_RUNS ?= 100000

@@ -160,4 +160,9 @@ int topo_sg_build(const topo_cluster *c, char *err, size_t errlen);
 }
 #endif
 
+/* NCCL's topology XML (NCCL_TOPO_DUMP_FILE / NCCL_TOPO_FILE) as the JSON text
+ * of a cluster's "node" object (caller frees), with one line per assumption
+ * made in notes; NULL and a message naming the file (and line) on bad input. */
+char *topo_nccl_node(const char *path, char *notes, size_t nlen, char *err, size_t errlen);
+
 #endif

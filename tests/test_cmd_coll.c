@@ -179,7 +179,7 @@ static void expect_error(const char *args, const char *needle)
 static void test_errors(void)
 {
     expect_error("--op all_reduce --algo rign",
-                 "unknown algorithm 'rign' for all_reduce (valid: ring, tree, rhd, rabenseifner, hierarchical, nvls, nvlstree, collnet)");
+                 "unknown algorithm 'rign' for all_reduce (valid: ring, tree, rhd, rabenseifner, hierarchical, nvls, nvlstree, collnet, msccl)");
     expect_error("--op all_reduce --coll allgather=tree", "unknown algorithm 'tree' for all_gather (valid: ring, rhd, bruck, pat, hierarchical, hier-rd, nvls)");
     expect_error("--op all_reduce --gpus 0", "--gpus wants a group size of at least 1, not '0'");
     expect_error("--op all_reduce --gpus 5", "--gpus 5 but");

@@ -2,10 +2,12 @@
  * contributing ranks; after the schedule each rank must hold exactly what the
  * collective defines. Also: send/recv pairing per step, merged totals, errors. */
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "coll.h"
 #include "coll_params.h"
+#include "msccl.h"
 #include "tests.h"
 #include "util.h"
 
@@ -299,7 +301,7 @@ static void test_errors(void)
 {
     char err[TS_ERRLEN];
     CU_ASSERT_EQUAL(coll_algo_find("rign", OG_ALLREDUCE, err, sizeof err), -1);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err, "unknown algorithm 'rign' for all_reduce (valid: ring, tree, rhd, rabenseifner, hierarchical, nvls, nvlstree, collnet)"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "unknown algorithm 'rign' for all_reduce (valid: ring, tree, rhd, rabenseifner, hierarchical, nvls, nvlstree, collnet, msccl)"));
     CU_ASSERT_EQUAL(coll_algo_find("ring", OG_ALLTOALL, err, sizeof err), -1);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "valid: pairwise, direct, bruck)"));
     coll_plan p;
@@ -408,6 +410,41 @@ static void test_select_two_tiers(void)
     coll_topo_free(t);
 }
 
+/* MSCCL programs as schedules of the "msccl" row: the shared msccl-tools
+ * and astra-sim all-reduces pass the same symbolic check as every built-in
+ * algorithm (every rank ends with every chunk reduced over all ranks). */
+static void test_msccl_programs(void)
+{
+    static const char *files[] = {"msccl-tools_ring_8_1.xml", "msccl-tools_ring_4_2.xml",
+                                  "astrasim_custom_allreduce_8npus_1MB.xml", "msccl-tools_ap_1.xml"};
+    char path[512], err[TS_ERRLEN];
+    coll_plan p;
+    int a = coll_algo_find("msccl", OG_ALLREDUCE, err, sizeof err);
+    CU_ASSERT_FATAL(a >= 0);
+    if (access("../shared/data/traces/msccl", R_OK) != 0) {
+        printf("\n  (skipped: ../shared/data/traces/msccl absent)");
+        return;
+    }
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        snprintf(path, sizeof path, "../shared/data/traces/msccl/%s", files[i]);
+        CU_ASSERT_EQUAL_FATAL(coll_msccl_use(path, err, sizeof err), 0);
+        int64_t sizes[] = {0, 1000, 1 << 20, 12345679};
+        for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+            CU_ASSERT_EQUAL_FATAL(coll_plan_init(&p, OG_ALLREDUCE, 8, 0, sizes[k], NULL, a, err, sizeof err), 0);
+            int rc = run_symbolic(&p, err, sizeof err);
+            if (rc) fprintf(stderr, "\n  %s: %s\n", files[i], err);
+            CU_ASSERT_EQUAL(rc, 0);
+        }
+        /* another group size is refused with the reason */
+        CU_ASSERT_EQUAL(coll_plan_init(&p, OG_ALLREDUCE, 4, 0, 1 << 20, NULL, a, err, sizeof err), -1);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err, "for 8 ranks, not 4"));
+    }
+    /* a program that is not an all-reduce is not run as one */
+    snprintf(path, sizeof path, "../shared/data/traces/msccl/msccl-tools_alltonext_2in.xml");
+    CU_ASSERT_EQUAL(coll_msccl_use(path, err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "only allreduce programs"));
+}
+
 void suite_coll(void)
 {
     test_add_suite("coll",
@@ -419,7 +456,7 @@ void suite_coll(void)
                    "all-to-all schedules are correct, n=1..33", test_alltoall,
                    "barrier schedules are correct, n=1..33", test_barrier,
                    "all-to-allv sends every block once with its size", test_alltoallv,
-                   "bad algorithm names and plans", test_errors,
+                   "bad algorithm names and plans", test_errors, "msccl programs checked symbolically", test_msccl_programs,
                    "nccl-tests busbw factors", test_busbw_factors,
                    "selection sees both tiers of the network", test_select_two_tiers,
                    "automatic selection of algorithm and protocol", test_selection,

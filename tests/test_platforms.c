@@ -2,6 +2,7 @@
  * description implies (computed here by hand from the JSON values), Frontier's
  * Infinity Fabric graph, dragonfly structure and routes, fat-tree
  * oversubscription, the XML and in-process builds agreeing, bad input. */
+#include <jansson.h>
 #include <math.h>
 #include <simgrid/host.h>
 #include <simgrid/link.h>
@@ -12,6 +13,7 @@
 #include <xbt/dynar.h>
 
 #include "cluster.h"
+#include "engine.h"
 #include "tests.h"
 #include "util.h"
 
@@ -445,7 +447,7 @@ static void test_bad_clusters(void)
     char out[4096];
     CU_ASSERT_EQUAL(test_cli("platform show no-such-cluster", out, sizeof out), 2);
     CU_ASSERT_EQUAL(test_cli("platform frob test-cluster", out, sizeof out), 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(test_cli_err(), "unknown subcommand 'frob' (valid: show, export)"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(test_cli_err(), "unknown subcommand 'frob' (valid: show, export, import-topo)"));
     CU_ASSERT_EQUAL(test_cli("platform export test-cluster", out, sizeof out), 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(test_cli_err(), "export needs -o FILE"));
 }
@@ -468,6 +470,97 @@ static void test_full_frontier_loads(void)
     CU_ASSERT_EQUAL(rc, 0);
 }
 
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* An NCCL_TOPO_DUMP_FILE-style topology: 4 GPUs on NVSwitches (12 NVLinks
+ * each), two PCIe switches each holding two GPUs and a 200 Gb/s port, and a
+ * third port on the CPU that no GPU is nearest to. Its node object loads as a
+ * cluster JSON node; as a platform it is refused with the command to use. */
+static void test_nccl_topo_import(void)
+{
+    char xml[] = "/tmp/ts_topo_XXXXXX.xml", js[] = "/tmp/ts_topo_XXXXXX.json", err[TS_ERRLEN], notes[2048];
+    int fd = mkstemps(xml, 4);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    fd = mkstemps(js, 5);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    char text[8192];
+    int k = snprintf(text, sizeof text, "<system version=\"1\">\n <cpu numaid=\"0\" affinity=\"ff\">\n");
+    for (int sw = 0; sw < 2; sw++) {
+        k += snprintf(text + k, sizeof text - k, "  <pci busid=\"0000:%d0:00.0\" class=\"0x060400\" link_speed=\"32.0 GT/s PCIe\" link_width=\"16\">\n", sw + 1);
+        for (int g = 2 * sw; g < 2 * sw + 2; g++)
+            k += snprintf(text + k, sizeof text - k,
+                          "   <pci busid=\"0000:%d%d:00.0\" class=\"0x030200\" link_speed=\"32.0 GT/s PCIe\" link_width=\"16\">\n"
+                          "    <gpu dev=\"%d\" sm=\"90\" rank=\"%d\" gdr=\"1\"><nvlink target=\"fffffff:ffff:ff\" count=\"12\" "
+                          "tclass=\"0x068000\"/></gpu>\n   </pci>\n", sw + 1, g + 1, 3 - g, 3 - g);
+        k += snprintf(text + k, sizeof text - k,
+                      "   <pci busid=\"0000:%d9:00.0\" class=\"0x020000\" link_speed=\"32.0 GT/s PCIe\" link_width=\"16\">\n"
+                      "    <nic><net name=\"mlx5_%d\" dev=\"%d\" speed=\"200000\" port=\"1\"/></nic>\n   </pci>\n  </pci>\n",
+                      sw + 1, sw, sw);
+    }
+    snprintf(text + k, sizeof text - k, "  <pci busid=\"0000:90:00.0\" class=\"0x020000\" link_speed=\"16 GT/s\" link_width=\"8\">"
+             "<nic><net name=\"eth0\" dev=\"2\" speed=\"25000\"/></nic></pci>\n </cpu>\n</system>\n");
+    write_file(xml, text);
+    char *node = topo_nccl_node(xml, notes, sizeof notes, err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(node);
+    json_error_t je;
+    json_t *o = json_loads(node, 0, &je);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(o);
+    CU_ASSERT_EQUAL(json_integer_value(json_object_get(o, "gpus")), 4);
+    json_t *fab = json_object_get(o, "fabric"), *nics = json_object_get(o, "nics");
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(fab, "type")), "nvswitch");
+    CU_ASSERT_DOUBLE_EQUAL(json_number_value(json_object_get(fab, "bw")), 12 * 25e9, 1);
+    CU_ASSERT_EQUAL(json_integer_value(json_object_get(nics, "count")), 2); /* eth0 serves no GPU */
+    CU_ASSERT_DOUBLE_EQUAL(json_number_value(json_object_get(nics, "bw")), 25e9, 1);
+    /* GPUs are numbered by dev: devs 3, 2 sit under switch 1, so NIC 0 serves GPUs 2 and 3 */
+    json_t *g0 = json_array_get(json_object_get(nics, "gpus"), 0);
+    CU_ASSERT_EQUAL(json_array_size(g0), 2);
+    CU_ASSERT_EQUAL(json_integer_value(json_array_get(g0, 0)), 2);
+    CU_ASSERT_EQUAL(json_integer_value(json_array_get(g0, 1)), 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(notes, "serve no GPU"));
+    /* usable as a cluster's node */
+    char *cl = NULL;
+    size_t cllen = 0;
+    FILE *f = open_memstream(&cl, &cllen);
+    fprintf(f, "{\"name\": \"imported\", \"nodes\": 2, \"gpu\": \"h100\", \"node\": %s, "
+               "\"network\": {\"type\": \"switch\", \"bw\": 25e9, \"lat\": 1e-6}}", node);
+    fclose(f);
+    write_file(js, cl);
+    topo_cluster c;
+    CU_ASSERT_EQUAL(topo_load(js, 0, &c, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(c.node.gpus, 4);
+    CU_ASSERT_EQUAL(c.node.fabric, TOPO_NVSWITCH);
+    CU_ASSERT_EQUAL(c.node.nnics, 2);
+    CU_ASSERT_EQUAL(c.node.nics[0].gpus, 0xcu);
+    free(cl);
+    free(node);
+    json_decref(o);
+    /* given where a SimGrid platform goes: the command to use instead */
+    CU_ASSERT_EQUAL(eng_platform_check(xml, err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "an NCCL topology (<system>), not a SimGrid platform: `trainsim platform import-topo"));
+    /* the wrong kind of file: a precise message */
+    write_file(xml, "<algo name=\"x\"/>");
+    CU_ASSERT_EQUAL(eng_platform_check(xml, err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "an MSCCL algorithm (<algo>)"));
+    CU_ASSERT_PTR_NULL(topo_nccl_node(xml, notes, sizeof notes, err, sizeof err));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "not an NCCL topology (root element <algo>"));
+    write_file(xml, "<system><cpu><pci class=\"0x030200\" busid=\"1\"/></cpu>");
+    CU_ASSERT_PTR_NULL(topo_nccl_node(xml, notes, sizeof notes, err, sizeof err));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "malformed XML"));
+    write_file(xml, "<system><cpu><pci class=\"0x030200\" busid=\"1\"/></cpu></system>");
+    CU_ASSERT_PTR_NULL(topo_nccl_node(xml, notes, sizeof notes, err, sizeof err));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "no NIC"));
+    unlink(xml);
+    unlink(js);
+}
+
 void suite_platforms(void)
 {
     test_add_suite("platforms",
@@ -480,5 +573,6 @@ void suite_platforms(void)
                    "platform show figures", test_show,
                    "bad cluster descriptions", test_bad_clusters,
                    "9,408-node Frontier (75,264 GCDs) loads", test_full_frontier_loads,
+                   "NCCL topology XML imported as a node", test_nccl_topo_import,
                    NULL);
 }

@@ -234,7 +234,6 @@ static void test_garbled(void)
         {"        1024           256     float     sum      -1    1.0    0.10    0.15     bad    10.24    0.10    "
          "0.15       0\n", "#wrong is not"},
         {"        1024           256\n", "columns"},
-        {"garbage line here\n", "not a table row"},
         {"        1024           256     float     sum      -1    1.0    0.10    0.15       0    10.24    0.10    "
          "0.15       0  1 2 3 4 5 6 7 8 9\n", "columns"},
         {"   99999999999999999999     256     float     sum      -1    1.0    0.10    0.15       0    10.24    0.10    "
@@ -295,6 +294,140 @@ static void test_multi_run(void)
     CU_ASSERT_DOUBLE_EQUAL(vf.runs[1].rows[1].ip_time_us, 2.0, 1e-12);
     CU_ASSERT_FALSE(vf.runs[1].complete);
     val_file_free(&vf);
+}
+
+/* A pasted log as users have it: a shell prompt, the launcher line naming the
+ * binary, srun's "0: " labels, a warning between rows, two hosts of one GPU
+ * each, and no "# Collective test starting:" header. */
+static void test_pasted(void)
+{
+    const char *row1 = "     1048576        262144     float     sum      -1    100.0   10.49   10.49       0    "
+                       "100.0   10.49   10.49       0\n";
+    const char *row2 = "     2097152        524288     float     sum      -1    190.0   11.04   11.04       0    "
+                       "190.0   11.04   11.04       0\n";
+    char txt[4096];
+    snprintf(txt, sizeof txt,
+             "user@login1:~/nccl-tests$ srun -N 2 --ntasks-per-node=1 -l ./build/all_reduce_perf -b 1M -e 2M -g 1\n"
+             "0: # nThread 1 nGpus 1 minBytes 1048576 maxBytes 2097152 step: 2(factor) warmup iters: 5 iters: 20\n"
+             "0: #\n"
+             "0: #  Rank  0 Group  0 Pid  4242 on gpu-node-a device  0 [0x07] NVIDIA A100-SXM4-80GB\n"
+             "0: #  Rank  1 Group  0 Pid  5353 on gpu-node-b device  0 [0x07] NVIDIA A100-SXM4-80GB\n"
+             "0: #       size         count      type   redop    root     time   algbw   busbw #wrong\n"
+             "0: %s"
+             "srun: warning: can't run 1 processes on 2 nodes, setting nnodes to 1\n"
+             "0: %s"
+             "0: # Avg bus bandwidth    : 10.7\n"
+             "user@login1:~/nccl-tests$ \n",
+             row1, row2);
+    val_file vf;
+    char err[TS_ERRLEN];
+    CU_ASSERT_EQUAL_FATAL(parse_mem(txt, strlen(txt), "pasted.txt", &vf, err), 0);
+    CU_ASSERT_EQUAL_FATAL(vf.nruns, 1);
+    const val_run *r = &vf.runs[0];
+    CU_ASSERT_EQUAL(r->coll, OG_ALLREDUCE);     /* from the binary on the srun line */
+    CU_ASSERT_EQUAL(r->nrows, 2);
+    CU_ASSERT_EQUAL(r->nranks, 2);
+    CU_ASSERT_EQUAL(r->nhosts, 2);              /* 2 ranks, 2 hosts: inter-node */
+    CU_ASSERT_EQUAL(r->ppn, 1);
+    CU_ASSERT(r->complete);
+    CU_ASSERT_EQUAL(vf.nskipped, 3);            /* the two prompts and the warning */
+    val_file_free(&vf);
+
+    /* mpirun --tag-output, one host with two ranks: intra-node */
+    snprintf(txt, sizeof txt,
+             "$ mpirun -np 2 --tag-output /opt/rccl-tests/build/alltoall_perf -b 1M -e 2M\n"
+             "[1,0]<stdout>:#  Rank  0 Group  0 Pid  11 on node07 device  0 [0000:c1:00.0] AMD Instinct MI250X\n"
+             "[1,0]<stdout>:#  Rank  1 Group  0 Pid  12 on node07 device  1 [0000:c6:00.0] AMD Instinct MI250X\n"
+             "[1,0]<stdout>:%s",
+             row1);
+    CU_ASSERT_EQUAL_FATAL(parse_mem(txt, strlen(txt), "mi.txt", &vf, err), 0);
+    CU_ASSERT_EQUAL(vf.runs[0].coll, OG_ALLTOALL);
+    CU_ASSERT_EQUAL(vf.runs[0].nhosts, 1);
+    CU_ASSERT_EQUAL(vf.runs[0].ppn, 2);
+    val_file_free(&vf);
+
+    /* no header, no binary: the user's --op, and every decision explained */
+    snprintf(txt, sizeof txt, "some banner\n%s%s", row1, row2);
+    char *ex = NULL;
+    size_t exlen = 0;
+    FILE *exf = open_memstream(&ex, &exlen);
+    val_parse_opts o = {OG_REDUCESCATTER, exf};
+    FILE *f = fmemopen(txt, strlen(txt), "r");
+    CU_ASSERT_EQUAL_FATAL(val_parse_stream_opts(f, "noop.txt", &o, &vf, err, sizeof err), 0);
+    fclose(f);
+    fclose(exf);
+    CU_ASSERT_EQUAL(vf.runs[0].coll, OG_REDUCESCATTER);
+    CU_ASSERT_EQUAL(vf.runs[0].nhosts, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(ex, "noop.txt:1: skipped, not part of a table: 'some banner'"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(ex, "collective reduce_scatter from --op"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(ex, "no host names printed"));
+    free(ex);
+    val_file_free(&vf);
+    /* without --op the collective stays unknown (the file name says nothing) */
+    CU_ASSERT_EQUAL_FATAL(parse_mem(txt, strlen(txt), "noop.txt", &vf, err), 0);
+    CU_ASSERT_EQUAL(vf.runs[0].coll, VAL_UNKNOWN);
+    val_file_free(&vf);
+    /* the header wins over the binary name; a garbage line inside a table is skipped */
+    snprintf(txt, sizeof txt, "./all_gather_perf -g 8\n# Collective test starting: all_reduce_perf\n%sgarbage\n%s", row1,
+             row2);
+    CU_ASSERT_EQUAL_FATAL(parse_mem(txt, strlen(txt), "h.txt", &vf, err), 0);
+    CU_ASSERT_EQUAL(vf.runs[0].coll, OG_ALLREDUCE);
+    CU_ASSERT_EQUAL(vf.runs[0].nrows, 2);
+    CU_ASSERT_EQUAL(vf.nskipped, 2);
+    val_file_free(&vf);
+    /* a file of prompts only: no measurements, and it says so */
+    CU_ASSERT_EQUAL(parse_mem("$ ls\n$ exit\n", 12, "p.txt", &vf, err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "every line was skipped"));
+}
+
+/* Two runs of two binaries in one file, each table closed, no headers. */
+static void test_multi_binary(void)
+{
+    const char *row = "     1048576        262144     float     sum      -1    100.0   10.49   10.49       0    "
+                      "100.0   10.49   10.49       0\n";
+    char txt[2048];
+    snprintf(txt, sizeof txt, "$ ./all_reduce_perf\n%s# Avg bus bandwidth : 1\n$ ./reduce_scatter_perf\n%s"
+             "# Avg bus bandwidth : 1\n%s", row, row, row);
+    val_file vf;
+    char err[TS_ERRLEN];
+    CU_ASSERT_EQUAL_FATAL(parse_mem(txt, strlen(txt), "m.txt", &vf, err), 0);
+    CU_ASSERT_EQUAL_FATAL(vf.nruns, 3);
+    CU_ASSERT_EQUAL(vf.runs[0].coll, OG_ALLREDUCE);
+    CU_ASSERT_EQUAL(vf.runs[1].coll, OG_REDUCESCATTER);
+    CU_ASSERT_EQUAL(vf.runs[2].coll, OG_REDUCESCATTER); /* a new table after the closing lines, same binary */
+    val_file_free(&vf);
+}
+
+/* calibrate on the pasted 2-host, 1-GPU-per-host log: the ranks are placed on
+ * two nodes of the cluster, so the fit is the inter-node one (it used to be
+ * simulated on one node and written as an intra-node factor). */
+static void test_calibrate_scope(void)
+{
+    char path[] = "/tmp/ts_pasted_XXXXXX.txt", json[] = "/tmp/ts_calib_XXXXXX.json", args[512];
+    static char out[65536];
+    int fd = mkstemps(path, 4);
+    CU_ASSERT_FATAL(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fprintf(f, "user@login1:~$ srun -N 2 -l ./build/all_reduce_perf -b 1M -e 64M -f 4 -g 1\n");
+    for (int k = 0; k < 2; k++)
+        fprintf(f, "%d: #  Rank  %d Group  0 Pid  %d on node-%c device  0 [0x07] NVIDIA H100\n", k, k, 100 + k, 'a' + k);
+    for (long long sz = 1 << 20; sz <= 64 << 20; sz *= 4) {
+        double t = 20 + sz / 10e9 * 1e6, alg = sz / t / 1e3;
+        fprintf(f, "0: %12lld %12lld float sum -1 %8.1f %6.2f %6.2f 0 %8.1f %6.2f %6.2f 0\n", sz, sz / 4, t, alg, alg, t,
+                alg, alg);
+    }
+    fclose(f);
+    fd = mkstemps(json, 5);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    snprintf(args, sizeof args, "calibrate %s --cluster test-cluster --nodes 2 -o %s --explain", path, json);
+    CU_ASSERT_EQUAL(test_cli(args, out, sizeof out), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "run: inter-node: 2 hosts"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "# all_reduce inter-node (nccl-tests), 2 ranks"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "bw_frac.nic")); /* the inter-node tier's term is fitted, not NVLink's */
+    CU_ASSERT_PTR_NULL(strstr(out, "bw_frac.nvlink"));
+    unlink(path);
+    unlink(json);
 }
 
 static void test_osu(void)
@@ -358,7 +491,9 @@ static void test_names(void)
 void suite_val(void)
 {
     test_add_suite("val", "shared nccl-tests files", test_shared_files, "truncated files", test_truncated,
-                   "garbled rows", test_garbled, "random mutations", test_mutations, "several runs in a file", test_multi_run, "osu outputs", test_osu,
+                   "garbled rows", test_garbled, "random mutations", test_mutations, "several runs in a file", test_multi_run, "pasted logs", test_pasted,
+                   "several binaries", test_multi_binary,
+                   "calibrate places ranks per host", test_calibrate_scope, "osu outputs", test_osu,
                    "collective names", test_names, NULL);
 }
 

@@ -1,5 +1,6 @@
 /* Workload models: model specs, layouts and their rejection reasons, FLOP
  * counts against Megatron-LM's formulas, memory against hand calculations. */
+#include <unistd.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
@@ -229,11 +230,108 @@ static void test_memory_hand(void)
     CU_ASSERT(fabs(mb.workspace - ws) / ws < 0.001);
 }
 
+/* Published parameter counts of open models, from their shipped config.json
+ * (configs/models/, field values as the hub has them) within 1%. */
+static void test_published_counts(void)
+{
+    static const struct { const char *name; double published; } rows[] = {
+        {"falcon-7b", 6.92e9},          /* TII: 6.92B with lm_head tied to the embedding (the hub's 7.22B stores it twice) */
+        {"qwen1.5-moe-a2.7b", 14.3e9},  /* Qwen blog "Qwen1.5-MoE": 14.3B total, 2.7B activated */
+        {"dbrx", 132e9},                /* Databricks: 132B total, 36B active */
+        {"llama3-8b", 8.03e9},          /* Meta: 8.03B */
+        {"llama3-70b", 70.6e9},         /* Meta: 70.6B */
+        {"mixtral-8x7b", 46.7e9},       /* Mistral: 46.7B */
+        {"deepseek-v3", 671e9},         /* DeepSeek-V3 report: 671B, without the 14B MTP module */
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        wl_model m;
+        load(rows[i].name, &m);
+        double p = wl_model_params(&m, m.vocab), rel = p / rows[i].published - 1;
+        if (fabs(rel) >= 0.01) fprintf(stderr, "\n  %s: %.4g vs %.4g published\n", rows[i].name, p, rows[i].published);
+        CU_ASSERT(fabs(rel) < 0.01);
+    }
+}
+
+/* Each way a config names its attention and experts, as a small file: the
+ * fields that were ignored before (Falcon's multi_query: +23% parameters;
+ * Qwen2-MoE's shared expert; MPT/DBRX names rejected; latent attention). */
+static void write_cfg(const char *path, const char *json)
+{
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs(json, f);
+    fclose(f);
+}
+
+static void test_config_spellings(void)
+{
+    char path[] = "/tmp/ts_cfg_XXXXXX.json", err[TS_ERRLEN];
+    int fd = mkstemps(path, 5);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    wl_model m;
+    /* Falcon-7B-like: multi_query = one key/value head; with new_decoder_architecture num_kv_heads counts */
+    write_cfg(path, "{\"model_type\":\"falcon\",\"hidden_size\":256,\"num_attention_heads\":8,"
+                    "\"num_hidden_layers\":2,\"vocab_size\":1000,\"multi_query\":true,\"bias\":false}");
+    CU_ASSERT_EQUAL_FATAL(wl_model_load(path, &m, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(m.kv_heads, 1);
+    CU_ASSERT(m.tied && !m.gated && !m.bias);
+    CU_ASSERT_EQUAL(m.ffn, 1024);
+    /* by hand: attention 256*(256+2*32) + 256^2 = 147,456; MLP 2*256*1024 = 524,288; norms 512;
+     * 2 layers + embedding 256,000 (tied) + final norm 256 = 1,600,768 */
+    CU_ASSERT_DOUBLE_EQUAL(wl_model_params(&m, m.vocab), 1600768.0, 0.5);
+    write_cfg(path, "{\"model_type\":\"falcon\",\"hidden_size\":256,\"num_attention_heads\":8,"
+                    "\"num_hidden_layers\":2,\"vocab_size\":1000,\"multi_query\":true,"
+                    "\"new_decoder_architecture\":true,\"num_kv_heads\":4}");
+    CU_ASSERT_EQUAL_FATAL(wl_model_load(path, &m, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(m.kv_heads, 4);
+    write_cfg(path, "{\"model_type\":\"RefinedWeb\",\"hidden_size\":256,\"n_head\":8,\"n_layer\":2,"
+                    "\"vocab_size\":1000,\"n_head_kv\":2}");
+    CU_ASSERT_EQUAL_FATAL(wl_model_load(path, &m, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(m.kv_heads, 2);
+    /* Qwen2-MoE: a shared expert of its own width beside the routed ones */
+    write_cfg(path, "{\"model_type\":\"qwen2_moe\",\"hidden_size\":64,\"num_attention_heads\":4,"
+                    "\"num_hidden_layers\":1,\"vocab_size\":100,\"intermediate_size\":256,\"num_experts\":4,"
+                    "\"num_experts_per_tok\":2,\"moe_intermediate_size\":32,\"shared_expert_intermediate_size\":128}");
+    CU_ASSERT_EQUAL_FATAL(wl_model_load(path, &m, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(m.shared_ffn, 128);
+    /* attention 4*64^2 = 16,384; norms 128; router 4*64 = 256; experts 4*3*64*32 = 24,576;
+     * shared 3*64*128 = 24,576; embeddings 2*100*64 = 12,800; final norm 64: 78,784 */
+    CU_ASSERT_DOUBLE_EQUAL(wl_model_params(&m, m.vocab), 78784.0, 0.5);
+    /* MPT names: d_model, n_layers, n_heads, expansion_ratio, attn_config.kv_n_heads, no_bias */
+    write_cfg(path, "{\"model_type\":\"mpt\",\"d_model\":128,\"n_layers\":3,\"n_heads\":4,"
+                    "\"expansion_ratio\":2,\"max_seq_len\":512,\"vocab_size\":100,\"no_bias\":true,"
+                    "\"attn_config\":{\"kv_n_heads\":2}}");
+    CU_ASSERT_EQUAL_FATAL(wl_model_load(path, &m, err, sizeof err), 0);
+    CU_ASSERT(m.hidden == 128 && m.layers == 3 && m.heads == 4 && m.kv_heads == 2 && m.ffn == 256);
+    CU_ASSERT(m.max_seq == 512 && !m.bias && m.tied);
+    /* DBRX: experts in ffn_config */
+    write_cfg(path, "{\"model_type\":\"dbrx\",\"d_model\":128,\"n_layers\":2,\"n_heads\":4,"
+                    "\"vocab_size\":100,\"ffn_config\":{\"ffn_hidden_size\":96,\"moe_num_experts\":4,"
+                    "\"moe_top_k\":2}}");
+    CU_ASSERT_EQUAL_FATAL(wl_model_load(path, &m, err, sizeof err), 0);
+    CU_ASSERT(m.experts == 4 && m.topk == 2 && m.moe_ffn == 96 && m.gated && !m.tied);
+    /* DeepSeek MLA: h = 64, 2 heads, q_lora 16, kv_lora 8, rope 4, nope 8, v 8:
+     * q 64*16 + 16 + 16*2*12 = 1,424; kv 64*(8+4) + 8 + 8*2*16 = 1,032; o 2*8*64 = 1,024 */
+    write_cfg(path, "{\"model_type\":\"deepseek_v3\",\"hidden_size\":64,\"num_attention_heads\":2,"
+                    "\"num_hidden_layers\":1,\"vocab_size\":10,\"intermediate_size\":32,\"q_lora_rank\":16,"
+                    "\"kv_lora_rank\":8,\"qk_rope_head_dim\":4,\"qk_nope_head_dim\":8,\"v_head_dim\":8}");
+    CU_ASSERT_EQUAL_FATAL(wl_model_load(path, &m, err, sizeof err), 0);
+    /* + MLP 3*64*32 = 6,144, norms 128, embeddings 2*10*64 = 1,280, final norm 64 */
+    CU_ASSERT_DOUBLE_EQUAL(wl_model_params(&m, m.vocab), 1424.0 + 1032 + 1024 + 6144 + 128 + 1280 + 64, 0.5);
+    write_cfg(path, "{\"hidden_size\":64,\"num_attention_heads\":2,\"num_hidden_layers\":1,\"vocab_size\":10,"
+                    "\"kv_lora_rank\":8}");
+    CU_ASSERT_EQUAL(wl_model_load(path, &m, err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "needs qk_rope_head_dim"));
+    unlink(path);
+}
+
 void suite_workload(void)
 {
     test_add_suite("workload", "model specs", test_models, "bad layouts rejected", test_bad_layouts,
                    "flops vs megatron formula", test_flops_formula, "korthikanti activation equations",
-                   test_activation_equations, "memory vs hand calculation", test_memory_hand, NULL);
+                   test_activation_equations, "memory vs hand calculation", test_memory_hand,
+                   "published parameter counts", test_published_counts, "config spellings", test_config_spellings, NULL);
 }
 
 /* ---- generated op graphs ---- */

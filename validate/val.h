@@ -31,6 +31,8 @@ typedef struct val_row {
 typedef struct val_run {
     int coll;               /* og_coll, VAL_P2P or VAL_UNKNOWN */
     int nranks;             /* 0 when the output does not say */
+    int nhosts;             /* distinct host names of the "# Rank N ... on HOST" lines; 0: not printed */
+    int ppn;                /* ranks per host when every host has as many, else 0 */
     val_format fmt;
     char tool[32];          /* "nccl-tests", "osu_allreduce", ... */
     int complete;           /* the closing lines were seen */
@@ -45,15 +47,32 @@ typedef struct val_file {
     val_run *runs;
     int nruns;
     size_t cap;
+    int nskipped;           /* lines that are not part of a table (prompts, launcher lines, warnings) */
 } val_file;
+
+/* How to parse: coll is the collective of tables whose output names none
+ * (the user's --op; VAL_UNKNOWN: none); explain, when not NULL, receives one
+ * line per parse decision (where each run's collective, rank count and scope
+ * came from, each skipped line). */
+typedef struct val_parse_opts {
+    int coll;
+    FILE *explain;
+} val_parse_opts;
 
 /* Parse a measurement file (format detected from its content). The collective
  * comes from the output ("Collective test starting: all_reduce_perf", OSU's
- * title), else from the file name; the rank count from the output (nccl-tests:
- * busbw/algbw of the largest rows; OSU point-to-point: 2). Returns 0, or -1
+ * title), else from a binary name on a command line (all_reduce_perf), else
+ * the options' coll, else the file name; the rank count from the "# Rank"
+ * lines, else busbw/algbw of the largest rows (OSU point-to-point: 2); the
+ * hosts from the "# Rank" lines. Lines that are not part of a table (shell
+ * prompts, launcher lines, warnings) are skipped and counted; mpirun's
+ * "[1,0]<stdout>:" and srun's "0: " prefixes are dropped. Returns 0, or -1
  * with "path:line: what is wrong" in err; never crashes on bad input. */
 int val_parse_file(const char *path, val_file *out, char *err, size_t errlen);
 int val_parse_stream(FILE *f, const char *name, val_file *out, char *err, size_t errlen);
+int val_parse_file_opts(const char *path, const val_parse_opts *o, val_file *out, char *err, size_t errlen);
+int val_parse_stream_opts(FILE *f, const char *name, const val_parse_opts *o, val_file *out, char *err,
+                          size_t errlen);
 void val_file_free(val_file *f);
 
 /* Give a run its rank count (OSU outputs and broadcast/reduce logs do not
@@ -113,6 +132,7 @@ typedef struct val_sweep {
     char forced[96];        /* "algo[:proto]" or "" (automatic) */
     char **hosts;           /* the platform's hosts (the first n are used) */
     int nhosts;
+    int placed;             /* val_sweep_place reordered hosts: name them in the graph */
     struct coll_topo *topo;
     const struct coll_policy *policy; /* without forced: the selection (NULL: automatic); set after open */
 } val_sweep;
@@ -128,6 +148,9 @@ typedef struct val_point {
 /* n = 0: every host. Fails on a bad algorithm, group or root. */
 int val_sweep_open(val_sweep *s, og_coll op, int n, int root, og_dtype dtype, int fidelity, const char *forced,
                    char *err, size_t errlen);
+/* Place the n ranks ppn per node, as the measurement ran them (ppn 0: the
+ * first n hosts); fails when a node has fewer GPUs or there are too few nodes. */
+int val_sweep_place(val_sweep *s, int ppn, char *err, size_t errlen);
 int val_sweep_size(val_sweep *s, int64_t bytes, val_point *out, char *err, size_t errlen);
 void val_sweep_close(val_sweep *s);
 
@@ -144,6 +167,10 @@ typedef struct val_child_out {
 int val_sweep_child(const char *cluster, int nodes, const char *calib, int sgc, char **sgv, og_coll op, int n,
                     const char *algo, int fidelity, const int64_t *sizes, int npts, double *times, val_child_out *out,
                     char *err, size_t errlen);
+/* The same with the ranks placed ppn per node (val_sweep_place). */
+int val_sweep_child_ppn(const char *cluster, int nodes, const char *calib, int sgc, char **sgv, og_coll op, int n,
+                        int ppn, const char *algo, int fidelity, const int64_t *sizes, int npts, double *times,
+                        val_child_out *out, char *err, size_t errlen);
 
 /* Run fn in a forked child (its own SimGrid, its own platform): fn fills out
  * (outlen bytes), which comes back here; its error message comes back in err. */

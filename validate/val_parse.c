@@ -1,6 +1,7 @@
 /* Parsers for measurement files: nccl-tests and rccl-tests tables (any
  * collective, several runs per file) and OSU micro-benchmark outputs. */
 #include <ctype.h>
+#include <stdarg.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -78,7 +79,21 @@ typedef struct pctx {
     int line;
     char *err;
     size_t errlen;
+    FILE *explain;
 } pctx;
+
+/* One parse decision, for --explain: "name:line: what". */
+static void note(const pctx *c, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void note(const pctx *c, int line, const char *fmt, ...)
+{
+    if (!c->explain) return;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(c->explain, "# explain %s:%d: ", c->name, line);
+    vfprintf(c->explain, fmt, ap);
+    fputc('\n', c->explain);
+    va_end(ap);
+}
 
 static int bad(pctx *c, const char *fmt, const char *a, const char *b)
 {
@@ -236,18 +251,6 @@ static int ranks_from_ratio(const val_run *r)
     return k >= 1 && k < 1000000 && fabs(n - k) < 0.05 * k ? (int)k : 0;
 }
 
-static void finish_run(val_run *r, const char *path, int rank_lines)
-{
-    if (r->coll == VAL_UNKNOWN) r->coll = coll_from_path(path);
-    if (r->fmt == VAL_FMT_NCCL) {
-        r->nranks = rank_lines > 0 ? rank_lines : ranks_from_ratio(r);
-    } else {
-        if (r->coll == VAL_P2P) r->nranks = 2;
-        for (int i = 0; i < r->nrows; i++)
-            r->rows[i].busbw = r->nranks ? r->rows[i].algbw * val_busbw_factor(r->coll, r->nranks) : NAN;
-    }
-}
-
 /* "# OSU MPI Allreduce Latency Test v7.1" -> coll, bandwidth mode. */
 static void osu_title(const char *line, val_run *r, int *bw_mode)
 {
@@ -269,110 +272,319 @@ static void osu_title(const char *line, val_run *r, int *bw_mode)
         }
 }
 
-/* "#  Rank  0..7 Group ..." or "#  Rank  3 Group ...": highest rank + 1. */
-static int rank_line(const char *s, int cur)
+/* The parse's state beyond one line: where the next run's collective comes
+ * from, and the ranks and hosts of the "# Rank" lines before a table. */
+typedef struct pstate {
+    pctx c;
+    const val_parse_opts *o;
+    val_file *out;
+    val_run *r;                 /* the run being read (NULL: none) */
+    int hdr_coll, hdr_line;     /* "# Collective test starting:" */
+    int cmd_coll, cmd_line;     /* a binary name on a command line */
+    int in_table;               /* a column header was seen since the last closing lines */
+    int bw_mode, ranks;
+    char **hosts;               /* distinct host names of the "# Rank" lines */
+    int *per_host, nhosts;
+    size_t hcap;
+} pstate;
+
+static void hosts_reset(pstate *p)
 {
-    const char *p = strstr(s, "Rank");
-    if (!p || strstr(s, "Ranks")) return cur;
-    char *end;
-    long a = strtol(p + 4, &end, 10);
-    if (end == p + 4) return cur;
-    long b = a;
-    if (end[0] == '.' && end[1] == '.') b = strtol(end + 2, &end, 10);
-    if (b < a || b > 1000000) return cur;
-    return b + 1 > cur ? (int)b + 1 : cur;
+    for (int i = 0; i < p->nhosts; i++) free(p->hosts[i]);
+    free(p->hosts);
+    free(p->per_host);
+    p->hosts = NULL, p->per_host = NULL, p->nhosts = 0, p->hcap = 0, p->ranks = 0;
 }
 
-int val_parse_stream(FILE *f, const char *name, val_file *out, char *err, size_t errlen)
+/* "#  Rank  3 Group  0 Pid  1234 on  node-a device  3 [..] NVIDIA H100" (and
+ * the older form without Group): the rank count and the host of each rank. */
+static void rank_line(pstate *p, const char *s)
 {
+    const char *k = strstr(s, "Rank");
+    if (!k || strstr(s, "Ranks")) return;
+    char *end;
+    long a = strtol(k + 4, &end, 10), b;
+    if (end == k + 4 || a < 0) return;
+    b = a;
+    if (end[0] == '.' && end[1] == '.') b = strtol(end + 2, &end, 10);
+    if (b < a || b > 1000000) return;
+    if (b + 1 > p->ranks) p->ranks = (int)b + 1;
+    const char *on = strstr(end, " on ");
+    char host[256];
+    if (!on || sscanf(on + 4, " %255s", host) != 1) return;
+    int i = 0;
+    while (i < p->nhosts && strcmp(p->hosts[i], host)) i++;
+    if (i == p->nhosts) {
+        size_t cap = p->hcap;
+        ts_grow(&p->hosts, sizeof *p->hosts, &p->hcap, p->nhosts + 1);
+        ts_grow(&p->per_host, sizeof *p->per_host, &cap, p->nhosts + 1);
+        p->hosts[i] = ts_strdup(host);
+        p->per_host[i] = 0;
+        p->nhosts++;
+    }
+    p->per_host[i] += (int)(b - a + 1);
+}
+
+static void finish_run(pstate *p)
+{
+    val_run *r = p->r;
+    if (!r) return;
+    pctx *c = &p->c;
+    if (r->coll == VAL_UNKNOWN) {
+        r->coll = coll_from_path(c->name);
+        if (r->coll != VAL_UNKNOWN)
+            note(c, r->first_line, "run: collective %s from the file name", val_coll_name(r->coll));
+        else
+            note(c, r->first_line, "run: no collective in the output, on a command line or in the file name "
+                                   "(give --op)");
+    }
+    if (r->fmt == VAL_FMT_NCCL) {
+        if (p->ranks > 0) {
+            r->nranks = p->ranks;
+            note(c, r->first_line, "run: %d ranks from the '# Rank' lines", r->nranks);
+        } else {
+            r->nranks = ranks_from_ratio(r);
+            if (r->nranks)
+                note(c, r->first_line, "run: %d ranks from busbw/algbw of the largest size", r->nranks);
+            else
+                note(c, r->first_line, "run: rank count not printed and not implied by busbw/algbw (give --gpus)");
+        }
+        r->nhosts = p->nhosts;
+        r->ppn = 0;
+        for (int i = 0; i < p->nhosts; i++) {
+            if (i == 0) r->ppn = p->per_host[0];
+            else if (p->per_host[i] != r->ppn) r->ppn = 0;
+        }
+        if (p->nhosts)
+            note(c, r->first_line, "run: %s-node: %d host%s (%s%s), %s", p->nhosts > 1 ? "inter" : "intra",
+                 p->nhosts, p->nhosts > 1 ? "s" : "", p->hosts[0], p->nhosts > 1 ? ", ..." : "",
+                 r->ppn ? "ranks per host equal" : "uneven ranks per host");
+        else
+            note(c, r->first_line, "run: no host names printed: scope follows the cluster's placement of the ranks");
+    } else {
+        if (r->coll == VAL_P2P) r->nranks = 2;
+        for (int i = 0; i < r->nrows; i++)
+            r->rows[i].busbw = r->nranks ? r->rows[i].algbw * val_busbw_factor(r->coll, r->nranks) : NAN;
+    }
+    note(c, r->first_line, "run: %d row%s (lines %d..%d)%s", r->nrows, r->nrows == 1 ? "" : "s", r->first_line,
+         r->nrows ? r->rows[r->nrows - 1].line : r->first_line,
+         r->fmt == VAL_FMT_NCCL && !r->complete ? ", no closing lines (truncated?)" : "");
+    p->r = NULL;
+    hosts_reset(p);
+}
+
+/* A new nccl-tests run at this line: its collective from the header, else the
+ * command line, else the user's --op (else, once finished, the file name). */
+static val_run *start_nccl_run(pstate *p)
+{
+    pctx *c = &p->c;
+    int coll = VAL_UNKNOWN;
+    if (p->hdr_coll != VAL_UNKNOWN) {
+        coll = p->hdr_coll;
+        note(c, c->line, "run: collective %s from the header at line %d", val_coll_name(coll), p->hdr_line);
+    } else if (p->cmd_coll != VAL_UNKNOWN) {
+        coll = p->cmd_coll;
+        note(c, c->line, "run: collective %s from the binary name at line %d", val_coll_name(coll), p->cmd_line);
+    } else if (p->o->coll != VAL_UNKNOWN) {
+        coll = p->o->coll;
+        note(c, c->line, "run: collective %s from --op", val_coll_name(coll));
+    }
+    p->hdr_coll = VAL_UNKNOWN;
+    return p->r = new_run(p->out, VAL_FMT_NCCL, coll, c->line);
+}
+
+/* A binary of nccl-tests / rccl-tests on a command line ("mpirun -np 16
+ * ./build/all_reduce_perf -b 8 -e 8G"): its collective, else VAL_UNKNOWN. */
+static int binary_coll(const char *s, char *name, size_t n)
+{
+    char buf[4097];
+    snprintf(buf, sizeof buf, "%s", s);
+    char *tok[4096 / 2 + 1];
+    int nt = 0;
+    for (char *save = NULL, *t = strtok_r(buf, " \t'\"=;|&", &save); t && nt < 2048;
+         t = strtok_r(NULL, " \t'\"=;|&", &save))
+        tok[nt++] = t;
+    for (int i = 0; i < nt; i++) {
+        char *b = strrchr(tok[i], '/');
+        b = b ? b + 1 : tok[i];
+        char *perf = strstr(b, "_perf");
+        if (!perf || perf == b || (perf[5] && strcmp(perf + 5, "_mpi"))) continue;
+        perf[5] = 0;
+        snprintf(name, n, "%s", b);
+        return val_coll_from_name(b);
+    }
+    return VAL_UNKNOWN - 1;
+}
+
+/* mpirun --tag-output's "[1,0]<stdout>:" and srun -l's "0: " in front of a line. */
+static char *strip_prefix(char *s)
+{
+    if (*s == '[') {
+        char *q = s + 1;
+        while (isdigit((unsigned char)*q) || *q == ',') q++;
+        if (strncmp(q, "]<stdout>:", 10) == 0 || strncmp(q, "]<stderr>:", 10) == 0) s = q + 10;
+    } else if (isdigit((unsigned char)*s)) {
+        char *q = s;
+        while (isdigit((unsigned char)*q)) q++;
+        if (q[0] == ':' && (q[1] == ' ' || q[1] == '\t' || q[1] == 0)) s = q + 1;
+    }
+    while (*s == ' ' || *s == '\t') s++;
+    return s;
+}
+
+/* A comment line: titles, headers, rank lines, closing lines. */
+static void comment_line(pstate *p, char *s)
+{
+    pctx *c = &p->c;
+    if (strncmp(s, "# OSU", 5) == 0) {
+        finish_run(p);
+        p->r = new_run(p->out, VAL_FMT_OSU, VAL_UNKNOWN, c->line);
+        osu_title(s, p->r, &p->bw_mode);
+        note(c, c->line, "run: OSU %s (%s) from the title", p->r->tool, val_coll_name(p->r->coll));
+        p->in_table = 0;
+    } else if (strstr(s, "Collective test starting:") || strstr(s, "nThread")) {
+        char *q = strstr(s, "starting:");
+        if (q) {
+            char word[64] = "";
+            sscanf(q + 9, " %63s", word);
+            p->hdr_coll = val_coll_from_name(word);
+            p->hdr_line = c->line;
+            if (p->hdr_coll == VAL_UNKNOWN) note(c, c->line, "header names an unknown collective '%s'", word);
+        }
+        if (p->r && p->r->nrows) finish_run(p);
+        p->in_table = 0;
+    } else if (strstr(s, "Avg bus bandwidth") || strstr(s, "Collective test concluded")) {
+        if (p->r) p->r->complete = 1;
+        p->in_table = 0;
+    } else if (!p->r || p->r->fmt == VAL_FMT_NCCL) {
+        if (strstr(s, "size") && strstr(s, "count") && strstr(s, "type")) p->in_table = 1;
+        else rank_line(p, s);
+    }
+}
+
+/* A line that is not part of a table: skipped (a command line names the
+ * collective of the runs that follow it). */
+static void other_line(pstate *p, const char *s)
+{
+    pctx *c = &p->c;
+    char bin[64];
+    int coll = binary_coll(s, bin, sizeof bin);
+    if (coll >= VAL_UNKNOWN) {
+        if (p->r && p->r->nrows) finish_run(p);
+        p->cmd_coll = coll, p->cmd_line = c->line;
+        note(c, c->line, "command line: binary %s_perf -> %s", bin, coll == VAL_UNKNOWN ? "unknown collective"
+                                                                                         : val_coll_name(coll));
+        p->in_table = 0;
+    }
+    p->out->nskipped++;
+    note(c, c->line, "skipped, not part of a table: '%.60s'", s);
+}
+
+/* A line starting with a digit: a row of the open table, or of a new table
+ * right after a command line; anything else is skipped. */
+static int digit_line(pstate *p, char *s)
+{
+    pctx *c = &p->c;
+    val_run *r = p->r;
+    int open = r && !(r->fmt == VAL_FMT_NCCL && r->complete);
+    if (r && r->fmt == VAL_FMT_OSU) return osu_row(c, r, s, p->bw_mode);
+    if (open || p->in_table) {
+        if (!open) {
+            finish_run(p);
+            r = start_nccl_run(p);
+        }
+        return nccl_row(c, r, s);
+    }
+    /* no table open: a row starts one, anything else is skipped */
+    char copy[4097], *err = c->err;
+    snprintf(copy, sizeof copy, "%s", s);
+    val_run probe = {.coll = VAL_UNKNOWN};
+    char scratch[8];
+    c->err = scratch;
+    size_t el = c->errlen;
+    c->errlen = sizeof scratch;
+    int rc = nccl_row(c, &probe, copy);
+    c->err = err, c->errlen = el;
+    free(probe.rows);
+    if (rc < 0) {
+        p->out->nskipped++;
+        note(c, c->line, "skipped, not a table row and no table open: '%.60s'", s);
+        return 0;
+    }
+    finish_run(p);
+    r = start_nccl_run(p);
+    return nccl_row(c, r, s);
+}
+
+int val_parse_stream_opts(FILE *f, const char *name, const val_parse_opts *o, val_file *out, char *err,
+                          size_t errlen)
+{
+    static const val_parse_opts defaults = {VAL_UNKNOWN, NULL};
     memset(out, 0, sizeof *out);
     snprintf(out->path, sizeof out->path, "%s", name);
-    pctx c = {name, 0, err, errlen};
+    pstate p = {.c = {name, 0, err, errlen, o ? o->explain : NULL}, .o = o ? o : &defaults, .out = out,
+                .hdr_coll = VAL_UNKNOWN, .cmd_coll = VAL_UNKNOWN};
+    pctx *c = &p.c;
     char *buf = NULL;
     size_t bufcap = 0;
     ssize_t got;
-    val_run *r = NULL;
-    int pending = VAL_UNKNOWN, bw_mode = 0, ranks = 0, rc = 0;
+    int rc = 0;
     while ((got = getline(&buf, &bufcap, f)) > 0) {
-        c.line++;
+        c->line++;
         size_t l = (size_t)got;
         if (l > 4096) {
-            rc = ts_err(err, errlen, "%s:%d: line longer than 4096 characters", name, c.line);
+            rc = ts_err(err, errlen, "%s:%d: line longer than 4096 characters", name, c->line);
             break;
         }
         if (strlen(buf) != l) {
-            rc = ts_err(err, errlen, "%s:%d: binary data (a NUL byte)", name, c.line);
+            rc = ts_err(err, errlen, "%s:%d: binary data (a NUL byte)", name, c->line);
             break;
         }
         while (l && (buf[l - 1] == '\n' || buf[l - 1] == '\r')) buf[--l] = 0;
         char *s = buf;
         while (*s == ' ' || *s == '\t') s++;
+        s = strip_prefix(s);
         if (!*s) continue;
-        if (*s == '#') {
-            if (strncmp(s, "# OSU", 5) == 0) {
-                if (r) finish_run(r, name, ranks);
-                r = new_run(out, VAL_FMT_OSU, VAL_UNKNOWN, c.line);
-                osu_title(s, r, &bw_mode);
-                ranks = 0;
-            } else if (strstr(s, "Collective test starting:") || strstr(s, "nThread")) {
-                char *p = strstr(s, "starting:");
-                if (p) {
-                    char word[64] = "";
-                    sscanf(p + 9, " %63s", word);
-                    pending = val_coll_from_name(word);
-                }
-                if (r && r->nrows) {
-                    finish_run(r, name, ranks);
-                    r = NULL;
-                    ranks = 0;
-                }
-            } else if (strstr(s, "Avg bus bandwidth") || strstr(s, "Collective test concluded")) {
-                if (r) r->complete = 1;
-            } else if (!r || r->fmt == VAL_FMT_NCCL) {
-                ranks = rank_line(s, ranks);
-            }
-            continue;
-        }
-        if (!isdigit((unsigned char)*s)) {
-            rc = bad(&c, "not a table row or a comment: '%.40s'%s", s, "");
-            break;
-        }
-        if (!r) {
-            r = new_run(out, VAL_FMT_NCCL, pending, c.line);
-            pending = VAL_UNKNOWN;
-        }
-        if (r->fmt == VAL_FMT_NCCL) {
-            if (r->complete) {
-                rc = bad(&c, "table row after the run's closing lines%s%s", "", "");
-                break;
-            }
-            rc = nccl_row(&c, r, s);
-        } else {
-            rc = osu_row(&c, r, s, bw_mode);
-        }
+        if (*s == '#') comment_line(&p, s);
+        else if (isdigit((unsigned char)*s)) rc = digit_line(&p, s);
+        else other_line(&p, s);
         if (rc < 0) break;
     }
     free(buf);
     if (rc == 0 && ferror(f)) rc = ts_err(err, errlen, "%s: read error", name);
-    if (r) finish_run(r, name, ranks);
+    finish_run(&p);
+    hosts_reset(&p);
     for (int i = 0; rc == 0 && i < out->nruns; i++)
         if (out->runs[i].nrows == 0)
             rc = ts_err(err, errlen, "%s:%d: run without any table row (truncated?)", name, out->runs[i].first_line);
-    if (rc == 0 && out->nruns == 0) rc = ts_err(err, errlen, "%s: no measurements (no table rows)", name);
+    if (rc == 0 && out->nruns == 0)
+        rc = ts_err(err, errlen, "%s: no measurements (no table rows%s)", name,
+                    out->nskipped ? "; every line was skipped: --explain lists them" : "");
+    if (rc == 0 && out->nskipped) note(c, c->line, "%d line(s) skipped in all", out->nskipped);
     if (rc < 0) val_file_free(out);
     return rc;
 }
 
-int val_parse_file(const char *path, val_file *out, char *err, size_t errlen)
+int val_parse_stream(FILE *f, const char *name, val_file *out, char *err, size_t errlen)
+{
+    return val_parse_stream_opts(f, name, NULL, out, err, errlen);
+}
+
+int val_parse_file_opts(const char *path, const val_parse_opts *o, val_file *out, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "r");
     if (!f) {
         memset(out, 0, sizeof *out);
         return ts_err(err, errlen, "%s: cannot open: %s", path, strerror(errno));
     }
-    int rc = val_parse_stream(f, path, out, err, errlen);
+    int rc = val_parse_stream_opts(f, path, o, out, err, errlen);
     fclose(f);
     return rc;
+}
+
+int val_parse_file(const char *path, val_file *out, char *err, size_t errlen)
+{
+    return val_parse_file_opts(path, NULL, out, err, errlen);
 }
 
 void val_file_free(val_file *f)

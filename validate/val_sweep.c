@@ -1,5 +1,5 @@
 /* Simulated nccl-tests sweeps: one collective of one size on the first n
- * hosts of the loaded platform, chosen and costed as the engine would. */
+ * hosts (or ppn per node) of the loaded platform, chosen and costed as the engine would. */
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -29,6 +29,44 @@ int val_sweep_open(val_sweep *s, og_coll op, int n, int root, og_dtype dtype, in
 }
 
 const char *val_scope_name(int scope) { return scope == VAL_INTER ? "inter" : "intra"; }
+
+int val_sweep_place(val_sweep *s, int ppn, char *err, size_t errlen)
+{
+    if (ppn <= 0) return 0;
+    coll_topo *all = eng_topo((const char *const *)s->hosts, s->nhosts);
+    if (!all) return ts_err(err, errlen, "the platform's hosts have no node structure");
+    char **pick = ts_calloc(s->nhosts + 1, sizeof *pick);
+    char *used = ts_calloc(s->nhosts + 1, 1);
+    int k = 0;
+    for (int nd = 0; nd < all->nnodes && k < s->n; nd++) {
+        int have = all->first[nd + 1] - all->first[nd];
+        if (have < ppn) {
+            coll_topo_free(all);
+            free(pick), free(used);
+            return ts_err(err, errlen, "the measurement ran %d ranks per host but node %d of the cluster has %d GPU(s)",
+                          ppn, nd, have);
+        }
+        for (int j = 0; j < ppn && k < s->n; j++) {
+            int h = all->order[all->first[nd] + j];
+            pick[k++] = s->hosts[h], used[h] = 1;
+        }
+    }
+    if (k < s->n) {
+        coll_topo_free(all);
+        free(pick), free(used);
+        return ts_err(err, errlen, "%d ranks at %d per host need %d nodes; the cluster has %d (give --nodes)", s->n,
+                      ppn, (s->n + ppn - 1) / ppn, all->nnodes);
+    }
+    for (int h = 0; h < s->nhosts; h++)
+        if (!used[h]) pick[k++] = s->hosts[h];
+    memcpy(s->hosts, pick, s->nhosts * sizeof *pick);
+    coll_topo_free(all);
+    free(pick), free(used);
+    coll_topo_free(s->topo);
+    s->topo = eng_topo((const char *const *)s->hosts, s->n);
+    s->placed = 1;
+    return 0;
+}
 
 static void host_route(void *ctx, int a, int b, double *lat, double *bw)
 {
@@ -65,6 +103,7 @@ int val_sweep_size(val_sweep *s, int64_t bytes, val_point *res, char *err, size_
     char spec[96];
     snprintf(spec, sizeof spec, "%s:%s", coll_algo_get(a)->name, coll_proto_name(pr));
     og_graph *g = coll_graph(s->op, n, bytes, s->dtype, s->root, spec);
+    for (int i = 0; s->placed && i < n; i++) og_set_host(g, i, s->hosts[i]);
     eng_opts eo = {(eng_fidelity)s->fidelity, 0, 0};
     eng_result *er = NULL;
     int rc = eng_run(g, &eo, &er, err, errlen);
@@ -106,7 +145,7 @@ static int read_all(int fd, void *buf, size_t n)
 
 /* The child: status int, then the outputs or an error message. */
 static void child(int fd, const char *cluster, int nodes, const char *calib, int sgc, char **sgv, og_coll op, int n,
-                  const char *algo, int fidelity, const int64_t *sizes, int npts)
+                  int ppn, const char *algo, int fidelity, const int64_t *sizes, int npts)
 {
     char err[TS_ERRLEN] = "";
     double *t = ts_calloc(npts + 1, sizeof *t);
@@ -116,7 +155,8 @@ static void child(int fd, const char *cluster, int nodes, const char *calib, int
     val_sweep sw;
     memset(&sw, 0, sizeof sw);
     if (eng_load(cluster, nodes, calib, err, sizeof err) == 0 &&
-        val_sweep_open(&sw, op, n, 0, OG_F32, fidelity, algo, err, sizeof err) == 0) {
+        val_sweep_open(&sw, op, n, 0, OG_F32, fidelity, algo, err, sizeof err) == 0 &&
+        val_sweep_place(&sw, ppn, err, sizeof err) == 0) {
         o.scope = sw.topo && sw.topo->nnodes > 1 ? VAL_INTER : VAL_INTRA;
         rc = 0;
         for (int i = 0; i < npts && rc == 0; i++) {
@@ -139,6 +179,14 @@ int val_sweep_child(const char *cluster, int nodes, const char *calib, int sgc, 
                     const char *algo, int fidelity, const int64_t *sizes, int npts, double *times, val_child_out *out,
                     char *err, size_t errlen)
 {
+    return val_sweep_child_ppn(cluster, nodes, calib, sgc, sgv, op, n, 0, algo, fidelity, sizes, npts, times, out, err,
+                               errlen);
+}
+
+int val_sweep_child_ppn(const char *cluster, int nodes, const char *calib, int sgc, char **sgv, og_coll op, int n,
+                        int ppn, const char *algo, int fidelity, const int64_t *sizes, int npts, double *times,
+                        val_child_out *out, char *err, size_t errlen)
+{
     int fds[2];
     if (pipe(fds) < 0) return ts_err(err, errlen, "pipe failed");
     fflush(NULL);
@@ -149,7 +197,7 @@ int val_sweep_child(const char *cluster, int nodes, const char *calib, int sgc, 
     }
     if (pid == 0) {
         close(fds[0]);
-        child(fds[1], cluster, nodes, calib, sgc, sgv, op, n, algo, fidelity, sizes, npts);
+        child(fds[1], cluster, nodes, calib, sgc, sgv, op, n, ppn, algo, fidelity, sizes, npts);
     }
     close(fds[1]);
     int rc = -1, status;

@@ -8,6 +8,7 @@
 
 #include "coll_algos.h"
 #include "coll_params.h"
+#include "msccl.h"
 #include "util.h"
 
 #define BIT(c) (1u << (c))
@@ -68,6 +69,9 @@ static const coll_algo algos[] = {
 
     {"collnet", "in-network reduction by SHARP switches across nodes, rings inside them (NCCL CollNet)",
      BIT(OG_ALLREDUCE), coll_collnet_setup, coll_collnet_step, NULL, coll_collnet_unfit, COLL_TUNER_YES, COLL_FAM_COLLNET},
+
+    {"msccl", "an MSCCL algorithm XML program (--algo msccl:FILE), its sends in lock-step rounds",
+     BIT(OG_ALLREDUCE), coll_msccl_setup, coll_msccl_step, NULL, coll_msccl_unfit, COLL_TUNER_NO, COLL_FAM_MPI},
 };
 #define NALGOS ((int)(sizeof algos / sizeof algos[0]))
 

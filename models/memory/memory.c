@@ -36,7 +36,7 @@ double mem_layer_activations(const wl_model *m, const wl_layout *l, int seq, int
     double kv = (double)m->kv_heads * (m->hidden / m->heads);
     double t = l->tp;
     if (l->axonn) s /= l->gz, t = l->gy; /* AxoNN (approximation): tokens split over gz, width over gy */
-    double f = moe ? (double)m->moe_ffn * (m->topk + m->shared_experts) : m->ffn;
+    double f = moe ? (double)m->moe_ffn * m->topk + m->shared_ffn : m->ffn;
     double sbh = s * b * h;
     if (l->recompute == WL_RC_FULL) return 2 * sbh / (l->sp ? t : 1);
     /* 11sbh of the paper = 2 input + 4 Q,K + 2 V + 2 proj input + 1 mask; input and mask are replicated */

@@ -588,8 +588,8 @@ static void layer_fwd(gen *G, int li, int mb, int recomp)
     if (is_moe(m, li)) {
         if (t > 1) tp_coll(G, OG_REDUCESCATTER, tokm * h * G->dt, "expert_out", li, mb);
         coll(G, WL_S_COMPUTE, "ep", OG_ALLTOALL, G->epg, l->ep, tokm * h * G->dt / t, 0, G->ep_intra, NULL, -1, "combine", li, mb);
-        if (m->shared_experts) {
-            double fs = (double)m->moe_ffn * m->shared_experts;
+        if (m->shared_ffn) {
+            double fs = m->shared_ffn;
             gemm(G, "shared_fc1", li, mb, tok, fs * g / t, h);
             gemm(G, "shared_fc2", li, mb, tok, h, fs / t);
         }
@@ -612,8 +612,8 @@ static void layer_bwd(gen *G, int li, int mb, int chunk)
     elem(G, "residual_bwd", li, mb, 3 * act / seqpart, EK_RESID);
     /* MLP */
     if (is_moe(m, li)) {
-        if (m->shared_experts) {
-            double fs = (double)m->moe_ffn * m->shared_experts;
+        if (m->shared_ffn) {
+            double fs = m->shared_ffn;
             gemm(G, "shared_fc2_dgrad", li, mb, tok, fs / t, h);
             wgrad_gemm(G, li, mb, chunk, fs / t, h, tok);
             gemm(G, "shared_fc1_dgrad", li, mb, tok, h, fs * g / t);

@@ -11,12 +11,23 @@
 
 /* ---- model specs ---- */
 
+/* o's member key, or a nested one: "ffn_config.moe_top_k" (MPT, DBRX). */
+static json_t *member(json_t *o, const char *key)
+{
+    const char *dot = strchr(key, '.');
+    if (!dot) return json_object_get(o, key);
+    char outer[64];
+    snprintf(outer, sizeof outer, "%.*s", (int)(dot - key), key);
+    json_t *sub = json_object_get(o, outer);
+    return json_is_object(sub) ? json_object_get(sub, dot + 1) : NULL;
+}
+
 /* The first of keys present in o as a positive integer; 0 when absent. */
 static int get_int(json_t *o, const char *const *keys, const char *path, int *out, char *err, size_t errlen)
 {
     *out = 0;
     for (; *keys; keys++) {
-        json_t *v = json_object_get(o, *keys);
+        json_t *v = member(o, *keys);
         if (!v || json_is_null(v)) continue;
         double d = json_number_value(v);
         if (!json_is_number(v) || d != floor(d) || d < 0 || d > 1e9)
@@ -29,7 +40,7 @@ static int get_int(json_t *o, const char *const *keys, const char *path, int *ou
 
 static int get_bool(json_t *o, const char *key, int dflt)
 {
-    json_t *v = json_object_get(o, key);
+    json_t *v = member(o, key);
     return json_is_boolean(v) ? json_is_true(v) : json_is_integer(v) ? json_integer_value(v) != 0 : dflt;
 }
 
@@ -41,7 +52,26 @@ static const struct family {
     {"gpt2", 0, 1, 1, 1},    {"gpt", 0, 1, 1, 1},        {"gpt_neox", 0, 0, 0, 1},
     {"llama", 1, 0, 0, 0},   {"mistral", 1, 0, 0, 0},    {"mixtral", 1, 0, 0, 0},
     {"qwen2", 1, 0, 0, 0},   {"deepseek_v2", 1, 0, 0, 0}, {"deepseek_v3", 1, 0, 0, 0},
+    {"qwen2_moe", 1, 0, 0, 0}, {"falcon", 0, 1, 0, 0},   {"RefinedWeb", 0, 1, 0, 0},
+    {"RefinedWebModel", 0, 1, 0, 0}, {"mpt", 0, 1, 0, 0}, {"dbrx", 1, 0, 0, 0},
 };
+
+/* Key/value heads when no key names them: Falcon's multi_query (one shared
+ * key/value head) unless new_decoder_architecture, which reads num_kv_heads
+ * (HF FalconConfig/FalconAttention); else one per query head. */
+static int default_kv_heads(json_t *o, int heads)
+{
+    if (get_bool(o, "multi_query", 0) && !get_bool(o, "new_decoder_architecture", 0)) return 1;
+    return heads;
+}
+
+/* MPT's expansion_ratio: the MLP width in multiples of d_model. */
+static int ffn_from_ratio(json_t *o, int hidden)
+{
+    json_t *v = json_object_get(o, "expansion_ratio");
+    double r = json_number_value(v);
+    return json_is_number(v) && r > 0 && r * hidden < 1e9 ? (int)(r * hidden) : 0;
+}
 
 int wl_model_load(const char *path, wl_model *m, char *err, size_t errlen)
 {
@@ -57,25 +87,42 @@ int wl_model_load(const char *path, wl_model *m, char *err, size_t errlen)
         goto out;
     }
     static const char *k_h[] = {"hidden_size", "n_embd", "d_model", "hidden", NULL};
-    static const char *k_l[] = {"num_hidden_layers", "n_layer", "num_layers", "layers", NULL};
-    static const char *k_a[] = {"num_attention_heads", "n_head", "heads", NULL};
-    static const char *k_kv[] = {"num_key_value_heads", "kv_heads", NULL};
-    static const char *k_f[] = {"intermediate_size", "n_inner", "ffn_hidden_size", "ffn", NULL};
+    static const char *k_l[] = {"num_hidden_layers", "n_layer", "n_layers", "num_layers", "layers", NULL};
+    static const char *k_a[] = {"num_attention_heads", "n_head", "n_heads", "heads", NULL};
+    static const char *k_kv[] = {"num_key_value_heads", "num_kv_heads", "n_head_kv", "attn_config.kv_n_heads",
+                                 "kv_heads", NULL};
+    static const char *k_f[] = {"intermediate_size", "n_inner", "ffn_hidden_size", "ffn_config.ffn_hidden_size",
+                                "ffn", NULL};
     static const char *k_v[] = {"vocab_size", "padded_vocab_size", "vocab", NULL};
-    static const char *k_s[] = {"max_position_embeddings", "n_positions", "seq_length", "max_seq", NULL};
-    static const char *k_e[] = {"num_local_experts", "n_routed_experts", "num_experts", "experts", NULL};
-    static const char *k_k[] = {"num_experts_per_tok", "moe_topk", "topk", NULL};
+    static const char *k_s[] = {"max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "max_seq",
+                                NULL};
+    static const char *k_e[] = {"num_local_experts", "n_routed_experts", "num_experts", "ffn_config.moe_num_experts",
+                                "experts", NULL};
+    static const char *k_k[] = {"num_experts_per_tok", "moe_topk", "ffn_config.moe_top_k", "topk", NULL};
     static const char *k_mf[] = {"moe_intermediate_size", "moe_ffn", NULL};
     static const char *k_se[] = {"n_shared_experts", "shared_experts", NULL};
+    static const char *k_sf[] = {"shared_expert_intermediate_size", NULL};
     static const char *k_dl[] = {"first_k_dense_replace", "dense_layers", NULL};
+    static const char *k_ql[] = {"q_lora_rank", NULL}, *k_kl[] = {"kv_lora_rank", NULL};
+    static const char *k_rd[] = {"qk_rope_head_dim", NULL}, *k_nd[] = {"qk_nope_head_dim", NULL};
+    static const char *k_vd[] = {"v_head_dim", NULL};
     if (get_int(o, k_h, path, &m->hidden, err, errlen) < 0 || get_int(o, k_l, path, &m->layers, err, errlen) < 0 ||
         get_int(o, k_a, path, &m->heads, err, errlen) < 0 || get_int(o, k_kv, path, &m->kv_heads, err, errlen) < 0 ||
         get_int(o, k_f, path, &m->ffn, err, errlen) < 0 || get_int(o, k_v, path, &m->vocab, err, errlen) < 0 ||
         get_int(o, k_s, path, &m->max_seq, err, errlen) < 0 || get_int(o, k_e, path, &m->experts, err, errlen) < 0 ||
         get_int(o, k_k, path, &m->topk, err, errlen) < 0 || get_int(o, k_mf, path, &m->moe_ffn, err, errlen) < 0 ||
         get_int(o, k_se, path, &m->shared_experts, err, errlen) < 0 ||
-        get_int(o, k_dl, path, &m->dense_layers, err, errlen) < 0)
+        get_int(o, k_dl, path, &m->dense_layers, err, errlen) < 0 ||
+        get_int(o, k_sf, path, &m->shared_ffn, err, errlen) < 0 || get_int(o, k_ql, path, &m->q_lora, err, errlen) < 0 ||
+        get_int(o, k_kl, path, &m->kv_lora, err, errlen) < 0 || get_int(o, k_rd, path, &m->rope_dim, err, errlen) < 0 ||
+        get_int(o, k_nd, path, &m->nope_dim, err, errlen) < 0 || get_int(o, k_vd, path, &m->v_dim, err, errlen) < 0)
         goto out;
+    if (m->kv_lora && (!m->rope_dim || !m->nope_dim || !m->v_dim)) {
+        ts_err(err, errlen, "%s: kv_lora_rank %d (latent attention) needs qk_rope_head_dim, qk_nope_head_dim and "
+               "v_head_dim", path, m->kv_lora);
+        goto out;
+    }
+    if (!m->kv_lora) m->q_lora = m->rope_dim = m->nope_dim = m->v_dim = 0;
     if (!m->hidden || !m->layers || !m->heads || !m->vocab) {
         ts_err(err, errlen, "%s: needs hidden_size, num_hidden_layers, num_attention_heads and vocab_size "
                "(or n_embd, n_layer, n_head, vocab_size)", path);
@@ -85,11 +132,12 @@ int wl_model_load(const char *path, wl_model *m, char *err, size_t errlen)
         ts_err(err, errlen, "%s: hidden size %d not divisible by %d heads", path, m->hidden, m->heads);
         goto out;
     }
-    if (!m->kv_heads) m->kv_heads = m->heads;
+    if (!m->kv_heads) m->kv_heads = default_kv_heads(o, m->heads);
     if (m->heads % m->kv_heads) {
         ts_err(err, errlen, "%s: %d heads not a multiple of %d key/value heads", path, m->heads, m->kv_heads);
         goto out;
     }
+    if (!m->ffn) m->ffn = ffn_from_ratio(o, m->hidden);
     if (!m->ffn) m->ffn = 4 * m->hidden;
     if (!m->max_seq) m->max_seq = 2048;
     const char *type = json_string_value(json_object_get(o, "model_type"));
@@ -101,6 +149,7 @@ int wl_model_load(const char *path, wl_model *m, char *err, size_t errlen)
     m->tied = get_bool(o, "tie_word_embeddings", get_bool(o, "tied", fam.tied));
     m->learned_pos = get_bool(o, "learned_pos", fam.learned_pos);
     m->bias = get_bool(o, "bias", fam.bias);
+    if (get_bool(o, "no_bias", 0)) m->bias = 0; /* MPT */
     if (m->experts) {
         if (!m->topk || m->topk > m->experts) {
             ts_err(err, errlen, "%s: %d experts need 1 to %d experts per token, not %d", path, m->experts,
@@ -108,12 +157,13 @@ int wl_model_load(const char *path, wl_model *m, char *err, size_t errlen)
             goto out;
         }
         if (!m->moe_ffn) m->moe_ffn = m->ffn;
+        if (!m->shared_ffn) m->shared_ffn = m->shared_experts * m->moe_ffn;
         if (m->dense_layers >= m->layers) {
             ts_err(err, errlen, "%s: %d dense layers of %d leave no MoE layer", path, m->dense_layers, m->layers);
             goto out;
         }
     } else {
-        m->topk = m->moe_ffn = m->shared_experts = m->dense_layers = 0;
+        m->topk = m->moe_ffn = m->shared_experts = m->shared_ffn = m->dense_layers = 0;
     }
     const char *name = json_string_value(json_object_get(o, "name"));
     if (!name) {
@@ -485,19 +535,36 @@ int wl_padded_vocab(const wl_model *m, const wl_layout *l)
 
 static int is_moe_layer(const wl_model *m, int layer) { return m->experts && layer >= m->dense_layers; }
 
+/* Attention projection weights of one layer: q, k, v and output (grouped
+ * query heads share k and v), or DeepSeek's latent attention (q through a
+ * q_lora-rank bottleneck, k and v through one kv_lora-rank latent plus a
+ * shared rotary key, each bottleneck normalized), as in HF's DeepseekV3Attention. */
+static double attn_weights(const wl_model *m)
+{
+    double h = m->hidden;
+    if (!m->kv_lora) {
+        double kvd = (double)m->kv_heads * (m->hidden / m->heads);
+        return h * (h + 2 * kvd) + h * h;
+    }
+    double qd = (double)m->heads * (m->nope_dim + m->rope_dim);
+    double q = m->q_lora ? h * m->q_lora + m->q_lora + (double)m->q_lora * qd : h * qd;
+    double kv = h * (m->kv_lora + m->rope_dim) + m->kv_lora + (double)m->kv_lora * m->heads * (m->nope_dim + m->v_dim);
+    return q + kv + (double)m->heads * m->v_dim * h;
+}
+
 /* One layer's parameters, split into: tensor-parallel (divided by tp),
  * replicated (row-parallel biases, norms, router) and expert (by ep*tp). */
 static void layer_params(const wl_model *m, int layer, double *tpsplit, double *repl, double *expert)
 {
     double h = m->hidden, kvd = (double)m->kv_heads * (m->hidden / m->heads), nmat = m->gated ? 3 : 2;
-    *tpsplit = h * (h + 2 * kvd) + h * h;
+    *tpsplit = attn_weights(m);
     *repl = (m->bias ? 4 : 2) * h;
     *expert = 0;
     if (m->bias) *tpsplit += h + 2 * kvd, *repl += h;
     if (is_moe_layer(m, layer)) {
         *repl += h * m->experts;
         *expert = (double)m->experts * nmat * h * m->moe_ffn;
-        *tpsplit += (double)m->shared_experts * nmat * h * m->moe_ffn;
+        *tpsplit += nmat * h * m->shared_ffn;
     } else {
         *tpsplit += nmat * h * m->ffn;
         if (m->bias) *tpsplit += (m->gated ? 2 : 1) * (double)m->ffn, *repl += h;
@@ -555,17 +622,19 @@ void wl_stage_params(const wl_model *m, const wl_layout *l, int stage, wl_rank_p
 
 double wl_iteration_flops(const wl_model *m, const wl_layout *l, int seq, int model_only)
 {
-    double h = m->hidden, s = seq, kvd = (double)m->kv_heads * (m->hidden / m->heads), nmat = m->gated ? 3 : 2;
+    double h = m->hidden, s = seq, nmat = m->gated ? 3 : 2;
     double V = wl_padded_vocab(m, l), tokens = (double)l->gbs * seq;
     double fwd = 0, attn_core = 0;
+    /* scores and weighted values: q.k over the query-key width, p.v over the value width */
+    double core = m->kv_lora ? 2 * s * m->heads * (double)(m->nope_dim + m->rope_dim + m->v_dim) : 4 * s * h;
     for (int i = 0; i < m->layers; i++) {
-        double f = 2 * h * (h + 2 * kvd) + 2 * h * h + 4 * s * h;
+        double f = 2 * attn_weights(m) + core;
         if (is_moe_layer(m, i))
-            f += 2 * h * m->experts + (m->topk + m->shared_experts) * 2 * nmat * h * m->moe_ffn;
+            f += 2 * h * m->experts + 2 * nmat * h * ((double)m->topk * m->moe_ffn + m->shared_ffn);
         else
             f += 2 * nmat * h * m->ffn;
         fwd += f;
-        attn_core += 4 * s * h;
+        attn_core += core;
     }
     double logits = 2 * h * V;
     double per_token = 3 * (fwd + logits);

@@ -20,12 +20,18 @@ typedef struct wl_model {
     int experts, topk;  /* MoE: routed experts and experts per token (0: dense) */
     int moe_ffn;        /* intermediate size of one routed expert */
     int shared_experts; /* DeepSeek shared experts (each of moe_ffn), every MoE layer */
+    int shared_ffn;     /* intermediate width of all shared experts together (DeepSeek:
+                         * n_shared_experts x moe_ffn; Qwen2-MoE: shared_expert_intermediate_size) */
     int dense_layers;   /* DeepSeek first_k_dense_replace: leading dense layers */
+    /* DeepSeek multi-head latent attention (kv_lora > 0): low-rank q and kv
+     * projections, per-head dims of the rotary, non-rotary and value parts */
+    int q_lora, kv_lora, rope_dim, nope_dim, v_dim;
 } wl_model;
 
 /* Read a model: a HuggingFace config.json as is (llama, mistral, mixtral, gpt2,
- * gpt_neox, deepseek keys), or trainsim's own keys (docs/workload.md). path may
- * be the JSON text itself (first character '{'; messages call it "model JSON"). */
+ * gpt_neox, falcon, mpt, dbrx, qwen2_moe, deepseek keys), or trainsim's own
+ * keys (docs/workload.md). path may be the JSON text itself (first character
+ * '{'; messages call it "model JSON"). */
 int wl_model_load(const char *path, wl_model *m, char *err, size_t errlen);
 /* NAME: a path, JSON text, or configs/models/NAME.json under dir. */
 int wl_model_find(const char *name, const char *dir, wl_model *m, char *err, size_t errlen);

@@ -36,6 +36,7 @@ static const char calibrate_help[] =
     "  -b, --minbytes S   fit only sizes >= S;  -e, --maxbytes S: only sizes <= S\n"
     "  --half even|odd    fit only every other size (rows 0, 2, ... or 1, 3, ...)\n"
     "  --fidelity F       of the predictions and the fit: pipelined (default) or analytical\n"
+    CMD_MEAS_PARSE_HELP
     "  -h, --help         this help\n\n"
     "exit status: 0 ok, 1 a fit failed, 2 bad input.\n";
 
@@ -48,6 +49,7 @@ typedef struct copts {
 typedef struct mrun {
     const char *file;
     int coll, n, scope, algo, npts;
+    int ppn;                     /* ranks per host of the measurement (0: unknown: packed) */
     char tool[32];
     int64_t *size;
     double *t, *unc, *fit, *cv;  /* measured, uncalibrated, fitted, cross-validated (s) */
@@ -77,6 +79,7 @@ static int select_rows(const copts *o, val_run *r, mrun *m, const char *file, ch
     m->file = file;
     m->coll = r->coll;
     m->n = o->m.gpus ? o->m.gpus : r->nranks;
+    m->ppn = o->m.gpus ? 0 : r->ppn;
     snprintf(m->tool, sizeof m->tool, "%s", r->tool);
     if (r->coll < 0 || r->coll == VAL_P2P || r->coll == OG_BARRIER)
         return ts_err(err, errlen, "line %d: collective '%s' cannot be calibrated (only all_reduce, all_gather, "
@@ -142,7 +145,8 @@ static int child(void *vctx, void *vout, size_t outlen, char *err, size_t errlen
     cal_out *co = vout;
     for (int r = 0; r < j->nruns && rc == 0; r++, opened++) {
         mrun *m = &j->runs[r];
-        if ((rc = val_sweep_open(&sw[r], m->coll, m->n, 0, OG_F32, j->o->m.fidelity, j->o->m.algo, err, errlen)) < 0)
+        if ((rc = val_sweep_open(&sw[r], m->coll, m->n, 0, OG_F32, j->o->m.fidelity, j->o->m.algo, err, errlen)) < 0 ||
+            (rc = val_sweep_place(&sw[r], m->ppn, err, errlen)) < 0)
             break;
         m->scope = sw[r].topo && sw[r].topo->nnodes > 1 ? VAL_INTER : VAL_INTRA;
         idx[r] = ts_malloc((m->npts + 1) * sizeof **idx);
@@ -347,7 +351,7 @@ int cmd_meas_option(const char *cmd, int c, const char *arg, cmd_meas_opts *o)
     int64_t sz;
     switch (c) {
     case CMD_MEAS_CLUSTER: o->cluster = arg; return 0;
-    case CMD_MEAS_ALGO: o->algo = arg; return 0;
+    case CMD_MEAS_ALGO: return cmd_algo_arg(cmd, arg, &o->algo);
     case CMD_MEAS_NODES:
     case CMD_MEAS_GPUS:
         v = strtol(arg, &end, 10);
@@ -366,6 +370,13 @@ int cmd_meas_option(const char *cmd, int c, const char *arg, cmd_meas_opts *o)
             return cmd_usage_error(cmd, "--fidelity wants pipelined or analytical, not '%s'", arg);
         o->fidelity = arg[0] == 'p' ? VAL_FID_PIPELINED : VAL_FID_ANALYTICAL;
         return 0;
+    case CMD_MEAS_OP:
+        if ((v = val_coll_from_name(arg)) < 0 || v >= OG_NCOLLS)
+            return cmd_usage_error(cmd, "--op wants a collective (all_reduce, all_gather, reduce_scatter, "
+                                   "alltoall, broadcast, reduce), not '%s'", arg);
+        o->op = (int)v + 1;
+        return 0;
+    case CMD_MEAS_EXPLAIN: o->explain = 1; return 0;
     case 'b':
     case 'e':
         if (val_parse_size(arg, &sz) < 0)
@@ -374,6 +385,15 @@ int cmd_meas_option(const char *cmd, int c, const char *arg, cmd_meas_opts *o)
         return 0;
     default: return 1;
     }
+}
+
+int cmd_meas_parse(const cmd_meas_opts *o, const char *path, val_file *out, char *err, size_t errlen)
+{
+    val_parse_opts po = {o->op ? o->op - 1 : VAL_UNKNOWN, o->explain ? stdout : NULL};
+    int rc = val_parse_file_opts(path, &po, out, err, errlen);
+    if (rc == 0 && out->nskipped && !o->explain)
+        printf("# note: %s: %d line(s) not part of a table skipped (--explain lists them)\n", path, out->nskipped);
+    return rc;
 }
 
 int cmd_calibrate(int argc, char **argv)
@@ -394,7 +414,7 @@ int cmd_calibrate(int argc, char **argv)
     printf("# trainsim calibrate: cluster %s, %d file(s)\n", o.m.cluster, nours - optind);
     for (int f = optind; f < nours; f++) {
         val_file vf;
-        if (val_parse_file(ours[f], &vf, err, sizeof err) < 0) {
+        if (cmd_meas_parse(&o.m, ours[f], &vf, err, sizeof err) < 0) {
             fprintf(stderr, "trainsim calibrate: %s\n", err);
             goto out;
         }

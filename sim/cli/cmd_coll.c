@@ -8,10 +8,23 @@
 
 #include "cmds.h"
 #include "coll.h"
+#include "msccl.h"
 #include "opgraph.h"
 #include "api_int.h"
 #include "util.h"
 #include "val.h"
+
+int cmd_algo_arg(const char *cmd, const char *arg, const char **out)
+{
+    if (strncmp(arg, "msccl:", 6) != 0) return *out = arg, 0;
+    char err[TS_ERRLEN];
+    if (coll_msccl_use(arg + 6, err, sizeof err) < 0) {
+        fprintf(stderr, "trainsim %s: --algo: %s\n", cmd, err);
+        return EXIT_USAGE;
+    }
+    *out = "msccl";
+    return 0;
+}
 
 static const char coll_help[] =
     "usage: trainsim coll --platform P --op OP [options]\n\n"
@@ -32,6 +45,7 @@ static const char coll_help[] =
     "  -f, --stepfactor F  multiply the size by F each step (default 2)\n"
     "  -i, --stepbytes S   add S each step instead\n"
     "  --algo A[:PROTO]    force an algorithm (and protocol: simple, ll128, ll);\n"
+    "                      msccl:FILE runs an MSCCL algorithm XML (all-reduce)\n"
     "                      default: automatic selection per size (docs/collectives.md)\n"
     "  --coll SPEC         per-collective forcing, e.g. allreduce=tree,allgather=ring\n"
     "                      (falls back to automatic where the group cannot run it)\n"
@@ -151,7 +165,9 @@ static int parse_opts(int argc, char **argv, opts *o)
             if (*end || o->nodes < 1 || o->nodes > 1000000)
                 return cmd_usage_error("coll", "--nodes wants a count from 1 to 1000000, not '%s'", optarg);
             break;
-        case O_ALGO: o->algo = optarg; break;
+        case O_ALGO:
+            if (cmd_algo_arg("coll", optarg, &o->algo)) return EXIT_USAGE;
+            break;
         case O_COLL: o->coll_spec = optarg; break;
         case O_TUNING: o->tuning = optarg; break;
         case O_CSV: o->csv = optarg; break;

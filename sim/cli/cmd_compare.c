@@ -31,6 +31,7 @@ static const char compare_help[] =
     "  --svg FILE         plot busbw against size, measured and predicted\n"
     "  --csv FILE         the table as CSV\n"
     "  --fidelity F       pipelined (default) or analytical\n"
+    CMD_MEAS_PARSE_HELP
     "  -h, --help         this help\n\n"
     "exit status: 0 ok, 1 simulation failed, 2 bad input.\n";
 
@@ -70,7 +71,11 @@ static int predict(const popts *o, val_run *r, series *s, char *err, size_t errl
     s->npts = val_run_select(r, o->m.minb, o->m.maxb, o->m.half, s->size, s->tm);
     if (s->npts == 0) return ts_err(err, errlen, "line %d: no sizes left after -b/-e/--half", r->first_line);
     val_sweep sw;
-    if (val_sweep_open(&sw, r->coll, s->n, 0, OG_F32, o->m.fidelity, o->m.algo, err, errlen) < 0) return -1;
+    if (val_sweep_open(&sw, r->coll, s->n, 0, OG_F32, o->m.fidelity, o->m.algo, err, errlen) < 0 ||
+        val_sweep_place(&sw, r->ppn, err, errlen) < 0) {
+        val_sweep_close(&sw);
+        return -1;
+    }
     s->scope = sw.topo && sw.topo->nnodes > 1 ? VAL_INTER : VAL_INTRA;
     int rc = 0;
     for (int i = 0; i < s->npts && rc >= 0; i++) {
@@ -224,7 +229,7 @@ int cmd_compare(int argc, char **argv)
         goto out;
     }
     rc = EXIT_USAGE;
-    if (val_parse_file(ours[optind], &vf, err, sizeof err) < 0) {
+    if (cmd_meas_parse(&o.m, ours[optind], &vf, err, sizeof err) < 0) {
         fprintf(stderr, "trainsim compare: %s\n", err);
         goto out;
     }

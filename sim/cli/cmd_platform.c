@@ -10,13 +10,17 @@
 
 static const char help[] =
     "usage: trainsim platform show CLUSTER [--nodes N] [--calibration FILE]\n"
-    "       trainsim platform export CLUSTER [--nodes N] [--calibration FILE] -o FILE.xml\n\n"
+    "       trainsim platform export CLUSTER [--nodes N] [--calibration FILE] -o FILE.xml\n"
+    "       trainsim platform import-topo NCCL_TOPO.xml\n\n"
     "CLUSTER is a shipped cluster name (configs/clusters/NAME.json), NAME:NODES, or a\n"
     "cluster JSON file (docs/clusters.md).\n\n"
     "show    nodes, GPUs, links, per-GPU injection bandwidth, bisection bandwidth\n"
     "        (max flow between the two halves of the nodes), diameter (igraph) and a\n"
     "        plain-text picture of one node\n"
-    "export  write the SimGrid XML platform that every command simulates on\n\n"
+    "export  write the SimGrid XML platform that every command simulates on\n"
+    "import-topo  print the cluster JSON \"node\" object (GPUs, NVLink/NVSwitch or\n"
+    "        PCIe, NICs and the GPUs each serves) of an NCCL topology XML\n"
+    "        (NCCL_TOPO_DUMP_FILE); what the file does not say is noted on stderr\n\n"
     "options:\n"
     "  --nodes N            number of nodes (overrides the description)\n"
     "  --calibration FILE   apply a calibration JSON (docs/clusters.md)\n"
@@ -118,6 +122,22 @@ static int show(const topo_cluster *c)
     return EXIT_OK;
 }
 
+static int import_topo(const char *path, int extra)
+{
+    if (extra) return cmd_usage_error("platform", "import-topo takes only the topology file");
+    char err[TS_ERRLEN], notes[2048];
+    char *node = topo_nccl_node(path, notes, sizeof notes, err, sizeof err);
+    if (!node) {
+        fprintf(stderr, "trainsim platform: %s\n", err);
+        return EXIT_USAGE;
+    }
+    printf("%s\n", node);
+    for (char *save = NULL, *l = strtok_r(notes, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+        fprintf(stderr, "trainsim platform: note: %s\n", l);
+    free(node);
+    return EXIT_OK;
+}
+
 int cmd_platform(int argc, char **argv)
 {
     enum { O_NODES = 256, O_CALIB };
@@ -147,11 +167,13 @@ int cmd_platform(int argc, char **argv)
         default: return cmd_unknown_option("platform", argv[optind - 1], longopts);
         }
     }
-    if (argc - optind != 2) return cmd_usage_error("platform", "want 'show CLUSTER' or 'export CLUSTER -o FILE'");
+    if (argc - optind != 2)
+        return cmd_usage_error("platform", "want 'show CLUSTER', 'export CLUSTER -o FILE' or 'import-topo FILE'");
     const char *verb = argv[optind], *spec = argv[optind + 1];
+    if (strcmp(verb, "import-topo") == 0) return import_topo(spec, out || nodes || calib);
     int is_show = strcmp(verb, "show") == 0;
     if (!is_show && strcmp(verb, "export") != 0)
-        return cmd_usage_error("platform", "unknown subcommand '%s' (valid: show, export)", verb);
+        return cmd_usage_error("platform", "unknown subcommand '%s' (valid: show, export, import-topo)", verb);
     if (!is_show && !out) return cmd_usage_error("platform", "export needs -o FILE");
     if (is_show && out) return cmd_usage_error("platform", "-o belongs to export");
     if (!topo_is_cluster_spec(spec))

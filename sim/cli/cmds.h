@@ -30,17 +30,32 @@ typedef struct cmd_meas_opts {
     const char *cluster, *algo;
     int nodes, gpus, half, fidelity;
     long long minb, maxb;
+    int op;             /* --op: collective of tables that name none (0: none; else og_coll + 1) */
+    int explain;        /* --explain: print every parse decision */
 } cmd_meas_opts;
-enum { CMD_MEAS_CLUSTER = 300, CMD_MEAS_NODES, CMD_MEAS_ALGO, CMD_MEAS_GPUS, CMD_MEAS_HALF, CMD_MEAS_FID };
+enum { CMD_MEAS_CLUSTER = 300, CMD_MEAS_NODES, CMD_MEAS_ALGO, CMD_MEAS_GPUS, CMD_MEAS_HALF, CMD_MEAS_FID,
+       CMD_MEAS_OP, CMD_MEAS_EXPLAIN };
 #define CMD_MEAS_LONGOPTS                                                                                    \
     {"cluster", required_argument, 0, CMD_MEAS_CLUSTER}, {"platform", required_argument, 0, CMD_MEAS_CLUSTER}, \
         {"nodes", required_argument, 0, CMD_MEAS_NODES}, {"algo", required_argument, 0, CMD_MEAS_ALGO},        \
         {"gpus", required_argument, 0, CMD_MEAS_GPUS}, {"half", required_argument, 0, CMD_MEAS_HALF},          \
         {"fidelity", required_argument, 0, CMD_MEAS_FID}, {"minbytes", required_argument, 0, 'b'},             \
-        {"maxbytes", required_argument, 0, 'e'}
+        {"maxbytes", required_argument, 0, 'e'}, {"op", required_argument, 0, CMD_MEAS_OP},                     \
+        {"explain", no_argument, 0, CMD_MEAS_EXPLAIN}
+#define CMD_MEAS_PARSE_HELP                                                                            \
+    "  --op COLL          collective of tables whose output and command line name none\n"              \
+    "  --explain          print every parse decision (collective, ranks, hosts, skipped lines)\n"
 /* Option c (with its argument) of command cmd: 0 when handled, EXIT_USAGE
  * (after the message) when its value is bad, 1 when c is not one of these. */
 int cmd_meas_option(const char *cmd, int c, const char *arg, cmd_meas_opts *o);
+/* Parse a measurement file with --op and --explain (decisions on stdout, a
+ * one-line note of skipped lines otherwise). */
+struct val_file;
+int cmd_meas_parse(const cmd_meas_opts *o, const char *path, struct val_file *out, char *err, size_t errlen);
+
+/* --algo's value: "msccl:FILE" loads and checks the MSCCL program FILE and
+ * gives "msccl" (EXIT_USAGE after a message when FILE is bad); else arg. */
+int cmd_algo_arg(const char *cmd, const char *arg, const char **out);
 
 /* Report an unknown option (argv[optind - 1] after getopt_long's '?') with
  * the closest long option of longopts when it looks like a slip. */

@@ -53,8 +53,16 @@ int eng_platform_check(const char *path, char *err, size_t errlen)
     }
     xmlNodePtr root = xmlDocGetRootElement(doc);
     int is_platform = root && xmlStrcmp(root->name, (const xmlChar *)"platform") == 0;
+    int is_nccl_topo = root && xmlStrcmp(root->name, (const xmlChar *)"system") == 0;
+    int is_msccl = root && xmlStrcmp(root->name, (const xmlChar *)"algo") == 0;
     int rc = is_platform ? version_ok(path, doc, root, err, errlen) : 0;
     xmlFreeDoc(doc);
+    if (is_msccl)
+        return ts_err(err, errlen, "%s: an MSCCL algorithm (<algo>), not a SimGrid platform: give it with --algo "
+                      "msccl:%s and a cluster with --platform (docs/collectives.md)", path, path);
+    if (is_nccl_topo)
+        return ts_err(err, errlen, "%s: an NCCL topology (<system>), not a SimGrid platform: `trainsim platform "
+                      "import-topo %s` prints its cluster JSON node (docs/clusters.md)", path, path);
     if (!is_platform) return ts_err(err, errlen, "%s: not a SimGrid platform (root element is not <platform>)", path);
     return rc;
 }

@@ -31,6 +31,14 @@ printf 'r0.txt\nr1.txt\n\0000 init\n0 send 1 0 10\n0 allReduce 8 1\n\0001 Init\n
     > "$out/corpus/smpi_index/pair.bin"
 seed simgrid_xml tests/golden/*.xml "$DATA"/smpi-ti/platform/small_platform.xml
 seed golden tests/golden/*.json
+seed nccl_tests ../shared/data/nccl-tests/*.txt tests/data/osu_*.txt
+seed hf_config configs/models/*.json tests/data/model_*.json
+seed nccl_topo "$DATA"/nccl-topo/*.xml
+seed msccl "$DATA"/msccl/msccl-tools_ring_8_1.xml "$DATA"/msccl/msccl-tools_ar_multi_ar_1.xml
+mkdir -p "$out/corpus/layout"
+printf 'tp=8,pp=4,dp=2,mbs=1,gbs=64,zero=1,sp=on' > "$out/corpus/layout/a"
+printf 'gx=2,gy=2,gz=2,dp=4,mbs=2,gbs=32,recompute=full' > "$out/corpus/layout/b"
+printf 'tp=2,pp=2,vpp=2,schedule=interleaved,zero=3,hpz=2,hgz=8,qwz=on' > "$out/corpus/layout/c"
 
 printf '%-12s %10s %8s %6s %6s %8s\n' format executions crashes hangs leaks seconds
 status=0
