@@ -316,7 +316,7 @@ int cmd_run(int argc, char **argv)
         rc = cmd_usage_error("run", "--links needs a SimGrid fidelity (pipelined or step), not '%s'", fid_name);
         goto out;
     }
-    eng_opts eo = {ENG_PIPELINED, links, progress};
+    eng_opts eo = {ENG_PIPELINED, links, progress, 0};
     if (fid_name && !analytical) {
         int f = eng_fidelity_from_name(fid_name);
         if (f < 0) {

@@ -138,7 +138,7 @@ static int simulate1(search_ctx *x, const wl_layout *l, double *out, char *err, 
             if (eng_load(x->cluster, need > nodes ? need : nodes, x->calib, err, errlen) < 0) goto out;
             x->loaded = 1;
         }
-        eng_opts eo = {(eng_fidelity)x->fid, 0, 0};
+        eng_opts eo = {(eng_fidelity)x->fid, 0, 0, 0};
         if (eng_run(g, &eo, &res, err, errlen) < 0) goto out;
         an_wait_as_idle(g, res);
     }

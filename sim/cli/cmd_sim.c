@@ -110,7 +110,7 @@ int cmd_sim(int argc, char **argv)
     int nodes = 0;
     char **traces = ts_calloc((size_t)argc + 1, sizeof *traces);
     int ntrace = 0;
-    eng_opts o = {ENG_PIPELINED, 0, isatty(2)};
+    eng_opts o = {ENG_PIPELINED, 0, isatty(2), 0};
     int quiet = 0;
     /* SimGrid's own options travel separately to simgrid_init. */
     char **sgv = ts_calloc(argc + 1, sizeof *sgv);
