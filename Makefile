@@ -162,6 +162,7 @@ demo: bin/trainsim
 	experiments/01-whatif-topology/run.sh --quick
 
 bench: bin/trainsim
+	experiments/bench/scale.sh
 	experiments/bench/run.sh
 	experiments/bench/kineto_import.sh
 	experiments/bench/validate_accuracy.sh

@@ -14,31 +14,36 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 # measure CMD...: runs it REPS times under the limits; sets wall (median, s),
-# rss (MB, of the median run) and out/err files of the last run; status "ok",
-# "timeout" or "over-memory".
+# cpu (user + system s of the run with the median wall), rss (MB, likewise)
+# and out/err files of the last run; status "ok", "timeout" or "over-memory".
+# On a shared machine cpu is the steadier figure.
 measure() {
-  local walls=() rsss=() i pid t0 t1 r peak
+  local walls=() rsss=() cpus=() i pid kid t0 t1 r peak
   status=ok
   for ((i = 0; i < reps; i++)); do
     t0=$(date +%s.%N)
-    "$@" > "$tmp/out" 2> "$tmp/err" &
+    /usr/bin/time -f "%U %S" -o "$tmp/time" "$@" > "$tmp/out" 2> "$tmp/err" &
     pid=$!
     peak=0
     while kill -0 "$pid" 2> /dev/null; do
-      r=$(awk '/^VmHWM/ {print int($2 / 1024)}' /proc/$pid/status 2> /dev/null || echo 0)
+      kid=$(pgrep -P "$pid" | head -1 || true)
+      r=$(awk '/^VmHWM/ {print int($2 / 1024)}' /proc/${kid:-$pid}/status 2> /dev/null || echo 0)
       [ -n "$r" ] && [ "$r" -gt "$peak" ] && peak=$r
-      if [ "$peak" -gt "$limit_mb" ]; then kill "$pid"; status=over-memory; fi
-      if [ "$(echo "$(date +%s.%N) - $t0 > $limit_s" | bc)" = 1 ]; then kill "$pid"; status=timeout; fi
+      if [ "$peak" -gt "$limit_mb" ]; then kill ${kid:-$pid} 2> /dev/null || true; status=over-memory; fi
+      if [ "$(echo "$(date +%s.%N) - $t0 > $limit_s" | bc)" = 1 ]; then kill ${kid:-$pid} 2> /dev/null || true; status=timeout; fi
       sleep 0.05
     done
     wait "$pid" || [ "$status" != ok ] || status="exit $?"
     t1=$(date +%s.%N)
     walls+=("$(echo "$t1 - $t0" | bc)")
     rsss+=("$peak")
+    cpus+=("$(awk '{printf "%.2f", $1 + $2}' "$tmp/time" 2> /dev/null || echo "?")")
     [ "$status" = ok ] || break
   done
-  wall=$(printf "%s\n" "${walls[@]}" | sort -g | awk '{a[NR] = $1} END {printf "%.2f", a[int((NR + 1) / 2)]}')
-  rss=$(printf "%s\n" "${rsss[@]}" | sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}')
+  # the run with the median wall time
+  local m
+  m=$(for j in "${!walls[@]}"; do echo "${walls[$j]} $j"; done | sort -g | awk '{a[NR] = $2} END {print a[int((NR + 1) / 2)]}')
+  wall=$(printf "%.2f" "${walls[$m]}") rss=${rsss[$m]} cpu=${cpus[$m]}
 }
 
 row() { # number, label, target, then the measured text
@@ -48,10 +53,11 @@ row() { # number, label, target, then the measured text
 want() { [ -z "${ROWS:-}" ] || [[ " $ROWS " == *" $1 "* ]]; }
 
 result() { # what the row prints for a measured run
-  if [ "$status" = ok ]; then echo "${wall} s, ${rss} MB${1:+, $1}"; else echo "$status after ${wall} s, ${rss} MB"; fi
+  if [ "$status" = ok ]; then echo "${wall} s (cpu ${cpu} s), ${rss} MB${1:+, $1}"
+  else echo "$status after ${wall} s (cpu ${cpu} s), ${rss} MB"; fi
 }
 
-row "#" workload target "measured (median of $reps: wall, peak RSS)"
+row "#" workload target "measured (median of $reps: wall (cpu), peak RSS)"
 G=1073741824
 if want 1; then
   measure $bin/bench_coll 4096 $G pipelined
