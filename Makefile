@@ -9,9 +9,10 @@ CC      ?= cc
 CXX     ?= g++
 CFLAGS  ?= -O2 -g
 CXXFLAGS ?= -O2 -g
-SIM_INC := -Isim/ir -Isim/engine -Isim/cli -Isim/trace -Isim
-CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(SIM_INC) -Imodels -Imodels/coll -Iplatforms -Ivalidate
-CXXFLAGS += -std=c++17 -Wall -Wextra -Werror -Iplatforms $(SIM_INC)
+SIM_INC := -Isim/ir -Isim/engine -Isim/cli -Isim/trace -Isim/api -Isim
+# -fPIC: the same objects make build/libtrainsim.a and build/libtrainsim.so.
+CFLAGS  += -std=c11 -D_GNU_SOURCE -fPIC -Wall -Wextra -Werror $(SIM_INC) -Imodels -Imodels/coll -Iplatforms -Ivalidate
+CXXFLAGS += -std=c++17 -fPIC -Wall -Wextra -Werror -Iplatforms $(SIM_INC)
 FLAGS_SEEN := $(CC) $(CFLAGS) | $(CXX) $(CXXFLAGS)
 
 DEB_PACKAGES := build-essential g++ pkg-config libsimgrid-dev libigraph-dev libgsl-dev \
@@ -92,8 +93,16 @@ BENCH_DEFS := -DTS_HAVE_NCCL -I$(CUDA_HOME)/include
 BENCH_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lnccl -lcudart
 endif
 
-.PHONY: all deps check test clean demo bench bench-workload bench-search golden fuzz validate-cpu need-deps FORCE
-all: bin/trainsim $(BENCH_BIN)
+# The shared library, man pages and bash completion (rules below).
+SOVERSION  := 0
+VERSION    := 0.1.0
+SHLIB      := build/libtrainsim.so.$(SOVERSION)
+MAN_STAMP  := build/man/man1/trainsim.1
+COMPLETION := build/completion/trainsim
+
+.PHONY: all deps check test clean demo bench bench-workload bench-search golden fuzz validate-cpu need-deps FORCE \
+        install uninstall
+all: bin/trainsim $(BENCH_BIN) $(SHLIB) $(MAN_STAMP) $(COMPLETION)
 FORCE:
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -117,6 +126,10 @@ build/%.o: %.cpp $(CONFIG) | need-deps
 build/libtrainsim.a: $(LIB_OBJ)
 	ar rcs $@ $^
 
+# The shared library (for embedding: sim/api/trainsim.h, docs/api.md).
+$(SHLIB): $(LIB_OBJ)
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,libtrainsim.so.$(SOVERSION) -Wl,--no-undefined -o $@ $^ $(LDLIBS)
+
 bin/trainsim: $(CLI_OBJ) $(MPI_OBJ) build/libtrainsim.a
 	@mkdir -p bin
 	$(CC) $(CFLAGS) -o $@ $^ $(MPI_LIBS) $(LDLIBS)
@@ -138,12 +151,14 @@ bin/trainsim-bench: $(BENCH_SRC) validate/bench.h build/libtrainsim.a $(CONFIG)
 	$(MPICC) $(CFLAGS) $(BENCH_DEFS) -o $@ $(BENCH_SRC) build/libtrainsim.a $(BENCH_LIBS) -ljansson -lm
 
 # make check: CUnit suites (they also run bin/trainsim for CLI behaviour), then
-# CI regression mode (trainsim replay) on the sample traces' goldens.
-check test: bin/trainsim bin/test_trainsim $(BENCH_BIN)
+# CI regression mode (trainsim replay) on the sample traces' goldens, then
+# make install into a scratch prefix used as a user would (tests/install.sh).
+check test: all bin/test_trainsim
 	bin/test_trainsim
 	tests/golden/run.sh
+	CC="$(CC)" EXAMPLE_FLAGS="$(filter -fsanitize=% -fno-sanitize%,$(CFLAGS))" tests/install.sh
 	$(if $(BENCH_BIN),tests/validate_cpu.sh,@echo "validate-cpu: skipped (no mpicc)")
-	@echo "check: CUnit suites, replay goldens and the validation loop all passed"
+	@echo "check: CUnit suites, replay goldens, install and the validation loop all passed"
 
 # The measure-calibrate-compare loop on this machine's CPUs (docs/validation.md).
 validate-cpu: bin/trainsim bin/trainsim-bench
@@ -197,5 +212,60 @@ bench-search: bin/trainsim
 
 clean:
 	rm -rf build bin
+
+# Man pages and bash completion, generated from the commands' --help texts
+# and the shipped configs/ names.
+$(MAN_STAMP): bin/trainsim sim/cli/gen_man.sh
+	@rm -rf build/man
+	sim/cli/gen_man.sh bin/trainsim build/man/man1
+$(COMPLETION): bin/trainsim sim/cli/gen_completion.sh $(wildcard configs/*/*.json)
+	@mkdir -p $(dir $@)
+	sim/cli/gen_completion.sh bin/trainsim configs > $@.tmp && mv $@.tmp $@
+
+# make install [PREFIX=/usr/local] [DESTDIR=staging]: what goes where is in
+# README.md ("Install"). Every file installed is listed in
+# share/trainsim/install-manifest, which `make uninstall` removes exactly.
+PREFIX     ?= /usr/local
+BINDIR     := $(PREFIX)/bin
+LIBDIR     := $(PREFIX)/lib
+INCLUDEDIR := $(PREFIX)/include
+DATADIR    := $(PREFIX)/share/trainsim
+MANDIR     := $(PREFIX)/share/man
+COMPLDIR   := $(PREFIX)/share/bash-completion/completions
+MANIFEST   := $(DATADIR)/install-manifest
+PC_REQUIRES := simgrid jansson gsl libxml-2.0 igraph zlib
+
+install: all build/libtrainsim.a
+	@set -e; D='$(DESTDIR)'; list=$$(mktemp); \
+	if [ -f "$$D$(MANIFEST)" ]; then grep '/$$' "$$D$(MANIFEST)" > $$list || true; fi; \
+	put() { mode=$$1 src=$$2 dst=$$3 d=$$(dirname "$$D$$3") new=""; \
+	  while [ ! -d "$$d" ] && [ "$$d" != "$$D" ]; do new="$$d $$new"; d=$$(dirname "$$d"); done; \
+	  install -D -m $$mode "$$src" "$$D$$dst"; for d in $$new; do echo "$${d#$$D}/" >> $$list; done; \
+	  echo "$$dst" >> $$list; }; \
+	for b in bin/trainsim $(BENCH_BIN); do put 755 $$b $(BINDIR)/$${b#bin/}; done; \
+	put 644 build/libtrainsim.a $(LIBDIR)/libtrainsim.a; \
+	put 755 $(SHLIB) $(LIBDIR)/libtrainsim.so.$(SOVERSION); \
+	ln -sf libtrainsim.so.$(SOVERSION) "$$D$(LIBDIR)/libtrainsim.so"; echo "$(LIBDIR)/libtrainsim.so" >> $$list; \
+	put 644 sim/api/trainsim.h $(INCLUDEDIR)/trainsim.h; \
+	{ echo 'prefix=$(PREFIX)'; echo 'libdir=$${prefix}/lib'; echo 'includedir=$${prefix}/include'; \
+	  echo 'datadir=$${prefix}/share/trainsim'; echo; echo 'Name: trainsim'; \
+	  echo 'Description: GPU cluster training simulator: the embedding API of trainsim.h'; \
+	  echo 'Version: $(VERSION)'; echo 'Requires.private: $(PC_REQUIRES)'; \
+	  echo 'Cflags: -I$${includedir}'; echo 'Libs: -L$${libdir} -ltrainsim'; \
+	  echo 'Libs.private: -lstdc++ -lm'; } > build/trainsim.pc; \
+	put 644 build/trainsim.pc $(LIBDIR)/pkgconfig/trainsim.pc; \
+	for f in $$(cd configs && find . -type f | LC_ALL=C sort); do put 644 configs/$$f $(DATADIR)/$${f#./}; done; \
+	for f in build/man/man1/*.1; do put 644 $$f $(MANDIR)/man1/$${f##*/}; done; \
+	put 644 $(COMPLETION) $(COMPLDIR)/trainsim; \
+	echo "$(MANIFEST)" >> $$list; install -D -m 644 $$list "$$D$(MANIFEST)"; rm -f $$list; \
+	echo "installed $$(grep -vc '/$$' "$$D$(MANIFEST)") files under $$D$(PREFIX) (list: $$D$(MANIFEST))"
+
+uninstall:
+	@set -e; D='$(DESTDIR)'; m="$$D$(MANIFEST)"; \
+	if [ ! -f "$$m" ]; then echo "uninstall: no $$m: nothing installed under $$D$(PREFIX)"; exit 0; fi; \
+	list=$$(mktemp); cp "$$m" $$list; n=0; \
+	for f in $$(grep -v '/$$' $$list); do rm -f "$$D$$f"; n=$$((n + 1)); done; \
+	for d in $$(grep '/$$' $$list | LC_ALL=C sort -r); do rmdir "$$D$$d" 2>/dev/null || true; done; \
+	rm -f $$list; echo "uninstall: removed $$n files and the folders install made under $$D$(PREFIX)"
 
 -include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(MPI_OBJ:.o=.d)

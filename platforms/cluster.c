@@ -113,13 +113,15 @@ static const char *get_str(ctx *c, const char *where, json_t *o, const char *key
     return json_string_value(v);
 }
 
+/* path: a file, or JSON text itself (ts_is_json_text; c->file names it). */
 static json_t *load_json(ctx *c, const char *path)
 {
     json_error_t e;
-    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &e);
+    int text = ts_is_json_text(path);
+    json_t *root = text ? json_loads(path, JSON_REJECT_DUPLICATES, &e) : json_load_file(path, JSON_REJECT_DUPLICATES, &e);
     if (!root) {
-        if (access(path, R_OK) != 0) ts_err(c->err, c->errlen, "%s: cannot open: %m", path);
-        else ts_err(c->err, c->errlen, "%s:%d:%d: %s", path, e.line, e.column, e.text);
+        if (!text && access(path, R_OK) != 0) ts_err(c->err, c->errlen, "%s: cannot open: %m", path);
+        else ts_err(c->err, c->errlen, "%s:%d:%d: %s", c->file, e.line, e.column, e.text);
         return NULL;
     }
     if (!json_is_object(root)) {
@@ -401,7 +403,8 @@ int topo_load(const char *spec, int nodes, topo_cluster *cl, char *err, size_t e
 {
     char path[512], name[256];
     snprintf(name, sizeof name, "%s", spec);
-    char *colon = strrchr(name, ':');
+    int text = ts_is_json_text(spec); /* cluster JSON text, no name or NODES suffix */
+    char *colon = text ? NULL : strrchr(name, ':');
     if (colon && !strchr(colon, '/')) {
         char *end;
         long v = strtol(colon + 1, &end, 10);
@@ -412,9 +415,9 @@ int topo_load(const char *spec, int nodes, topo_cluster *cl, char *err, size_t e
     }
     size_t len = strlen(name);
     int is_file = len > 5 && strcmp(name + len - 5, ".json") == 0;
-    if (is_file) snprintf(path, sizeof path, "%s", name);
+    if (is_file || text) snprintf(path, sizeof path, "%s", text ? "cluster JSON" : name);
     else snprintf(path, sizeof path, "%s/clusters/%s.json", ts_config_dir(), name);
-    if (!is_file && access(path, R_OK) != 0) {
+    if (!is_file && !text && access(path, R_OK) != 0) {
         char list[512];
         shipped_names(list, sizeof list);
         return ts_err(err, errlen, "unknown cluster '%s' (shipped: %s)", name, list);
@@ -423,7 +426,7 @@ int topo_load(const char *spec, int nodes, topo_cluster *cl, char *err, size_t e
     memset(cl, 0, sizeof *cl);
     cl->intra_bw_eff = cl->inter_bw_eff = 1;
     ctx c = {path, err, errlen};
-    json_t *root = load_json(&c, path);
+    json_t *root = load_json(&c, text ? spec : path);
     if (!root) return -1;
     static const char *const keys[] = {"name", "comment", "nodes", "gpu", "node", "network", "calibration", NULL};
     static const char *const nkeys[] = {"gpus", "fabric", "nics", NULL};

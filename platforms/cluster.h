@@ -72,8 +72,9 @@ typedef struct topo_cluster {
     double intra_lat_add, inter_lat_add; /* calibration: seconds added per route */
 } topo_cluster;
 
-/* Load a cluster: a path to a JSON file, or a shipped name ("frontier"),
- * optionally with a node count ("frontier:64"). nodes > 0 overrides the count.
+/* Load a cluster: a path to a JSON file, a shipped name ("frontier"),
+ * optionally with a node count ("frontier:64"), or cluster JSON text (first
+ * character '{'; messages call it "cluster JSON"). nodes > 0 overrides the count.
  * Errors name the file and the offending field. */
 int topo_load(const char *spec, int nodes, topo_cluster *c, char *err, size_t errlen);
 

@@ -27,6 +27,7 @@ void suite_axonn(void);
 void suite_zeropp(void);
 void suite_policy(void);
 void suite_run_links(void);
+void suite_api(void);
 
 /* Path of a fixture in tests/data/. */
 const char *test_data(const char *name);

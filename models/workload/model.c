@@ -46,7 +46,9 @@ static const struct family {
 int wl_model_load(const char *path, wl_model *m, char *err, size_t errlen)
 {
     json_error_t je;
-    json_t *o = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    int text = ts_is_json_text(path); /* model JSON text: messages name it "model JSON" */
+    json_t *o = text ? json_loads(path, JSON_REJECT_DUPLICATES, &je) : json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    if (text) path = "model JSON";
     if (!o) return ts_err(err, errlen, "%s:%d:%d: %s", path, je.line, je.column, je.text);
     memset(m, 0, sizeof *m);
     int rc = -1;
@@ -115,7 +117,7 @@ int wl_model_load(const char *path, wl_model *m, char *err, size_t errlen)
     }
     const char *name = json_string_value(json_object_get(o, "name"));
     if (!name) {
-        name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+        name = text ? "model" : strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
     }
     snprintf(m->name, sizeof m->name, "%s", name);
     char *dot = strstr(m->name, ".json");
@@ -129,6 +131,7 @@ out:
 int wl_model_find(const char *name, const char *dir, wl_model *m, char *err, size_t errlen)
 {
     char path[1024];
+    if (ts_is_json_text(name)) return wl_model_load(name, m, err, errlen);
     if (ts_config_path(name, dir, path, sizeof path) < 0)
         return ts_err(err, errlen, "unknown model '%s' (no %s; give a path or a name from %s/)", name, path, dir);
     return wl_model_load(path, m, err, errlen);

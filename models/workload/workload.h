@@ -23,9 +23,10 @@ typedef struct wl_model {
 } wl_model;
 
 /* Read a model: a HuggingFace config.json as is (llama, mistral, mixtral, gpt2,
- * gpt_neox, deepseek keys), or trainsim's own keys (docs/workload.md). */
+ * gpt_neox, deepseek keys), or trainsim's own keys (docs/workload.md). path may
+ * be the JSON text itself (first character '{'; messages call it "model JSON"). */
 int wl_model_load(const char *path, wl_model *m, char *err, size_t errlen);
-/* NAME: a path, or configs/models/NAME.json under dir. */
+/* NAME: a path, JSON text, or configs/models/NAME.json under dir. */
 int wl_model_find(const char *name, const char *dir, wl_model *m, char *err, size_t errlen);
 /* Train at sequence seq: a learned position table grows to seq rows when shorter
  * (Megatron-LM requires max_position_embeddings >= seq_length); rotary models are unchanged. */

@@ -8,8 +8,8 @@
 
 #include "cmds.h"
 #include "coll.h"
-#include "engine.h"
 #include "opgraph.h"
+#include "api_int.h"
 #include "util.h"
 #include "val.h"
 
@@ -51,13 +51,6 @@ static const char coll_help[] =
 enum { FID_STEP = VAL_FID_STEP, FID_PIPELINED = VAL_FID_PIPELINED, FID_ANALYTICAL = VAL_FID_ANALYTICAL };
 static const char *fid_names[] = {"step", "pipelined", "analytical"};
 
-typedef struct result {
-    int64_t size, count;
-    double time;        /* seconds */
-    int algo;
-    coll_proto proto;
-} result;
-
 typedef struct opts {
     const char *platform, *algo, *coll_spec, *tuning, *csv, *json, *calib;
     int nodes;
@@ -68,14 +61,12 @@ typedef struct opts {
     double factor;
 } opts;
 
-static int rooted(og_coll c) { return val_rooted(c); }
-
-static void print_header(const opts *o)
+static void print_header(const opts *o, const ts_coll_result *r)
 {
     printf("# trainsim coll: simulated, not measured: platform %s, %d GPUs, fidelity %s, algorithm %s\n",
-           o->platform, o->gpus, fid_names[o->fidelity],
+           o->platform, r->gpus, r->fidelity,
            o->algo ? o->algo : o->coll_spec || o->tuning ? "policy (--coll/--tuning)" : "auto");
-    printf("# Collective test starting: %s_perf\n", og_coll_name(o->op));
+    printf("# Collective test starting: %s_perf\n", r->op);
     printf("# nThread 1 nGpus 1 minBytes %lld maxBytes %lld step: %lld(%s) warmup iters: 0 iters: 1 agg iters: 1 "
            "validation: 0 graph: 0\n#\n",
            (long long)o->minb, (long long)o->maxb, o->stepb ? (long long)o->stepb : (long long)o->factor,
@@ -83,60 +74,47 @@ static void print_header(const opts *o)
     val_table_header(stdout);
 }
 
-static void bandwidths(const opts *o, const result *r, double *algbw, double *busbw)
+static void print_row(const opts *o, const ts_coll_result *r, const ts_coll_point *p)
 {
-    *algbw = r->time > 0 ? (double)r->size / r->time / 1e9 : 0;
-    *busbw = *algbw * coll_busbw_factor(o->op, o->gpus);
+    val_table_row(stdout, p->size, p->count, r->dtype, o->op, o->root, p->time_s * 1e6, p->time_s * 1e6,
+                  r->busbw_factor, -1, -1);
 }
 
-static void print_row(const opts *o, const result *r)
-{
-    val_table_row(stdout, r->size, r->count, og_dtype_name(o->dtype), o->op, o->root, r->time * 1e6, r->time * 1e6,
-                  coll_busbw_factor(o->op, o->gpus), -1, -1);
-}
-
-static int write_csv(const opts *o, const result *rs, int nr, char *err, size_t errlen)
+static int write_csv(const opts *o, const ts_coll_result *r, char *err, size_t errlen)
 {
     FILE *f = fopen(o->csv, "w");
     if (!f) return ts_err(err, errlen, "%s: cannot write: %m", o->csv);
     fprintf(f, "op,gpus,size,count,type,redop,root,time_us,algbw_gbs,busbw_gbs,algorithm,protocol,fidelity\n");
-    for (int i = 0; i < nr; i++) {
-        double alg, bus;
+    for (size_t i = 0; i < r->npoints; i++) {
+        const ts_coll_point *p = &r->points[i];
         char t[40], a[40], b[40];
-        bandwidths(o, &rs[i], &alg, &bus);
-        ts_fmt_double(t, sizeof t, rs[i].time * 1e6);
-        ts_fmt_double(a, sizeof a, alg);
-        ts_fmt_double(b, sizeof b, bus);
-        fprintf(f, "%s,%d,%lld,%lld,%s,%s,%d,%s,%s,%s,%s,%s,%s\n", og_coll_name(o->op), o->gpus,
-                (long long)rs[i].size, (long long)rs[i].count, og_dtype_name(o->dtype), val_redop(o->op),
-                rooted(o->op) ? o->root : -1, t, a, b, coll_algo_get(rs[i].algo)->name,
-                coll_proto_name(rs[i].proto), fid_names[o->fidelity]);
+        ts_fmt_double(t, sizeof t, p->time_s * 1e6);
+        ts_fmt_double(a, sizeof a, p->algbw_gbs);
+        ts_fmt_double(b, sizeof b, p->busbw_gbs);
+        fprintf(f, "%s,%d,%lld,%lld,%s,%s,%d,%s,%s,%s,%s,%s,%s\n", r->op, r->gpus, p->size, p->count, r->dtype,
+                r->redop, r->root, t, a, b, p->algorithm, p->protocol, r->fidelity);
     }
     return fclose(f) == 0 ? 0 : ts_err(err, errlen, "%s: write failed", o->csv);
 }
 
-static int write_json(const opts *o, const result *rs, int nr, char *err, size_t errlen)
+static int write_json(const opts *o, const ts_coll_result *r, char *err, size_t errlen)
 {
     FILE *f = fopen(o->json, "w");
     if (!f) return ts_err(err, errlen, "%s: cannot write: %m", o->json);
     fprintf(f, "{\"op\": ");
-    ts_json_string(f, og_coll_name(o->op));
-    fprintf(f, ", \"gpus\": %d, \"platform\": ", o->gpus);
+    ts_json_string(f, r->op);
+    fprintf(f, ", \"gpus\": %d, \"platform\": ", r->gpus);
     ts_json_string(f, o->platform);
-    fprintf(f, ", \"fidelity\": \"%s\", \"type\": \"%s\", \"results\": [", fid_names[o->fidelity],
-            og_dtype_name(o->dtype));
-    for (int i = 0; i < nr; i++) {
-        double alg, bus;
-        bandwidths(o, &rs[i], &alg, &bus);
-        fprintf(f, "%s\n  {\"size\": %lld, \"count\": %lld, \"time_us\": ", i ? "," : "", (long long)rs[i].size,
-                (long long)rs[i].count);
-        ts_json_number(f, rs[i].time * 1e6);
+    fprintf(f, ", \"fidelity\": \"%s\", \"type\": \"%s\", \"results\": [", r->fidelity, r->dtype);
+    for (size_t i = 0; i < r->npoints; i++) {
+        const ts_coll_point *p = &r->points[i];
+        fprintf(f, "%s\n  {\"size\": %lld, \"count\": %lld, \"time_us\": ", i ? "," : "", p->size, p->count);
+        ts_json_number(f, p->time_s * 1e6);
         fprintf(f, ", \"algbw_gbs\": ");
-        ts_json_number(f, alg);
+        ts_json_number(f, p->algbw_gbs);
         fprintf(f, ", \"busbw_gbs\": ");
-        ts_json_number(f, bus);
-        fprintf(f, ", \"algorithm\": \"%s\", \"protocol\": \"%s\"}", coll_algo_get(rs[i].algo)->name,
-                coll_proto_name(rs[i].proto));
+        ts_json_number(f, p->busbw_gbs);
+        fprintf(f, ", \"algorithm\": \"%s\", \"protocol\": \"%s\"}", p->algorithm, p->protocol);
     }
     fprintf(f, "\n]}\n");
     return fclose(f) == 0 ? 0 : ts_err(err, errlen, "%s: write failed", o->json);
@@ -233,67 +211,36 @@ int cmd_coll(int argc, char **argv)
     opts o = {.fidelity = FID_PIPELINED, .op = OG_ALLREDUCE, .dtype = OG_F32, .minb = 8,
               .maxb = (int64_t)128 << 20, .factor = 2};
     char **sgv = ts_calloc(argc + 1, sizeof *sgv), **ours = ts_calloc(argc + 1, sizeof *ours);
-    int sgc, nours;
-    sgc = cmd_split_simgrid(argc, argv, sgv, ours, &nours);
+    int nours;
+    cmd_split_simgrid(argc, argv, sgv, ours, &nours);
     int rc = parse_opts(nours, ours, &o);
-    char err[TS_ERRLEN];
+    char err[TS_MSG_MAX];
     coll_policy *pol = NULL;
-    result *rs = NULL;
-    val_sweep sw;
-    memset(&sw, 0, sizeof sw);
-    int nr = 0;
+    ts_coll_result *r = NULL;
     if (rc != 0) {
         rc = rc < 0 ? EXIT_OK : rc;
         goto out;
     }
     if ((rc = cmd_policy("coll", o.coll_spec, o.tuning, &pol)) != 0) goto out;
-    rc = EXIT_USAGE;
-    eng_init(&sgc, sgv);
-    if (eng_load(o.platform, o.nodes, o.calib, err, sizeof err) < 0) {
+    ts_coll_opts co = {.c = {o.platform, o.nodes, o.calib, o.coll_spec, o.tuning, (const char *const *)sgv + 1},
+                       .op = og_coll_name(o.op), .gpus = o.gpus, .min_bytes = o.minb, .max_bytes = o.maxb,
+                       .step_factor = o.factor, .step_bytes = o.stepb, .algo = o.algo,
+                       .fidelity = fid_names[o.fidelity], .dtype = og_dtype_name(o.dtype), .root = o.root};
+    if ((rc = (int)ts_coll(&co, &r, err, sizeof err)) != TS_OK) {
         fprintf(stderr, "trainsim coll: %s\n", err);
         goto out;
     }
-    if (val_sweep_open(&sw, o.op, o.gpus, o.root, o.dtype, o.fidelity, o.algo, err, sizeof err) < 0) {
-        fprintf(stderr, "trainsim coll: %s\n", err);
-        goto out;
-    }
-    sw.policy = pol;
-    o.gpus = sw.n;
-    print_header(&o);
-    size_t cap = 0;
-    double sum_bus = 0;
-    for (int64_t size = o.minb; size <= o.maxb;) {
-        ts_grow(&rs, sizeof *rs, &cap, nr + 1);
-        result *r = &rs[nr];
-        /* nccl-tests (2.14 on) rounds each size down to whole elements, and
-         * per-rank counts down to 16 bytes' worth of elements */
-        r->size = val_nccl_size(o.op, o.gpus, size, og_dtype_size(o.dtype), &r->count);
-        val_point pt;
-        if (val_sweep_size(&sw, r->size, &pt, err, sizeof err) < 0) {
-            fprintf(stderr, "trainsim coll: %s of %lld bytes: %s\n", og_coll_name(o.op), (long long)r->size, err);
-            goto out;
-        }
-        r->time = pt.time, r->algo = pt.algo, r->proto = pt.proto;
-        print_row(&o, r);
-        double alg, bus;
-        bandwidths(&o, r, &alg, &bus);
-        sum_bus += bus;
-        nr++;
-        int64_t next = o.stepb ? size + o.stepb : (int64_t)(size * o.factor);
-        if (next <= size) break;
-        size = next;
-    }
-    printf("# Out of bounds values : 0 OK\n# Avg bus bandwidth    : %g \n#\n", nr ? sum_bus / nr : 0);
-    printf("# Collective test concluded: %s_perf\n", og_coll_name(o.op));
+    print_header(&o, r);
+    for (size_t i = 0; i < r->npoints; i++) print_row(&o, r, &r->points[i]);
+    printf("# Out of bounds values : 0 OK\n# Avg bus bandwidth    : %g \n#\n", r->avg_busbw_gbs);
+    printf("# Collective test concluded: %s_perf\n", r->op);
     fflush(stdout);
-    rc = EXIT_OK;
-    if (o.csv && write_csv(&o, rs, nr, err, sizeof err) < 0) rc = EXIT_USAGE;
-    if (rc == EXIT_OK && o.json && write_json(&o, rs, nr, err, sizeof err) < 0) rc = EXIT_USAGE;
+    if (o.csv && write_csv(&o, r, err, sizeof err) < 0) rc = EXIT_USAGE;
+    if (rc == EXIT_OK && o.json && write_json(&o, r, err, sizeof err) < 0) rc = EXIT_USAGE;
     if (rc != EXIT_OK) fprintf(stderr, "trainsim coll: %s\n", err);
 out:
-    val_sweep_close(&sw);
+    ts_coll_result_free(r);
     coll_policy_free(pol);
-    free(rs);
     free(sgv);
     free(ours);
     return rc;

@@ -16,6 +16,7 @@
 #include "engine.h"
 #include "memory/memory.h"
 #include "report.h"
+#include "api_int.h"
 #include "util.h"
 #include "workload/workload.h"
 
@@ -82,29 +83,24 @@ static const char run_help[] =
     "  -h, --help         this help\n\n"
     "exit status: 0 ok, 1 the layout does not fit or the simulation failed, 2 bad input.\n";
 
-typedef struct run_out {
-    double iter, tokens_s, tflops, mfu, hw_flops, model_flops;
-    double cat[AN_NCATS];
-} run_out;
-
-static void print_mem(FILE *f, const mem_breakdown *mb)
+static void print_mem(FILE *f, const ts_memory *mb)
 {
     fprintf(f, "memory per GPU   %.2f GiB of %.2f GiB: %s (pipeline stage %d)\n", mb->total / GIB,
             mb->capacity / GIB, mb->fits ? "fits" : "DOES NOT FIT", mb->stage);
     fprintf(f, "                 weights %.2f, gradients %.2f, optimizer %.2f, activations %.2f "
                "(%.2f micro-batches in flight), workspace %.2f GiB\n",
-            mb->weights / GIB, mb->grads / GIB, mb->optim / GIB, mb->activations / GIB, mb->inflight,
+            mb->weights / GIB, mb->gradients / GIB, mb->optimizer / GIB, mb->activations / GIB, mb->inflight,
             mb->workspace / GIB);
 }
 
-static void json_mem(FILE *f, const mem_breakdown *mb)
+static void json_mem(FILE *f, const ts_memory *mb)
 {
     fprintf(f, "  \"memory\": {\"weights\": ");
     ts_json_number(f, mb->weights);
     fprintf(f, ", \"gradients\": ");
-    ts_json_number(f, mb->grads);
+    ts_json_number(f, mb->gradients);
     fprintf(f, ", \"optimizer\": ");
-    ts_json_number(f, mb->optim);
+    ts_json_number(f, mb->optimizer);
     fprintf(f, ", \"activations\": ");
     ts_json_number(f, mb->activations);
     fprintf(f, ", \"workspace\": ");
@@ -116,34 +112,33 @@ static void json_mem(FILE *f, const mem_breakdown *mb)
     fprintf(f, ", \"stage\": %d, \"fits\": %s}", mb->stage, mb->fits ? "true" : "false");
 }
 
-static int write_json(const char *path, const wl_model *m, const char *layout, int ngpus, int seq,
-                      const char *fidelity, const char *detail, const mem_breakdown *mb, const run_out *ro,
-                      int simulated, const og_graph *g, const eng_result *res, int links, char *err,
-                      size_t errlen)
+static int write_json(const char *path, const ts_run_result *r, int links, char *err, size_t errlen)
 {
+    const og_graph *g = r->priv->g;
+    const eng_result *res = r->priv->res;
     FILE *f = fopen(path, "w");
     if (!f) return ts_err(err, errlen, "%s: cannot write", path);
     fprintf(f, "{\n  \"model\": ");
-    ts_json_string(f, m->name);
+    ts_json_string(f, r->model);
     fprintf(f, ",\n  \"layout\": ");
-    ts_json_string(f, layout);
-    fprintf(f, ",\n  \"gpus\": %d,\n  \"seq\": %d,\n  \"fidelity\": ", ngpus, seq);
-    ts_json_string(f, fidelity);
+    ts_json_string(f, r->layout);
+    fprintf(f, ",\n  \"gpus\": %d,\n  \"seq\": %d,\n  \"fidelity\": ", r->gpus, r->seq);
+    ts_json_string(f, r->fidelity);
     fprintf(f, ",\n  \"detail\": ");
-    ts_json_string(f, detail);
+    ts_json_string(f, r->detail);
     fprintf(f, ",\n");
-    json_mem(f, mb);
-    if (simulated) {
+    json_mem(f, &r->memory);
+    if (r->simulated) {
         static const char *keys[] = {"iteration_s", "tokens_per_s", "tflops_per_gpu", "mfu"};
-        double vals[] = {ro->iter, ro->tokens_s, ro->tflops, ro->mfu};
+        double vals[] = {r->iteration_s, r->tokens_per_s, r->tflops_per_gpu, r->mfu};
         for (int i = 0; i < 4; i++) {
             fprintf(f, ",\n  \"%s\": ", keys[i]);
             ts_json_number(f, vals[i]);
         }
         fprintf(f, ",\n  \"breakdown_s\": {");
-        for (int c = 0; c < AN_NCATS; c++) {
+        for (int c = 0; c < TS_NCATS; c++) {
             fprintf(f, "%s\"%s\": ", c ? ", " : "", c == AN_IDLE ? "bubble" : an_cat_name(c));
-            ts_json_number(f, ro->cat[c]);
+            ts_json_number(f, r->breakdown[c]);
         }
         fprintf(f, "}");
     }
@@ -160,33 +155,51 @@ static int write_json(const char *path, const wl_model *m, const char *layout, i
     return 0;
 }
 
-/* --net key=value,...: overrides of the analytical network's figures. */
-static int parse_net(const char *s, an_net *net, char *err, size_t errlen)
+/* What ts_run computed, in the command's lines. */
+static void print_run(const ts_run_result *r, int links, int policy)
 {
-    static const struct {
-        const char *key;
-        size_t off;
-    } keys[] = {
-        {"intra_bw", offsetof(an_net, intra_bw)}, {"intra_lat", offsetof(an_net, intra_lat)},
-        {"inter_bw", offsetof(an_net, inter_bw)}, {"inter_lat", offsetof(an_net, inter_lat)},
-    };
-    char *copy = ts_strdup(s), *save = NULL;
-    int rc = 0;
-    for (char *tok = strtok_r(copy, ",", &save); tok && rc == 0; tok = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(tok, '='), *end;
-        size_t i;
-        if (eq) *eq = 0;
-        for (i = 0; i < sizeof keys / sizeof keys[0] && strcmp(tok, keys[i].key); i++) {}
-        double v = eq ? strtod(eq + 1, &end) : 0;
-        if (!eq || i == sizeof keys / sizeof keys[0] || *end || !(v >= 0) || !isfinite(v) ||
-            (v == 0 && strstr(tok, "bw")))
-            rc = ts_err(err, errlen, "--net: '%s' is not one of intra_bw, intra_lat, inter_bw, inter_lat "
-                        "with a non-negative number (bandwidths positive, bytes/s; latencies s)", tok);
-        else
-            *(double *)((char *)net + keys[i].off) = v;
+    const og_graph *g = r->priv->g;
+    const eng_result *res = r->priv->res;
+    const double *cat = r->breakdown;
+    printf("fidelity         %s; %d of %d ranks built (%s), %ld ops, graph in %.2f s, %s in %.2f s\n", r->fidelity,
+           r->ranks_built, r->ranks_total,
+           strcmp(r->detail, "full") == 0       ? "full detail"
+           : strcmp(r->detail, "replicas") == 0 ? "replicas: every rank, analytical intra-node TP"
+                                                : "reduced: replica 0, analytical DP and intra-node TP",
+           r->ops, r->graph_wall_s, strcmp(r->fidelity, "analytical") == 0 ? "critical path" : "simulation",
+           r->sim_wall_s);
+    printf("iteration        %.4f s\n", r->iteration_s);
+    printf("throughput       %.0f tokens/s, %.1f TFLOP/s per GPU (with recompute), MFU %.1f%%\n", r->tokens_per_s,
+           r->tflops_per_gpu, 100 * r->mfu);
+    printf("time per rank    compute %.4f s, exposed tp %.4f, cp %.4f, ep %.4f, pp %.4f, dp %.4f, other %.4f, "
+           "bubble %.4f s (mean over ranks)\n",
+           cat[TS_COMPUTE], cat[TS_TP], cat[TS_CP], cat[TS_EP], cat[TS_PP], cat[TS_DP], cat[TS_OTHER], cat[TS_BUBBLE]);
+    if (links) {
+        printf("\nlinks            traffic SimGrid simulated: %s\n",
+               strcmp(r->detail, "full") == 0 ? "every rank and collective (full detail)"
+               : strcmp(r->detail, "replicas") == 0 ? "every rank's PP and DP, no intra-node TP (replicas)"
+                                                    : "replica 0's PP, inter-node TP and embedding all-reduce only, "
+                                                      "no DP gradient collectives (reduced)");
+        if (res->nlinks) eng_report_links(stdout, res);
+        else printf("                 no link carried simulated traffic\n");
     }
-    free(copy);
-    return rc;
+    printf("collectives      algorithm per distinct call of the ranks built (%s):\n",
+           policy ? "policy: --coll/--tuning, else automatic" : "automatic");
+    eng_report_colls(stdout, g, res, 0);
+}
+
+static void print_estimate(const ts_run_result *r)
+{
+    printf("fidelity         estimate: closed form from model and layout, no graph, in %.6f s\n", r->sim_wall_s);
+    printf("iteration        %.4f s\n", r->iteration_s);
+    printf("throughput       %.0f tokens/s, %.1f TFLOP/s per GPU (with recompute), MFU %.1f%%\n", r->tokens_per_s,
+           r->tflops_per_gpu, 100 * r->mfu);
+    printf("time             micro-batch on the slowest stage: forward %.4f, backward %.4f, weight gradients "
+           "%.4f s; bubble %.4f, exposed dp %.4f, optimizer %.4f s\n",
+           r->est_forward, r->est_backward, r->est_wgrad, r->est_bubble, r->est_dp_exposed, r->est_optimizer);
+    if (r->axonn)
+        printf("                 compute %.4f s, exposed tensor-grid communication %.4f s (%s)\n", r->est_compute,
+               r->est_tp_exposed, r->axonn_overlap ? "overlap=on" : "overlap=off");
 }
 
 int cmd_run(int argc, char **argv)
@@ -213,17 +226,15 @@ int cmd_run(int argc, char **argv)
     const char *gpu_name = NULL, *gemm = NULL, *fid_name = NULL, *net_s = NULL, *calib = NULL, *opgraph = NULL;
     const char *coll_spec = NULL, *tuning = NULL;
     coll_policy *pol = NULL;
-    int nodes = 0, have_cluster = 0;
-    topo_cluster cl;
+    int nodes = 0;
     int seq = 0, ngpus = 0, gpn = 0, full = 0, progress = 0, analytical = 0, links = 0;
     cm_dtype dtype = CM_BF16;
     char **sgv = ts_calloc(argc + 1, sizeof *sgv), **ours = ts_calloc(argc + 1, sizeof *ours);
-    int sgc, nours;
-    sgc = cmd_split_simgrid(argc, argv, sgv, ours, &nours);
+    int nours;
+    cmd_split_simgrid(argc, argv, sgv, ours, &nours);
     int rc = EXIT_USAGE, c;
-    og_graph *g = NULL;
-    eng_result *res = NULL;
-    char *err = ts_malloc(BIGERR);
+    ts_run_result *r = NULL;
+    char *err = ts_malloc(BIGERR), err2[TS_ERRLEN];
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(nours, ours, ":h", longopts, NULL)) != -1) {
@@ -307,215 +318,53 @@ int cmd_run(int argc, char **argv)
         goto out;
     }
     if ((rc = cmd_policy("run", coll_spec, tuning, &pol)) != 0) goto out;
-    rc = EXIT_USAGE;
-    eng_set_policy(pol);
-    analytical = fid_name && strcmp(fid_name, "analytical") == 0;
-    int estimate = fid_name && strcmp(fid_name, "estimate") == 0;
-    analytical |= estimate;
+    analytical = fid_name && (strcmp(fid_name, "analytical") == 0 || strcmp(fid_name, "estimate") == 0);
     if (links && analytical) {
         rc = cmd_usage_error("run", "--links needs a SimGrid fidelity (pipelined or step), not '%s'", fid_name);
         goto out;
     }
-    eng_opts eo = {ENG_PIPELINED, links, progress, 0};
-    if (fid_name && !analytical) {
-        int f = eng_fidelity_from_name(fid_name);
-        if (f < 0) {
-            rc = cmd_usage_error("run", "unknown fidelity '%s' (valid: estimate, analytical, pipelined, step)",
-                                 fid_name);
-            goto out;
-        }
-        eo.fidelity = f;
+    if (fid_name && !analytical && eng_fidelity_from_name(fid_name) < 0) {
+        rc = cmd_usage_error("run", "unknown fidelity '%s' (valid: estimate, analytical, pipelined, step)", fid_name);
+        goto out;
     }
     if (!analytical && !platform) {
         rc = cmd_usage_error("run", "--platform is required unless --fidelity analytical");
         goto out;
     }
-
-    /* A cluster gives the GPU and the analytical model's network figures. */
-    if (platform && topo_is_cluster_spec(platform)) {
-        if (topo_load(platform, nodes, &cl, err, BIGERR) < 0 || (calib && topo_calibrate(&cl, calib, err, BIGERR) < 0)) {
-            fprintf(stderr, "trainsim run: %s\n", err);
-            goto out;
-        }
-        have_cluster = 1;
-        if (!gpu_name) gpu_name = cl.gpu_key;
+    ts_run_opts ro = {.c = {platform, nodes, calib, coll_spec, tuning, (const char *const *)sgv + 1},
+                      .model = model, .layout = layout_s, .gpus = ngpus, .gpu = gpu_name, .gemm_table = gemm,
+                      .gpus_per_node = gpn, .net = net_s, .seq = seq, .dtype = cm_dtype_name(dtype),
+                      .fidelity = fid_name, .detail = full == 1 ? "full" : full == 2 ? "replicas" : "reduced",
+                      .links = links, .progress = progress};
+    rc = (int)ts_run(&ro, &r, err, BIGERR);
+    if (r) {
+        printf("model            %s: %.4g B parameters, %d layers, hidden %d, sequence %d, %s\n", r->model,
+               r->params / 1e9, r->layers, r->hidden, r->seq, r->dtype);
+        printf("layout           %s (%d micro-batches)\n", r->layout, r->micro_batches);
+        printf("gpus             %d x %s\n", r->gpus, r->gpu);
+        print_mem(stdout, &r->memory);
+        if (!r->memory.fits) printf("not simulated: the layout does not fit in GPU memory\n");
     }
-    if (!gpu_name) gpu_name = "h100";
-
-    wl_model m;
-    wl_layout l;
-    cm_gpu gpu;
-    char models_dir[4200], gpus_dir[4200];
-    snprintf(models_dir, sizeof models_dir, "%s/models", ts_config_dir());
-    snprintf(gpus_dir, sizeof gpus_dir, "%s/gpus", ts_config_dir());
-    if (wl_model_find(model, models_dir, &m, err, BIGERR) < 0 ||
-        cm_gpu_find(gpu_name, gpus_dir, &gpu, err, BIGERR) < 0 ||
-        (gemm && cm_gpu_calibrate(&gpu, gemm, err, BIGERR) < 0) || wl_layout_parse(layout_s, &l, err, BIGERR) < 0) {
-        fprintf(stderr, "trainsim run: %s\n", err);
-        goto out;
-    }
-    if (!seq) seq = m.max_seq < 8192 ? m.max_seq : 8192;
-    wl_model_fit_seq(&m, seq);
-    if (!analytical) {
-        /* the platform's GPU count derives dp; a layout needing more GPUs is rejected */
-        eng_init(&sgc, sgv);
-        if (eng_load(platform, nodes, calib, err, BIGERR) < 0) {
-            fprintf(stderr, "trainsim run: %s\n", err);
-            goto out;
-        }
-        if (!ngpus && !l.dp) ngpus = eng_host_count();
-        if (wl_layout_parse(layout_s, &l, err, BIGERR) == 0 && l.dp && wl_layout_ngpus(&l) > eng_host_count()) {
-            fprintf(stderr, "trainsim run: layout needs %d gpus, the platform has %d hosts\n", wl_layout_ngpus(&l),
-                    eng_host_count());
-            goto out;
-        }
-    }
-    if (wl_layout_check(&l, &m, seq, ngpus, err, BIGERR) < 0) {
-        fprintf(stderr, "trainsim run: %s\n", err);
-        goto out;
-    }
-    if (gpu.peak[dtype] <= 0) {
-        fprintf(stderr, "trainsim run: %s has no %s peak in its spec\n", gpu.name, cm_dtype_name(dtype));
-        goto out;
-    }
-    ngpus = wl_layout_ngpus(&l);
-    char lay[256];
-    wl_layout_format(&l, lay, sizeof lay);
-    mem_breakdown mb;
-    mem_estimate(&m, &l, seq, dtype, gpu.hbm_bytes, &mb);
-    const char *fname = estimate ? "estimate" : analytical ? "analytical" : eng_fidelity_name(eo.fidelity);
-    const char *dname = estimate ? "none" : full == 1 ? "full" : full == 2 ? "replicas" : "reduced";
-    printf("model            %s: %.4g B parameters, %d layers, hidden %d, sequence %d, %s\n", m.name,
-           wl_model_params(&m, wl_padded_vocab(&m, &l)) / 1e9, m.layers, m.hidden, seq, cm_dtype_name(dtype));
-    printf("layout           %s (%d micro-batches)\n", lay, wl_layout_micro(&l));
-    printf("gpus             %d x %s\n", ngpus, gpu.name);
-    print_mem(stdout, &mb);
-    run_out ro;
-    memset(&ro, 0, sizeof ro);
-    if (!mb.fits) {
-        printf("not simulated: the layout does not fit in GPU memory\n");
-        rc = EXIT_FAIL;
-        if (json && write_json(json, &m, lay, ngpus, seq, fname, dname, &mb, &ro, 0, NULL, NULL, 0, err, BIGERR) < 0) {
-            fprintf(stderr, "trainsim run: %s\n", err);
-            rc = EXIT_USAGE;
-        }
-        goto out;
-    }
-
-    an_net net;
-    if (an_net_default(gpu.name, &net) < 0) an_net_default("H100", &net);
-    if (have_cluster) topo_an_figures(&cl, &net.gpus_per_node, &net.intra_bw, &net.intra_lat, &net.inter_bw,
-                                      &net.inter_lat);
-    if (have_cluster) net.nvls = cl.node.nvls;
-    net.policy = pol;
-    if (gpn) net.gpus_per_node = gpn;
-    if (net_s && parse_net(net_s, &net, err, BIGERR) < 0) {
-        fprintf(stderr, "trainsim run: %s\n", err);
-        goto out;
-    }
-    wl_opts wo = {seq, dtype, &gpu, &net, full != 1, full == 0};
-    if (estimate) {
-        wl_est e;
-        double t0 = ts_wtime();
-        if (wl_estimate(&m, &l, &wo, &e, err, BIGERR) < 0) {
-            fprintf(stderr, "trainsim run: %s\n", err);
-            goto out;
-        }
-        ro.iter = e.iter;
-        ro.hw_flops = wl_iteration_flops(&m, &l, seq, 0);
-        ro.model_flops = wl_iteration_flops(&m, &l, seq, 1);
-        ro.tokens_s = (double)l.gbs * seq / ro.iter;
-        ro.tflops = ro.hw_flops / ro.iter / ngpus / 1e12;
-        ro.mfu = ro.model_flops / ro.iter / ngpus / gpu.peak[dtype];
-        ro.cat[AN_COMP] = (l.axonn ? e.compute : e.pipeline - e.bubble) + e.optimizer;
-        ro.cat[AN_TP] = e.tp_exposed;  /* AxoNN: the grid's collectives not hidden by compute */
-        ro.cat[AN_DP] = e.dp_exposed;
-        ro.cat[AN_IDLE] = e.bubble;
-        printf("fidelity         estimate: closed form from model and layout, no graph, in %.6f s\n", ts_wtime() - t0);
-        printf("iteration        %.4f s\n", ro.iter);
-        printf("throughput       %.0f tokens/s, %.1f TFLOP/s per GPU (with recompute), MFU %.1f%%\n", ro.tokens_s,
-               ro.tflops, 100 * ro.mfu);
-        printf("time             micro-batch on the slowest stage: forward %.4f, backward %.4f, weight gradients "
-               "%.4f s; bubble %.4f, exposed dp %.4f, optimizer %.4f s\n",
-               e.tf, e.tb, e.tw, e.bubble, e.dp_exposed, e.optimizer);
-        if (l.axonn)
-            printf("                 compute %.4f s, exposed tensor-grid communication %.4f s (%s)\n", e.compute,
-                   e.tp_exposed, l.ax_serial ? "overlap=off" : "overlap=on");
-        rc = EXIT_OK;
-        if (json && write_json(json, &m, lay, ngpus, seq, fname, dname, &mb, &ro, 1, NULL, NULL, 0, err, BIGERR) < 0) {
-            fprintf(stderr, "trainsim run: %s\n", err);
-            rc = EXIT_USAGE;
-        }
-        goto out;
-    }
-    wl_info info;
-    double t0 = ts_wtime();
-    if (wl_build(&m, &l, &wo, &g, &info, err, BIGERR) < 0) {
-        fprintf(stderr, "trainsim run: %s\n", err);
-        goto out;
-    }
-    double tbuild = ts_wtime() - t0;
-    if (opgraph && og_write_file(g, opgraph, err, BIGERR) < 0) {
-        fprintf(stderr, "trainsim run: %s\n", err);
-        goto out;
-    }
-    if (analytical) {
-        if (an_run(g, &net, &res, err, BIGERR) < 0) {
-            fprintf(stderr, "trainsim run: %s\n", err);
-            rc = EXIT_FAIL;
-            goto out;
-        }
-    } else {
-        if (eng_run(g, &eo, &res, err, BIGERR) < 0) {
-            fprintf(stderr, "trainsim run: %s\n", err);
-            rc = strncmp(err, "deadlock", 8) == 0 ? EXIT_FAIL : EXIT_USAGE;
-            goto out;
-        }
-    }
-    if (!analytical) an_wait_as_idle(g, res); /* consistent breakdown: waiting is bubble */
-    ro.iter = res->makespan;
-    ro.hw_flops = wl_iteration_flops(&m, &l, seq, 0);
-    ro.model_flops = wl_iteration_flops(&m, &l, seq, 1);
-    ro.tokens_s = (double)l.gbs * seq / ro.iter;
-    ro.tflops = ro.hw_flops / ro.iter / ngpus / 1e12;
-    ro.mfu = ro.model_flops / ro.iter / ngpus / gpu.peak[dtype];
-    an_breakdown(g, res, -1, ro.cat);
-    /* fused intra-node TP collectives sit inside compute ops: move them back */
-    double tp_fused = info.fused_tp_s / info.ranks_built;
-    ro.cat[AN_COMP] -= tp_fused;
-    ro.cat[AN_TP] += tp_fused;
-    printf("fidelity         %s; %d of %d ranks built (%s), %d ops, graph in %.2f s, %s in %.2f s\n", fname,
-           info.ranks_built, info.ranks_total,
-           full == 1 ? "full detail" : full == 2 ? "replicas: every rank, analytical intra-node TP"
-                                                 : "reduced: replica 0, analytical DP and intra-node TP",
-           og_total_ops(g), tbuild, analytical ? "critical path" : "simulation", res->wall);
-    printf("iteration        %.4f s\n", ro.iter);
-    printf("throughput       %.0f tokens/s, %.1f TFLOP/s per GPU (with recompute), MFU %.1f%%\n", ro.tokens_s,
-           ro.tflops, 100 * ro.mfu);
-    printf("time per rank    compute %.4f s, exposed tp %.4f, cp %.4f, ep %.4f, pp %.4f, dp %.4f, other %.4f, "
-           "bubble %.4f s (mean over ranks)\n",
-           ro.cat[AN_COMP], ro.cat[AN_TP], ro.cat[AN_CP], ro.cat[AN_EP], ro.cat[AN_PP], ro.cat[AN_DP],
-           ro.cat[AN_OTHER], ro.cat[AN_IDLE]);
-    if (links) {
-        printf("\nlinks            traffic SimGrid simulated: %s\n",
-               full == 1 ? "every rank and collective (full detail)"
-               : full == 2 ? "every rank's PP and DP, no intra-node TP (replicas)"
-                           : "replica 0's PP, inter-node TP and embedding all-reduce only, "
-                             "no DP gradient collectives (reduced)");
-        if (res->nlinks) eng_report_links(stdout, res);
-        else printf("                 no link carried simulated traffic\n");
-    }
-    rc = EXIT_OK;
-    printf("collectives      algorithm per distinct call of the ranks built (%s):\n",
-           pol ? "policy: --coll/--tuning, else automatic" : "automatic");
-    eng_report_colls(stdout, g, res, 0);
-    if (json && write_json(json, &m, lay, ngpus, seq, fname, dname, &mb, &ro, 1, g, res, links, err, BIGERR) < 0)
+    if (r && r->priv->g && opgraph && og_write_file(r->priv->g, opgraph, err2, sizeof err2) < 0) {
+        fprintf(stderr, "trainsim run: %s\n", err2);
         rc = EXIT_USAGE;
-    if (rc == EXIT_OK && timeline && eng_report_timeline(timeline, g, res, err, BIGERR) < 0) rc = EXIT_USAGE;
-    if (rc != EXIT_OK) fprintf(stderr, "trainsim run: %s\n", err);
+        goto out;
+    }
+    if (rc != TS_OK && !(r && !r->memory.fits)) {
+        fprintf(stderr, "trainsim run: %s\n", err);
+        goto out;
+    }
+    if (rc == TS_OK) {
+        if (strcmp(r->fidelity, "estimate") == 0) print_estimate(r);
+        else print_run(r, links, pol != NULL);
+    }
+    if (json && write_json(json, r, links, err, BIGERR) < 0) rc = EXIT_USAGE;
+    else if (rc == EXIT_OK && timeline && r->priv->g &&
+             eng_report_timeline(timeline, r->priv->g, r->priv->res, err, BIGERR) < 0)
+        rc = EXIT_USAGE;
+    if (rc == EXIT_USAGE) fprintf(stderr, "trainsim run: %s\n", err);
 out:
-    eng_result_free(res);
-    og_free(g);
+    ts_run_result_free(r);
     coll_policy_free(pol);
     free(err);
     free(sgv);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "analytic/analytic.h"
+#include "api_int.h"
 #include "cluster.h"
 #include "cmds.h"
 #include "coll.h"
@@ -69,126 +70,9 @@ static const char search_help[] =
     "  -h, --help         this help\n\n"
     "exit status: 0 ok, 1 no layout fits or a simulation failed, 2 bad input.\n";
 
-/* One simulated (or critical-path) result of a top-K layout. */
-enum { SIM_ITER, SIM_CAT0, SIM_NFIELDS = SIM_CAT0 + AN_NCATS };
-/* One evaluated candidate as exchanged between MPI ranks. */
-enum { EV_STATUS, EV_MEM, EV_ITER, EV_SCORE, EV_BUBBLE, EV_DP, EV_NFIELDS };
-
-typedef struct search_ctx {
-    const wl_model *m;
-    srch_params p;
-    const char *cluster, *calib;
-    int gpn, fid;               /* fid: -2 estimate, -1 analytical, else eng_fidelity */
-    int loaded;
-    int sgc;
-    char **sgv;
-    int tty;
-} search_ctx;
-
-static void progress(const search_ctx *x, const char *what, size_t done, size_t total)
-{
-    static double last;
-    if (!x->tty || total == 0) return;
-    double now = ts_wtime();
-    if (done != total && now - last < 0.1) return; /* redraw at most 10 times a second */
-    last = now;
-    int w = 40, f = (int)((double)done / total * w);
-    fprintf(stderr, "\r%-10s [", what);
-    for (int i = 0; i < w; i++) fputc(i < f ? '#' : ' ', stderr);
-    fprintf(stderr, "] %zu/%zu", done, total);
-    if (done == total) fputc('\n', stderr);
-    fflush(stderr);
-}
-
-static int simulate1(search_ctx *x, const wl_layout *l, double *out, char *err, size_t errlen);
-
-/* Simulate (or cost the critical path of) one layout; out[SIM_NFIELDS]. An
- * AxoNN layout has no pipeline: every micro-batch repeats the same ops, so
- * its critical path and breakdown for m micro-batches are those of 1 plus
- * m - 1 times the difference between 2 and 1 (tested against the whole graph). */
-static int simulate(search_ctx *x, const wl_layout *l, double *out, char *err, size_t errlen)
-{
-    int mc = wl_layout_micro(l);
-    if (x->fid != -1 || !l->axonn || mc < 3) return simulate1(x, l, out, err, errlen);
-    double o[2][SIM_NFIELDS];
-    for (int k = 0; k < 2; k++) {
-        wl_layout lk = *l;
-        lk.gbs = (k + 1) * l->mbs * l->dp;
-        if (simulate1(x, &lk, o[k], err, errlen) < 0) return -1;
-    }
-    for (int i = 0; i < SIM_NFIELDS; i++) out[i] = o[0][i] + (mc - 1) * (o[1][i] - o[0][i]);
-    return 0;
-}
-
-static int simulate1(search_ctx *x, const wl_layout *l, double *out, char *err, size_t errlen)
-{
-    wl_opts wo = {x->p.seq, x->p.dtype, x->p.gpu, x->p.net, 1, 1};
-    og_graph *g = NULL;
-    eng_result *res = NULL;
-    wl_info info;
-    int rc = -1;
-    if (wl_build(x->m, l, &wo, &g, &info, err, errlen) < 0) goto out;
-    if (x->fid == -1) {
-        if (an_run(g, x->p.net, &res, err, errlen) < 0) goto out;
-    } else {
-        if (!x->loaded) {
-            int nodes = (wl_layout_ngpus(l) + x->gpn - 1) / x->gpn;
-            int need = (x->p.ngpus + x->gpn - 1) / x->gpn;
-            eng_init(&x->sgc, x->sgv);
-            if (eng_load(x->cluster, need > nodes ? need : nodes, x->calib, err, errlen) < 0) goto out;
-            x->loaded = 1;
-        }
-        eng_opts eo = {(eng_fidelity)x->fid, 0, 0, 0};
-        if (eng_run(g, &eo, &res, err, errlen) < 0) goto out;
-        an_wait_as_idle(g, res);
-    }
-    out[SIM_ITER] = res->makespan;
-    an_breakdown(g, res, -1, out + SIM_CAT0);
-    double tp_fused = info.fused_tp_s / info.ranks_built;  /* fused intra-node TP: back to tp */
-    out[SIM_CAT0 + AN_COMP] -= tp_fused;
-    out[SIM_CAT0 + AN_TP] += tp_fused;
-    rc = 0;
-out:
-    eng_result_free(res);
-    og_free(g);
-    return rc;
-}
-
-/* The largest exposed communication category of a breakdown (-1: none). */
-static int dominant(const double *cat)
-{
-    int best = -1;
-    for (int c = AN_TP; c <= AN_DP; c++)
-        if (cat[c] > 0 && (best < 0 || cat[c] > cat[best])) best = c;
-    return best;
-}
-
-static double tflops(const search_ctx *x, const wl_layout *l, double iter)
-{
-    return wl_iteration_flops(x->m, l, x->p.seq, 0) / iter / wl_layout_ngpus(l) / 1e12;
-}
-
-/* Order the simulated top K by their simulated objective (failed ones last,
- * ties in estimate order): insertion sort of order[0..ntop) and sim rows. */
-static void rerank(const search_ctx *x, const srch_cand *c, size_t *order, double *sim, size_t ntop)
-{
-    double *key = ts_malloc((ntop ? ntop : 1) * sizeof *key), row[SIM_NFIELDS];
-    for (size_t j = 0; j < ntop; j++) {
-        double it = sim[j * SIM_NFIELDS + SIM_ITER];
-        key[j] = it > 0 ? srch_score(x->m, &x->p, &c[order[j]].l, it) : INFINITY;
-    }
-    for (size_t i = 1; i < ntop; i++)
-        for (size_t j = i; j > 0 && key[j - 1] > key[j]; j--) {
-            double t = key[j];
-            key[j] = key[j - 1], key[j - 1] = t;
-            size_t o = order[j];
-            order[j] = order[j - 1], order[j - 1] = o;
-            memcpy(row, sim + j * SIM_NFIELDS, sizeof row);
-            memcpy(sim + j * SIM_NFIELDS, sim + (j - 1) * SIM_NFIELDS, sizeof row);
-            memcpy(sim + (j - 1) * SIM_NFIELDS, row, sizeof row);
-        }
-    free(key);
-}
+enum { SIM_ITER = API_SIM_ITER, SIM_CAT0 = API_SIM_CAT0, SIM_NFIELDS = API_SIM_NFIELDS };
+typedef api_search_ctx search_ctx;
+#define tflops api_search_tflops
 
 /* ---- --explain ---- */
 
@@ -240,7 +124,7 @@ static int explain(search_ctx *x, const char *ls, char *err)
            100 * srch_mfu(x->m, &x->p, &l, c.iter));
     if (x->fid == -2) return EXIT_OK;
     double s[SIM_NFIELDS];
-    if (simulate(x, &l, s, err, BIGERR) < 0) return fprintf(stderr, "trainsim search: %s\n", err), EXIT_FAIL;
+    if (api_search_simulate(x, &l, s, err, BIGERR) < 0) return fprintf(stderr, "trainsim search: %s\n", err), EXIT_FAIL;
     printf("%-16s %.4f s: compute %.4f, exposed tp %.4f, cp %.4f, ep %.4f, pp %.4f, dp %.4f, other %.4f, "
            "bubble %.4f s (mean over ranks)\n",
            x->fid == -1 ? "analytical" : eng_fidelity_name(x->fid), s[SIM_ITER], s[SIM_CAT0 + AN_COMP],
@@ -251,12 +135,6 @@ static int explain(search_ctx *x, const char *ls, char *err)
 
 /* ---- outputs ---- */
 
-static const char *status_name(int s)
-{
-    static const char *n[] = {"pending", "rule", "memory", "estimated", "failed"};
-    return s >= 0 && s <= SRCH_FAILED ? n[s] : "?";
-}
-
 static int write_csv(const char *path, const search_ctx *x, const srch_cand *c, size_t n, const double *sim,
                      const size_t *sim_of, char *err)
 {
@@ -266,7 +144,7 @@ static int write_csv(const char *path, const search_ctx *x, const srch_cand *c, 
     for (size_t i = 0; i < n; i++) {
         char lay[256];
         wl_layout_format(&c[i].l, lay, sizeof lay);
-        fprintf(f, "%zu,\"%s\",%d,%s,", i, lay, wl_layout_ngpus(&c[i].l), status_name(c[i].status));
+        fprintf(f, "%zu,\"%s\",%d,%s,", i, lay, wl_layout_ngpus(&c[i].l), api_search_status(c[i].status));
         if (c[i].status >= SRCH_MEMORY) fprintf(f, "%.6g", c[i].mem / GIB);
         fputc(',', f);
         if (c[i].status == SRCH_ESTIMATED) {
@@ -332,7 +210,7 @@ static int write_json(const char *path, const search_ctx *x, const srch_cand *c,
         wl_layout_format(&c[i].l, lay, sizeof lay);
         fprintf(f, "%s\n    {\"layout\": ", i ? "," : "");
         ts_json_string(f, lay);
-        fprintf(f, ", \"status\": \"%s\"", status_name(c[i].status));
+        fprintf(f, ", \"status\": \"%s\"", api_search_status(c[i].status));
         if (c[i].status >= SRCH_MEMORY) {
             fprintf(f, ", \"memory_bytes\": ");
             ts_json_number(f, c[i].mem);
@@ -444,45 +322,38 @@ int cmd_search(int argc, char **argv)
         {"coll", required_argument, 0, O_COLL},        {"tuning", required_argument, 0, O_TUNING},
         {0, 0, 0, 0},
     };
-    search_ctx x;
-    memset(&x, 0, sizeof x);
-    x.p.space = SRCH_3D;
-    x.p.dtype = CM_BF16;
-    x.fid = ENG_PIPELINED;
-    const char *model = NULL, *csv = NULL, *json = NULL, *plot = NULL, *expl = NULL;
+    ts_search_opts so;      /* what ts_search gets: the options' strings, checked here first */
+    memset(&so, 0, sizeof so);
+    srch_params vp;         /* the options parsed, for their messages */
+    memset(&vp, 0, sizeof vp);
+    const char *model = NULL, *csv = NULL, *json = NULL, *plot = NULL, *expl = NULL, *cluster = NULL, *calib = NULL;
     const char *coll_spec = NULL, *tuning = NULL;
+    char constraints[4096] = "";
     coll_policy *pol = NULL;
-    int top = 5, rc = EXIT_USAGE, c, rank = 0, size = 1;
+    ts_search_result *res = NULL;
+    int top = 5, rc = EXIT_USAGE, c;
     char **sgv = ts_calloc(argc + 1, sizeof *sgv), **ours = ts_calloc(argc + 1, sizeof *ours);
     int nours;
-    x.sgc = cmd_split_simgrid(argc, argv, sgv, ours, &nours);
-    x.sgv = sgv;
+    cmd_split_simgrid(argc, argv, sgv, ours, &nours);
     char *err = ts_malloc(BIGERR);
-    srch_cand *cand = NULL;
-    size_t *order = NULL, *sim_of = NULL;
-    double *ev = NULL, *sim = NULL;
-    wl_model m;
-    cm_gpu gpu;
-    an_net net;
-    topo_cluster cl;
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(nours, ours, ":h", longopts, NULL)) != -1) {
         switch (c) {
-        case O_CLUSTER: x.cluster = optarg; break;
+        case O_CLUSTER: cluster = optarg; break;
         case O_MODEL: model = optarg; break;
         case O_CSV: csv = optarg; break;
         case O_JSON: json = optarg; break;
         case O_PLOT: plot = optarg; break;
         case O_EXPLAIN: expl = optarg; break;
-        case O_CALIB: x.calib = optarg; break;
+        case O_CALIB: calib = optarg; break;
         case O_COLL: coll_spec = optarg; break;
         case O_TUNING: tuning = optarg; break;
         case O_GPUS:
         case O_GBS:
         case O_SEQ:
         case O_TOP: {
-            int *dst = c == O_GPUS ? &x.p.ngpus : c == O_GBS ? &x.p.gbs : c == O_SEQ ? &x.p.seq : &top;
+            int *dst = c == O_GPUS ? &so.gpus : c == O_GBS ? &so.gbs : c == O_SEQ ? &so.seq : &top;
             if (cmd_parse_int(optarg, c == O_TOP ? 0 : 1, 100000000, dst) < 0) {
                 rc = cmd_usage_error("search", "%s wants a %s count, not '%s'", ours[optind - 1] ? ours[optind - 1] : "",
                                      c == O_TOP ? "non-negative" : "positive", optarg);
@@ -496,7 +367,7 @@ int cmd_search(int argc, char **argv)
                 rc = cmd_usage_error("search", "unknown objective '%s' (valid: time, mfu, cost)", optarg);
                 goto out;
             }
-            x.p.objective = o;
+            so.objective = optarg;
             break;
         }
         case O_SPACE: {
@@ -505,19 +376,25 @@ int cmd_search(int argc, char **argv)
                 rc = cmd_usage_error("search", "unknown space '%s' (valid: 3d, 4d, all)", optarg);
                 goto out;
             }
-            x.p.space = s;
+            so.space = optarg;
             break;
         }
         case O_CONSTR:
-            if (srch_parse_constraints(optarg, &x.p, err, BIGERR) < 0) {
+            if (srch_parse_constraints(optarg, &vp, err, BIGERR) < 0) {
                 rc = cmd_usage_error("search", "%s", err);
                 goto out;
             }
+            if (strlen(constraints) + strlen(optarg) + 2 > sizeof constraints) {
+                rc = cmd_usage_error("search", "--constraint: more than %zu characters in all", sizeof constraints - 2);
+                goto out;
+            }
+            snprintf(constraints + strlen(constraints), sizeof constraints - strlen(constraints), "%s%s",
+                     constraints[0] ? "," : "", optarg);
+            so.constraint = constraints;
             break;
         case O_FID:
-            if (strcmp(optarg, "estimate") == 0) x.fid = -2;
-            else if (strcmp(optarg, "analytical") == 0) x.fid = -1;
-            else if ((x.fid = eng_fidelity_from_name(optarg)) < 0) {
+            so.fidelity = optarg;
+            if (strcmp(optarg, "estimate") && strcmp(optarg, "analytical") && eng_fidelity_from_name(optarg) < 0) {
                 rc = cmd_usage_error("search", "unknown fidelity '%s' (valid: estimate, analytical, pipelined, step)",
                                      optarg);
                 goto out;
@@ -529,7 +406,7 @@ int cmd_search(int argc, char **argv)
                 rc = cmd_usage_error("search", "unknown dtype '%s' (valid: bf16, fp16, fp8, fp32)", optarg);
                 goto out;
             }
-            x.p.dtype = t;
+            so.dtype = optarg;
             break;
         }
         case 'h':
@@ -544,166 +421,84 @@ int cmd_search(int argc, char **argv)
         rc = cmd_usage_error("search", "unexpected argument '%s'", ours[optind]);
         goto out;
     }
-    if (!x.cluster || !model || !x.p.ngpus) {
+    if (!cluster || !model || !so.gpus) {
         rc = cmd_usage_error("search", "--cluster, --gpus and --model are required");
         goto out;
     }
-    if (!topo_is_cluster_spec(x.cluster)) {
-        rc = cmd_usage_error("search", "--cluster wants a cluster (name or JSON), not the SimGrid file '%s'", x.cluster);
+    if (!topo_is_cluster_spec(cluster)) {
+        rc = cmd_usage_error("search", "--cluster wants a cluster (name or JSON), not the SimGrid file '%s'", cluster);
         goto out;
     }
     if ((rc = cmd_policy("search", coll_spec, tuning, &pol)) != 0) goto out;
-    rc = EXIT_USAGE;
-    char models_dir[4200], gpus_dir[4200];
-    snprintf(models_dir, sizeof models_dir, "%s/models", ts_config_dir());
-    snprintf(gpus_dir, sizeof gpus_dir, "%s/gpus", ts_config_dir());
-    if (topo_load(x.cluster, 0, &cl, err, BIGERR) < 0 || (x.calib && topo_calibrate(&cl, x.calib, err, BIGERR) < 0) ||
-        wl_model_find(model, models_dir, &m, err, BIGERR) < 0 || cm_gpu_find(cl.gpu_key, gpus_dir, &gpu, err, BIGERR) < 0) {
-        fprintf(stderr, "trainsim search: %s\n", err);
-        goto out;
-    }
-    if (gpu.peak[x.p.dtype] <= 0) {
-        fprintf(stderr, "trainsim search: %s has no %s peak in its spec\n", gpu.name, cm_dtype_name(x.p.dtype));
-        goto out;
-    }
-    if (an_net_default(gpu.name, &net) < 0) an_net_default("H100", &net);
-    topo_an_figures(&cl, &net.gpus_per_node, &net.intra_bw, &net.intra_lat, &net.inter_bw, &net.inter_lat);
-    net.nvls = cl.node.nvls;
-    net.policy = pol;
-    eng_set_policy(pol);
-    x.gpn = net.gpus_per_node;
-    x.m = &m;
-    x.p.gpu = &gpu;
-    x.p.net = &net;
-    if (!x.p.seq) x.p.seq = m.max_seq < 8192 ? m.max_seq : 8192;
-    wl_model_fit_seq(&m, x.p.seq);
-    if (!x.p.gbs) x.p.gbs = x.p.ngpus;
+    so.c = (ts_common){cluster, 0, calib, coll_spec, tuning, (const char *const *)sgv + 1};
+    so.model = model;
+    so.top = top;
+    so.progress = 1;
     if (expl) {
-        rc = explain(&x, expl, err);
+        res = ts_calloc(1, sizeof *res);
+        if ((rc = (int)api_search_prepare(&so, res, err, BIGERR)) != TS_OK) {
+            fprintf(stderr, "trainsim search: %s\n", err);
+            goto out;
+        }
+        eng_set_policy(res->priv->policy);
+        rc = explain(&res->priv->x, expl, err);
+        eng_set_policy(NULL);
         goto out;
     }
 
-    srch_mpi_init(&rank, &size);
-    x.tty = rank == 0 && isatty(2);
-    double t0 = ts_wtime();
-    size_t n = srch_enumerate(&m, &x.p, &cand);
-    /* each rank evaluates every size-th candidate; the sums combine them (one non-zero term each) */
-    ev = ts_calloc(n ? n * EV_NFIELDS : 1, sizeof *ev);
-    double t_estimates = 0; /* seconds in evaluations that ended estimated (checks included) */
-    size_t my_estimates = 0;
-    for (size_t i = rank; i < n; i += size) {
-        double te = ts_wtime();
-        srch_evaluate(&m, &x.p, &cand[i], NULL, 0);
-        if (cand[i].status == SRCH_ESTIMATED) t_estimates += ts_wtime() - te, my_estimates++;
-        double *e = ev + i * EV_NFIELDS;
-        e[EV_STATUS] = cand[i].status, e[EV_MEM] = cand[i].mem, e[EV_ITER] = cand[i].iter;
-        e[EV_SCORE] = cand[i].score, e[EV_BUBBLE] = cand[i].bubble, e[EV_DP] = cand[i].dp_exposed;
-        progress(&x, "estimate", i + 1 > n - size ? n : i + 1, n);
+    srch_mpi_init(&so.rank, &so.nranks);
+    so.sum = srch_mpi_sum;
+    rc = (int)ts_search(&so, &res, err, BIGERR);
+    if (!res) {
+        fprintf(stderr, "trainsim search: %s\n", err);
+        srch_mpi_finalize();
+        goto out;
     }
-    srch_mpi_sum(ev, n * EV_NFIELDS);
-    for (size_t i = 0; i < n; i++) {
-        const double *e = ev + i * EV_NFIELDS;
-        cand[i].status = (int)e[EV_STATUS], cand[i].mem = e[EV_MEM], cand[i].iter = e[EV_ITER];
-        cand[i].score = e[EV_SCORE], cand[i].bubble = e[EV_BUBBLE], cand[i].dp_exposed = e[EV_DP];
-    }
-    double t_est = ts_wtime() - t0;
-    size_t ne = srch_rank(cand, n, &order);
-    size_t ntop = ne < (size_t)top ? ne : (size_t)top;
-    srch_counts k;
-    srch_count(cand, n, &k);
-
-    /* simulate the top K, split across ranks the same way */
-    int simulate_top = x.fid != -2;
-    sim = ts_calloc(ntop ? ntop * SIM_NFIELDS : 1, sizeof *sim);
-    int failed = 0;
-    for (size_t j = rank; simulate_top && j < ntop; j += size) {
-        const srch_cand *cc = &cand[order[j]];
-        mem_breakdown mb;
-        mem_estimate(&m, &cc->l, x.p.seq, x.p.dtype, gpu.hbm_bytes, &mb);
-        if (!mb.fits) { /* impossible: only estimated (fitting) layouts are ranked */
-            fprintf(stderr, "trainsim search: internal error: a layout that does not fit reached simulation\n");
-            failed = 1;
-            break;
-        }
-        if (simulate(&x, &cc->l, sim + j * SIM_NFIELDS, err, BIGERR) < 0) {
-            char lay[256];
-            wl_layout_format(&cc->l, lay, sizeof lay);
-            fprintf(stderr, "trainsim search: %s: %s\n", lay, err);
-            sim[j * SIM_NFIELDS + SIM_ITER] = -1;
-        }
-        progress(&x, "simulate", j + 1 > ntop - size ? ntop : j + 1, ntop);
-    }
-    srch_mpi_sum(sim, ntop * SIM_NFIELDS);
-    /* A simulation's last bits depend on the SimGrid clock it started from (the
-     * runs before it in the process), which differs between serial and MPI runs:
-     * keep 9 significant digits so that both print and rank the same. */
-    for (size_t j = 0; j < ntop * SIM_NFIELDS; j++) {
-        char b[32];
-        snprintf(b, sizeof b, "%.9g", sim[j]);
-        sim[j] = strtod(b, NULL);
-    }
-    if (simulate_top) k.simulated = ntop;
-    double t_all = ts_wtime() - t0;
-    for (size_t j = 0; simulate_top && j < ntop; j++)
-        if (sim[j * SIM_NFIELDS + SIM_ITER] <= 0) failed = 1;
-    if (simulate_top) rerank(&x, cand, order, sim, ntop);
-
-    if (rank == 0) {
-        const char *fname = x.fid == -2 ? "estimate" : x.fid == -1 ? "analytical" : eng_fidelity_name(x.fid);
-        printf("search           %s on %d x %s (%s), gbs %d, sequence %d, %s\n", m.name, x.p.ngpus, gpu.name,
-               cl.name, x.p.gbs, x.p.seq, cm_dtype_name(x.p.dtype));
-        printf("space            %s, objective %s, fidelity %s, %d constraint%s\n", srch_space_name(x.p.space),
-               srch_objective_name(x.p.objective), fname, x.p.nconstr, x.p.nconstr == 1 ? "" : "s");
+    if (rc == TS_FAILED && res->ntop) /* one line per failed simulation */
+        for (char *line = strtok(err, "\n"); line; line = strtok(NULL, "\n")) fprintf(stderr, "trainsim search: %s\n", line);
+    if (so.rank == 0) {
+        const struct ts_search_priv *pv = res->priv;
+        printf("search           %s on %d x %s (%s), gbs %d, sequence %d, %s\n", res->model, res->gpus, res->gpu,
+               res->cluster, res->gbs, res->seq, res->dtype);
+        printf("space            %s, objective %s, fidelity %s, %d constraint%s\n", res->space, res->objective,
+               res->fidelity, res->constraints, res->constraints == 1 ? "" : "s");
         printf("layouts          %zu enumerated, %zu pruned by rule, %zu pruned by memory, %zu estimated, "
                "%zu failed, %zu simulated\n",
-               k.enumerated, k.rule, k.memory, k.estimated, k.failed, k.simulated);
-        if (ntop) {
+               res->enumerated, res->pruned_rule, res->pruned_memory, res->estimated, res->failed, res->simulated);
+        if (res->ntop) {
             printf("\n%4s %10s %10s %8s %6s %8s %-12s %s\n", "rank", "iter_s", "estimate_s", "TFLOP/s", "MFU%",
                    "mem_GiB", "exposed", "layout");
-            for (size_t j = 0; j < ntop; j++) {
-                const srch_cand *cc = &cand[order[j]];
-                const double *s = sim + j * SIM_NFIELDS;
-                double it = simulate_top ? s[SIM_ITER] : cc->iter;
-                char lay[256], dom[32] = "-";
-                wl_layout_format(&cc->l, lay, sizeof lay);
-                int d = simulate_top ? dominant(s + SIM_CAT0) : -1;
-                if (d >= 0) snprintf(dom, sizeof dom, "%s %.3fs", an_cat_name(d), s[SIM_CAT0 + d]);
-                else if (!simulate_top && cc->dp_exposed > 0) snprintf(dom, sizeof dom, "dp %.3fs", cc->dp_exposed);
-                if (it > 0)
-                    printf("%4zu %10.4f %10.4f %8.1f %6.1f %8.2f %-12s %s\n", j + 1, it, cc->iter, tflops(&x, &cc->l, it),
-                           100 * srch_mfu(&m, &x.p, &cc->l, it), cc->mem / GIB, dom, lay);
+            for (size_t j = 0; j < res->ntop; j++) {
+                const ts_search_layout *t = &res->top[j];
+                char dom[32] = "-";
+                if (t->dominant[0]) snprintf(dom, sizeof dom, "%s %.3fs", t->dominant, t->dominant_s);
+                if (t->iteration_s > 0)
+                    printf("%4zu %10.4f %10.4f %8.1f %6.1f %8.2f %-12s %s\n", j + 1, t->iteration_s, t->estimate_s,
+                           t->tflops_per_gpu, 100 * t->mfu, t->memory_bytes / GIB, dom, t->layout);
                 else
-                    printf("%4zu %10s %10.4f %8s %6s %8.2f %-12s %s\n", j + 1, "failed", cc->iter, "-", "-",
-                           cc->mem / GIB, "-", lay);
+                    printf("%4zu %10s %10.4f %8s %6s %8.2f %-12s %s\n", j + 1, "failed", t->estimate_s, "-", "-",
+                           t->memory_bytes / GIB, "-", t->layout);
             }
-        } else if (!ne) {
+        } else if (!pv->ne) {
             printf("no layout fits: relax the constraints, add GPUs or a smaller global batch\n");
         }
+        double t_est = res->wall_estimate_s, t_me = res->wall_my_estimates_s;
         fprintf(stderr, "search: %zu layouts evaluated in %.3f s (%.0f/s) over %d rank%s; rank 0: %zu estimates in "
                         "%.3f s (%.0f estimates/s); total with %zu simulated %.3f s\n",
-                n, t_est, t_est > 0 ? n / t_est : 0.0, size, size == 1 ? "" : "s", my_estimates, t_estimates,
-                t_estimates > 0 ? my_estimates / t_estimates : 0.0, k.simulated, t_all);
-        sim_of = ts_malloc((n ? n : 1) * sizeof *sim_of);
-        for (size_t i = 0; i < n; i++) sim_of[i] = (size_t)-1;
-        for (size_t j = 0; simulate_top && j < ntop; j++) sim_of[order[j]] = j;
-        rc = ne && !failed ? EXIT_OK : EXIT_FAIL;
-        if ((csv && write_csv(csv, &x, cand, n, sim, sim_of, err) < 0) ||
-            (json && write_json(json, &x, cand, n, &k, order, ntop, sim, fname, err) < 0) ||
-            (plot && write_svg(plot, &x, cand, order, ne, sim, simulate_top ? ntop : 0, err) < 0)) {
+                pv->n, t_est, t_est > 0 ? pv->n / t_est : 0.0, so.nranks, so.nranks == 1 ? "" : "s", res->my_estimates,
+                t_me, t_me > 0 ? res->my_estimates / t_me : 0.0, res->simulated, res->wall_total_s);
+        if ((csv && write_csv(csv, &pv->x, pv->cand, pv->n, pv->sim, pv->sim_of, err) < 0) ||
+            (json && write_json(json, &pv->x, pv->cand, pv->n, &pv->k, pv->order, res->ntop, pv->sim, res->fidelity,
+                                err) < 0) ||
+            (plot && write_svg(plot, &pv->x, pv->cand, pv->order, pv->ne, pv->sim, res->simulated, err) < 0)) {
             fprintf(stderr, "trainsim search: %s\n", err);
             rc = EXIT_USAGE;
         }
-    } else {
-        rc = ne && !failed ? EXIT_OK : EXIT_FAIL;
     }
     srch_mpi_finalize();
 out:
+    ts_search_result_free(res);
     coll_policy_free(pol);
-    free(cand);
-    free(order);
-    free(sim_of);
-    free(ev);
-    free(sim);
     free(err);
     free(sgv);
     free(ours);

@@ -91,6 +91,9 @@ static int user_cfg(int argc, char **argv, const char *key)
 
 void eng_init(int *argc, char **argv)
 {
+    static int started; /* once per process: later calls (the embedding API's) keep the first's options */
+    if (started) return;
+    started = 1;
     int own_optim = !user_cfg(*argc, argv, "network/optim"), own_model = !user_cfg(*argc, argv, "network/model"),
         own_cross = !user_cfg(*argc, argv, "network/crosstraffic"),
         own_gamma = !user_cfg(*argc, argv, "network/TCP-gamma"),

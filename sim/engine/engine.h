@@ -56,8 +56,8 @@ typedef struct eng_result {
 } eng_result;
 
 /* Start SimGrid with trainsim's network configuration (CM02, no cross-traffic,
- * large TCP-gamma, no actor stack guards). Call once per process, before
- * eng_load_platform. argc/argv may carry SimGrid's own --cfg/--log options. */
+ * large TCP-gamma, no actor stack guards), before eng_load_platform; calls
+ * after the first do nothing. argc/argv may carry SimGrid's own --cfg/--log options. */
 void eng_init(int *argc, char **argv);
 
 /* Load a SimGrid XML platform (once per process: a SimGrid limit). */

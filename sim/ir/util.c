@@ -2,6 +2,7 @@
 #include "util.h"
 
 #include <ctype.h>
+#include <dlfcn.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,6 +201,24 @@ static int is_dir(const char *p)
     return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* dir/../sub when dir is the folder of file (an absolute path) and it exists. */
+static int beside(const char *file, const char *sub, char *dir, size_t n)
+{
+    char d[3000];
+    snprintf(d, sizeof d, "%s", file);
+    char *slash = strrchr(d, '/');
+    if (!slash) return 0;
+    *slash = 0;
+    snprintf(dir, n, "%s/../%s", d, sub);
+    return is_dir(dir);
+}
+
+int ts_is_json_text(const char *s)
+{
+    while (*s && isspace((unsigned char)*s)) s++;
+    return *s == '{';
+}
+
 const char *ts_config_dir(void)
 {
     static char dir[4096];
@@ -217,13 +236,12 @@ const char *ts_config_dir(void)
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n > 0) {
         exe[n] = 0;
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = 0;
-            snprintf(dir, sizeof dir, "%s/../configs", exe);
-            if (is_dir(dir)) return dir;
-        }
+        if (beside(exe, "configs", dir, sizeof dir) || beside(exe, "share/trainsim", dir, sizeof dir)) return dir;
     }
+    Dl_info lib; /* the shared object holding this function: libtrainsim.so, or the program itself */
+    if (dladdr((void *)ts_config_dir, &lib) && lib.dli_fname && lib.dli_fname[0] == '/' &&
+        beside(lib.dli_fname, "share/trainsim", dir, sizeof dir))
+        return dir;
     snprintf(dir, sizeof dir, "configs");
     return dir;
 }

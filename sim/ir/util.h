@@ -50,9 +50,16 @@ typedef struct ts_sums {
 void ts_sums_add(ts_sums *m, uint64_t key, double v);
 void ts_sums_free(ts_sums *m);
 
-/* The configs/ folder: $TRAINSIM_CONFIGS, else ./configs when it exists,
- * else configs/ beside the running binary's bin/ folder, else "configs". */
+/* The configs/ folder, the first that exists of: $TRAINSIM_CONFIGS; ./configs
+ * (a checkout's working directory); BIN/../configs (a checkout's bin/ holds
+ * the running binary); BIN/../share/trainsim (an installed binary); LIB/../
+ * share/trainsim (an installed libtrainsim.so embedded in another program);
+ * else "configs". README.md ("Install") documents the order. */
 const char *ts_config_dir(void);
+
+/* Whether a cluster or model argument is JSON text rather than a name or a
+ * path: its first non-blank character is '{' (the embedding API's inputs). */
+int ts_is_json_text(const char *s);
 
 /* Wall-clock seconds (monotonic), and peak resident set size in bytes. */
 double ts_wtime(void);
