@@ -11,8 +11,9 @@ CFLAGS  ?= -O2 -g
 CXXFLAGS ?= -O2 -g
 SIM_INC := -Isim/ir -Isim/engine -Isim/cli -Isim/trace -Isim/api -Isim
 # -fPIC: the same objects make build/libtrainsim.a and build/libtrainsim.so.
-CFLAGS  += -std=c11 -D_GNU_SOURCE -fPIC -Wall -Wextra -Werror $(SIM_INC) -Imodels -Imodels/coll -Iplatforms -Ivalidate
-CXXFLAGS += -std=c++17 -fPIC -Wall -Wextra -Werror -Iplatforms $(SIM_INC)
+# override: a CFLAGS given on the command line (make sanitize) keeps these.
+override CFLAGS  += -std=c11 -D_GNU_SOURCE -fPIC -Wall -Wextra -Werror $(SIM_INC) -Imodels -Imodels/coll -Iplatforms -Ivalidate
+override CXXFLAGS += -std=c++17 -fPIC -Wall -Wextra -Werror -Iplatforms $(SIM_INC)
 FLAGS_SEEN := $(CC) $(CFLAGS) | $(CXX) $(CXXFLAGS)
 
 DEB_PACKAGES := build-essential g++ pkg-config libsimgrid-dev libigraph-dev libgsl-dev \
@@ -54,7 +55,7 @@ need-deps: $(CONFIG)
 	@if [ -n "$(strip $(MISSING))" ]; then \
 	  echo "trainsim: missing development packages:$(MISSING); run 'make deps' (or 'make deps all')"; exit 2; fi
 
-CFLAGS  += $(PKG_CFLAGS)
+override CFLAGS  += $(PKG_CFLAGS)
 LDLIBS  := -lsimgrid -ljansson -lz -lgsl -lgslcblas -lm -lstdc++ $(PKG_LIBS)
 
 # Every .c under the library folders belongs to libtrainsim, except the CLI
@@ -73,8 +74,8 @@ TEST_OBJ := $(TEST_SRC:%.c=build/%.o)
 # libsimgrid: SimGrid exports SMPI's own MPI_* symbols, which must not win.
 ifneq ($(MPICC),)
 MPI_OBJ := build/sim/cli/mpi_search.o
-build/sim/cli/mpi_search.o: CFLAGS += $(MPI_CFLAGS)
-build/sim/cli/cmd_search.o: CFLAGS += -DTS_HAVE_MPI
+build/sim/cli/mpi_search.o: override CFLAGS += $(MPI_CFLAGS)
+build/sim/cli/cmd_search.o: override CFLAGS += -DTS_HAVE_MPI
 endif
 
 # bin/trainsim-bench (MPI-launched; docs/validation.md): built when mpicc
@@ -100,8 +101,8 @@ SHLIB      := build/libtrainsim.so.$(SOVERSION)
 MAN_STAMP  := build/man/man1/trainsim.1
 COMPLETION := build/completion/trainsim
 
-.PHONY: all deps check test clean demo bench bench-workload bench-search golden fuzz validate-cpu need-deps FORCE \
-        install uninstall
+.PHONY: all deps check test clean demo sanitize bench bench-workload bench-search golden fuzz validate-cpu need-deps \
+        FORCE install uninstall
 all: bin/trainsim $(BENCH_BIN) $(SHLIB) $(MAN_STAMP) $(COMPLETION)
 FORCE:
 
@@ -138,7 +139,7 @@ bin/test_trainsim: $(TEST_OBJ) build/libtrainsim.a
 	@mkdir -p bin
 	$(CC) $(CFLAGS) -o $@ $^ -lcunit $(LDLIBS)
 
-build/tests/%.o: CFLAGS += -Itests
+build/tests/%.o: override CFLAGS += -Itests
 
 # Benchmarks: experiments/bench/bench_NAME.c -> bin/bench_NAME
 bin/bench_%: build/experiments/bench/bench_%.o build/libtrainsim.a
@@ -159,6 +160,16 @@ check test: all bin/test_trainsim
 	CC="$(CC)" EXAMPLE_FLAGS="$(filter -fsanitize=% -fno-sanitize%,$(CFLAGS))" tests/install.sh
 	$(if $(BENCH_BIN),tests/validate_cpu.sh,@echo "validate-cpu: skipped (no mpicc)")
 	@echo "check: CUnit suites, replay goldens, install and the validation loop all passed"
+
+# make sanitize: everything rebuilt with AddressSanitizer + UndefinedBehavior-
+# Sanitizer (the flags are recorded in build/config.mk, so objects rebuild on
+# the way in and again on the next plain make), then the whole of make check.
+# Any report fails the run: UBSan does not recover; SimGrid's own allocations
+# at exit are not ours to fix, so leak checking is off.
+SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+sanitize:
+	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	    $(MAKE) CFLAGS="$(SAN_FLAGS)" CXXFLAGS="$(SAN_FLAGS)" check
 
 # The measure-calibrate-compare loop on this machine's CPUs (docs/validation.md).
 validate-cpu: bin/trainsim bin/trainsim-bench
@@ -188,12 +199,18 @@ FUZZ_CC      ?= clang-14
 FUZZ_FLAGS   := -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
                 $(SIM_INC)
 FUZZ_LIB     := $(wildcard sim/trace/*.c sim/ir/*.c)
-FUZZ_FORMATS := kineto chakra_et chakra_json nccl_log smpi_ti native
+FUZZ_FORMATS := kineto chakra_et chakra_json nccl_log smpi_ti native \
+                pytorch_et smpi_index simgrid_xml golden
 FUZZ_BINS    := $(FUZZ_FORMATS:%=bin/fuzz_%)
+# harnesses of inputs read outside sim/trace: their extra sources
+FUZZ_EXTRA_simgrid_xml := sim/engine/platform_check.c
+FUZZ_EXTRA_golden      := sim/engine/replay.c
 
-bin/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h $(FUZZ_LIB) $(wildcard sim/trace/*.h sim/ir/*.h)
+bin/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h tests/fuzz/fuzz_split.h $(FUZZ_LIB) $(wildcard sim/trace/*.h sim/ir/*.h) \
+            sim/engine/platform_check.c sim/engine/replay.c
 	@mkdir -p bin
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_LIB) -ljansson -lz -lm
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(shell pkg-config --cflags libxml-2.0) -o $@ $< $(FUZZ_LIB) $(FUZZ_EXTRA_$*) \
+	    -ljansson -lz -lxml2 -lm
 
 # make fuzz: at least FUZZ_RUNS executions per format, then a summary table.
 FUZZ_RUNS ?= 100000

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <unistd.h>
 
 #include "compute/compute.h"
@@ -130,11 +129,6 @@ static json_t *load_json(ctx *c, const char *path)
         return NULL;
     }
     return root;
-}
-
-static int name_cmp(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 #define BW_MAX 1e14   /* 100 TB/s per link: anything above is a unit error */
@@ -366,30 +360,26 @@ static int check_size(ctx *c, topo_cluster *cl)
     return 0;
 }
 
-/* The shipped cluster names, sorted, for error messages. */
-static void shipped_names(char *buf, size_t n)
+/* "unknown cluster" with the shipped names and, for a slip, the closest one. */
+static int unknown_cluster(const char *name, char *err, size_t errlen)
 {
-    char dir[256], *names[256];
-    int k = 0;
+    char dir[4096], list[512] = "";
     snprintf(dir, sizeof dir, "%s/clusters", ts_config_dir());
-    buf[0] = 0;
-    DIR *d = opendir(dir);
-    if (!d) {
-        snprintf(buf, n, "none found in %s", dir);
-        return;
+    size_t n;
+    char **names = ts_json_names(dir, &n);
+    for (size_t i = 0; i < n; i++) {
+        if (i) strncat(list, ", ", sizeof list - strlen(list) - 1);
+        strncat(list, names[i], sizeof list - strlen(list) - 1);
     }
-    struct dirent *e;
-    while ((e = readdir(d)) && k < 256) {
-        size_t l = strlen(e->d_name);
-        if (l > 5 && strcmp(e->d_name + l - 5, ".json") == 0) names[k++] = strndup(e->d_name, l - 5);
-    }
-    closedir(d);
-    qsort(names, k, sizeof *names, name_cmp);
-    for (int i = 0; i < k; i++) {
-        if (i) strncat(buf, ", ", n - strlen(buf) - 1);
-        strncat(buf, names[i], n - strlen(buf) - 1);
-        free(names[i]);
-    }
+    const char *near = ts_closest(name, (const char *const *)names, n);
+    if (near)
+        ts_err(err, errlen, "unknown cluster '%s'; did you mean '%s'? (shipped: %s)", name, near, list);
+    else if (n)
+        ts_err(err, errlen, "unknown cluster '%s' (shipped: %s)", name, list);
+    else
+        ts_err(err, errlen, "unknown cluster '%s' (no shipped clusters found in %s)", name, dir);
+    ts_names_free(names, n);
+    return -1;
 }
 
 int topo_is_cluster_spec(const char *spec)
@@ -417,11 +407,7 @@ int topo_load(const char *spec, int nodes, topo_cluster *cl, char *err, size_t e
     int is_file = len > 5 && strcmp(name + len - 5, ".json") == 0;
     if (is_file || text) snprintf(path, sizeof path, "%s", text ? "cluster JSON" : name);
     else snprintf(path, sizeof path, "%s/clusters/%s.json", ts_config_dir(), name);
-    if (!is_file && !text && access(path, R_OK) != 0) {
-        char list[512];
-        shipped_names(list, sizeof list);
-        return ts_err(err, errlen, "unknown cluster '%s' (shipped: %s)", name, list);
-    }
+    if (!is_file && !text && access(path, R_OK) != 0) return unknown_cluster(name, err, errlen);
 
     memset(cl, 0, sizeof *cl);
     cl->intra_bw_eff = cl->inter_bw_eff = 1;

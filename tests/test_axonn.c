@@ -59,7 +59,7 @@ static void test_estimate_matches_graph(void)
         return;
     }
     an_net net = {4, 300e9, 3e-6, 25e9, 3.3e-6, 0, 0, 0, NULL};
-    wl_opts o = {1024, CM_BF16, &a100, &net, 1, 1};
+    wl_opts o = {1024, CM_BF16, &a100, &net, 1, 1, NULL};
     static const char *lays[] = {
         "gx=2,gy=2,gz=2,dp=2,gbs=16",
         "gx=1,gy=1,gz=2,dp=8,gbs=16",
@@ -99,7 +99,7 @@ static void test_estimate_policy(void)
         return;
     }
     an_net net = {4, 300e9, 3e-6, 25e9, 3.3e-6, 0, 0, 0, NULL};
-    wl_opts o = {1024, CM_BF16, &a100, &net, 1, 1};
+    wl_opts o = {1024, CM_BF16, &a100, &net, 1, 1, NULL};
     char err[512];
     wl_layout l;
     CU_ASSERT_EQUAL_FATAL(wl_layout_parse("gx=2,gy=2,gz=2,dp=2,gbs=16", &l, err, sizeof err), 0);
@@ -126,7 +126,7 @@ static void test_overlap_helps(void)
         return;
     }
     an_net net = {4, 300e9, 3e-6, 25e9, 3.3e-6, 0, 0, 0, NULL};
-    wl_opts o = {1024, CM_BF16, &a100, &net, 1, 1};
+    wl_opts o = {1024, CM_BF16, &a100, &net, 1, 1, NULL};
     static const char *grids[] = {"gx=2,gy=2,gz=2,dp=2", "gx=1,gy=8,gz=1,dp=2", "gx=1,gy=1,gz=8,dp=2",
                                   "gx=2,gy=1,gz=1,dp=8"};
     for (size_t i = 0; i < sizeof grids / sizeof grids[0]; i++) {
@@ -165,7 +165,7 @@ static void test_hand_allreduces(void)
         return;
     }
     an_net net = {1, 10e9, 5e-6, 10e9, 5e-6, 0, 0, 0, NULL};
-    wl_opts o = {1024, CM_BF16, &a100, &net, 1, 1};
+    wl_opts o = {1024, CM_BF16, &a100, &net, 1, 1, NULL};
     double T = 1024, h = 1024, L = 8, B = T * h * 2, ar = B / 10e9 + 2 * (5e-6 + 2.8e-6);
     double wg[3] = {cm_gemm_time(&a100, CM_BF16, h, 1.5 * h, T), cm_gemm_time(&a100, CM_BF16, h, 4096 / 2, T),
                     cm_gemm_time(&a100, CM_BF16, h, 32000 / 2, T)};

@@ -161,8 +161,8 @@ static void expect_error(const char *args, const char *needle)
     snprintf(cmd, sizeof cmd, "coll --platform %s %s", test_crossbar(4, 25e9, 1e-6), args);
     int rc = test_cli(cmd, out, sizeof out);
     CU_ASSERT_EQUAL(rc, 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(out, needle));
-    if (!strstr(out, needle)) fprintf(stderr, "\n'%s': got '%s'\n", args, out);
+    CU_ASSERT_PTR_NOT_NULL(strstr(test_cli_err(), needle));
+    if (!strstr(test_cli_err(), needle)) fprintf(stderr, "\n'%s': got '%s'\n", args, test_cli_err());
 }
 
 static void test_errors(void)

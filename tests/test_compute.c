@@ -36,24 +36,98 @@ static void test_roofline(void)
     CU_ASSERT_DOUBLE_EQUAL(cm_op_time(&g, CM_BF16, 1e6, 1e9, 1), 1e9 / 2.039e12, 1e-12);
     /* compute-bound: 312 TFLOP at 50% of 312 TFLOP/s = 2 s */
     CU_ASSERT_DOUBLE_EQUAL(cm_op_time(&g, CM_BF16, 312e12, 1e6, 0.5), 2.0, 1e-12);
-    /* efficiency grows with the GEMM and stays below max */
+    /* efficiency grows with the GEMM and stays below the achievable rate */
     double e1 = cm_gemm_eff(&g, CM_BF16, 512, 512, 512), e2 = cm_gemm_eff(&g, CM_BF16, 8192, 8192, 8192);
-    CU_ASSERT(e1 < e2 && e2 < g.eff_max);
+    CU_ASSERT(e1 < e2 && e2 < g.gemm_max[CM_ERA_CURRENT][CM_BF16]);
+    /* memory-bound kernels run at the achieved (STREAM-like) bandwidth plus a launch overhead */
+    CU_ASSERT_DOUBLE_EQUAL(cm_mem_time(&g, 1e9, 1), 1e9 / g.hbm_eff + g.kernel_overhead, 1e-12);
+    CU_ASSERT(g.hbm_eff < g.hbm_bw);
     /* a skinny GEMM is capped by its small side */
     CU_ASSERT_DOUBLE_EQUAL(cm_gemm_dim(1e6, 64, 8192), 512, 1e-9);
 }
 
-/* The default curve of a100.json against the Azure measurements it was fitted to. */
-static void test_default_curve(void)
+#define HARDWARE_MD "../shared/data/hardware.md"
+
+/* Check the GEMM model on every point of one row of hardware.md's cuBLASLt
+ * table ("| GPU (DTYPE) | 1024^3 | ... | 16384^3 | other shapes |"): each
+ * within 10% of the measured TFLOP/s. Returns the points checked. */
+static int check_row(const char *line, const cm_gpu *g, cm_dtype t)
+{
+    const char *p = strchr(line + 1, '|');
+    int n = 0;
+    for (int i = 0; i < 5 && p; i++) { /* the cubes 1024 .. 16384 */
+        double tf, d = 1024 << i;
+        if (sscanf(p + 1, " %lf", &tf) != 1) return -1;
+        double pred = cm_gemm_eff(g, t, d, d, d) * g->peak[t] / 1e12;
+        if (fabs(pred - tf) / tf >= 0.10) printf("\n  %s %g^3: model %.1f, measured %.1f", g->name, d, pred, tf);
+        CU_ASSERT(fabs(pred - tf) / tf < 0.10);
+        n++;
+        p = strchr(p + 1, '|');
+    }
+    /* other shapes: "(m, n, k) TF" and "N^3: TF" */
+    for (const char *q = p; q && *q; q++) {
+        double m, nn, k, tf;
+        int used = 0;
+        if (*q == '(' && sscanf(q, "(%lf,%lf,%lf) %lf%n", &m, &nn, &k, &tf, &used) == 4 && used) {
+        } else if (q[-1] == ' ' && sscanf(q, "%lf^3: %lf%n", &m, &tf, &used) == 2 && used) {
+            nn = k = m;
+        } else {
+            continue;
+        }
+        double pred = cm_gemm_eff(g, t, m, nn, k) * g->peak[t] / 1e12;
+        if (fabs(pred - tf) / tf >= 0.10) printf("\n  %s (%g,%g,%g): model %.1f, measured %.1f", g->name, m, nn, k, pred, tf);
+        CU_ASSERT(fabs(pred - tf) / tf < 0.10);
+        n++;
+        q += used - 1;
+    }
+    return n;
+}
+
+/* The GEMM model (tile and wave quantization, achievable rate) against the
+ * cuBLASLt measurements of ../shared/data/hardware.md, A100 fp16 and H100 fp8. */
+static void test_gemm_measured(void)
+{
+    FILE *f = fopen(HARDWARE_MD, "r");
+    if (!f) {
+        printf("\n  skipped: %s not found (../shared/data absent)\n", HARDWARE_MD);
+        return;
+    }
+    static const struct {
+        const char *row, *gpu;
+        cm_dtype t;
+    } rows[] = {{"| A100-SXM4-80GB (FP16)", "a100", CM_FP16}, {"| H100 SXM 80GB (FP8)", "h100", CM_FP8}};
+    char line[2048], err[TS_ERRLEN];
+    int points = 0, found = 0;
+    while (fgets(line, sizeof line, f))
+        for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+            if (strncmp(line, rows[i].row, strlen(rows[i].row))) continue;
+            cm_gpu g;
+            CU_ASSERT_EQUAL_FATAL(cm_gpu_find(rows[i].gpu, "configs/gpus", &g, err, sizeof err), 0);
+            int n = check_row(line, &g, rows[i].t);
+            CU_ASSERT(n >= 5);
+            points += n, found++;
+        }
+    fclose(f);
+    CU_ASSERT_EQUAL(found, 2);
+    CU_ASSERT(points >= 13);
+}
+
+/* Tile and wave quantization: one more tile row past a full wave costs a wave. */
+static void test_gemm_quantization(void)
 {
     cm_gpu g;
     char err[TS_ERRLEN];
     CU_ASSERT_EQUAL_FATAL(cm_gpu_find("a100", "configs/gpus", &g, err, sizeof err), 0);
-    double n[] = {1024, 2048, 4096, 8192, 16384}, tf[] = {119.4, 221.8, 228.0, 253.7, 256.5};
-    for (int i = 0; i < 5; i++) {
-        double e = cm_gemm_eff(&g, CM_FP16, n[i], n[i], n[i]), m = tf[i] / 312;
-        CU_ASSERT(fabs(e - m) / m < 0.15);
-    }
+    /* 108 SMs: 12 x 9 tiles of 128x256 is one full wave; m one element past it needs a 13th tile row */
+    double full = cm_gemm_eff(&g, CM_BF16, 12 * 256, 9 * 128, 8192);
+    double past = cm_gemm_eff(&g, CM_BF16, 12 * 256 + 1, 9 * 128, 8192);
+    CU_ASSERT(past < 0.95 * full);
+    /* larger GEMMs approach the achievable rate and never pass it */
+    double big = cm_gemm_eff(&g, CM_BF16, 16384, 16384, 16384);
+    CU_ASSERT(big > 0.95 * g.gemm_max[CM_ERA_CURRENT][CM_BF16] && big <= g.gemm_max[CM_ERA_CURRENT][CM_BF16]);
+    /* a batched GEMM fills the waves a single small one leaves empty */
+    CU_ASSERT(cm_gemm_time_era(&g, CM_ERA_CURRENT, CM_BF16, 32, 512, 512, 1024) <
+              32 * cm_gemm_time(&g, CM_BF16, 512, 512, 1024) / 2);
 }
 
 static void test_calibration(void)
@@ -70,8 +144,10 @@ static void test_calibration(void)
     CU_ASSERT_DOUBLE_EQUAL(cm_gemm_eff(&g, CM_FP16, d, d, d), (228.0 + 253.7) / 2 / 312, 1e-9);
     /* clamped beyond the ends; other dtypes keep the default curve */
     CU_ASSERT_DOUBLE_EQUAL(cm_gemm_eff(&g, CM_FP16, 65536, 65536, 65536), 256.5 / 312, 1e-9);
-    CU_ASSERT_DOUBLE_EQUAL(cm_gemm_eff(&g, CM_BF16, 4096, 4096, 4096),
-                           g.eff_max / (1 + pow(g.eff_d_half / 4096, g.eff_exp)), 1e-12);
+    cm_gpu plain;
+    CU_ASSERT_EQUAL_FATAL(cm_gpu_find("a100", "configs/gpus", &plain, err, sizeof err), 0);
+    CU_ASSERT_DOUBLE_EQUAL(cm_gemm_eff(&g, CM_BF16, 4096, 4096, 4096), cm_gemm_eff(&plain, CM_BF16, 4096, 4096, 4096),
+                           1e-12);
 
     /* bad rows name the line */
     const char *bad = test_tmp("badgemm.csv");
@@ -90,6 +166,6 @@ static void test_calibration(void)
 
 void suite_compute(void)
 {
-    test_add_suite("compute", "gpu specs", test_specs, "roofline", test_roofline, "default gemm curve",
-                   test_default_curve, "calibration from gemm table", test_calibration, NULL);
+    test_add_suite("compute", "gpu specs", test_specs, "roofline", test_roofline, "gemm model vs hardware.md",
+                   test_gemm_measured, "gemm tile and wave quantization", test_gemm_quantization, "calibration from gemm table", test_calibration, NULL);
 }

@@ -427,9 +427,9 @@ static void test_bad_clusters(void)
     char out[4096];
     CU_ASSERT_EQUAL(test_cli("platform show no-such-cluster", out, sizeof out), 2);
     CU_ASSERT_EQUAL(test_cli("platform frob test-cluster", out, sizeof out), 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(out, "unknown subcommand 'frob' (valid: show, export)"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(test_cli_err(), "unknown subcommand 'frob' (valid: show, export)"));
     CU_ASSERT_EQUAL(test_cli("platform export test-cluster", out, sizeof out), 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(out, "export needs -o FILE"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(test_cli_err(), "export needs -o FILE"));
 }
 
 static int load_full_frontier(void *arg, char *msg, size_t n)

@@ -255,12 +255,12 @@ static void test_cli_errors(void)
         char cmd[512];
         snprintf(cmd, sizeof cmd, "%s --coll allreduce=rign", cmds[i]);
         CU_ASSERT_EQUAL(test_cli(cmd, out, sizeof out), 2);
-        CU_ASSERT_PTR_NOT_NULL(strstr(out, "--coll: unknown algorithm 'rign' for all_reduce"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(test_cli_err(), "--coll: unknown algorithm 'rign' for all_reduce"));
         snprintf(cmd, sizeof cmd, "%s --tuning %s", cmds[i], tab);
         CU_ASSERT_EQUAL(test_cli(cmd, out, sizeof out), 2);
         char want[256];
         snprintf(want, sizeof want, "--tuning: %s:2: unknown algorithm 'rign'", tab);
-        CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
+        CU_ASSERT_PTR_NOT_NULL(strstr(test_cli_err(), want));
         if (!strstr(out, want)) fprintf(stderr, "\n%s: %s\n", cmd, out);
     }
     unlink(tab);

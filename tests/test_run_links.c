@@ -190,11 +190,11 @@ static void test_links_cli(void)
                                     "--fidelity %s --links 5", fids[i]);
         CU_ASSERT_EQUAL(test_cli(args, out, sizeof out), 2);
         snprintf(want, sizeof want, "--links needs a SimGrid fidelity (pipelined or step), not '%s'", fids[i]);
-        CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
+        CU_ASSERT_PTR_NOT_NULL(strstr(test_cli_err(), want));
     }
     CU_ASSERT_EQUAL(test_cli("run --cluster test-cluster --model megatron-gpt-1.7b --layout tp=4,dp=2,gbs=2 "
                              "--links 0", out, sizeof out), 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(out, "--links wants a count from 1 to 1000000, not '0'"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(test_cli_err(), "--links wants a count from 1 to 1000000, not '0'"));
     CU_ASSERT_EQUAL(test_cli("run --help", out, sizeof out), 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "--links N"));
 }

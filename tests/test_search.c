@@ -156,7 +156,7 @@ static void test_axonn_extrapolation(void)
         CU_ASSERT(wl_layout_micro(&c.l) >= 4);
         srch_evaluate(&tiny, &p, &c, err, sizeof err);
         CU_ASSERT_EQUAL_FATAL(c.status, SRCH_ESTIMATED);
-        wl_opts o = {p.seq, p.dtype, p.gpu, p.net, 1, 1};
+        wl_opts o = {p.seq, p.dtype, p.gpu, p.net, 1, 1, NULL};
         og_graph *g = NULL;
         eng_result *res = NULL;
         wl_info info;

@@ -68,17 +68,31 @@ const char *test_crossbar(int n, double bw, double lat)
     return path[k];
 }
 
+static char cli_err[1 << 16];
+
 int test_cli(const char *args, char *out, size_t outlen)
 {
     char cmd[4096];
-    snprintf(cmd, sizeof cmd, "bin/trainsim %s 2>&1", args);
+    char errf[64];
+    snprintf(errf, sizeof errf, "/tmp/trainsim-%d-cli.stderr", (int)getpid());
+    snprintf(cmd, sizeof cmd, "bin/trainsim %s 2>%s", args, errf);
     FILE *p = popen(cmd, "r");
     if (!p) return -1;
     size_t got = fread(out, 1, outlen - 1, p);
     out[got] = 0;
+    while (fgetc(p) != EOF) {} /* the rest, unread, must not block the child */
     int st = pclose(p);
+    cli_err[0] = 0;
+    FILE *e = fopen(errf, "r");
+    if (e) {
+        cli_err[fread(cli_err, 1, sizeof cli_err - 1, e)] = 0;
+        fclose(e);
+        remove(errf);
+    }
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
+
+const char *test_cli_err(void) { return cli_err; }
 
 og_graph *test_one_collective(int n, og_coll c, int64_t bytes, const char *algo)
 {

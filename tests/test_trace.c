@@ -30,7 +30,7 @@ static const char *sample(const char *rel)
 static og_graph *import(int n, const char **paths, const char *fmt, char *err)
 {
     og_graph *g = NULL;
-    tr_opts o = {fmt, 0};
+    tr_opts o = {.format = fmt};
     if (tr_import(n, (char *const *)paths, &o, &g, err, TS_ERRLEN) < 0) {
         printf("\n  import failed: %s", err);
         return NULL;
@@ -166,7 +166,7 @@ static void test_nccl_log(void)
     }
     og_free(g);
     /* --gap: a compute op between two collectives of a rank */
-    tr_opts o = {NULL, 0.001};
+    tr_opts o = {.gap = 0.001};
     CU_ASSERT_EQUAL(tr_import(1, (char *const *)&p, &o, &g, err, sizeof err), 0);
     CU_ASSERT_EQUAL(count(g, 0, OG_COMPUTE), 494);
     CU_ASSERT_DOUBLE_EQUAL(g->ranks[0].ops[1].duration, 0.001, 0);
@@ -533,7 +533,7 @@ static void expect_error(int n, const char **paths, const char *fmt, const char 
 {
     og_graph *g = NULL;
     char err[TS_ERRLEN] = "";
-    tr_opts o = {fmt, 0};
+    tr_opts o = {.format = fmt};
     CU_ASSERT_EQUAL(tr_import(n, (char *const *)paths, &o, &g, err, sizeof err), -1);
     CU_ASSERT_PTR_NULL(g);
     if (!strstr(err, needle1) || (needle2 && !strstr(err, needle2)))
@@ -578,7 +578,7 @@ static void test_errors(void)
     expect_error(1, p, "no-such-format", "unknown trace format 'no-such-format' (valid: native, kineto", NULL);
     p[0] = test_data("p2p.xml");
     expect_error(1, p, NULL, "unknown trace format (give --format; valid: native, kineto, chakra-json, "
-                              "chakra-et, nccl-log, smpi-ti)", NULL);
+                              "chakra-et, nccl-log, smpi-ti, pytorch-et)", NULL);
 }
 
 /* Inputs that crashed a fuzzer (tests/data/fuzz/<format>/, kept as found): each
@@ -603,7 +603,7 @@ static void test_fuzz_regressions(void)
             const char *pp[1] = {path};
             og_graph *g = NULL;
             char err[TS_ERRLEN] = "";
-            tr_opts o = {name, 0.001};
+            tr_opts o = {.format = name, .gap = 0.001};
             int rc = tr_import(1, (char *const *)pp, &o, &g, err, sizeof err);
             CU_ASSERT(rc == 0 ? g != NULL : g == NULL && err[0] != 0);
             og_free(g);
@@ -629,7 +629,7 @@ static void test_cli_convert_replay(void)
     snprintf(cmd, sizeof cmd, "validate-trace %s", test_tmp("conv.json"));
     CU_ASSERT_EQUAL(test_cli(cmd, out, sizeof out), 0);
     CU_ASSERT_EQUAL(test_cli("convert --format nope x -o y", out, sizeof out), 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(out, "valid: native, kineto, chakra-json, chakra-et, nccl-log, smpi-ti"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(test_cli_err(), "valid: native, kineto, chakra-json, chakra-et, nccl-log, smpi-ti"));
     unlink(test_tmp("conv.json"));
     /* sim takes per-rank files (repeated --trace) and rejects unknown formats with the list */
     if (sample("kineto/hta_sampled_rank-1.json.gz")) {
@@ -638,7 +638,7 @@ static void test_cli_convert_replay(void)
         CU_ASSERT_PTR_NOT_NULL(strstr(out, "ranks 2, ops 2358")); /* 1204 + 1154 GPU events */
     }
     CU_ASSERT_EQUAL(test_cli("sim --platform tests/golden/xbar32.xml --trace x --format bogus", out, sizeof out), 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(out, "unknown trace format 'bogus' (valid: native, kineto"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(test_cli_err(), "unknown trace format 'bogus' (valid: native, kineto"));
     /* replay: unchanged -> 0; half the bandwidth -> 1 naming the collectives that
      * moved: the 4 MB alltoallv's time doubles (bandwidth-bound) */
     snprintf(args, sizeof args, "replay --platform tests/golden/xbar32.xml --trace %s --expect tests/golden/smpi-32ranks.json", p);
@@ -658,7 +658,7 @@ static void test_cli_convert_replay(void)
     /* bad input: golden of another trace, missing golden, bad tolerance */
     snprintf(args, sizeof args, "replay --platform tests/golden/xbar32.xml --trace %s --expect tests/golden/smpi-isend.json", p);
     CU_ASSERT_EQUAL(test_cli(args, out, sizeof out), 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(out, "not in the golden file"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(test_cli_err(), "not in the golden file"));
     snprintf(args, sizeof args, "replay --platform tests/golden/xbar32.xml --trace %s --expect /nonexistent.json", p);
     CU_ASSERT_EQUAL(test_cli(args, out, sizeof out), 2);
     snprintf(args, sizeof args, "replay --platform tests/golden/xbar32.xml --trace %s --expect x --tolerance abc", p);

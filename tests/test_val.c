@@ -485,13 +485,13 @@ static void test_calibrate_compare(void)
     snprintf(cmd, sizeof cmd, "calibrate %s --cluster test-cluster -o %s", bad, path);
     CU_ASSERT_EQUAL(test_cli(cmd, out, sizeof out), 2);
     snprintf(json, sizeof json, "%s:3: a table row has 8, 9, 12 or 13 columns, this one 6 (truncated?)", bad);
-    CU_ASSERT_PTR_NOT_NULL(strstr(out, json));
+    CU_ASSERT_PTR_NOT_NULL(strstr(test_cli_err(), json));
     snprintf(cmd, sizeof cmd, "compare %s --cluster test-cluster", bad);
     CU_ASSERT_EQUAL(test_cli(cmd, out, sizeof out), 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(out, json));
+    CU_ASSERT_PTR_NOT_NULL(strstr(test_cli_err(), json));
     remove(bad);
     CU_ASSERT_EQUAL(test_cli("calibrate /nonexistent.txt --cluster test-cluster -o /tmp/x.json", out, sizeof out), 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(out, "/nonexistent.txt: cannot open"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(test_cli_err(), "/nonexistent.txt: cannot open"));
     CU_ASSERT_EQUAL(test_cli("calibrate --cluster test-cluster", out, sizeof out), 2);
     CU_ASSERT_EQUAL(test_cli("compare --help", out, sizeof out), 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "usage: trainsim compare"));

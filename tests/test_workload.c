@@ -147,7 +147,9 @@ static void test_flops_formula(void)
     }
 }
 
-/* Korthikanti et al. 2022, equations 1, 4, 5, 6 and section 4.1 for one GPT layer. */
+/* Korthikanti et al. 2022, equations 1, 4, 5, 6 and section 4.1 for one GPT layer
+ * (their attention is the unfused kernel's; FlashAttention's keeps 4asb of
+ * log-sum-exp instead of the 5as^2b scores). */
 static void test_activation_equations(void)
 {
     wl_model m;
@@ -155,9 +157,12 @@ static void test_activation_equations(void)
     char err[TS_ERRLEN];
     load("megatron-gpt-18b", &m);
     double s = 2048, b = 2, h = 6144, a = 48, t = 8;
-    CU_ASSERT_EQUAL_FATAL(layout("tp=8,mbs=2,dp=1", &m, 2048, 0, &l, err), 0);
+    CU_ASSERT_EQUAL_FATAL(layout("tp=8,mbs=2,dp=1,attn=unfused", &m, 2048, 0, &l, err), 0);
     CU_ASSERT_DOUBLE_EQUAL(mem_layer_activations(&m, &l, 2048, 0),
                            s * b * h * (10 + 24 / t + 5 * a * s / (h * t)), 1);           /* eq. 4 */
+    l.attn = WL_ATTN_FLASH2;
+    CU_ASSERT_DOUBLE_EQUAL(mem_layer_activations(&m, &l, 2048, 0), s * b * h * (10 + 24 / t + 4 * a / (h * t)), 1);
+    l.attn = WL_ATTN_UNFUSED;
     l.sp = 1;
     CU_ASSERT_DOUBLE_EQUAL(mem_layer_activations(&m, &l, 2048, 0),
                            s * b * h / t * (34 + 5 * a * s / h), 1);                     /* eq. 5 */
@@ -245,7 +250,7 @@ static og_graph *build(const char *model, const char *lay, int seq, int fuse, in
         return NULL;
     }
     CU_ASSERT_EQUAL_FATAL(cm_gpu_find("a100", "configs/gpus", gpu, err, sizeof err), 0);
-    wl_opts o = {seq, CM_BF16, gpu, net, fuse, one};
+    wl_opts o = {seq, CM_BF16, gpu, net, fuse, one, NULL};
     og_graph *g = NULL;
     CU_ASSERT_EQUAL(wl_build(m, l, &o, &g, info, err, sizeof err), 0);
     if (g && og_check(g, lay, err, sizeof err) < 0) {
@@ -485,19 +490,19 @@ static void test_run_cli(void)
     /* bad layouts: exit status 2 with the reason */
     CU_ASSERT_EQUAL(test_cli("run --model gpt3-175b --layout tp=5,pp=8,dp=16 --fidelity analytical", cli_out,
                              sizeof cli_out), 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(cli_out, "tp=5 does not divide 96 attention heads"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(test_cli_err(), "tp=5 does not divide 96 attention heads"));
     CU_ASSERT_EQUAL(test_cli("run --model gpt3-175b --layout tp=8,pp=8,dp=16 --gpus 512 --fidelity analytical",
                              cli_out, sizeof cli_out), 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(cli_out, "= 1024 gpus, but the platform has 512"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(test_cli_err(), "= 1024 gpus, but the platform has 512"));
     CU_ASSERT_EQUAL(test_cli("run --model gpt3-175b --layout tp=8,pp=8,dp=16", cli_out, sizeof cli_out), 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(cli_out, "--platform is required"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(test_cli_err(), "--platform is required"));
     CU_ASSERT_EQUAL(test_cli("run --model nosuch --layout tp=1 --fidelity analytical", cli_out, sizeof cli_out), 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(cli_out, "unknown model 'nosuch'"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(test_cli_err(), "unknown model 'nosuch'"));
 
     /* a graph too large to build is refused at once, pointing to the estimate */
     CU_ASSERT_EQUAL(test_cli("run --model megatron-gpt-1.7b --layout tp=8,pp=2,dp=64,gbs=10000000 --gpu h100 "
                              "--fidelity analytical --detail full", cli_out, sizeof cli_out), 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(cli_out, "use --fidelity estimate"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(test_cli_err(), "use --fidelity estimate"));
 
     /* oversized: reported with the breakdown, not simulated, exit status 1 */
     const char *js = test_tmp("run.json");
@@ -750,7 +755,7 @@ static void test_estimate(void)
         CU_ASSERT_PTR_NOT_NULL_FATAL(g);
         CU_ASSERT_EQUAL_FATAL(cm_gpu_find("h100", "configs/gpus", &gpu, err, sizeof err), 0);
         og_free(g);
-        wl_opts o = {cases[i].seq, CM_BF16, &gpu, &net, 1, 1};
+        wl_opts o = {cases[i].seq, CM_BF16, &gpu, &net, 1, 1, NULL};
         CU_ASSERT_EQUAL_FATAL(wl_build(&m, &l, &o, &g, &info, err, sizeof err), 0);
         eng_result *res = NULL;
         CU_ASSERT_EQUAL_FATAL(an_run(g, &net, &res, err, sizeof err), 0);

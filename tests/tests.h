@@ -20,6 +20,7 @@ void suite_workload(void);
 void suite_workload_graph(void);
 void suite_run(void);
 void suite_trace(void);
+void suite_trace_wild(void);
 void suite_val(void);
 void suite_val_fit(void);
 void suite_search(void);
@@ -28,6 +29,7 @@ void suite_zeropp(void);
 void suite_policy(void);
 void suite_run_links(void);
 void suite_api(void);
+void suite_kernels(void);
 
 /* Path of a fixture in tests/data/. */
 const char *test_data(const char *name);
@@ -69,7 +71,10 @@ const char *test_crossbar(int n, double bw, double lat);
  * loaded); returns fn's status (-2: the child died) and its message. */
 int test_child(int (*fn)(void *arg, char *msg, size_t n), void *arg, char *msg, size_t n);
 
-/* Run bin/trainsim with args (shell words); capture stdout+stderr in out. */
+/* Run bin/trainsim with args (shell words): its stdout in out, its exit
+ * status returned. Its stderr is kept apart (sanitizers and SimGrid write
+ * there): test_cli_err() holds the last run's, for tests of error messages. */
 int test_cli(const char *args, char *out, size_t outlen);
+const char *test_cli_err(void);
 
 #endif

@@ -19,7 +19,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_estimate: %s\n", err);
         return 2;
     }
-    wl_opts o = {seq, CM_BF16, &gpu, &net, 1, 1};
+    wl_opts o = {seq, CM_BF16, &gpu, &net, 1, 1, NULL};
     static const int tps[] = {1, 2, 4, 8}, pps[] = {1, 2, 4, 8, 12, 16, 24, 32, 48, 96}, mbss[] = {1, 2, 4};
     static const char *rcs[] = {"none", "selective", "full"};
     long tried = 0, valid = 0, fit = 0;

@@ -1,5 +1,5 @@
-/* GPU specs from JSON, GEMM efficiency (default curve or calibrated from
- * measured GEMM times) and the roofline time of an op. */
+/* GPU specs from JSON and the time of a kernel by class: GEMMs by shape (tile
+ * and wave quantization), attention by kernel, memory-bound kernels. */
 #include "compute.h"
 
 #include <dirent.h>
@@ -47,15 +47,16 @@ int cm_gpu_load(const char *path, cm_gpu *g, char *err, size_t errlen)
     memset(g, 0, sizeof *g);
     int rc = -1;
     json_t *name = json_object_get(root, "name"), *src = json_object_get(root, "source");
-    json_t *peak = json_object_get(root, "peak_flops"), *eff = json_object_get(root, "gemm_efficiency");
+    json_t *peak = json_object_get(root, "peak_flops"), *gemm = json_object_get(root, "gemm");
+    json_t *attn = json_object_get(root, "attention");
     if (!json_is_object(root) || !json_is_string(name) || !json_is_string(src)) {
         ts_err(err, errlen, "%s: needs string fields 'name' and 'source'", path);
         goto out;
     }
     snprintf(g->name, sizeof g->name, "%s", json_string_value(name));
     snprintf(g->source, sizeof g->source, "%s", json_string_value(src));
-    if (!json_is_object(peak) || !json_is_object(eff)) {
-        ts_err(err, errlen, "%s: needs objects 'peak_flops' and 'gemm_efficiency'", path);
+    if (!json_is_object(peak) || !json_is_object(gemm) || !json_is_object(attn)) {
+        ts_err(err, errlen, "%s: needs objects 'peak_flops', 'gemm' and 'attention'", path);
         goto out;
     }
     const char *key;
@@ -72,14 +73,58 @@ int cm_gpu_load(const char *path, cm_gpu *g, char *err, size_t errlen)
         ts_err(err, errlen, "%s: peak_flops has neither bf16 nor fp16", path);
         goto out;
     }
+    double sms;
     if (get_pos(root, "hbm_bandwidth", path, &g->hbm_bw, err, errlen) < 0 ||
+        get_pos(root, "hbm_achieved", path, &g->hbm_eff, err, errlen) < 0 ||
         get_pos(root, "hbm_bytes", path, &g->hbm_bytes, err, errlen) < 0 ||
-        get_pos(eff, "max", path, &g->eff_max, err, errlen) < 0 ||
-        get_pos(eff, "d_half", path, &g->eff_d_half, err, errlen) < 0 ||
-        get_pos(eff, "exponent", path, &g->eff_exp, err, errlen) < 0)
+        get_pos(gemm, "sms", path, &sms, err, errlen) < 0 || get_pos(gemm, "k_half", path, &g->k_half, err, errlen) < 0 ||
+        get_pos(gemm, "kernel_overhead", path, &g->kernel_overhead, err, errlen) < 0 ||
+        get_pos(gemm, "kernel_floor", path, &g->kernel_floor, err, errlen) < 0 ||
+        get_pos(attn, "seq_half", path, &g->attn_seq_half, err, errlen) < 0)
         goto out;
-    if (g->eff_max > 1) {
-        ts_err(err, errlen, "%s: gemm_efficiency.max %g above 1", path, g->eff_max);
+    if (sms != floor(sms) || sms > 100000) {
+        ts_err(err, errlen, "%s: gemm.sms must be a whole count, not %g", path, sms);
+        goto out;
+    }
+    g->sms = (int)sms;
+    if (g->hbm_eff > g->hbm_bw) {
+        ts_err(err, errlen, "%s: hbm_achieved %g above hbm_bandwidth %g", path, g->hbm_eff, g->hbm_bw);
+        goto out;
+    }
+    static const char *const era_keys[CM_NERAS] = {"max", "max_2021"};
+    for (int e = 0; e < CM_NERAS; e++) {
+        json_t *mx = json_object_get(gemm, era_keys[e]);
+        if (!mx && e > 0) continue;
+        if (!json_is_object(mx)) {
+            ts_err(err, errlen, "%s: gemm.%s must be an object of dtype: fraction of peak", path, era_keys[e]);
+            goto out;
+        }
+        json_object_foreach(mx, key, v) {
+            int t = cm_dtype_from_name(key);
+            double f;
+            if (t < 0 || g->peak[t] <= 0) {
+                ts_err(err, errlen, "%s: gemm.%s: dtype '%s' unknown or without a peak", path, era_keys[e], key);
+                goto out;
+            }
+            if (get_pos(mx, key, path, &f, err, errlen) < 0) goto out;
+            if (f > 1) {
+                ts_err(err, errlen, "%s: gemm.%s.%s %g above 1", path, era_keys[e], key, f);
+                goto out;
+            }
+            g->gemm_max[e][t] = f;
+        }
+    }
+    if (g->gemm_max[0][CM_BF16] <= 0 && g->gemm_max[0][CM_FP16] <= 0) {
+        ts_err(err, errlen, "%s: gemm.max has neither bf16 nor fp16", path);
+        goto out;
+    }
+    static const char *const attn_keys[CM_NATTN] = {"flash", "flash2", "flash3"};
+    for (int a = 0; a < CM_NATTN; a++)
+        if (json_object_get(attn, attn_keys[a]) &&
+            get_pos(attn, attn_keys[a], path, &g->attn_rate[a], err, errlen) < 0)
+            goto out;
+    if (g->attn_rate[CM_ATTN_FLASH] <= 0) {
+        ts_err(err, errlen, "%s: attention.flash (the oldest kernel, the fallback) is required", path);
         goto out;
     }
     rc = 0;
@@ -178,7 +223,56 @@ out:
     return rc;
 }
 
-double cm_gemm_eff(const cm_gpu *g, cm_dtype t, double m, double n, double k)
+/* Achievable fraction of peak of dtype t in era e: the era's figure, else the
+ * current one; a dtype without one takes bf16's (fp16's). */
+static double gemm_max(const cm_gpu *g, cm_era e, cm_dtype t)
+{
+    const double *mx = g->gemm_max[e];
+    if (mx[t] > 0) return mx[t];
+    if (e != CM_ERA_CURRENT) return gemm_max(g, CM_ERA_CURRENT, t);
+    return mx[CM_BF16] > 0 ? mx[CM_BF16] : mx[CM_FP16];
+}
+
+static double peak_of(const cm_gpu *g, cm_dtype t)
+{
+    return g->peak[t] > 0 ? g->peak[t] : g->peak[CM_BF16] > 0 ? g->peak[CM_BF16] : g->peak[CM_FP16];
+}
+
+/* CTA tile shapes a GEMM library chooses among, with the fraction of the large
+ * tile's rate each reaches (smaller tiles reuse less data per load). */
+static const struct {
+    double tm, tn, eff;
+} tiles[] = {{256, 128, 1.0}, {128, 128, 1.0}, {128, 64, 0.75}, {64, 64, 0.5}};
+
+/* Split-k factors tried when k/split stays at or above this many elements. */
+#define CM_SPLITK_MIN_K 1024.0
+
+/* Seconds of the fastest tile shape and split-k factor (without the
+ * per-kernel overhead): compute and memory times combined. */
+static double model_time(const cm_gpu *g, cm_era era, cm_dtype t, double batch, double m, double n, double k)
+{
+    double peak = peak_of(g, t), mx = gemm_max(g, era, t), es = cm_dtype_size(t);
+    double base = batch * (m * k + k * n + m * n) * es, flops = 2 * batch * m * n * k, best = HUGE_VAL;
+    for (size_t i = 0; i < sizeof tiles / sizeof *tiles; i++) {
+        double tm = tiles[i].tm, tn = tiles[i].tn, ct = ceil(m / tm) * ceil(n / tn) * batch;
+        double fill = m * n * batch / (ct * tm * tn);       /* tile quantization */
+        for (int split = 1; split <= 4; split *= 2) {
+            if (split > 1 && k / split < CM_SPLITK_MIN_K) break;
+            double ctas = ct * split, waves = ceil(ctas / g->sms);
+            double util = fill * ctas / (waves * g->sms);   /* wave quantization */
+            double kk = k / split, eff = mx * tiles[i].eff * util * kk / (kk + g->k_half);
+            double tc = flops / (peak * eff);
+            if (tc >= best) continue; /* sqrt(tc^2 + tm^2) >= tc: cannot win */
+            /* split-k: the fp32 partial products of the other splits are written and read */
+            double tmem = (base + (split - 1) * batch * m * n * 8) / g->hbm_eff;
+            double tt = sqrt(tc * tc + tmem * tmem);
+            if (tt < best) best = tt;
+        }
+    }
+    return best;
+}
+
+static double calib_eff(const cm_gpu *g, cm_dtype t, double m, double n, double k, int *have)
 {
     double d = cm_gemm_dim(m, n, k);
     int lo = -1, hi = -1;
@@ -187,7 +281,8 @@ double cm_gemm_eff(const cm_gpu *g, cm_dtype t, double m, double n, double k)
         if (lo < 0) lo = i;
         hi = i;
     }
-    if (lo < 0) return g->eff_max / (1 + pow(g->eff_d_half / d, g->eff_exp));
+    *have = lo >= 0;
+    if (lo < 0) return 0;
     if (d <= g->calib[lo].d) return g->calib[lo].eff;
     if (d >= g->calib[hi].d) return g->calib[hi].eff;
     for (int i = lo; i < hi; i++) {
@@ -201,15 +296,46 @@ double cm_gemm_eff(const cm_gpu *g, cm_dtype t, double m, double n, double k)
     return g->calib[hi].eff;
 }
 
-double cm_op_time(const cm_gpu *g, cm_dtype t, double flops, double bytes, double eff)
+double cm_gemm_time_era(const cm_gpu *g, cm_era era, cm_dtype t, double batch, double m, double n, double k)
 {
-    double peak = g->peak[t] > 0 ? g->peak[t] : g->peak[CM_BF16] > 0 ? g->peak[CM_BF16] : g->peak[CM_FP16];
-    double tc = flops > 0 ? flops / (peak * eff) : 0, tm = bytes > 0 ? bytes / g->hbm_bw : 0;
-    return tc > tm ? tc : tm;
+    if (!(m >= 1 && n >= 1 && k >= 1 && batch >= 1)) return 0;
+    int have;
+    double ce = calib_eff(g, t, m, n, k, &have);
+    if (have) /* measured times include the per-kernel costs already */
+        return 2 * batch * m * n * k / (peak_of(g, t) * ce);
+    double d = model_time(g, era, t, batch, m, n, k) + g->kernel_overhead;
+    return d > g->kernel_floor ? d : g->kernel_floor;
 }
 
 double cm_gemm_time(const cm_gpu *g, cm_dtype t, double m, double n, double k)
 {
-    double bytes = (m * k + k * n + m * n) * cm_dtype_size(t);
-    return cm_op_time(g, t, 2 * m * n * k, bytes, cm_gemm_eff(g, t, m, n, k));
+    return cm_gemm_time_era(g, CM_ERA_CURRENT, t, 1, m, n, k);
+}
+
+double cm_gemm_eff(const cm_gpu *g, cm_dtype t, double m, double n, double k)
+{
+    double d = cm_gemm_time(g, t, m, n, k);
+    return d > 0 ? 2 * m * n * k / (d * peak_of(g, t)) : 0;
+}
+
+double cm_mem_time(const cm_gpu *g, double bytes, int nk)
+{
+    if (nk < 1) nk = 1;
+    double d = (bytes > 0 ? bytes / g->hbm_eff : 0) + nk * g->kernel_overhead;
+    return d > nk * g->kernel_floor ? d : nk * g->kernel_floor;
+}
+
+double cm_attn_time(const cm_gpu *g, cm_attn k, double flops, double s)
+{
+    int a = k < CM_NATTN ? (int)k : CM_ATTN_FLASH;
+    while (a > 0 && g->attn_rate[a] <= 0) a--;
+    double rate = g->attn_rate[a] * s / (s + g->attn_seq_half);
+    double d = (flops > 0 ? flops / rate : 0) + g->kernel_overhead;
+    return d > g->kernel_floor ? d : g->kernel_floor;
+}
+
+double cm_op_time(const cm_gpu *g, cm_dtype t, double flops, double bytes, double eff)
+{
+    double tc = flops > 0 ? flops / (peak_of(g, t) * eff) : 0, tm = bytes > 0 ? bytes / g->hbm_bw : 0;
+    return tc > tm ? tc : tm;
 }

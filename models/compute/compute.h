@@ -1,5 +1,7 @@
-/* The compute model: GPU specs (configs/gpus/NAME.json) and a roofline per op,
- * time = max(flops / (peak x efficiency(shape)), bytes / HBM bandwidth). */
+/* The compute model per kernel class (docs/compute.md): GEMMs by shape (tile and
+ * wave quantization on the GPU's SMs, an achievable matmul rate per dtype and
+ * library era), attention by kernel, memory-bound kernels at achieved HBM
+ * bandwidth, a per-kernel overhead; GPU specs from configs/gpus/NAME.json. */
 #ifndef TS_COMPUTE_H
 #define TS_COMPUTE_H
 
@@ -21,14 +23,29 @@ typedef struct cm_calib {
     double eff;         /* achieved / peak */
 } cm_calib;
 
+/* Attention kernels with a measured rate (FlashAttention 1, 2, 3). */
+typedef enum { CM_ATTN_FLASH, CM_ATTN_FLASH2, CM_ATTN_FLASH3, CM_NATTN } cm_attn;
+
+/* GEMM library generations with their own achievable rate ("max_2021"). */
+typedef enum { CM_ERA_CURRENT, CM_ERA_2021, CM_NERAS } cm_era;
+
 typedef struct cm_gpu {
     char name[64];
     double peak[CM_NDTYPES];    /* FLOP/s, 0 when the spec gives none */
-    double hbm_bw;              /* bytes/s */
+    double hbm_bw;              /* bytes/s, datasheet */
+    double hbm_eff;             /* bytes/s achieved by streaming kernels (STREAM-like) */
     double hbm_bytes;           /* capacity */
-    /* Default GEMM efficiency: eff(d) = max / (1 + (d_half / d)^exponent),
-     * d = cm_gemm_dim(m, n, k). Non-GEMM compute runs at max. */
-    double eff_max, eff_d_half, eff_exp;
+    /* GEMM model ("gemm"): the best of a few tile shapes and split-k factors,
+     * eff = max[era][dtype] x tile efficiency x tile and wave utilisation on
+     * sms x k/(k + k_half); compute and memory times combine as sqrt(tc^2 + tm^2). */
+    int sms;
+    double gemm_max[CM_NERAS][CM_NDTYPES];  /* achievable fraction of peak; 0: none */
+    double k_half;
+    double kernel_overhead;     /* seconds added to every kernel (launch, prologue, tail) */
+    double kernel_floor;        /* shortest time of any kernel (launch issue rate) */
+    /* Attention (fwd+bwd, causal, FLOPs counted as FlashAttention counts them):
+     * rate(s) = attn_rate x s / (s + attn_seq_half); 0: the kernel is absent. */
+    double attn_rate[CM_NATTN], attn_seq_half;
     int ncalib;                 /* measured points, per dtype sorted by d */
     cm_calib calib[CM_MAX_CALIB];
     char source[1024];
@@ -52,11 +69,24 @@ int cm_gpu_calibrate(cm_gpu *g, const char *csv_path, char *err, size_t errlen);
  * large its other sides). */
 double cm_gemm_dim(double m, double n, double k);
 
-/* Efficiency of an m x n x k GEMM (0 < eff <= 1). */
+/* Efficiency of an m x n x k GEMM (0 < eff <= 1): calibrated points when the
+ * dtype has some, else the tile/wave model (current library era). */
 double cm_gemm_eff(const cm_gpu *g, cm_dtype t, double m, double n, double k);
 
-/* Roofline times in seconds. A GEMM moves (mk + kn + mn) elements. */
+/* Seconds of batch independent m x n x k GEMMs in one kernel (batch 1: a plain
+ * GEMM) of a library era; a GEMM moves (mk + kn + mn) elements. */
+double cm_gemm_time_era(const cm_gpu *g, cm_era era, cm_dtype t, double batch, double m, double n, double k);
 double cm_gemm_time(const cm_gpu *g, cm_dtype t, double m, double n, double k);
+
+/* Seconds of nk memory-bound kernels moving bytes in all (elementwise, norms,
+ * softmax, optimizer): achieved HBM bandwidth plus the per-kernel overhead. */
+double cm_mem_time(const cm_gpu *g, double bytes, int nk);
+
+/* FlashAttention-class kernel k (falls back to the newest older kernel the GPU
+ * has) running flops (as the kernel counts them: causal halves) at sequence s. */
+double cm_attn_time(const cm_gpu *g, cm_attn k, double flops, double s);
+
+/* Plain roofline: max(flops / (peak x eff), bytes / datasheet bandwidth). */
 double cm_op_time(const cm_gpu *g, cm_dtype t, double flops, double bytes, double eff);
 
 #endif

@@ -26,7 +26,10 @@ void mem_bytes_per_param(cm_dtype t, double *weights, double *grads, double *opt
  * parallelism (eq. 4: sbh(10 + 24/t + 5as/(ht))); with sequence parallelism
  * everything is divided by t (eq. 5). Selective recompute drops the 5as^2b
  * attention core (eq. 6: 34sbh/t); full recompute keeps only the layer input,
- * 2sbh (/t with sequence parallelism). */
+ * 2sbh (/t with sequence parallelism). The 5as^2b core is the unfused kernel's
+ * (softmax output 2 bytes, dropout mask 1, dropout output 2 per score); the
+ * FlashAttention kernels store no s x s matrix, only the fp32 log-sum-exp of
+ * each query and head (4asb), the output being the projection's input. */
 double mem_layer_activations(const wl_model *m, const wl_layout *l, int seq, int moe)
 {
     double s = (double)seq / l->cp, b = l->mbs, h = m->hidden, a = m->heads;
@@ -40,7 +43,10 @@ double mem_layer_activations(const wl_model *m, const wl_layout *l, int seq, int
     double repl = 10 * sbh;
     double attn_split = 2 * sbh + 2 * s * b * kv + 2 * s * b * kv + 2 * sbh;
     double mlp_split = 2 * s * b * f * (m->gated ? 2 : 1) + 2 * s * b * f;
-    double core = l->recompute == WL_RC_SELECTIVE ? 0 : 5 * a * s * (s * l->cp) * b; /* local queries x all keys */
+    wl_attn k = l->attn != WL_ATTN_STACK ? l->attn : wl_stack_default()->attn;
+    double core = l->recompute == WL_RC_SELECTIVE ? 0
+                  : k == WL_ATTN_UNFUSED  ? 5 * a * s * (s * l->cp) * b /* local queries x all keys */
+                                          : 4 * a * s * b;
     if (l->sp) return (repl + attn_split + mlp_split + core) / t;
     return repl + (attn_split + mlp_split + core) / t;
 }

@@ -242,8 +242,10 @@ void srch_evaluate(const wl_model *m, const srch_params *p, srch_cand *c, char *
         c->status = SRCH_RULE;
         return;
     }
+    wl_layout l = c->l; /* with the stack's kernels; the candidate keeps the layout as enumerated */
+    wl_layout_apply_stack(&l, p->stack);
     mem_breakdown mb;
-    mem_estimate(m, &c->l, p->seq, p->dtype, p->gpu->hbm_bytes, &mb);
+    mem_estimate(m, &l, p->seq, p->dtype, p->gpu->hbm_bytes, &mb);
     c->mem = mb.total;
     if (!mb.fits) {
         c->status = SRCH_MEMORY;
@@ -251,9 +253,9 @@ void srch_evaluate(const wl_model *m, const srch_params *p, srch_cand *c, char *
                mb.stage, mb.capacity / 1073741824.0);
         return;
     }
-    wl_opts o = {p->seq, p->dtype, p->gpu, p->net, 1, 1};
+    wl_opts o = {p->seq, p->dtype, p->gpu, p->net, 1, 1, p->stack};
     wl_est e;
-    if (wl_estimate(m, &c->l, &o, &e, why, whylen) < 0) {
+    if (wl_estimate(m, &l, &o, &e, why, whylen) < 0) {
         c->status = SRCH_FAILED;
     } else {
         c->iter = e.iter, c->bubble = e.bubble, c->dp_exposed = e.dp_exposed;

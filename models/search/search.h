@@ -35,6 +35,7 @@ typedef struct srch_params {
     cm_dtype dtype;
     const cm_gpu *gpu;
     const an_net *net;
+    const wl_stack *stack;      /* --stack; NULL: wl_stack_default() */
 } srch_params;
 
 /* "tp<=8,pp>=2,zero!=3": keys tp, pp, dp, cp, ep, vpp, mbs, zero, sp (0/1),

@@ -12,10 +12,25 @@
 #include "util.h"
 #include "workload/workload.h"
 
-/* FlashAttention reaches a fraction of the GEMM efficiency: FlashAttention-2
- * reports 50-73% of A100 peak forward; Azure measured 33% of H100 peak
- * (hardware.md). We use 0.6 x the GPU's GEMM efficiency maximum. */
-#define WL_ATTN_EFF 0.6
+/* Memory-bound kernels of a layer and what the stack's kernel fusion changes
+ * (docs/compute.md): bytes multiplier and kernel count, fused and unfused. */
+typedef enum { EK_PLAIN, EK_NORM, EK_ACT, EK_RESID, EK_NKINDS } ekind;
+static const struct {
+    double fused_x;
+    int fused_k;
+    double unfused_x;
+    int unfused_k;
+} ekinds[EK_NKINDS] = {
+    {1, 1, 1, 1},       /* embedding, loss: the same kernels either way */
+    {1, 1, 1, 1},       /* LayerNorm/RMSNorm: one kernel (apex, TE or PyTorch) */
+    {1, 1, 2, 2},       /* bias + GeLU / SwiGLU: one fused pass, or bias and activation apart */
+    {1, 1, 2.5, 3},     /* bias-dropout-add: one fused pass, or bias, dropout and add apart */
+};
+
+/* GEMM flags: FP8 casts its input operand (Transformer Engine), stays in 16
+ * bits under FP8 (the output layer, as Megatron-Core keeps it), or is a weight
+ * gradient (accumulated into the main gradient, docs/compute.md). */
+enum { GF_CAST = 1, GF_HIGH = 2, GF_WGRAD = 4 };
 
 typedef struct wgrad {      /* a weight-gradient GEMM deferred to a W pass (ZB-H1) */
     double M, N, K;
@@ -61,6 +76,9 @@ typedef struct gen {
     double acc, acc_w, acc_side;
     long ops_before;        /* ops of the ranks built before this one */
     struct axstate *ax;     /* AxoNN: overlap bookkeeping, collective costs, dry-run records */
+    const wl_stack *st;     /* the software stack (never NULL) */
+    wl_attn attn;           /* attention kernel in use */
+    cm_era era;             /* GEMM library era */
 } gen;
 
 /* ---- ranks and groups ---- */
@@ -126,24 +144,48 @@ static int add_fixed(gen *G, double d, const char *what, int layer, int mb)
     return op->id;
 }
 
-static int comp(gen *G, const char *what, int layer, int mb, double flops, double bytes, double eff)
+/* An op of known duration d doing flops (counted for TFLOP/s). */
+static int timed(gen *G, const char *what, int layer, int mb, double flops, double d)
 {
-    double d = cm_op_time(G->o->gpu, G->o->dtype, flops, bytes, eff);
     G->flops += flops;
     G->busy += d;
     return add_fixed(G, d, what, layer, mb);
 }
 
-static int gemm(gen *G, const char *what, int layer, int mb, double M, double N, double K)
+/* Seconds of an M x N x K GEMM (batch of them) as the stack runs it: FP8 GEMMs
+ * (Transformer Engine) also cast their input operand, bf16 to fp8 plus the
+ * transposed copy the weight gradient reads (4 bytes per element), one kernel. */
+static double gemm_time(const gen *G, double batch, double M, double N, double K, int flags)
 {
     const cm_gpu *gpu = G->o->gpu;
-    double bytes = (M * K + K * N + M * N) * G->dt;
-    return comp(G, what, layer, mb, 2 * M * N * K, bytes, cm_gemm_eff(gpu, G->o->dtype, M, N, K));
+    cm_dtype t = G->o->dtype;
+    if (t == CM_FP8 && (flags & GF_HIGH)) t = CM_BF16;
+    double d = cm_gemm_time_era(gpu, G->era, t, batch, M, N, K);
+    if (t == CM_FP8 && (flags & GF_CAST)) d += cm_mem_time(gpu, batch * M * K * 4, 1);
+    /* without gradient-accumulation fusion (the GEMM adding into the main
+     * gradient), autograd's gradient is added to it by a kernel of its own:
+     * read the gradient and the main gradient, write the main gradient */
+    if ((flags & GF_WGRAD) && !G->st->grad_accum_fused) d += cm_mem_time(gpu, batch * M * N * (G->dt + 2 * G->gb), 1);
+    return d;
 }
 
-static int elem(gen *G, const char *what, int layer, int mb, double bytes)
+static int gemm_x(gen *G, const char *what, int layer, int mb, double M, double N, double K, int flags)
 {
-    return comp(G, what, layer, mb, 0, bytes, 1);
+    return timed(G, what, layer, mb, 2 * M * N * K, gemm_time(G, 1, M, N, K, flags));
+}
+
+static int gemm(gen *G, const char *what, int layer, int mb, double M, double N, double K)
+{
+    return gemm_x(G, what, layer, mb, M, N, K, GF_CAST);
+}
+
+/* A memory-bound op of kind k moving bytes when fused. */
+static int elem(gen *G, const char *what, int layer, int mb, double bytes, ekind k)
+{
+    int fused = G->st->fused;
+    double x = fused ? ekinds[k].fused_x : ekinds[k].unfused_x;
+    int nk = fused ? ekinds[k].fused_k : ekinds[k].unfused_k;
+    return timed(G, what, layer, mb, 0, cm_mem_time(G->o->gpu, bytes * x, nk));
 }
 
 /* A collective on stream s: a real COLL op on group grp, or (analytic) a
@@ -188,16 +230,41 @@ static void tp_coll(gen *G, og_coll c, double bytes, const char *what, int layer
 
 /* ---- one transformer layer ---- */
 
+/* Seconds of the attention core (scores, softmax, weighted sum) of heads
+ * heads over sq queries and sk keys, forward (bwd 0) or backward, with the
+ * stack's kernel. FlashAttention kernels: causal, so half the s x s work, at
+ * their measured rate (the backward is 2.5 forwards as FlashAttention counts
+ * it). Unfused: batched GEMMs on the GPU's GEMM model plus the s x s score
+ * traffic: fused scale-mask-softmax (read, write), dropout (read, write, 1-byte
+ * mask); backward: dropout (5 B) and softmax (read y, dy, write: 6 B); without
+ * the fused softmax kernel, scale, mask and softmax apart (12 B). */
+static double attn_time(const gen *G, double heads, double sq, double sk, double d, int bwd)
+{
+    const cm_gpu *gpu = G->o->gpu;
+    double fwd_flops = 4 * heads * sq * sk * d;
+    if (G->attn != WL_ATTN_UNFUSED) {
+        cm_attn k = G->attn == WL_ATTN_FLASH3 ? CM_ATTN_FLASH3 : G->attn == WL_ATTN_FLASH2 ? CM_ATTN_FLASH2 : CM_ATTN_FLASH;
+        return cm_attn_time(gpu, k, (bwd ? 2.5 : 1) * fwd_flops / 2, sk);
+    }
+    double e = heads * sq * sk, softmax = G->st->fused ? 4 : 12;
+    if (!bwd)
+        return gemm_time(G, heads, sq, sk, d, GF_HIGH) + gemm_time(G, heads, sq, d, sk, GF_HIGH) +
+               cm_mem_time(gpu, e * (softmax + 5), G->st->fused ? 2 : 4);
+    return gemm_time(G, heads, sq, sk, d, GF_HIGH) + 3 * gemm_time(G, heads, sk, d, sq, GF_HIGH) +
+           cm_mem_time(gpu, e * (softmax + 2 + 5), G->st->fused ? 2 : 4);
+}
+
 static void attention(gen *G, int layer, int mb, const char *what, double mult)
 {
     const wl_model *m = G->m;
     const wl_layout *l = G->l;
     double t = l->tp, flops = mult * 4 * G->tok * (double)G->o->seq * m->hidden / t;
     double kvd = (double)m->kv_heads * (m->hidden / m->heads);
-    double eff = WL_ATTN_EFF * G->o->gpu->eff_max;
-    double io = mult * G->tok * (2 * m->hidden + 2 * kvd) / t * G->dt;
+    double heads = (double)l->mbs * m->heads / t, hd = (double)m->hidden / m->heads;
+    double full = attn_time(G, heads, G->tok / l->mbs, G->o->seq, hd, mult > 1);
+    (void)kvd;
     if (l->cp == 1) {
-        comp(G, what, layer, mb, flops, io, eff);
+        timed(G, what, layer, mb, flops, full);
         return;
     }
     /* ring attention: cp steps; step j > 0 computes with the K/V block received in step j */
@@ -206,7 +273,7 @@ static void attention(gen *G, int layer, int mb, const char *what, double mult)
         /* each of the cp-1 later blocks: its compute or its transfer, whichever is longer */
         const an_net *net = G->o->net;
         int intra = (double)l->tp * l->cp <= net->gpus_per_node;
-        double chunk = cm_op_time(G->o->gpu, G->o->dtype, flops / l->cp, io / l->cp, eff);
+        double chunk = full / l->cp;
         double xfer = (intra ? net->intra_lat : net->inter_lat) + kv_bytes / (intra ? net->intra_bw : net->inter_bw);
         G->flops += flops;
         G->acc += chunk + (l->cp - 1) * (chunk > xfer ? chunk : xfer);
@@ -214,7 +281,7 @@ static void attention(gen *G, int layer, int mb, const char *what, double mult)
     }
     int next = built(G, G->ti, (G->ci + 1) % l->cp, G->di, G->pi), prev = built(G, G->ti, (G->ci + l->cp - 1) % l->cp, G->di, G->pi);
     int have = last0(G);
-    comp(G, what, layer, mb, flops / l->cp, io / l->cp, eff);
+    timed(G, what, layer, mb, flops / l->cp, full / l->cp);
     for (int j = 1; j < l->cp; j++) {
         int tag = (1 << 24) + G->cp_seq++;
         og_op *s = og_send(G->g, G->r, WL_S_CP_SEND, next, (int64_t)llround(kv_bytes), tag);
@@ -223,7 +290,7 @@ static void attention(gen *G, int layer, int mb, const char *what, double mult)
         og_op *rv = og_recv(G->g, G->r, WL_S_CP_RECV, prev, (int64_t)llround(kv_bytes), tag);
         set_label(G, rv, "cp.recv.%s.l%d.mb%d", what, layer, mb);
         have = rv->id;
-        og_op *c = og_compute_fixed(G->g, G->r, WL_S_COMPUTE, cm_op_time(G->o->gpu, G->o->dtype, flops / l->cp, io / l->cp, eff));
+        og_op *c = og_compute_fixed(G->g, G->r, WL_S_COMPUTE, full / l->cp);
         G->flops += flops / l->cp;
         G->busy += c->duration;
         og_add_dep(c, have);
@@ -236,7 +303,7 @@ static void wgrad_gemm(gen *G, int layer, int mb, int chunk, double M, double N,
 {
     if (G->dry) {
         double save = G->acc;
-        gemm(G, "wgrad", layer, mb, M, N, K);
+        gemm_x(G, "wgrad", layer, mb, M, N, K, GF_WGRAD);
         G->acc_w += G->acc - save;
         G->acc = save;
         return;
@@ -247,7 +314,7 @@ static void wgrad_gemm(gen *G, int layer, int mb, int chunk, double M, double N,
         w->w[w->n++] = (wgrad){M, N, K, layer};
         return;
     }
-    G->layer_wop[layer] = gemm(G, "wgrad", layer, mb, M, N, K);
+    G->layer_wop[layer] = gemm_x(G, "wgrad", layer, mb, M, N, K, GF_WGRAD);
 }
 
 static int is_moe(const wl_model *m, int layer) { return m->experts && layer >= m->dense_layers; }
@@ -285,7 +352,7 @@ static int zcoll(gen *G, int s, og_coll c, int grp, int n, int span, double byte
  * the bytes they read and write. */
 static int zquant(gen *G, int s, double bytes, int dep, const char *what, int li, int mb)
 {
-    double d = cm_op_time(G->o->gpu, G->o->dtype, 0, bytes, 1);
+    double d = cm_mem_time(G->o->gpu, bytes, 1);
     if (G->dry) {
         G->acc_side += d;
         return -1;
@@ -427,13 +494,13 @@ static void layer_fwd(gen *G, int li, int mb, int recomp)
     double act = tok * h * G->dt;   /* the full hidden state of the micro-batch on the TP group */
     mlp_dims(G, li, &f, &tokm);
     if (l->zero == 3 && !recomp) zero3_gather(G, li, mb, "param_fwd");
-    elem(G, "ln1", li, mb, 2 * act / seqpart);
+    elem(G, "ln1", li, mb, 2 * act / seqpart, EK_NORM);
     if (l->sp) tp_coll(G, OG_ALLGATHER, act, "attn_in", li, mb);
     gemm(G, "qkv", li, mb, tok, (h + 2 * kvd) / t, h);
     attention(G, li, mb, recomp ? "attn_recompute" : "attn", 1);
     gemm(G, "proj", li, mb, tok, h, h / t);
     tp_coll(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "attn_out", li, mb);
-    elem(G, "ln2", li, mb, 4 * act / seqpart);
+    elem(G, "ln2", li, mb, 4 * act / seqpart, EK_NORM);
     if (is_moe(m, li)) {
         gemm(G, "router", li, mb, tok / t, m->experts, h);
         coll(G, WL_S_COMPUTE, "ep", OG_ALLTOALL, G->epg, l->ep, tokm * h * G->dt / t, 0, G->ep_intra, -1, "dispatch", li, mb);
@@ -442,7 +509,7 @@ static void layer_fwd(gen *G, int li, int mb, int recomp)
         tp_coll(G, OG_ALLGATHER, act, "mlp_in", li, mb);
     }
     gemm(G, "fc1", li, mb, tokm, f * g / t, h);
-    elem(G, "act", li, mb, tokm * f * (g + 1) / t * G->dt);
+    elem(G, "act", li, mb, tokm * f * (g + 1) / t * G->dt, EK_ACT);
     gemm(G, "fc2", li, mb, tokm, h, f / t);
     if (is_moe(m, li)) {
         if (t > 1) tp_coll(G, OG_REDUCESCATTER, tokm * h * G->dt, "expert_out", li, mb);
@@ -455,7 +522,7 @@ static void layer_fwd(gen *G, int li, int mb, int recomp)
     } else {
         tp_coll(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "mlp_out", li, mb);
     }
-    elem(G, "residual", li, mb, 3 * act / seqpart);
+    elem(G, "residual", li, mb, 3 * act / seqpart, EK_RESID);
 }
 
 static void layer_bwd(gen *G, int li, int mb, int chunk)
@@ -468,7 +535,7 @@ static void layer_bwd(gen *G, int li, int mb, int chunk)
     mlp_dims(G, li, &f, &tokm);
     if (l->recompute == WL_RC_FULL) layer_fwd(G, li, mb, 1);
     if (l->zero == 3) zero3_gather(G, li, mb, "param_bwd");
-    elem(G, "residual_bwd", li, mb, 3 * act / seqpart);
+    elem(G, "residual_bwd", li, mb, 3 * act / seqpart, EK_RESID);
     /* MLP */
     if (is_moe(m, li)) {
         if (m->shared_experts) {
@@ -485,7 +552,7 @@ static void layer_bwd(gen *G, int li, int mb, int chunk)
     }
     gemm(G, "fc2_dgrad", li, mb, tokm, f / t, h);
     wgrad_gemm(G, li, mb, chunk, f / t, h, tokm);
-    elem(G, "act_bwd", li, mb, tokm * f * (g + 2) / t * G->dt);
+    elem(G, "act_bwd", li, mb, tokm * f * (g + 2) / t * G->dt, EK_ACT);
     if (!is_moe(m, li) && l->sp) tp_coll(G, OG_ALLGATHER, act, "mlp_in_regather", li, mb);
     gemm(G, "fc1_dgrad", li, mb, tokm, h, f * g / t);
     wgrad_gemm(G, li, mb, chunk, h, f * g / t, tokm);
@@ -496,7 +563,7 @@ static void layer_bwd(gen *G, int li, int mb, int chunk)
     } else {
         tp_coll(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "mlp_in_bwd", li, mb);
     }
-    elem(G, "ln2_bwd", li, mb, 4 * act / seqpart);
+    elem(G, "ln2_bwd", li, mb, 4 * act / seqpart, EK_NORM);
     /* attention */
     if (l->sp) tp_coll(G, OG_ALLGATHER, act, "attn_out_bwd", li, mb);
     gemm(G, "proj_dgrad", li, mb, tok, h / t, h);
@@ -507,7 +574,7 @@ static void layer_bwd(gen *G, int li, int mb, int chunk)
     gemm(G, "qkv_dgrad", li, mb, tok, h, (h + 2 * kvd) / t);
     wgrad_gemm(G, li, mb, chunk, h, (h + 2 * kvd) / t, tok);
     tp_coll(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "attn_in_bwd", li, mb);
-    elem(G, "ln1_bwd", li, mb, 2 * act / seqpart);
+    elem(G, "ln1_bwd", li, mb, 2 * act / seqpart, EK_NORM);
 }
 
 /* ---- data-parallel gradient buckets (Megatron DDP: reverse layer order) ---- */
@@ -603,13 +670,13 @@ static void do_F(gen *G, int mb, int c)
         set_label(G, rv, "pp.recv.fwd.c%d.mb%d", c, mb);
         G->last_comp = -1;
     } else {
-        elem(G, "embedding", -1, mb, 2 * G->tok * m->hidden * G->dt / (l->sp ? l->tp : 1));
+        elem(G, "embedding", -1, mb, 2 * G->tok * m->hidden * G->dt / (l->sp ? l->tp : 1), EK_PLAIN);
     }
     for (int li = vs * G->lc; li < (vs + 1) * G->lc; li++) layer_fwd(G, li, mb, 0);
     if (vs == nvs - 1) {
         double V = wl_padded_vocab(m, l);
-        gemm(G, "logits", -1, mb, G->tok, V / l->tp, m->hidden);
-        elem(G, "loss", -1, mb, G->tok * V / l->tp * 4 * 2);
+        gemm_x(G, "logits", -1, mb, G->tok, V / l->tp, m->hidden, GF_HIGH);
+        elem(G, "loss", -1, mb, G->tok * V / l->tp * 4 * 2, EK_PLAIN);
     } else {
         int dep = last0(G), peer = built(G, G->ti, G->ci, G->di, (G->pi + 1) % p);
         og_op *s = og_send(G->g, G->r, WL_S_PP_FWD, peer, (int64_t)llround(pp_bytes(G)), tag_of(G, 0, (vs + 1) / p, mb));
@@ -630,8 +697,8 @@ static void do_B(gen *G, int mb, int c)
         G->last_comp = -1;
     } else {
         double V = wl_padded_vocab(m, l);
-        elem(G, "loss_bwd", -1, mb, G->tok * V / l->tp * 4 * 2);
-        gemm(G, "logits_dgrad", -1, mb, G->tok, m->hidden, V / l->tp);
+        elem(G, "loss_bwd", -1, mb, G->tok * V / l->tp * 4 * 2, EK_PLAIN);
+        gemm_x(G, "logits_dgrad", -1, mb, G->tok, m->hidden, V / l->tp, GF_HIGH);
         wgrad_gemm(G, m->layers, mb, c, m->hidden, V / l->tp, G->tok);
         if (final) grads_ready(G, m->layers, last0(G), mb);
     }
@@ -639,7 +706,7 @@ static void do_B(gen *G, int mb, int c)
         layer_bwd(G, li, mb, c);
         if (final || (l->zero == 3 && !G->zb)) grads_ready(G, li, last0(G), mb);
     }
-    if (vs == 0) elem(G, "embedding_bwd", -1, mb, 3 * G->tok * m->hidden * G->dt / (l->sp ? l->tp : 1));
+    if (vs == 0) elem(G, "embedding_bwd", -1, mb, 3 * G->tok * m->hidden * G->dt / (l->sp ? l->tp : 1), EK_PLAIN);
     if (vs > 0) {
         int dep = last0(G), peer = built(G, G->ti, G->ci, G->di, (G->pi + p - 1) % p);
         og_op *s = og_send(G->g, G->r, WL_S_PP_BWD, peer, (int64_t)llround(pp_bytes(G)), tag_of(G, 1, (vs - 1) / p, mb));
@@ -655,7 +722,7 @@ static void do_W(gen *G, int mb, int c)
     wlist *w = &G->wl[mb * G->v + c];
     int final = mb == G->mcount - 1;
     for (int i = 0; i < w->n; i++) {
-        gemm(G, "wgrad", w->w[i].layer, mb, w->w[i].M, w->w[i].N, w->w[i].K);
+        gemm_x(G, "wgrad", w->w[i].layer, mb, w->w[i].M, w->w[i].N, w->w[i].K, GF_WGRAD);
         int layer_done = i + 1 == w->n || w->w[i + 1].layer != w->w[i].layer;
         if (layer_done && (final || G->l->zero == 3)) grads_ready(G, w->w[i].layer, last0(G), mb);
     }
@@ -757,7 +824,7 @@ static int build_rank(gen *G)
     wl_stage_params(m, l, G->pi, &p);
     double owned = l->zero >= 1 ? p.dense / (l->dp * l->cp) + p.expert / (l->dp / l->ep) : p.total;
     last0(G);
-    og_op *opt = og_compute_fixed(G->g, G->r, WL_S_COMPUTE, cm_op_time(G->o->gpu, G->o->dtype, 0, owned * 30, 1));
+    og_op *opt = og_compute_fixed(G->g, G->r, WL_S_COMPUTE, cm_mem_time(G->o->gpu, owned * 30, 1));
     G->busy += opt->duration;
     set_label(G, opt, "comp.optimizer");
     for (int i = 0; i < G->ndeps; i++) og_add_dep(opt, G->deps[i]);
@@ -914,7 +981,7 @@ static void ax_gemm(gen *G, const axg *A, const char *what, int li, int mb, doub
             r.ar = ax_cost(G, kd, OG_ALLREDUCE, ybytes);
         } else {
             r.ar = ax_cost(G, nd, OG_ALLREDUCE, xbytes);
-            gemm(G, "wgrad", li, mb, K / kx, N / ny, T);
+            gemm_x(G, "wgrad", li, mb, K / kx, N / ny, T, GF_WGRAD);
             r.wg = G->acc, G->acc = 0;
             r.rs = ax_cost(G, AX_Z, OG_REDUCESCATTER, gbytes);
         }
@@ -936,7 +1003,7 @@ static void ax_gemm(gen *G, const axg *A, const char *what, int li, int mb, doub
     int ar = coll(G, ov ? WL_S_AX_AR : WL_S_COMPUTE, "tp", OG_ALLREDUCE, ng, nn, xbytes, 0, 0, ov ? dg : -1, what, li,
                   mb);
     if (ov) last0(G);   /* the weight gradient is an op of its own: the all-reduce waits for dgrad only */
-    int wg = gemm(G, "wgrad", li, mb, K / kx, N / ny, T);
+    int wg = gemm_x(G, "wgrad", li, mb, K / kx, N / ny, T, GF_WGRAD);
     int rs = coll(G, ov ? WL_S_AX_RS : WL_S_COMPUTE, "tp", OG_REDUCESCATTER, ov ? A->zr : A->zg, l->gz, gbytes, 0, 0, ov ? wg : -1,
                   what, li, mb);
     if (rs >= 0 && ov) S->last_rs = rs, last0(G); /* nothing merges into the op rs waits for */
@@ -955,30 +1022,32 @@ static void ax_layer(gen *G, const axg *A, int li, int mb, int bwd)
     double h = m->hidden, kvd = (double)m->kv_heads * (m->hidden / m->heads), g = m->gated ? 2 : 1;
     double T = G->tok / l->gz, elem_b = T * h / l->gy * G->dt;
     /* attention on the heads of this gy slice, repeated on the gx ranks */
-    double aflops = 4 * T * G->o->seq * h / l->gy, aeff = WL_ATTN_EFF * G->o->gpu->eff_max;
+    double aflops = 4 * T * G->o->seq * h / l->gy, heads = (double)l->mbs * m->heads / l->gy;
+    double afwd = attn_time(G, heads, T / l->mbs, G->o->seq, h / m->heads, 0);
+    double abwd = attn_time(G, heads, T / l->mbs, G->o->seq, h / m->heads, 1);
     if (!bwd) {
-        elem(G, "ln1", li, mb, 2 * elem_b);
+        elem(G, "ln1", li, mb, 2 * elem_b, EK_NORM);
         ax_gemm(G, A, "qkv", li, mb, h, h + 2 * kvd, 0, 0);
-        comp(G, "attn", li, mb, aflops, 4 * elem_b, aeff);
+        timed(G, "attn", li, mb, aflops, afwd);
         ax_gemm(G, A, "proj", li, mb, h, h, 1, 0);
-        elem(G, "ln2", li, mb, 4 * elem_b);
+        elem(G, "ln2", li, mb, 4 * elem_b, EK_NORM);
         ax_gemm(G, A, "fc1", li, mb, h, m->ffn * g, 0, 0);
-        elem(G, "act", li, mb, elem_b * m->ffn / h * (g + 1));
+        elem(G, "act", li, mb, elem_b * m->ffn / h * (g + 1), EK_ACT);
         ax_gemm(G, A, "fc2", li, mb, m->ffn, h, 1, 0);
-        elem(G, "residual", li, mb, 3 * elem_b);
+        elem(G, "residual", li, mb, 3 * elem_b, EK_RESID);
         return;
     }
     if (l->recompute == WL_RC_FULL) ax_layer(G, A, li, mb, 0);
-    elem(G, "residual_bwd", li, mb, 3 * elem_b);
+    elem(G, "residual_bwd", li, mb, 3 * elem_b, EK_RESID);
     ax_gemm(G, A, "fc2", li, mb, m->ffn, h, 1, 1);
-    elem(G, "act_bwd", li, mb, elem_b * m->ffn / h * (g + 2));
+    elem(G, "act_bwd", li, mb, elem_b * m->ffn / h * (g + 2), EK_ACT);
     ax_gemm(G, A, "fc1", li, mb, h, m->ffn * g, 0, 1);
-    elem(G, "ln2_bwd", li, mb, 4 * elem_b);
+    elem(G, "ln2_bwd", li, mb, 4 * elem_b, EK_NORM);
     ax_gemm(G, A, "proj", li, mb, h, h, 1, 1);
-    if (l->recompute == WL_RC_SELECTIVE) comp(G, "attn_recompute", li, mb, aflops, 4 * elem_b, aeff);
-    comp(G, "attn_bwd", li, mb, 2 * aflops, 8 * elem_b, aeff);
+    if (l->recompute == WL_RC_SELECTIVE) timed(G, "attn_recompute", li, mb, aflops, afwd);
+    timed(G, "attn_bwd", li, mb, 2 * aflops, abwd);
     ax_gemm(G, A, "qkv", li, mb, h, h + 2 * kvd, 0, 1);
-    elem(G, "ln1_bwd", li, mb, 2 * elem_b);
+    elem(G, "ln1_bwd", li, mb, 2 * elem_b, EK_NORM);
 }
 
 /* The parts of a micro-batch before the layers, between forward and
@@ -986,7 +1055,7 @@ static void ax_layer(gen *G, const axg *A, int li, int mb, int bwd)
 static void ax_embedding(gen *G, int mb)
 {
     const wl_layout *l = G->l;
-    elem(G, "embedding", -1, mb, 2 * G->tok / l->gz * G->m->hidden / l->gy * G->dt);
+    elem(G, "embedding", -1, mb, 2 * G->tok / l->gz * G->m->hidden / l->gy * G->dt, EK_PLAIN);
 }
 
 static void ax_logits(gen *G, const axg *A, int mb)
@@ -994,7 +1063,7 @@ static void ax_logits(gen *G, const axg *A, int mb)
     const wl_layout *l = G->l;
     double V = wl_padded_vocab(G->m, l), h = G->m->hidden;
     ax_gemm(G, A, "logits", -1, mb, h, V, 0, 0);
-    elem(G, "loss", -1, mb, G->tok / l->gz * V / l->gy * 8);
+    elem(G, "loss", -1, mb, G->tok / l->gz * V / l->gy * 8, EK_PLAIN);
     ax_gemm(G, A, "logits", -1, mb, h, V, 0, 1);
 }
 
@@ -1003,7 +1072,7 @@ static double ax_optimizer(gen *G)
 {
     wl_rank_params p;
     wl_stage_params(G->m, G->l, 0, &p);
-    return cm_op_time(G->o->gpu, G->o->dtype, 0, p.total * 30, 1);
+    return cm_mem_time(G->o->gpu, p.total * 30, 1);
 }
 
 static int ax_rank(gen *G, const axg *A)
@@ -1168,6 +1237,17 @@ static int add_group(og_graph *g, int n, int *members)
     return og_add_group(g, n, members);
 }
 
+/* The stack's choices, and the activation element size: 16-bit under FP8
+ * (Transformer Engine keeps activations, norms and messages between ranks in
+ * bf16; only GEMM inputs are cast). */
+static void gen_stack(gen *G)
+{
+    G->st = G->o->stack ? G->o->stack : wl_stack_default();
+    G->attn = G->l->attn != WL_ATTN_STACK ? G->l->attn : G->st->attn;
+    G->era = G->st->gemm_era == WL_GEMM_2021 ? CM_ERA_2021 : CM_ERA_CURRENT;
+    G->dt = G->o->dtype == CM_FP8 ? 2 : cm_dtype_size(G->o->dtype);
+}
+
 int wl_build(const wl_model *m, const wl_layout *l, const wl_opts *o, og_graph **out, wl_info *info, char *err,
              size_t errlen)
 {
@@ -1179,7 +1259,7 @@ int wl_build(const wl_model *m, const wl_layout *l, const wl_opts *o, og_graph *
     G.m = m;
     G.l = l;
     G.o = o;
-    G.dt = cm_dtype_size(o->dtype);
+    gen_stack(&G);
     double wb, gbytes, ob;
     mem_bytes_per_param(o->dtype, &wb, &gbytes, &ob);
     G.pb = wb;
@@ -1403,7 +1483,7 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
     gen G;
     memset(&G, 0, sizeof G);
     G.m = m, G.l = l, G.o = o, G.dry = 1;
-    G.dt = cm_dtype_size(o->dtype);
+    gen_stack(&G);
     double wb, gbytes, ob;
     mem_bytes_per_param(o->dtype, &wb, &gbytes, &ob);
     G.pb = wb, G.gb = gbytes;
@@ -1433,11 +1513,11 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
     if (!m->experts || m->dense_layers > 0) layer_times(&G, 0, &fd, &bd, &wd, &sd);
     if (first_moe >= 0) layer_times(&G, first_moe, &fm, &bm, &wm, &sm);
     double V = wl_padded_vocab(m, l), h = m->hidden, t = l->tp, sp = l->sp ? t : 1;
-    double emb_f = cm_op_time(o->gpu, o->dtype, 0, 2 * G.tok * h * G.dt / sp, 1);
-    double emb_b = cm_op_time(o->gpu, o->dtype, 0, 3 * G.tok * h * G.dt / sp, 1);
-    double lg_f = cm_gemm_time(o->gpu, o->dtype, G.tok, V / t, h) + cm_op_time(o->gpu, o->dtype, 0, G.tok * V / t * 8, 1);
-    double lg_b = cm_gemm_time(o->gpu, o->dtype, G.tok, h, V / t) + cm_op_time(o->gpu, o->dtype, 0, G.tok * V / t * 8, 1);
-    double lg_w = cm_gemm_time(o->gpu, o->dtype, h, V / t, G.tok);
+    double emb_f = cm_mem_time(o->gpu, 2 * G.tok * h * G.dt / sp, 1);
+    double emb_b = cm_mem_time(o->gpu, 3 * G.tok * h * G.dt / sp, 1);
+    double lg_f = gemm_time(&G, 1, G.tok, V / t, h, GF_HIGH) + cm_mem_time(o->gpu, G.tok * V / t * 8, 1);
+    double lg_b = gemm_time(&G, 1, G.tok, h, V / t, GF_HIGH) + cm_mem_time(o->gpu, G.tok * V / t * 8, 1);
+    double lg_w = gemm_time(&G, 1, h, V / t, G.tok, GF_HIGH | GF_WGRAD);
     int p = l->pp, per = m->layers / p;
     double tf = 0, tb = 0, tw = 0, side = 0;
     for (int st = 0; st < p; st++) {

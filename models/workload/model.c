@@ -132,8 +132,18 @@ int wl_model_find(const char *name, const char *dir, wl_model *m, char *err, siz
 {
     char path[1024];
     if (ts_is_json_text(name)) return wl_model_load(name, m, err, errlen);
-    if (ts_config_path(name, dir, path, sizeof path) < 0)
-        return ts_err(err, errlen, "unknown model '%s' (no %s; give a path or a name from %s/)", name, path, dir);
+    if (ts_config_path(name, dir, path, sizeof path) < 0) {
+        size_t n;
+        char **names = ts_json_names(dir, &n);
+        const char *near = ts_closest(name, (const char *const *)names, n);
+        if (near)
+            ts_err(err, errlen, "unknown model '%s'; did you mean '%s'? (no %s; give a path or a name from %s/)",
+                   name, near, path, dir);
+        else
+            ts_err(err, errlen, "unknown model '%s' (no %s; give a path or a name from %s/)", name, path, dir);
+        ts_names_free(names, n);
+        return -1;
+    }
     return wl_model_load(path, m, err, errlen);
 }
 
@@ -219,6 +229,13 @@ int wl_layout_parse(const char *s, wl_layout *l, char *err, size_t errlen)
             if (k[0] == 's') l->sp = on;
             else if (k[0] == 'q') *(k[1] == 'w' ? &l->qwz : &l->qgz) = on;
             else l->ax_serial = !on, l->axonn = 1;
+        } else if (strcmp(k, "attn") == 0) {
+            int a = wl_attn_from_name(v);
+            if (a < 0) {
+                ts_err(err, errlen, "layout: attn=%s (valid: flash3, flash2, flash, unfused)", v);
+                goto out;
+            }
+            l->attn = a;
         } else if (strcmp(k, "recompute") == 0) {
             int r;
             for (r = 0; r < WL_NRECOMPUTE && strcmp(v, rc_names[r]); r++) {}
@@ -262,7 +279,7 @@ int wl_layout_parse(const char *s, wl_layout *l, char *err, size_t errlen)
             l->bucket = x;
         } else {
             ts_err(err, errlen, "layout: unknown key '%s' (valid: tp, pp, dp, cp, ep, vpp, mbs, gbs, zero, sp, "
-                   "recompute, schedule, bucket, order, hpz, hgz, qwz, qgz; AxoNN: gx, gy, gz, dp, overlap)", k);
+                   "recompute, schedule, bucket, order, attn, hpz, hgz, qwz, qgz; AxoNN: gx, gy, gz, dp, overlap)", k);
             goto out;
         }
     }
@@ -399,9 +416,16 @@ void wl_layout_format(const wl_layout *l, char *buf, size_t n)
                          l->sp ? "on" : "off", wl_recompute_name(l->recompute), wl_schedule_name(l->schedule));
         /* the ZeRO++ / hierarchical keys only when set: existing outputs keep their form */
         if (k > 0 && (size_t)k < n && (l->hpz > 1 || l->hgz > 1 || l->qwz || l->qgz))
-            snprintf(buf + k, n - k, ",hpz=%d,hgz=%d,qwz=%s,qgz=%s", l->hpz > 1 ? l->hpz : 1, l->hgz > 1 ? l->hgz : 1,
-                     l->qwz ? "on" : "off", l->qgz ? "on" : "off");
+            k += snprintf(buf + k, n - k, ",hpz=%d,hgz=%d,qwz=%s,qgz=%s", l->hpz > 1 ? l->hpz : 1,
+                          l->hgz > 1 ? l->hgz : 1, l->qwz ? "on" : "off", l->qgz ? "on" : "off");
+        if (k > 0 && (size_t)k < n && l->attn) snprintf(buf + k, n - k, ",attn=%s", wl_attn_name(l->attn));
     }
+}
+
+void wl_layout_apply_stack(wl_layout *l, const wl_stack *s)
+{
+    if (!s) s = wl_stack_default();
+    if (l->attn == WL_ATTN_STACK) l->attn = s->attn;
 }
 
 int wl_padded_vocab(const wl_model *m, const wl_layout *l)

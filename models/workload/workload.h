@@ -8,6 +8,7 @@
 
 #include "compute/compute.h"
 #include "opgraph.h"
+#include "workload/stack.h"
 
 typedef struct wl_model {
     char name[128];
@@ -54,9 +55,12 @@ typedef struct wl_layout {
     double bucket;                  /* DP gradient bucket, parameters (Megatron: max(4e7, 1e6*dp)) */
     int order[4];                   /* placement order, innermost first, over (0 tp, 1 cp, 2 dp, 3 pp);
                                      * all zero: Megatron's default tp-cp-dp-pp */
+    wl_attn attn;                   /* attention kernel (attn=); WL_ATTN_STACK: the stack's */
 } wl_layout;
 
 const char *wl_schedule_name(wl_schedule s);
+/* Fill what the layout leaves to the software stack (the attention kernel). */
+void wl_layout_apply_stack(wl_layout *l, const wl_stack *s);
 const char *wl_recompute_name(wl_recompute r);
 
 /* Parse "tp=8,pp=8,dp=16,..." or "gx=..,gy=..,gz=..,dp=.."; unknown keys and
@@ -109,6 +113,7 @@ typedef struct wl_opts {
     int one_replica;            /* build data-parallel replica 0 only (ep replicas for MoE); DP
                                  * collectives become fixed-duration alpha-beta ops, hosts are
                                  * named "gpu-<global rank>" */
+    const wl_stack *stack;      /* software stack (--stack); NULL: wl_stack_default() */
 } wl_opts;
 
 /* Streams of a rank in the generated graph. */

@@ -25,7 +25,7 @@ ts_status ts_coll(const ts_coll_opts *o, ts_coll_result **out, char *msg, size_t
                TS_BAD_INPUT;
     int dtype = og_dtype_from_name(api_or(o->dtype, "float"));
     if (dtype < 0) return ts_err(msg, msglen, "unknown dtype '%s'", o->dtype), TS_BAD_INPUT;
-    int64_t minb = o->min_bytes ? o->min_bytes : 8, maxb = o->max_bytes ? o->max_bytes : (int64_t)128 << 20;
+    int64_t minb = o->min_bytes, maxb = o->max_bytes ? o->max_bytes : (int64_t)128 << 20;
     double factor = o->step_factor ? o->step_factor : 2;
     if (minb < 0 || maxb < 0 || o->step_bytes < 0 || o->gpus < 0 || o->root < 0)
         return ts_err(msg, msglen, "negative size, step, group size or root (%lld, %lld, %lld, %d, %d)",
@@ -76,8 +76,11 @@ ts_status ts_coll(const ts_coll_opts *o, ts_coll_result **out, char *msg, size_t
         api_copy(p->protocol, sizeof p->protocol, coll_proto_name(pt.proto));
         sum_bus += p->busbw_gbs;
         r->npoints++;
-        int64_t next = o->step_bytes ? size + o->step_bytes : (int64_t)(size * factor);
-        if (next <= size) break;
+        /* -b 0 runs the empty collective, then goes on from one element;
+         * a factor that rounds back to the same size steps by one byte */
+        int64_t next = o->step_bytes ? size + o->step_bytes
+                       : size == 0 ? (int64_t)og_dtype_size(dtype) : (int64_t)(size * factor);
+        if (next <= size) next = size + 1;
         size = next;
     }
     r->avg_busbw_gbs = r->npoints ? sum_bus / r->npoints : 0;

@@ -94,6 +94,8 @@ ts_status ts_run(const ts_run_opts *o, ts_run_result **out, char *msg, size_t ms
     if (!analytical && !platform)
         return ts_err(msg, msglen, "--platform is required unless --fidelity analytical"), TS_BAD_INPUT;
 
+    const wl_stack *stack = wl_stack_default();
+    if (o->stack && !(stack = wl_stack_find(o->stack, msg, msglen))) return TS_BAD_INPUT;
     ts_status st = TS_BAD_INPUT;
     ts_run_result *r = ts_calloc(1, sizeof *r);
     struct ts_run_priv *pv = r->priv = ts_calloc(1, sizeof *pv);
@@ -135,6 +137,7 @@ ts_status ts_run(const ts_run_opts *o, ts_run_result **out, char *msg, size_t ms
         }
     }
     if (wl_layout_check(&l, &m, seq, ngpus, msg, msglen) < 0) goto out;
+    wl_layout_apply_stack(&l, stack);
     if (gpu.peak[dtype] <= 0) {
         ts_err(msg, msglen, "%s has no %s peak in its spec", gpu.name, cm_dtype_name(dtype));
         goto out;
@@ -144,6 +147,8 @@ ts_status ts_run(const ts_run_opts *o, ts_run_result **out, char *msg, size_t ms
     api_copy(r->model, sizeof r->model, m.name);
     api_copy(r->gpu, sizeof r->gpu, gpu.name);
     api_copy(r->dtype, sizeof r->dtype, cm_dtype_name(dtype));
+    api_copy(r->stack, sizeof r->stack, stack->name);
+    api_copy(r->stack_description, sizeof r->stack_description, stack->description);
     api_copy(r->fidelity, sizeof r->fidelity, estimate ? "estimate" : analytical ? "analytical"
                                                                                  : eng_fidelity_name(eo.fidelity));
     api_copy(r->detail, sizeof r->detail, estimate ? "none" : full == 1 ? "full" : full == 2 ? "replicas" : "reduced");
@@ -168,7 +173,7 @@ ts_status ts_run(const ts_run_opts *o, ts_run_result **out, char *msg, size_t ms
     net.policy = pv->policy;
     if (o->gpus_per_node) net.gpus_per_node = o->gpus_per_node;
     if (o->net && parse_net(o->net, &net, msg, msglen) < 0) goto out;
-    wl_opts wo = {seq, dtype, &gpu, &net, full != 1, full == 0};
+    wl_opts wo = {seq, dtype, &gpu, &net, full != 1, full == 0, stack};
     if (estimate) {
         wl_est e;
         double t0 = ts_wtime();

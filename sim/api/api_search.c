@@ -35,7 +35,7 @@ static void progress(const api_search_ctx *x, const char *what, size_t done, siz
 
 static int simulate1(api_search_ctx *x, const wl_layout *l, double *out, char *err, size_t errlen)
 {
-    wl_opts wo = {x->p.seq, x->p.dtype, x->p.gpu, x->p.net, 1, 1};
+    wl_opts wo = {x->p.seq, x->p.dtype, x->p.gpu, x->p.net, 1, 1, x->p.stack};
     og_graph *g = NULL;
     eng_result *res = NULL;
     wl_info info;
@@ -160,6 +160,7 @@ ts_status api_search_prepare(const ts_search_opts *o, ts_search_result *r, char 
     if (t != CM_BF16 && t != CM_FP16 && t != CM_FP8 && t != CM_FP32)
         return ts_err(msg, msglen, "unknown dtype '%s' (valid: bf16, fp16, fp8, fp32)", o->dtype), TS_BAD_INPUT;
     x->p.dtype = t;
+    if (o->stack && !(x->p.stack = wl_stack_find(o->stack, msg, msglen))) return TS_BAD_INPUT;
     if (api_policy(&o->c, &pv->policy, msg, msglen) < 0) return TS_BAD_INPUT;
     char models_dir[4200], gpus_dir[4200];
     snprintf(models_dir, sizeof models_dir, "%s/models", ts_config_dir());
@@ -170,6 +171,9 @@ ts_status api_search_prepare(const ts_search_opts *o, ts_search_result *r, char 
         wl_model_find(o->model, models_dir, &pv->model, msg, msglen) < 0 ||
         cm_gpu_find(cl.gpu_key, gpus_dir, &pv->gpu, msg, msglen) < 0)
         return TS_BAD_INPUT;
+    if ((long long)x->p.ngpus > (long long)cl.nodes * cl.node.gpus)
+        return ts_err(msg, msglen, "--gpus %d is more than cluster '%s' has (%d nodes x %d GPUs = %lld)", x->p.ngpus,
+                      x->cluster, cl.nodes, cl.node.gpus, (long long)cl.nodes * cl.node.gpus), TS_BAD_INPUT;
     if (pv->gpu.peak[x->p.dtype] <= 0)
         return ts_err(msg, msglen, "%s has no %s peak in its spec", pv->gpu.name, cm_dtype_name(x->p.dtype)),
                TS_BAD_INPUT;

@@ -48,7 +48,7 @@ typedef struct ts_coll_opts {
     ts_common c;
     const char *op;             /* all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall */
     int gpus;                   /* group size; 0: every host of the platform */
-    long long min_bytes;        /* default 8 */
+    long long min_bytes;        /* first size, as given (0: the empty collective, then one element) */
     long long max_bytes;        /* default 128 MiB */
     double step_factor;         /* default 2 (when step_bytes is 0) */
     long long step_bytes;       /* > 0: add this each step instead */
@@ -92,6 +92,7 @@ typedef struct ts_run_opts {
     const char *dtype;          /* bf16 (default), fp16, fp8, fp32 */
     const char *fidelity;       /* estimate, analytical, pipelined (default), step */
     const char *detail;         /* reduced (default), replicas, full */
+    const char *stack;          /* software stack: megatron-core (default), megatron-2021, deepspeed, fsdp2 */
     int links;                  /* > 0: keep the N busiest links (pipelined, step) */
     int progress;               /* progress lines on stderr: the one exception to "never prints" */
 } ts_run_opts;
@@ -113,6 +114,7 @@ typedef struct ts_link {
 
 typedef struct ts_run_result {
     char model[128], layout[256], gpu[64], dtype[8], fidelity[16], detail[16];
+    char stack[32], stack_description[160]; /* the software stack the prediction models */
     double params;              /* parameters */
     int layers, hidden, seq, gpus, micro_batches;
     ts_memory memory;
@@ -151,6 +153,7 @@ typedef struct ts_search_opts {
     const char *space;          /* 3d (default), 4d, all */
     const char *constraint;     /* "tp<=8,pp>=2,zero!=3" */
     const char *fidelity;       /* estimate, analytical, pipelined (default), step */
+    const char *stack;          /* software stack (as in ts_run_opts); NULL: megatron-core */
     /* Splitting across processes (e.g. MPI ranks): this process evaluates
      * every nranks-th candidate from rank; sum adds a buffer over processes
      * (every process gets the totals). nranks 0 or 1: alone. */

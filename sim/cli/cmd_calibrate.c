@@ -234,7 +234,7 @@ static int parse_opts(int argc, char **argv, copts *o)
         case 'o': o->out = optarg; break;
         case 'h': fputs(calibrate_help, stdout); return -1;
         case ':': return cmd_usage_error("calibrate", "option '%s' needs a value", argv[optind - 1]);
-        default: return cmd_usage_error("calibrate", "unknown option '%s'", argv[optind - 1]);
+        default: return cmd_unknown_option("calibrate", argv[optind - 1], longopts);
         }
     }
     if (optind >= argc) return cmd_usage_error("calibrate", "no measurement files given");
@@ -303,11 +303,13 @@ int cmd_calibrate(int argc, char **argv)
         for (int r = 0; r < vf.nruns; r++) {
             ts_grow(&es, sizeof *es, &cap, ne + 1);
             memset(&es[ne], 0, sizeof *es);
+            /* what fails here is the input: a collective that cannot be
+                 * fitted, too few sizes, an unknown cluster, a group larger
+                 * than the cluster (exit 2, like every command's bad input) */
             if (fit_entry(&o, &sc, &vf.runs[r], &es[ne], err, sizeof err) < 0) {
                 fprintf(stderr, "trainsim calibrate: %s: %s\n", ours[f], err);
                 ne++;
                 val_file_free(&vf);
-                rc = EXIT_FAIL;
                 goto out;
             }
             if (!vf.runs[r].complete && vf.runs[r].fmt == VAL_FMT_NCCL) printf("# note: %s run at line %d has no closing lines (truncated?)\n",

@@ -196,7 +196,7 @@ static int parse_opts(int argc, char **argv, opts *o)
             break;
         case 'h': fputs(coll_help, stdout); return -1;
         case ':': return cmd_usage_error("coll", "option '%s' needs a value", argv[optind - 1]);
-        default: return cmd_usage_error("coll", "unknown option '%s'", argv[optind - 1]);
+        default: return cmd_unknown_option("coll", argv[optind - 1], longopts);
         }
     }
     if (optind < argc) return cmd_usage_error("coll", "unexpected argument '%s'", argv[optind]);

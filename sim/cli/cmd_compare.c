@@ -202,7 +202,7 @@ static int parse_opts(int argc, char **argv, popts *o)
         case O_CSV: o->csv = optarg; break;
         case 'h': fputs(compare_help, stdout); return -1;
         case ':': return cmd_usage_error("compare", "option '%s' needs a value", argv[optind - 1]);
-        default: return cmd_usage_error("compare", "unknown option '%s'", argv[optind - 1]);
+        default: return cmd_unknown_option("compare", argv[optind - 1], longopts);
         }
     }
     if (optind >= argc) return cmd_usage_error("compare", "no measurement file given");

@@ -144,7 +144,7 @@ int cmd_platform(int argc, char **argv)
         case 'o': out = optarg; break;
         case 'h': fputs(help, stdout); return EXIT_OK;
         case ':': return cmd_usage_error("platform", "option '%s' needs a value", argv[optind - 1]);
-        default: return cmd_usage_error("platform", "unknown option '%s'", argv[optind - 1]);
+        default: return cmd_unknown_option("platform", argv[optind - 1], longopts);
         }
     }
     if (argc - optind != 2) return cmd_usage_error("platform", "want 'show CLUSTER' or 'export CLUSTER -o FILE'");

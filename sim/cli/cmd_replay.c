@@ -32,6 +32,7 @@ static const char replay_help[] =
     "  --write-golden     write FILE from this run instead of comparing\n"
     "  --fidelity F       'pipelined' (default) or 'step'\n"
     "  --gap SECONDS      NCCL logs without timestamps: compute between collectives\n"
+    CMD_TR_HELP
     "  --cfg=K:V, --log=X passed to SimGrid\n"
     "  -h, --help         this help\n\n"
     "exit status: 0 within tolerance (or golden written), 1 regression (something\n"
@@ -58,11 +59,13 @@ int cmd_replay(int argc, char **argv)
         {"format", required_argument, 0, O_FORMAT},     {"expect", required_argument, 0, O_EXPECT},
         {"tolerance", required_argument, 0, O_TOL},     {"write-golden", no_argument, 0, O_WRITE},
         {"fidelity", required_argument, 0, O_FIDELITY}, {"gap", required_argument, 0, O_GAP},
-        {"help", no_argument, 0, 'h'},                  {0, 0, 0, 0},
+        {"help", no_argument, 0, 'h'},                  CMD_TR_LONGOPTS, {0, 0, 0, 0},
     };
     const char *platform = NULL, *expect = NULL, *calib = NULL;
     int nodes = 0;
-    tr_opts to = {NULL, 0};
+    tr_info info = {0};
+    tr_opts to = {.format = NULL, .info = &info};
+    int trc;
     eng_opts eo = {ENG_PIPELINED, 0, 0, 0};
     double tol = 0.03;
     int write = 0, c, rc = EXIT_USAGE, ntr = 0;
@@ -120,12 +123,19 @@ int cmd_replay(int argc, char **argv)
             eo.fidelity = f;
             break;
         }
+        case CMD_TR_STEP:
+        case CMD_TR_HOSTGAPS:
+            if ((trc = cmd_trace_option("replay", c, optarg, &to, NULL)) != 0) {
+                rc = trc;
+                goto out;
+            }
+            break;
         case 'h':
             fputs(replay_help, stdout);
             rc = EXIT_OK;
             goto out;
         case ':': rc = cmd_usage_error("replay", "option '%s' needs a value", ours[optind - 1]); goto out;
-        default: rc = cmd_usage_error("replay", "unknown option '%s'", ours[optind - 1]); goto out;
+        default: rc = cmd_unknown_option("replay", ours[optind - 1], longopts); goto out;
         }
     }
     while (optind < nours) traces[ntr++] = ours[optind++];
@@ -151,6 +161,7 @@ int cmd_replay(int argc, char **argv)
             rc = strncmp(err, "deadlock", 8) == 0 ? EXIT_FAIL : EXIT_USAGE;
         } else {
             now = rp_collect(g, res);
+            cmd_trace_notes(stdout, &info);
             if (write) {
                 if (rp_write_golden(expect, now, traces[0], platform, err, BIGERR) < 0)
                     fprintf(stderr, "trainsim replay: %s\n", err);

@@ -41,6 +41,8 @@ static const char run_help[] =
     "                     N DP ranks, across once per iteration; hpz=2,hgz=8: 3-level)\n"
     "                     AxoNN 4D: gx=,gy=,gz=,dp=,mbs=,gbs=,zero=0..2,recompute=,\n"
     "                     overlap=on|off (AxoNN's overlap; default on)\n"
+    "                     attn=flash3|flash2|flash|unfused: attention kernel (default: the\n"
+    "                     stack's)\n"
     "  --platform P       cluster (name, NAME:NODES or JSON; docs/clusters.md) or SimGrid\n"
     "                     XML platform (needed unless --fidelity analytical); a cluster\n"
     "                     also gives the GPU and the analytical model's network figures\n"
@@ -55,7 +57,12 @@ static const char run_help[] =
     "                     inter_lat (bytes/s per GPU per direction, seconds per hop);\n"
     "                     defaults by GPU from hardware.md (docs/workload.md)\n"
     "  --seq S            sequence length (default: the model's, at most 8192)\n"
-    "  --dtype T          bf16 (default), fp16, fp8, fp32\n"
+    "  --dtype T          bf16 (default), fp16, fp8, fp32 (fp8: GEMMs in FP8 as Transformer\n"
+    "                     Engine runs them; attention, norms, elementwise and messages\n"
+    "                     between ranks in bf16)\n"
+    "  --stack S          software stack: megatron-core (default), megatron-2021, deepspeed,\n"
+    "                     fsdp2: its attention kernel (unless the layout names attn=),\n"
+    "                     fused kernels, GEMM library and overlaps (docs/compute.md)\n"
     "  --fidelity F       estimate (closed form from model and layout, no graph),\n"
     "                     analytical (critical path of the op graph, no SimGrid), pipelined\n"
     "                     (default with --platform) or step: SimGrid collective fidelity\n"
@@ -206,7 +213,7 @@ int cmd_run(int argc, char **argv)
 {
     enum { O_PLATFORM = 256, O_MODEL, O_LAYOUT, O_SEQ, O_DTYPE, O_FIDELITY, O_JSON, O_TIMELINE, O_GPU, O_GPUS,
            O_GEMM, O_GPN, O_DETAIL, O_PROGRESS, O_NET, O_NODES, O_CALIB, O_OPGRAPH,
-           O_COLL, O_TUNING, O_LINKS };
+           O_COLL, O_TUNING, O_LINKS, O_STACK };
     static const struct option longopts[] = {
         {"platform", required_argument, 0, O_PLATFORM}, {"model", required_argument, 0, O_MODEL},
         {"layout", required_argument, 0, O_LAYOUT},     {"seq", required_argument, 0, O_SEQ},
@@ -219,12 +226,12 @@ int cmd_run(int argc, char **argv)
         {"nodes", required_argument, 0, O_NODES},       {"calibration", required_argument, 0, O_CALIB},
         {"opgraph", required_argument, 0, O_OPGRAPH},   {"coll", required_argument, 0, O_COLL},
         {"tuning", required_argument, 0, O_TUNING},
-        {"links", required_argument, 0, O_LINKS},
+        {"links", required_argument, 0, O_LINKS},       {"stack", required_argument, 0, O_STACK},
         {"help", no_argument, 0, 'h'},                  {0, 0, 0, 0},
     };
     const char *platform = NULL, *model = NULL, *layout_s = NULL, *json = NULL, *timeline = NULL;
     const char *gpu_name = NULL, *gemm = NULL, *fid_name = NULL, *net_s = NULL, *calib = NULL, *opgraph = NULL;
-    const char *coll_spec = NULL, *tuning = NULL;
+    const char *coll_spec = NULL, *tuning = NULL, *stack = NULL;
     coll_policy *pol = NULL;
     int nodes = 0;
     int seq = 0, ngpus = 0, gpn = 0, full = 0, progress = 0, analytical = 0, links = 0;
@@ -253,6 +260,13 @@ int cmd_run(int argc, char **argv)
         case O_OPGRAPH: opgraph = optarg; break;
         case O_COLL: coll_spec = optarg; break;
         case O_TUNING: tuning = optarg; break;
+        case O_STACK:
+            stack = optarg;
+            if (!wl_stack_find(optarg, err, BIGERR)) {
+                rc = cmd_usage_error("run", "%s", err);
+                goto out;
+            }
+            break;
         case O_NODES:
             if (cmd_parse_int(optarg, 1, 1000000, &nodes) < 0) {
                 rc = cmd_usage_error("run", "--nodes wants a count from 1 to 1000000, not '%s'", optarg);
@@ -306,7 +320,7 @@ int cmd_run(int argc, char **argv)
             rc = EXIT_OK;
             goto out;
         case ':': rc = cmd_usage_error("run", "option '%s' needs a value", ours[optind - 1]); goto out;
-        default: rc = cmd_usage_error("run", "unknown option '%s'", ours[optind - 1]); goto out;
+        default: rc = cmd_unknown_option("run", ours[optind - 1], longopts); goto out;
         }
     }
     if (optind < nours) {
@@ -335,12 +349,13 @@ int cmd_run(int argc, char **argv)
                       .model = model, .layout = layout_s, .gpus = ngpus, .gpu = gpu_name, .gemm_table = gemm,
                       .gpus_per_node = gpn, .net = net_s, .seq = seq, .dtype = cm_dtype_name(dtype),
                       .fidelity = fid_name, .detail = full == 1 ? "full" : full == 2 ? "replicas" : "reduced",
-                      .links = links, .progress = progress};
+                      .stack = stack, .links = links, .progress = progress};
     rc = (int)ts_run(&ro, &r, err, BIGERR);
     if (r) {
         printf("model            %s: %.4g B parameters, %d layers, hidden %d, sequence %d, %s\n", r->model,
                r->params / 1e9, r->layers, r->hidden, r->seq, r->dtype);
         printf("layout           %s (%d micro-batches)\n", r->layout, r->micro_batches);
+        printf("stack            %s: %s\n", r->stack, r->stack_description);
         printf("gpus             %d x %s\n", r->gpus, r->gpu);
         print_mem(stdout, &r->memory);
         if (!r->memory.fits) printf("not simulated: the layout does not fit in GPU memory\n");

@@ -46,7 +46,11 @@ static const char search_help[] =
     "  --model M          HuggingFace config.json or a name in configs/models/\n"
     "  --gbs B            global batch in sequences (default: N)\n"
     "  --seq S            sequence length (default: the model's, at most 8192)\n"
-    "  --dtype T          bf16 (default), fp16, fp8, fp32\n"
+    "  --dtype T          bf16 (default), fp16, fp8, fp32 (fp8: GEMMs in FP8 as Transformer\n"
+    "                     Engine runs them, the rest in bf16)\n"
+    "  --stack S          software stack: megatron-core (default), megatron-2021, deepspeed,\n"
+    "                     fsdp2: its attention kernel, fused kernels, GEMM library and\n"
+    "                     overlaps (docs/compute.md)\n"
     "  --top K            layouts simulated and shown (default 5)\n"
     "  --objective O      time (iteration time, default), mfu (model FLOPs utilisation),\n"
     "                     cost (GPU-seconds per token; also tries N/2, N/4, ... GPUs)\n"
@@ -87,6 +91,7 @@ static int explain(search_ctx *x, const char *ls, char *err)
         printf("pruned by rule   %s\n", err);
         return EXIT_OK;
     }
+    wl_layout_apply_stack(&l, x->p.stack);
     wl_layout_format(&l, lay, sizeof lay);
     printf("as searched      %s\n", lay);
     if (!srch_satisfies(&x->p, &l)) printf("constraints      outside --constraint: never enumerated\n");
@@ -108,7 +113,7 @@ static int explain(search_ctx *x, const char *ls, char *err)
         printf("estimate failed  %s\n", err);
         return EXIT_FAIL;
     }
-    wl_opts wo = {x->p.seq, x->p.dtype, x->p.gpu, x->p.net, 1, 1};
+    wl_opts wo = {x->p.seq, x->p.dtype, x->p.gpu, x->p.net, 1, 1, x->p.stack};
     wl_est e;
     wl_estimate(x->m, &l, &wo, &e, err, BIGERR);
     if (!l.axonn) {
@@ -308,7 +313,7 @@ static int write_svg(const char *path, const search_ctx *x, const srch_cand *c, 
 int cmd_search(int argc, char **argv)
 {
     enum { O_CLUSTER = 256, O_GPUS, O_MODEL, O_GBS, O_SEQ, O_TOP, O_OBJ, O_SPACE, O_CONSTR, O_FID, O_CSV, O_JSON,
-           O_PLOT, O_EXPLAIN, O_DTYPE, O_CALIB, O_COLL, O_TUNING };
+           O_PLOT, O_EXPLAIN, O_DTYPE, O_CALIB, O_COLL, O_TUNING, O_STACK };
     static const struct option longopts[] = {
         {"cluster", required_argument, 0, O_CLUSTER},  {"platform", required_argument, 0, O_CLUSTER},
         {"gpus", required_argument, 0, O_GPUS},        {"model", required_argument, 0, O_MODEL},
@@ -320,7 +325,7 @@ int cmd_search(int argc, char **argv)
         {"explain", required_argument, 0, O_EXPLAIN},  {"dtype", required_argument, 0, O_DTYPE},
         {"calibration", required_argument, 0, O_CALIB}, {"help", no_argument, 0, 'h'},
         {"coll", required_argument, 0, O_COLL},        {"tuning", required_argument, 0, O_TUNING},
-        {0, 0, 0, 0},
+        {"stack", required_argument, 0, O_STACK},      {0, 0, 0, 0},
     };
     ts_search_opts so;      /* what ts_search gets: the options' strings, checked here first */
     memset(&so, 0, sizeof so);
@@ -355,7 +360,8 @@ int cmd_search(int argc, char **argv)
         case O_TOP: {
             int *dst = c == O_GPUS ? &so.gpus : c == O_GBS ? &so.gbs : c == O_SEQ ? &so.seq : &top;
             if (cmd_parse_int(optarg, c == O_TOP ? 0 : 1, 100000000, dst) < 0) {
-                rc = cmd_usage_error("search", "%s wants a %s count, not '%s'", ours[optind - 1] ? ours[optind - 1] : "",
+                const char *opt = c == O_GPUS ? "--gpus" : c == O_GBS ? "--gbs" : c == O_SEQ ? "--seq" : "--top";
+                rc = cmd_usage_error("search", "%s wants a %s count, not '%s'", opt,
                                      c == O_TOP ? "non-negative" : "positive", optarg);
                 goto out;
             }
@@ -409,12 +415,19 @@ int cmd_search(int argc, char **argv)
             so.dtype = optarg;
             break;
         }
+        case O_STACK:
+            so.stack = optarg;
+            if (!wl_stack_find(optarg, err, BIGERR)) {
+                rc = cmd_usage_error("search", "%s", err);
+                goto out;
+            }
+            break;
         case 'h':
             fputs(search_help, stdout);
             rc = EXIT_OK;
             goto out;
         case ':': rc = cmd_usage_error("search", "option '%s' needs a value", ours[optind - 1]); goto out;
-        default: rc = cmd_usage_error("search", "unknown option '%s'", ours[optind - 1]); goto out;
+        default: rc = cmd_unknown_option("search", ours[optind - 1], longopts); goto out;
         }
     }
     if (optind < nours) {

@@ -2,6 +2,8 @@
 #ifndef TS_CMDS_H
 #define TS_CMDS_H
 
+#include <stdio.h>
+
 /* Exit statuses shared by every command. */
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
@@ -39,6 +41,11 @@ enum { CMD_MEAS_CLUSTER = 300, CMD_MEAS_NODES, CMD_MEAS_ALGO, CMD_MEAS_GPUS, CMD
  * (after the message) when its value is bad, 1 when c is not one of these. */
 int cmd_meas_option(const char *cmd, int c, const char *arg, cmd_meas_opts *o);
 
+/* Report an unknown option (argv[optind - 1] after getopt_long's '?') with
+ * the closest long option of longopts when it looks like a slip. */
+struct option;
+int cmd_unknown_option(const char *cmd, const char *arg, const struct option *longopts);
+
 /* Report an unknown/missing option for command cmd and return EXIT_USAGE. */
 int cmd_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -53,6 +60,22 @@ int cmd_policy(const char *cmd, const char *coll_spec, const char *tuning, struc
     "                     (ALGO[:PROTO]; falls back to automatic where the group cannot run it)\n"  \
     "  --tuning FILE      tuning table CSV: coll,min_gpus,max_gpus,min_bytes,max_bytes,algorithm;\n" \
     "                     the first matching row chooses (--coll wins; docs/collectives.md)\n"
+
+/* Trace options of sim, convert and replay (sim/cli/cmd_trace_opts.c):
+ * --step N|all and --host-gaps. cmd_trace_option returns 0 when handled,
+ * EXIT_USAGE (after the message) on a bad value, 1 when c is not one of them;
+ * all_steps NULL where 'all' is not offered. */
+struct tr_opts;
+struct tr_info;
+enum { CMD_TR_STEP = 320, CMD_TR_HOSTGAPS };
+#define CMD_TR_LONGOPTS {"step", required_argument, 0, CMD_TR_STEP}, {"host-gaps", no_argument, 0, CMD_TR_HOSTGAPS}
+#define CMD_TR_HELP                                                                                   \
+    "  --step N           Kineto: only iteration ProfilerStep#N (kernels launched within it)\n"     \
+    "  --host-gaps        Kineto: replay the host's gaps between kernel launches as delays on a\n" \
+    "                     CPU stream, so the replay keeps the recorded iteration's idle time\n"
+int cmd_trace_option(const char *cmd, int c, const char *arg, struct tr_opts *o, int *all_steps);
+/* Print what the import says about the recorded timeline (host gaps dropped or replayed). */
+void cmd_trace_notes(FILE *f, const struct tr_info *in);
 
 /* An integer option value in [lo, hi]; -1 when malformed or out of range. */
 int cmd_parse_int(const char *s, int lo, int hi, int *out);

@@ -1,10 +1,12 @@
 /* bin/trainsim: the command table (git's style) and dispatch. */
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmds.h"
+#include "util.h"
 
 static int cmd_help(int argc, char **argv);
 
@@ -36,6 +38,20 @@ int cmd_usage_error(const char *cmd, const char *fmt, ...)
     va_end(ap);
     fprintf(stderr, " (see 'trainsim %s --help')\n", cmd);
     return EXIT_USAGE;
+}
+
+int cmd_unknown_option(const char *cmd, const char *arg, const struct option *longopts)
+{
+    const char *names[128];
+    size_t n = 0;
+    char given[64];
+    const char *s = arg;
+    while (*s == '-') s++;
+    snprintf(given, sizeof given, "%.*s", (int)strcspn(s, "="), s);
+    for (; longopts && longopts[n].name && n < 128; n++) names[n] = longopts[n].name;
+    const char *near = arg[0] == '-' && arg[1] == '-' ? ts_closest(given, names, n) : NULL;
+    if (near) return cmd_usage_error(cmd, "unknown option '%s'; did you mean '--%s'?", arg, near);
+    return cmd_usage_error(cmd, "unknown option '%s'", arg);
 }
 
 int cmd_split_simgrid(int argc, char **argv, char **sgv, char **ours, int *nours)
@@ -77,6 +93,19 @@ static const struct cmd *find(const char *name)
     return NULL;
 }
 
+static int unknown_command(const char *who, const char *name)
+{
+    const char *names[NCMDS];
+    for (size_t i = 0; i < NCMDS; i++) names[i] = cmds[i].name;
+    const char *near = ts_closest(name, names, NCMDS);
+    fprintf(stderr, "%s: unknown command '%s'", who, name);
+    if (near) fprintf(stderr, "; did you mean '%s'?", near);
+    fprintf(stderr, " (commands:");
+    for (size_t i = 0; i < NCMDS; i++) fprintf(stderr, " %s", cmds[i].name);
+    fprintf(stderr, ")\n");
+    return EXIT_USAGE;
+}
+
 static int cmd_help(int argc, char **argv)
 {
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
@@ -86,8 +115,7 @@ static int cmd_help(int argc, char **argv)
     const struct cmd *c = find(argv[1]);
     if (!c || c->fn == cmd_help) {
         if (c) return usage(stdout), EXIT_OK;
-        fprintf(stderr, "trainsim help: unknown command '%s'\n", argv[1]);
-        return EXIT_USAGE;
+        return unknown_command("trainsim help", argv[1]);
     }
     char *av[] = {argv[1], "--help", NULL};
     return c->fn(2, av);
@@ -104,11 +132,6 @@ int main(int argc, char **argv)
         return EXIT_OK;
     }
     const struct cmd *c = find(argv[1]);
-    if (!c) {
-        fprintf(stderr, "trainsim: unknown command '%s' (commands:", argv[1]);
-        for (size_t i = 0; i < NCMDS; i++) fprintf(stderr, " %s", cmds[i].name);
-        fprintf(stderr, ")\n");
-        return EXIT_USAGE;
-    }
+    if (!c) return unknown_command("trainsim", argv[1]);
     return c->fn(argc - 1, argv + 1);
 }

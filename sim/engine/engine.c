@@ -16,7 +16,6 @@
 #include <xbt/config.h>
 #include <xbt/dynar.h>
 #include <xbt/log.h>
-#include <libxml/parser.h>
 #include <malloc.h>
 
 #include "cluster.h"
@@ -122,20 +121,7 @@ int eng_host_count(void) { return (int)sg_host_count(); }
 
 int eng_load_platform(const char *path, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) return ts_err(err, errlen, "%s: cannot open platform: %m", path);
-    fclose(f);
-    /* SimGrid aborts on malformed XML: check it first to report file:line. */
-    xmlDocPtr doc = xmlReadFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
-    if (!doc) {
-        const xmlError *e = xmlGetLastError();
-        return ts_err(err, errlen, "%s:%d: malformed XML platform: %s", path, e ? e->line : 0,
-                      e && e->message ? strtok(e->message, "\n") : "parse error");
-    }
-    xmlNodePtr root = xmlDocGetRootElement(doc);
-    int is_platform = root && xmlStrcmp(root->name, (const xmlChar *)"platform") == 0;
-    xmlFreeDoc(doc);
-    if (!is_platform) return ts_err(err, errlen, "%s: not a SimGrid platform (root element is not <platform>)", path);
+    if (eng_platform_check(path, err, errlen) < 0) return -1;
     simgrid_load_platform(path);
     if (sg_host_count() == 0) return ts_err(err, errlen, "%s: platform has no hosts", path);
     return 0;
@@ -562,7 +548,7 @@ static int index_collectives(const og_graph *g, char *err, size_t errlen)
         free(hs);
     }
     for (int r = 0; r < g->nranks; r++) {
-        qsort(run.gp[r], run.ngp[r], sizeof(gpos), gpos_cmp);
+        if (run.ngp[r]) qsort(run.gp[r], run.ngp[r], sizeof(gpos), gpos_cmp);
         const og_rank *rk = &g->ranks[r];
         run.coll_seq[r] = ts_calloc(rk->nops, sizeof(int));
         run.coll_algo[r] = ts_calloc(rk->nops, sizeof(int));
@@ -697,16 +683,6 @@ static void collect_links(eng_result *res, int keep)
     ts_sums_free(&per_link);
 }
 
-static void describe_wait(const og_op *op, char *buf, size_t n)
-{
-    switch (op->kind) {
-    case OG_SEND: snprintf(buf, n, "send to rank %d, tag %d, %lld bytes", op->peer, op->tag, (long long)op->bytes); break;
-    case OG_RECV: snprintf(buf, n, "recv from rank %d, tag %d, %lld bytes", op->peer, op->tag, (long long)op->bytes); break;
-    case OG_COLL: snprintf(buf, n, "%s on group %d, waiting for its other members", og_coll_name(op->coll), op->group); break;
-    default: snprintf(buf, n, "%s", og_kind_name(op->kind));
-    }
-}
-
 /* After a run that did not finish: one clause per blocked stream. */
 static int deadlock_report(stream_ctx *scs, int nsc, char *err, size_t errlen)
 {
@@ -723,7 +699,7 @@ static int deadlock_report(stream_ctx *scs, int nsc, char *err, size_t errlen)
                 if (!sc->rc->done[op->deps[j]]) d = op->deps[j];
             snprintf(what, sizeof what, "waits for op %d", d);
         } else {
-            describe_wait(op, what, sizeof what);
+            og_describe_wait(op, what, sizeof what);
         }
         if ((size_t)used < errlen)
             used += snprintf(err + used, errlen - used, "%srank %d stream %d op %d (%s)",

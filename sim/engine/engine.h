@@ -62,6 +62,10 @@ void eng_init(int *argc, char **argv);
 
 /* Load a SimGrid XML platform (once per process: a SimGrid limit). */
 int eng_load_platform(const char *path, char *err, size_t errlen);
+/* What eng_load_platform checks before SimGrid reads the file (well-formed
+ * XML, a <platform> of version 4.0/4.1 with SimGrid's DOCTYPE): 0, or -1
+ * with "FILE:LINE: what" (sim/engine/platform_check.c). */
+int eng_platform_check(const char *path, char *err, size_t errlen);
 /* Hosts of the loaded platform. */
 int eng_host_count(void);
 

@@ -92,6 +92,11 @@ int rp_write_golden(const char *path, const rp_metrics *m, const char *trace, co
     return 0;
 }
 
+static int name_cmp(const void *a, const void *b)
+{
+    return strcmp(((const rp_metric *)a)->name, ((const rp_metric *)b)->name);
+}
+
 int rp_read_golden(const char *path, rp_metrics **out, char *err, size_t errlen)
 {
     json_error_t je;
@@ -118,6 +123,22 @@ int rp_read_golden(const char *path, rp_metrics **out, char *err, size_t errlen)
         add(m, json_number_value(v), "%s", name);
     }
     json_decref(root);
+    if (m->n == 0) {
+        rp_free(m);
+        return ts_err(err, errlen, "%s: no metrics", path);
+    }
+    /* one value per name, or a comparison would pick either (found by fuzzing) */
+    rp_metric *sorted = ts_malloc(((size_t)m->n + 1) * sizeof *sorted);
+    memcpy(sorted, m->m, (size_t)m->n * sizeof *sorted);
+    qsort(sorted, (size_t)m->n, sizeof *sorted, name_cmp);
+    for (int k = 1; k < m->n; k++)
+        if (!strcmp(sorted[k - 1].name, sorted[k].name)) {
+            ts_err(err, errlen, "%s: metric '%s' appears twice", path, sorted[k].name);
+            free(sorted);
+            rp_free(m);
+            return -1;
+        }
+    free(sorted);
     *out = m;
     return 0;
 }
@@ -135,15 +156,10 @@ static int moved_cmp(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
-static int name_cmp(const void *a, const void *b)
-{
-    return strcmp(((const rp_metric *)a)->name, ((const rp_metric *)b)->name);
-}
-
 int rp_compare(const rp_metrics *golden, const rp_metrics *now, double tol, FILE *f, char *err, size_t errlen)
 {
     rp_metric *sorted = ts_malloc(((size_t)golden->n + 1) * sizeof *sorted);
-    memcpy(sorted, golden->m, (size_t)golden->n * sizeof *sorted);
+    if (golden->n) memcpy(sorted, golden->m, (size_t)golden->n * sizeof *sorted);
     qsort(sorted, (size_t)golden->n, sizeof *sorted, name_cmp);
     moved *mv = ts_malloc(((size_t)now->n + 1) * sizeof *mv);
     int nm = 0, rc = 0;

@@ -185,3 +185,13 @@ int og_total_ops(const og_graph *g)
     for (int r = 0; r < g->nranks; r++) n += g->ranks[r].nops;
     return n;
 }
+
+void og_describe_wait(const og_op *op, char *buf, size_t n)
+{
+    switch (op->kind) {
+    case OG_SEND: snprintf(buf, n, "send to rank %d, tag %d, %lld bytes", op->peer, op->tag, (long long)op->bytes); break;
+    case OG_RECV: snprintf(buf, n, "recv from rank %d, tag %d, %lld bytes", op->peer, op->tag, (long long)op->bytes); break;
+    case OG_COLL: snprintf(buf, n, "%s on group %d, waiting for its other members", og_coll_name(op->coll), op->group); break;
+    default: snprintf(buf, n, "%s", og_kind_name(op->kind));
+    }
+}

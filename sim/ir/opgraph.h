@@ -122,4 +122,15 @@ int og_write_file(const og_graph *g, const char *path, char *err, size_t errlen)
  * Returns 0, or -1 with "NAME: rank R op N: what is wrong" in err. */
 int og_check(const og_graph *g, const char *name, char *err, size_t errlen);
 
+/* A deadlock found without simulating, on a graph og_check accepted: the
+ * streams run with the engine's semantics (rendezvous send/recv, collectives
+ * waiting for every member) but no time. Returns 0 when every op can finish,
+ * or -1 with "NAME: deadlock (...): rank R stream S op N (what it waits for);
+ * ..." naming every blocked stream. */
+int og_find_deadlock(const og_graph *g, const char *name, char *err, size_t errlen);
+
+/* What op waits for, as the deadlock reports say it: "recv from rank 1, tag 0,
+ * 8 bytes", "all_reduce on group 2, waiting for its other members". */
+void og_describe_wait(const og_op *op, char *buf, size_t n);
+
 #endif

@@ -2,6 +2,7 @@
 #include "util.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <dlfcn.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -244,4 +245,73 @@ const char *ts_config_dir(void)
         return dir;
     snprintf(dir, sizeof dir, "configs");
     return dir;
+}
+
+/* Optimal string alignment distance, case-blind; long names are cut at 63. */
+static int edit_distance(const char *a, const char *b)
+{
+    enum { M = 64 };
+    int d[M][M];
+    int la = (int)strlen(a), lb = (int)strlen(b);
+    if (la > M - 1) la = M - 1;
+    if (lb > M - 1) lb = M - 1;
+    for (int i = 0; i <= la; i++) d[i][0] = i;
+    for (int j = 0; j <= lb; j++) d[0][j] = j;
+    for (int i = 1; i <= la; i++)
+        for (int j = 1; j <= lb; j++) {
+            int ca = tolower((unsigned char)a[i - 1]), cb = tolower((unsigned char)b[j - 1]);
+            int v = d[i - 1][j - 1] + (ca != cb);
+            if (d[i - 1][j] + 1 < v) v = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < v) v = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && ca == tolower((unsigned char)b[j - 2]) && tolower((unsigned char)a[i - 2]) == cb &&
+                d[i - 2][j - 2] + 1 < v)
+                v = d[i - 2][j - 2] + 1;
+            d[i][j] = v;
+        }
+    return d[la][lb];
+}
+
+const char *ts_closest(const char *s, const char *const *cands, size_t n)
+{
+    const char *best = NULL;
+    int bestd = 1 << 30;
+    for (size_t i = 0; i < n; i++) {
+        if (!cands[i]) continue;
+        int d = edit_distance(s, cands[i]);
+        if (d < bestd) bestd = d, best = cands[i];
+    }
+    if (!best) return NULL;
+    int longer = (int)(strlen(s) > strlen(best) ? strlen(s) : strlen(best));
+    int limit = longer / 3 > 2 ? longer / 3 : 2;
+    return bestd > 0 && bestd <= limit ? best : NULL;
+}
+
+static int names_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char **ts_json_names(const char *dir, size_t *n)
+{
+    char **names = NULL;
+    size_t cap = 0;
+    *n = 0;
+    DIR *d = opendir(dir);
+    if (!d) return NULL;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t l = strlen(e->d_name);
+        if (l <= 5 || strcmp(e->d_name + l - 5, ".json") != 0) continue;
+        ts_grow(&names, sizeof *names, &cap, *n + 1);
+        names[(*n)++] = strndup(e->d_name, l - 5);
+    }
+    closedir(d);
+    if (*n) qsort(names, *n, sizeof *names, names_cmp);
+    return names;
+}
+
+void ts_names_free(char **names, size_t n)
+{
+    for (size_t i = 0; i < n; i++) free(names[i]);
+    free(names);
 }

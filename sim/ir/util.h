@@ -69,4 +69,15 @@ long ts_peak_rss(void);
  * DIR/NAME.json. Writes the path; returns 0, or -1 when a bare name has no file. */
 int ts_config_path(const char *name, const char *dir, char *path, size_t n);
 
+/* "Did you mean": the candidate closest to s by edit distance (insertions,
+ * deletions, substitutions and swaps of neighbours, case-blind), or NULL when
+ * none is close enough to be a plausible slip (distance above a third of the
+ * longer name, at least 2). Ties go to the first candidate. */
+const char *ts_closest(const char *s, const char *const *cands, size_t n);
+
+/* The stems of DIR's *.json files, sorted; *n gets the count (0 when DIR is
+ * missing). Free with ts_names_free. */
+char **ts_json_names(const char *dir, size_t *n);
+void ts_names_free(char **names, size_t n);
+
 #endif

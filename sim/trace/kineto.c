@@ -1,6 +1,7 @@
 /* Importer for Kineto / PyTorch-profiler Chrome traces (one JSON or .json.gz per
  * rank), streamed event by event: GPU kernels become fixed-duration COMPUTE ops
- * on their streams, NCCL kernels with collective metadata become COLL ops. */
+ * on their streams, NCCL/RCCL kernels with collective metadata become COLL ops;
+ * optionally one ProfilerStep#N iteration, and host gaps as CPU-stream delays. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #define SMAX 4096      /* longest string kept (kernel names are truncated) */
 #define LABELMAX 96
 #define MAXPGRANKS 65536
+#define MAXDIMDEPTH 8  /* Input Dims nesting: tensor, tensor list, list of lists... */
 
 typedef struct pg {    /* a process group as one rank's file describes it */
     char *name;
@@ -38,6 +40,7 @@ typedef struct rec {   /* one GPU activity */
 } rec;
 
 typedef struct launch { double corr, tid, ts; } launch;   /* cuda_runtime launch */
+typedef struct step { long num; double ts, dur; } step;  /* ProfilerStep#num, microseconds */
 typedef struct annot {                                     /* nccl:* CPU annotation */
     double tid, ts, dur;
     int coll, dtype;
@@ -55,6 +58,9 @@ typedef struct rfile { /* one rank's file */
     size_t nl, lcap;
     annot *annots;
     size_t na, acap;
+    step *steps;
+    size_t nst, stcap;
+    long ncpu, ngloo;  /* CPU-side events, those naming gloo (nothing-to-simulate message) */
 } rfile;
 
 typedef struct evt {   /* fields of the event being read */
@@ -108,6 +114,31 @@ static int parse_ranks(const char *s, int **out)
     return n;
 }
 
+/* Elements of one "Input Dims" entry whose '[' was just read: a tensor's
+ * dims [4,2048,4096] (their product), or a tensor list [[4,2048,4096],[16]]
+ * (the sum of its tensors' elements), nested up to MAXDIMDEPTH. */
+static int dims_elems(jt *t, int depth, double *out)
+{
+    double prod = 1, sum = 0;
+    int lists = 0;
+    if (depth > MAXDIMDEPTH) return -1;
+    for (;;) {
+        jt_kind x = jt_next(t);
+        if (x == JT_ARR_END) break;
+        if (x == JT_NUM) {
+            prod *= t->num;
+        } else if (x == JT_ARR) {
+            double v;
+            if (dims_elems(t, depth + 1, &v) < 0) return -1;
+            sum += v, lists = 1;
+        } else if (x == JT_ERR || x == JT_EOF || x == JT_OBJ_END || jt_skip(t, x) < 0) {
+            return -1;
+        }
+    }
+    *out = lists ? sum : prod;
+    return 0;
+}
+
 static int args_obj(jt *t, evt *e)
 {
     for (;;) {
@@ -129,10 +160,8 @@ static int args_obj(jt *t, evt *e)
             int dims = key[6] == 'D';
             jt_kind x = jt_next(t);
             if (dims && x == JT_ARR) {
-                double prod = 1;
-                while ((x = jt_next(t)) == JT_NUM) prod *= t->num;
-                if (x != JT_ARR_END) return -1;
-                e->idims = prod, e->has_idims = 1;
+                if (dims_elems(t, 1, &e->idims) < 0) return -1;
+                e->has_idims = 1;
                 x = jt_next(t);
             } else if (!dims && x == JT_STR) {
                 copy(e->itype, sizeof e->itype, t->s);
@@ -220,7 +249,21 @@ static int find_pg(rfile *f, const char *name, const char *ranks, char *err, siz
 static int add_event(rfile *f, evt *e, long line, char *err, size_t errlen)
 {
     if (strcmp(e->ph, "X")) return 0;
-    if (!strcmp(e->cat, "cuda_runtime") || !strcmp(e->cat, "Runtime")) {
+    if (!strncmp(e->name, "ProfilerStep#", 13) && !is_gpu(e->cat)) {
+        char *end;
+        long num = strtol(e->name + 13, &end, 10);
+        if (end != e->name + 13 && !*end && num >= 0 && e->has_ts && e->has_dur && isfinite(e->ts) && e->dur >= 0 &&
+            e->dur <= OG_MAX_DURATION * 1e6) {
+            ts_grow(&f->steps, sizeof *f->steps, &f->stcap, f->nst + 1);
+            f->steps[f->nst++] = (step){num, e->ts, e->dur};
+        }
+        return 0;
+    }
+    if (!is_gpu(e->cat)) {
+        f->ncpu++;
+        f->ngloo += strstr(e->name, "gloo") != NULL;
+    }
+    if (!strcmp(e->cat, "cuda_runtime") || !strcmp(e->cat, "Runtime") || !strcmp(e->cat, "cuda_driver")) {
         if (e->has_corr && e->has_tid && e->has_ts) {
             ts_grow(&f->launches, sizeof *f->launches, &f->lcap, f->nl + 1);
             f->launches[f->nl++] = (launch){e->corr, e->tid, e->ts};
@@ -247,7 +290,9 @@ static int add_event(rfile *f, evt *e, long line, char *err, size_t errlen)
     rec *r = &f->recs[f->n];
     *r = (rec){e->ts, e->dur, (long)e->stream, line, NULL, 0, -1, OG_F32, 0, -1, -1, f->n,
                e->has_corr ? e->corr : -1, -1, OG_F32, 0};
-    r->nccl = !strncmp(e->name, "nccl", 4);
+    /* NCCL kernels (ncclKernel_*, ncclDevKernel_*), RCCL's on ROCm (the same
+     * names, or rccl*) */
+    r->nccl = !strncmp(e->name, "nccl", 4) || !strncmp(e->name, "rccl", 4);
     if (r->nccl && e->has_cname) {
         int c = tr_coll_from_name(e->cname);
         static const char *const p2p[] = {"send", "recv", "gather", "scatter", "coalesced", "sendrecv"};
@@ -307,8 +352,8 @@ static int annot_cmp(const void *a, const void *b)
  * input's dims and type give the size. */
 static void link_annotations(rfile *f)
 {
+    if (f->nl) qsort(f->launches, f->nl, sizeof *f->launches, launch_cmp);
     if (!f->nl || !f->na) return;
-    qsort(f->launches, f->nl, sizeof *f->launches, launch_cmp);
     qsort(f->annots, f->na, sizeof *f->annots, annot_cmp);
     for (size_t i = 0; i < f->n; i++) {
         rec *r = &f->recs[i];
@@ -433,21 +478,136 @@ static int long_cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+static int double_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Host time at which r was launched (its cuda_runtime/driver call, matched by
+ * correlation id), or -1 when the trace does not say. */
+static double launch_ts(const rfile *f, const rec *r)
+{
+    if (r->corr < 0 || !f->nl) return -1;
+    launch key = {r->corr, 0, 0};
+    const launch *l = bsearch(&key, f->launches, f->nl, sizeof *f->launches, launch_cmp);
+    return l ? l->ts : -1;
+}
+
+/* Keep only the records of iteration ProfilerStep#num (those launched within
+ * its span; kernels without a known launch: those starting within it), and
+ * set the span [*t0, *t1] of what is kept (microseconds). */
+static int select_step(rfile *f, const tr_opts *o, double *t0, double *t1, char *err, size_t errlen)
+{
+    *t0 = INFINITY, *t1 = -INFINITY;
+    const step *st = NULL;
+    if (o->one_step) {
+        for (size_t i = 0; i < f->nst; i++)
+            if (f->steps[i].num == o->step) st = &f->steps[i];
+        if (!st) {
+            char list[256] = "";
+            size_t k = 0;
+            for (size_t i = 0; i < f->nst && k + 24 < sizeof list; i++)
+                k += (size_t)snprintf(list + k, sizeof list - k, "%s%ld", i ? ", " : "", f->steps[i].num);
+            return ts_err(err, errlen, "%s: rank %d: no ProfilerStep#%ld in the trace (%s%s)", f->path, f->rank,
+                          o->step, f->nst ? "steps: " : "it has no ProfilerStep annotations",
+                          list);
+        }
+        *t0 = st->ts, *t1 = st->ts + st->dur;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < f->n; i++) {
+        rec *r = &f->recs[i];
+        double l = launch_ts(f, r), at = l >= 0 ? l : r->ts;
+        if (st && !(at >= st->ts && at <= st->ts + st->dur)) {
+            free(r->label);
+            continue;
+        }
+        if (!st) {
+            *t0 = fmin(*t0, at);
+            *t1 = fmax(*t1, r->ts + r->dur);
+        }
+        f->recs[k++] = *r;
+    }
+    f->n = k;
+    for (size_t i = 0; !st && i < f->nst; i++) /* the whole trace: its steps too */
+        *t0 = fmin(*t0, f->steps[i].ts), *t1 = fmax(*t1, f->steps[i].ts + f->steps[i].dur);
+    if (!(*t1 >= *t0)) *t0 = *t1 = 0;
+    return 0;
+}
+
+/* Seconds within [t0, t1] when no kept GPU activity runs (recs sorted by ts). */
+static double gpu_idle(const rfile *f, double t0, double t1)
+{
+    double busy = 0, cur0 = 0, cur1 = -INFINITY;
+    for (size_t i = 0; i < f->n; i++) {
+        double a = fmax(f->recs[i].ts, t0), b = fmin(f->recs[i].ts + f->recs[i].dur, t1);
+        if (b <= a) continue;
+        if (a > cur1) {
+            if (cur1 > cur0) busy += cur1 - cur0;
+            cur0 = a, cur1 = b;
+        } else if (b > cur1) {
+            cur1 = b;
+        }
+    }
+    if (cur1 > cur0) busy += cur1 - cur0;
+    return fmax(0, (t1 - t0) - busy) * 1e-6;
+}
+
+/* Host gaps replayed: one CPU stream of fixed delays, from t0 through every
+ * distinct launch time to t1; a kernel depends on the delay ending at its
+ * launch, so it starts no earlier than recorded. Returns the launch times
+ * (sorted; *nl of them): CPU op k ends at lt[k] and has op id k. */
+static double *cpu_stream(og_graph *g, int ri, const rfile *f, int stream, double t0, double t1, size_t *nl)
+{
+    double *lt = ts_malloc((f->n ? f->n : 1) * sizeof *lt);
+    size_t n = 0;
+    for (size_t i = 0; i < f->n; i++) {
+        double l = launch_ts(f, &f->recs[i]);
+        if (l >= 0) lt[n++] = fmax(l, t0);
+    }
+    if (n) qsort(lt, n, sizeof *lt, double_cmp);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!k || lt[k - 1] != lt[i]) lt[k++] = lt[i];
+    double prev = t0;
+    for (size_t i = 0; i < k; i++) {
+        og_op *op = og_compute_fixed(g, ri, stream, (lt[i] - prev) * 1e-6);
+        og_set_label(op, "host gap");
+        prev = lt[i];
+    }
+    if (t1 > prev) og_set_label(og_compute_fixed(g, ri, stream, (t1 - prev) * 1e-6), "host gap (to step end)");
+    *nl = k;
+    return lt;
+}
+
 /* Emit rank ri's ops: streams numbered by id order; an op depends on the last
  * op of every other stream that had ended when it started (the recorded order). */
-static int emit(og_graph *g, int ri, rfile *f, const int *grp_of_pg, int use_annot, char *err, size_t errlen)
+static int emit(og_graph *g, int ri, rfile *f, const int *grp_of_pg, int use_annot, const tr_opts *o, char *err,
+                size_t errlen)
 {
+    double t0, t1;
     if (f->n) qsort(f->recs, f->n, sizeof *f->recs, rec_cmp);
+    if (select_step(f, o, &t0, &t1, err, errlen) < 0) return -1;
+    if (o->info) {
+        tr_info *in = o->info;
+        in->recorded = fmax(in->recorded, (t1 - t0) * 1e-6);
+        in->host_gap = fmax(in->host_gap, gpu_idle(f, t0, t1));
+        in->gaps_replayed = o->host_gaps;
+    }
     long *ids = ts_malloc((f->n ? f->n : 1) * sizeof *ids);
     size_t ns = 0;
     for (size_t i = 0; i < f->n; i++) ids[i] = f->recs[i].stream;
     if (f->n) qsort(ids, f->n, sizeof *ids, long_cmp);
     for (size_t i = 0; i < f->n; i++)
         if (!ns || ids[ns - 1] != ids[i]) ids[ns++] = ids[i];
-    if (ns > OG_MAX_STREAMS) {
+    if (ns + (o->host_gaps != 0) > OG_MAX_STREAMS) {
         free(ids);
-        return ts_err(err, errlen, "%s: rank %d: %zu GPU streams (at most %d)", f->path, f->rank, ns, OG_MAX_STREAMS);
+        return ts_err(err, errlen, "%s: rank %d: %zu GPU streams%s (at most %d)", f->path, f->rank, ns,
+                      o->host_gaps ? " and the host's" : "", OG_MAX_STREAMS);
     }
+    size_t nlt = 0;
+    double *lt = o->host_gaps ? cpu_stream(g, ri, f, (int)ns, t0, t1, &nlt) : NULL;
     int last[OG_MAX_STREAMS], prev[OG_MAX_STREAMS];
     double lend[OG_MAX_STREAMS], pend[OG_MAX_STREAMS];
     static int dep[OG_MAX_STREAMS][OG_MAX_STREAMS];
@@ -475,18 +635,25 @@ static int emit(og_graph *g, int ri, rfile *f, const int *grp_of_pg, int use_ann
         } else {
             og_set_label(op, r->label);
         }
-        for (size_t o = 0; o < ns; o++) {
-            if ((int)o == s) continue;
-            int d = last[o] >= 0 && lend[o] <= r->ts ? last[o] : prev[o] >= 0 && pend[o] <= r->ts ? prev[o] : -1;
-            if (d > dep[s][o]) {
+        for (size_t q = 0; q < ns; q++) {
+            if ((int)q == s) continue;
+            int d = last[q] >= 0 && lend[q] <= r->ts ? last[q] : prev[q] >= 0 && pend[q] <= r->ts ? prev[q] : -1;
+            if (d > dep[s][q]) {
                 og_add_dep(op, d);
-                dep[s][o] = d;
+                dep[s][q] = d;
             }
+        }
+        double l = lt ? launch_ts(f, r) : -1;
+        if (l >= 0) {
+            l = fmax(l, t0);
+            double *at = bsearch(&l, lt, nlt, sizeof *lt, double_cmp);
+            if (at) og_add_dep(op, (int)(at - lt));
         }
         prev[s] = last[s], pend[s] = lend[s];
         last[s] = op->id, lend[s] = r->ts + r->dur;
     }
     free(ids);
+    free(lt);
     return 0;
 }
 
@@ -496,10 +663,52 @@ static int rfile_cmp(const void *a, const void *b)
     return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
+/* The iterations of all files (numbers ascending, longest recorded span). */
+static void steps_info(const rfile *fs, int nfiles, tr_info *in)
+{
+    for (int i = 0; i < nfiles; i++)
+        for (size_t k = 0; k < fs[i].nst; k++) {
+            const step *st = &fs[i].steps[k];
+            int j = 0;
+            while (j < in->nsteps && in->step[j] < st->num) j++;
+            if (j < in->nsteps && in->step[j] == st->num) {
+                in->step_span[j] = fmax(in->step_span[j], st->dur * 1e-6);
+                continue;
+            }
+            if (in->nsteps == TR_MAXSTEPS) continue;
+            memmove(&in->step[j + 1], &in->step[j], (size_t)(in->nsteps - j) * sizeof in->step[0]);
+            memmove(&in->step_span[j + 1], &in->step_span[j], (size_t)(in->nsteps - j) * sizeof in->step_span[0]);
+            in->step[j] = st->num, in->step_span[j] = st->dur * 1e-6;
+            in->nsteps++;
+        }
+}
+
+/* A trace without GPU activity (CPU-only, gloo) simulates to nothing: an
+ * error naming what the files hold instead. */
+static int nothing_to_simulate(const rfile *fs, int nfiles, const tr_opts *o, char *err, size_t errlen)
+{
+    long cpu = 0, gloo = 0;
+    for (int i = 0; i < nfiles; i++) {
+        if (fs[i].n) return 0;
+        cpu += fs[i].ncpu, gloo += fs[i].ngloo;
+    }
+    char stepmsg[64] = "";
+    if (o->one_step) snprintf(stepmsg, sizeof stepmsg, " in ProfilerStep#%ld", o->step);
+    return ts_err(err, errlen, "%s%s: nothing to simulate: no GPU kernel, memcpy or memset%s (%ld CPU events%s); "
+                  "a CPU-only or gloo trace has no GPU timeline to replay",
+                  fs[0].path, nfiles > 1 ? " and the other files" : "", stepmsg, cpu,
+                  gloo ? ", some naming gloo" : "");
+}
+
 static int kineto_import(int nfiles, char *const *paths, const tr_opts *o, og_graph **out, char *err,
                          size_t errlen)
 {
-    (void)o;
+    /* Kineto traces given with the PyTorch execution traces of the same ranks */
+    for (int i = 0; i < nfiles; i++) {
+        char head[4096];
+        size_t n = tr_head(paths[i], head, sizeof head);
+        if (tr_fmt_pytorch_et.detect(paths[i], head, n)) return tr_fmt_pytorch_et.import(nfiles, paths, o, out, err, errlen);
+    }
     rfile *fs = ts_calloc((size_t)nfiles, sizeof *fs);
     og_graph *g = NULL;
     int rc = -1;
@@ -515,6 +724,7 @@ static int kineto_import(int nfiles, char *const *paths, const tr_opts *o, og_gr
             ts_err(err, errlen, "%s and %s: both are rank %d", fs[i - 1].path, fs[i].path, fs[i].rank);
             goto out;
         }
+    if (o->info) steps_info(fs, nfiles, o->info);
     /* Annotation sizes name no process group: used (on the group of all ranks)
      * only when every rank of the run has its file. */
     int use_annot = 1;
@@ -561,13 +771,14 @@ static int kineto_import(int nfiles, char *const *paths, const tr_opts *o, og_gr
             }
             map[p] = tr_group(g, n, members);
         }
-        if (emit(g, i, f, map, use_annot, err, errlen) < 0) {
+        if (emit(g, i, f, map, use_annot, o, err, errlen) < 0) {
             free(map), free(members);
             goto out;
         }
         free(map);
     }
     free(members);
+    if (nothing_to_simulate(fs, nfiles, o, err, errlen) < 0) goto out;
     *out = g;
     g = NULL;
     rc = 0;
@@ -580,6 +791,7 @@ out:
         free(fs[i].pgs);
         free(fs[i].launches);
         free(fs[i].annots);
+        free(fs[i].steps);
     }
     free(fs);
     return rc;

@@ -1,10 +1,12 @@
 /* Importer for SimGrid SMPI time-independent traces: "<rank> <action> <args>"
  * lines, one file for all ranks or one per rank listed in an index file. */
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "trace.h"
@@ -221,8 +223,11 @@ static int action(ctx *c, const line *l)
     int isend = !strcmp(a, "isend"), irecv = !strcmp(a, "irecv");
     if (!strcmp(a, "send") || !strcmp(a, "recv") || isend || irecv) {
         int send = a[0] == 's' || isend;
-        if (irank(c, l, 1, &peer) < 0 || num(c, l, 2, INT_MAX, &y) < 0 || num(c, l, 3, 1e300, &x) < 0 ||
-            dtsize(c, l, 4, &dts) < 0 || bytes_of(c, l, x, dts, &b) < 0)
+        /* SimGrid before 3.20 wrote no tag: '<peer> <size>' (tag 0) */
+        int old = l->ntok == 3;
+        y = 0;
+        if (irank(c, l, 1, &peer) < 0 || (!old && num(c, l, 2, INT_MAX, &y) < 0) || num(c, l, old ? 2 : 3, 1e300, &x) < 0 ||
+            dtsize(c, l, old ? 3 : 4, &dts) < 0 || bytes_of(c, l, x, dts, &b) < 0)
             return -1;
         if (peer == r) return bad(c, l, "'%s' to itself", a);
         og_op *op;
@@ -238,11 +243,17 @@ static int action(ctx *c, const line *l)
     }
     if (!strcmp(a, "wait")) {
         int src, dst;
+        if (l->ntok == 1) { /* older SimGrid: the most recent request */
+            const rstate *s = &c->rs[r];
+            if (!s->npend) return wait_op(c, l, 0, -1, -1, -1);
+            const pend *p = &s->pend[s->npend - 1];
+            return wait_op(c, l, 0, p->src, p->dst, p->tag);
+        }
         if (irank(c, l, 1, &src) < 0 || irank(c, l, 2, &dst) < 0 || num(c, l, 3, INT_MAX, &y) < 0) return -1;
         return wait_op(c, l, 0, src, dst, (int)y);
     }
     if (!strcmp(a, "waitall")) return wait_op(c, l, 1, 0, 0, 0);
-    if (!strcmp(a, "sendRecv")) {
+    if (!strcmp(a, "sendrecv")) {
         int src, dt2;
         if (num(c, l, 1, 1e300, &x) < 0 || irank(c, l, 2, &peer) < 0 || num(c, l, 3, 1e300, &y) < 0 ||
             irank(c, l, 4, &src) < 0 || dtsize(c, l, 5, &dts) < 0 || dtsize(c, l, 6, &dt2) < 0)
@@ -328,9 +339,9 @@ static int action(ctx *c, const line *l)
         return rc;
     }
     return bad(c, l, "unknown action '%.40s' (valid: init, finalize, compute, sleep, send, recv, "
-                     "isend, irecv, test, wait, waitall, sendRecv, barrier, bcast, reduce, allreduce, "
+                     "isend, irecv, test, wait, waitall, sendrecv, barrier, bcast, reduce, allreduce, "
                      "scan, exscan, alltoall, alltoallv, allgather, allgatherv, gather, gatherv, "
-                     "scatter, scatterv, reducescatter, comm_size, comm_split, comm_dup, location)",
+                     "scatter, scatterv, reducescatter, comm_size, comm_split, comm_dup, location; any case)",
                a);
 }
 
@@ -347,17 +358,46 @@ static int split(char *s, char **tok, int max)
 
 static char *resolve(const char *index, const char *entry);
 
-/* An index file lists one existing trace file per line. */
+/* An index entry without surrounding blanks (NULL: a blank line, or a
+ * '#' comment). */
+static char *entry_of(char *s)
+{
+    while (*s == ' ' || *s == '\t') s++;
+    size_t k = strlen(s);
+    while (k && (s[k - 1] == ' ' || s[k - 1] == '\t' || s[k - 1] == '\r')) s[--k] = 0;
+    return *s && *s != '#' ? s : NULL;
+}
+
+/* The first index entry of head (NUL-terminated), copied into out; 0 when none. */
+static int first_entry(const char *head, char *out, size_t n)
+{
+    for (const char *p = head; *p;) {
+        size_t k = strcspn(p, "\n");
+        if (k < n) {
+            memcpy(out, p, k);
+            out[k] = 0;
+            char *e = entry_of(out);
+            if (e) {
+                if (strchr(e, ' ') || strchr(e, '\t')) return 0;
+                memmove(out, e, strlen(e) + 1);
+                return 1;
+            }
+        }
+        if (!p[k]) break;
+        p += k + 1;
+    }
+    return 0;
+}
+
+/* An index file (split_traces, smpi_replay.txt) lists one per-rank trace
+ * file a line, relative to the index's folder (or its parent). */
 static int is_index(const char *path)
 {
-    char head[1024];
+    char head[1024], first[1024];
     size_t n = tr_head(path, head, sizeof head - 1);
     head[n] = 0;
-    char *nl = strchr(head, '\n');
-    if (!n || !nl) return 0;
-    *nl = 0;
-    if (strchr(head, ' ') || strchr(head, '\t') || !head[0]) return 0;
-    char *p = resolve(path, head);
+    if (!n || !first_entry(head, first, sizeof first)) return 0;
+    char *p = resolve(path, first);
     int ok = access(p, R_OK) == 0;
     free(p);
     return ok;
@@ -420,6 +460,9 @@ static int read_file(ctx *c, int fi)
         l->ntok = n - 1;
         l->tok = ts_malloc((size_t)(n - 1) * sizeof *l->tok);
         for (int i = 1; i < n; i++) l->tok[i - 1] = ts_strdup(tok[i]);
+        /* SimGrid's replayers spelled actions allReduce, Isend, waitAll, ... in
+         * older versions and allreduce, isend, waitall now: any case matches */
+        for (char *p = l->tok[0]; *p; p++) *p = (char)tolower((unsigned char)*p);
         if (r + 1 > c->world) c->world = (int)r + 1;
     }
     if (!rc && tr_error(in)) rc = ts_err(c->err, c->errlen, "%s: %s", fn, tr_error(in));
@@ -446,7 +489,12 @@ static int smpi_import(int nfiles, char *const *paths, const tr_opts *o, og_grap
         char *s;
         int toolong;
         while ((s = tr_getline(in, 4096, &toolong)) || toolong) {
-            if (toolong || !s[0]) continue;
+            if (toolong) {
+                ts_err(err, errlen, "%s:%ld: index entry longer than 4096 bytes", paths[i], tr_lineno(in));
+                tr_close(in);
+                goto fail0;
+            }
+            if (!(s = entry_of(s))) continue;
             ts_grow(&files, sizeof *files, &fcap, (size_t)nf + 1);
             files[nf++] = resolve(paths[i], s);
         }
@@ -496,36 +544,35 @@ fail0:
     return rc;
 }
 
-static int smpi_detect(const char *path, const char *head, size_t n)
+/* The first line of a TI trace: "<rank> <action>" with a known action. */
+static int ti_line(const char *head, size_t n)
 {
-    (void)n;
-    if (is_index(path)) {
-        char first[1024];
-        const char *nl = memchr(head, '\n', n);
-        size_t k = nl ? (size_t)(nl - head) : n;
-        if (k >= sizeof first) return 0;
-        memcpy(first, head, k);
-        first[k] = 0;
-        char *p = resolve(path, first);
-        char h2[256];
-        size_t m = tr_head(p, h2, sizeof h2 - 1);
-        free(p);
-        h2[m] = 0;
-        head = h2;
-        n = m;
-        int r;
-        char act[32];
-        return sscanf(h2, "%d %31s", &r, act) == 2 && strcmp(act, "init") == 0;
-    }
+    static const char *const first[] = {"init", "compute", "send", "recv", "isend", "irecv", "comm_size", "sleep",
+                                        "barrier", "bcast", "allreduce"};
     int r;
-    char act[32];
-    char buf[256];
+    char act[32], buf[256];
     size_t k = n < sizeof buf - 1 ? n : sizeof buf - 1;
     memcpy(buf, head, k);
     buf[k] = 0;
-    return sscanf(buf, " %d %31s", &r, act) == 2 &&
-           (!strcmp(act, "init") || !strcmp(act, "compute") || !strcmp(act, "send") ||
-            !strcmp(act, "recv") || !strcmp(act, "comm_size"));
+    if (sscanf(buf, " %d %31s", &r, act) != 2) return 0;
+    for (size_t i = 0; i < sizeof first / sizeof first[0]; i++)
+        if (!strcasecmp(act, first[i])) return 1;
+    return 0;
+}
+
+static int smpi_detect(const char *path, const char *head, size_t n)
+{
+    char first[1024], h2[256];
+    if (!is_index(path)) return ti_line(head, n);
+    char hb[1024];
+    size_t k = n < sizeof hb - 1 ? n : sizeof hb - 1;
+    memcpy(hb, head, k);
+    hb[k] = 0;
+    if (!first_entry(hb, first, sizeof first)) return 0;
+    char *p = resolve(path, first);
+    size_t m = tr_head(p, h2, sizeof h2 - 1);
+    free(p);
+    return ti_line(h2, m);
 }
 
 const tr_format tr_fmt_smpi = {"smpi-ti", "SimGrid SMPI time-independent trace (one file, or an index of per-rank files)",

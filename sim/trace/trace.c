@@ -28,6 +28,7 @@ const tr_format tr_fmt_native = {"native", "trainsim's own JSON op graph (docs/t
 /* Order matters for detection: the most specific signatures first. */
 const tr_format *const tr_formats[] = {
     &tr_fmt_native, &tr_fmt_kineto, &tr_fmt_chakra_json, &tr_fmt_chakra_et, &tr_fmt_nccl, &tr_fmt_smpi,
+    &tr_fmt_pytorch_et,
 };
 const int tr_nformats = sizeof tr_formats / sizeof tr_formats[0];
 

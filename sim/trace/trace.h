@@ -8,9 +8,25 @@
 
 #include "opgraph.h"
 
+#define TR_MAXSTEPS 256
+
+/* What an import learnt beyond the graph (filled when tr_opts.info is set). */
+typedef struct tr_info {
+    int nsteps;                   /* ProfilerStep#N iterations found (Kineto) */
+    long step[TR_MAXSTEPS];       /* their numbers N, ascending */
+    double step_span[TR_MAXSTEPS];/* recorded span of each, seconds (longest over ranks) */
+    double recorded;              /* recorded span of what was imported, seconds (0: unknown) */
+    double host_gap;              /* GPU-idle seconds within it (largest over ranks) */
+    int gaps_replayed;            /* host gaps became delays on a CPU stream */
+} tr_info;
+
 typedef struct tr_opts {
     const char *format; /* NULL: detect from the first file's contents */
     double gap;         /* NCCL logs without timestamps: seconds of compute between collectives */
+    int one_step;       /* Kineto: import only iteration ProfilerStep#step (else the whole trace) */
+    long step;
+    int host_gaps;      /* Kineto: replay host-side gaps as delays on a CPU stream */
+    tr_info *info;      /* NULL, or filled by the importer */
 } tr_opts;
 
 /* One row per format. detect() looks at the file name and its first bytes

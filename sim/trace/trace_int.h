@@ -7,7 +7,7 @@
 #include "trace.h"
 
 extern const tr_format tr_fmt_native, tr_fmt_kineto, tr_fmt_chakra_et, tr_fmt_chakra_json,
-    tr_fmt_nccl, tr_fmt_smpi;
+    tr_fmt_nccl, tr_fmt_smpi, tr_fmt_pytorch_et;
 
 /* Chakra nodes (shared by the .et and JSON readers, built in chakra_et.c). */
 typedef struct tr_cnode {

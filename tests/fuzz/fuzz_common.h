@@ -25,13 +25,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *paths[] = {path};
     char err[TS_ERRLEN];
     og_graph *g = NULL;
-    tr_opts o = {FUZZ_FORMAT, 0.001};
-    if (fmt->import(1, paths, &o, &g, err, sizeof err) == 0) {
+    tr_opts o = {.format = FUZZ_FORMAT, .gap = 0.001};
+#ifdef FUZZ_STEPS /* Kineto: host gaps replayed, then the last step on its own */
+    tr_info info = {0};
+    o.host_gaps = 1, o.info = &info;
+#endif
+    int rc = fmt->import(1, paths, &o, &g, err, sizeof err);
+    if (rc == 0) {
         if (!g) abort();
         og_check(g, path, err, sizeof err);
         og_free(g);
     } else if (g || !err[0]) {
         abort(); /* an error must leave no graph and say something */
     }
+#ifdef FUZZ_STEPS
+    if (rc == 0 && info.nsteps > 0) {
+        o.one_step = 1, o.step = info.step[info.nsteps - 1];
+        g = NULL, err[0] = 0;
+        if (fmt->import(1, paths, &o, &g, err, sizeof err) == 0) {
+            if (!g) abort();
+            og_free(g);
+        } else if (g || !err[0]) {
+            abort();
+        }
+    }
+#endif
     return 0;
 }

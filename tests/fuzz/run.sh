@@ -24,6 +24,13 @@ mkdir -p "$out/corpus/nccl_log"
 seed nccl_log tests/data/nccl_*.log
 seed smpi_ti "$DATA"/smpi-ti/replay/actions_*.txt tests/data/smpi_*.txt
 seed native tests/data/example.json tests/data/bad_*.json
+seed pytorch_et
+{ cat tests/data/pytorch_et_r0.json; printf '\0'; cat tests/data/pytorch_et_kineto_r0.json; } > "$out/corpus/pytorch_et/pair.bin"
+seed smpi_index
+printf 'r0.txt\nr1.txt\n\0000 init\n0 send 1 0 10\n0 allReduce 8 1\n\0001 Init\n1 recv 0 0 10\n1 allreduce 8 1\n' \
+    > "$out/corpus/smpi_index/pair.bin"
+seed simgrid_xml tests/golden/*.xml "$DATA"/smpi-ti/platform/small_platform.xml
+seed golden tests/golden/*.json
 
 printf '%-12s %10s %8s %6s %6s %8s\n' format executions crashes hangs leaks seconds
 status=0

@@ -1,0 +1,63 @@
+/* The software-stack presets: one row per framework generation, with its
+ * sources (docs/compute.md describes every field and row). */
+#include "workload/stack.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "util.h"
+
+static const char *const attn_names[WL_NATTN] = {"stack", "unfused", "flash", "flash2", "flash3"};
+
+const char *wl_attn_name(wl_attn a) { return a < WL_NATTN ? attn_names[a] : "?"; }
+
+int wl_attn_from_name(const char *s)
+{
+    for (int i = 1; i < WL_NATTN; i++)
+        if (strcmp(s, attn_names[i]) == 0) return i;
+    return -1;
+}
+
+static const wl_stack stacks[] = {
+    {"megatron-core", "Megatron-Core with Transformer Engine (2024-): FlashAttention (cuDNN/FA2 on A100, "
+                      "FA3-class on H100), fused kernels, TE FP8, overlapped DP",
+     "Megatron-Core docs (distributed optimizer, --overlap-grad-reduce, --overlap-param-gather); "
+     "Transformer Engine docs (FP8 delayed scaling); FlashAttention-2/3 papers",
+     WL_ATTN_FLASH2, 1, WL_GEMM_CURRENT, 1, 1, 1, 1},
+    {"megatron-2021", "Megatron-LM April 2021 (SC'21 paper): unfused attention with the fused scaled-masked "
+                      "softmax kernel, fused bias-GeLU and bias-dropout-add, cuBLAS 11 of 2021, fp16",
+     "Narayanan et al. SC'21 (arXiv 2104.04473); Megatron-LM commit 50a4b5fa (2021-04-08) README",
+     WL_ATTN_UNFUSED, 1, WL_GEMM_2021, 0, 0, 0, 0},
+    {"deepspeed", "DeepSpeed ZeRO with PyTorch modules: FlashAttention-2 through PyTorch SDPA, unfused "
+                  "elementwise kernels, overlapped communication",
+     "DeepSpeed ZeRO docs (overlap_comm, stage3_prefetch_bucket_size); PyTorch SDPA docs",
+     WL_ATTN_FLASH2, 0, WL_GEMM_CURRENT, 1, 0, 1, 1},
+    {"fsdp2", "PyTorch FSDP2 (torchtitan): FlashAttention-2 through SDPA, unfused elementwise kernels "
+              "(no torch.compile), prefetched all-gathers",
+     "torchtitan docs and benchmarks; PyTorch FSDP2 (fully_shard) docs",
+     WL_ATTN_FLASH2, 0, WL_GEMM_CURRENT, 1, 0, 1, 1},
+};
+
+#define NSTACKS ((int)(sizeof stacks / sizeof *stacks))
+
+const wl_stack *wl_stack_default(void) { return &stacks[0]; }
+int wl_stack_count(void) { return NSTACKS; }
+const wl_stack *wl_stack_at(int i) { return i >= 0 && i < NSTACKS ? &stacks[i] : NULL; }
+
+void wl_stack_names(char *buf, size_t n)
+{
+    if (!n) return;
+    buf[0] = 0;
+    for (int i = 0; i < NSTACKS; i++)
+        snprintf(buf + strlen(buf), n - strlen(buf), "%s%s", i ? ", " : "", stacks[i].name);
+}
+
+const wl_stack *wl_stack_find(const char *name, char *err, size_t errlen)
+{
+    for (int i = 0; i < NSTACKS; i++)
+        if (strcmp(name, stacks[i].name) == 0) return &stacks[i];
+    char names[256];
+    wl_stack_names(names, sizeof names);
+    ts_err(err, errlen, "unknown stack '%s' (valid: %s)", name, names);
+    return NULL;
+}

@@ -1,0 +1,43 @@
+/* Software-stack presets (--stack): the kernels, precision recipe and
+ * data-parallel overlaps a training framework uses, one table row per stack. */
+#ifndef TS_STACK_H
+#define TS_STACK_H
+
+#include <stddef.h>
+
+/* Attention kernels (layout key attn=): unfused stores the s x s scores
+ * (Megatron's 5as^2b), the flash kernels only O(s) softmax statistics. */
+typedef enum { WL_ATTN_STACK = 0, WL_ATTN_UNFUSED, WL_ATTN_FLASH, WL_ATTN_FLASH2, WL_ATTN_FLASH3, WL_NATTN } wl_attn;
+
+const char *wl_attn_name(wl_attn a);
+int wl_attn_from_name(const char *s);      /* -1 when unknown */
+
+/* GEMM library generation: the achievable matmul rate of a GPU depends on it
+ * (a GPU spec's "gemm_max" has one figure per era where measured). */
+typedef enum { WL_GEMM_CURRENT = 0, WL_GEMM_2021 } wl_gemm_era;
+
+typedef struct wl_stack {
+    const char *name;
+    const char *description;
+    const char *sources;        /* where the preset's choices come from (docs/compute.md) */
+    /* compute (c1) */
+    wl_attn attn;               /* attention kernel when the layout does not name one */
+    int fused;                  /* fused bias-GeLU/SwiGLU, bias-dropout-add, norm kernels */
+    wl_gemm_era gemm_era;
+    int fp8_te;                 /* --dtype fp8 as Transformer Engine: GEMMs FP8, the rest BF16 */
+    int grad_accum_fused;       /* weight-gradient GEMMs accumulate into the main gradient (no extra pass) */
+    /* data parallelism (c2): add overlap / bucket fields here, one column per field */
+    int overlap_grad_reduce;    /* gradient reduce-scatter/all-reduce overlapped with backward */
+    int overlap_param_gather;   /* distributed optimizer's parameter all-gather overlapped with forward */
+} wl_stack;
+
+/* The default preset (megatron-core) and lookup by name; on failure err lists
+ * the valid names. */
+const wl_stack *wl_stack_default(void);
+const wl_stack *wl_stack_find(const char *name, char *err, size_t errlen);
+/* Names of every preset, ", "-separated, into buf (for errors). */
+void wl_stack_names(char *buf, size_t n);
+int wl_stack_count(void);
+const wl_stack *wl_stack_at(int i);
+
+#endif

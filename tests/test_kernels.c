@@ -1,0 +1,222 @@
+/* Kernel classes and software stacks: FP8 as Transformer Engine runs it,
+ * attention kernels' time and memory, fusion and the --stack presets. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "memory/memory.h"
+#include "tests.h"
+#include "util.h"
+#include "workload/workload.h"
+
+static const an_net fast_net = {8, 1e18, 0, 1e18, 0, 0, 0, 0, NULL};
+
+/* Seconds of the compute ops of layer li on rank 0 whose label contains what
+ * (NULL: all), one micro-batch, ops unfused. */
+static double layer_time(const char *model, const char *lay, int seq, cm_dtype t, const char *gpu_name,
+                         const wl_stack *st, int li, const char *what)
+{
+    char err[TS_ERRLEN], tag[32];
+    wl_model m;
+    wl_layout l;
+    cm_gpu gpu;
+    CU_ASSERT_EQUAL_FATAL(wl_model_find(model, "configs/models", &m, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(cm_gpu_find(gpu_name, "configs/gpus", &gpu, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(wl_layout_parse(lay, &l, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(wl_layout_check(&l, &m, seq, 0, err, sizeof err), 0);
+    wl_opts o = {seq, t, &gpu, &fast_net, 0, 1, st};
+    og_graph *g = NULL;
+    wl_info info;
+    CU_ASSERT_EQUAL_FATAL(wl_build(&m, &l, &o, &g, &info, err, sizeof err), 0);
+    snprintf(tag, sizeof tag, ".l%d.", li);
+    double sum = 0;
+    og_rank *rk = &g->ranks[0];
+    for (int i = 0; i < rk->nops; i++) {
+        const og_op *op = &rk->ops[i];
+        if (op->kind != OG_COMPUTE || !op->label || strncmp(op->label, "comp.", 5) || !strstr(op->label, tag)) continue;
+        if (what && !strstr(op->label, what)) continue;
+        sum += op->duration;
+    }
+    og_free(g);
+    return sum;
+}
+
+#define GPT3 "gpt3-175b", "tp=8,pp=12,dp=1,mbs=1,gbs=1"
+
+/* Transformer Engine FP8: GEMMs at the FP8 rate, the rest unchanged, casts
+ * added: a GPT-3 175B layer (tp=8) is faster, but well short of 2x. */
+static void test_fp8_layer(void)
+{
+    double bf = layer_time(GPT3, 2048, CM_BF16, "h100", NULL, 1, NULL);
+    double f8 = layer_time(GPT3, 2048, CM_FP8, "h100", NULL, 1, NULL);
+    CU_ASSERT(bf > 0 && f8 > 0);
+    printf("\n  gpt3-175b layer, tp=8, H100: bf16 %.3f ms, fp8 %.3f ms, speedup %.2fx", bf * 1e3, f8 * 1e3, bf / f8);
+    CU_ASSERT(bf / f8 > 1.2 && bf / f8 < 2.0);
+    /* attention, norms and elementwise ops stay in bf16: the same time */
+    const char *same[] = {"comp.attn", "comp.ln", "comp.act", "comp.residual"};
+    for (int i = 0; i < 4; i++) {
+        double a = layer_time(GPT3, 2048, CM_BF16, "h100", NULL, 1, same[i]);
+        double b = layer_time(GPT3, 2048, CM_FP8, "h100", NULL, 1, same[i]);
+        CU_ASSERT(a > 0);
+        CU_ASSERT_DOUBLE_EQUAL(a, b, 1e-15);
+    }
+    /* the GEMMs alone gain more than the layer, and less than the 2x of the peaks */
+    double gb = layer_time(GPT3, 2048, CM_BF16, "h100", NULL, 1, "comp.fc1");
+    double g8 = layer_time(GPT3, 2048, CM_FP8, "h100", NULL, 1, "comp.fc1");
+    CU_ASSERT(gb / g8 > bf / f8 && gb / g8 < 2.0);
+}
+
+/* FP8 messages between ranks stay 16-bit: the TP collectives carry the same bytes. */
+static void test_fp8_messages(void)
+{
+    char err[TS_ERRLEN];
+    wl_model m;
+    wl_layout l;
+    cm_gpu gpu;
+    CU_ASSERT_EQUAL_FATAL(wl_model_find("megatron-gpt-1.7b", "configs/models", &m, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(cm_gpu_find("h100", "configs/gpus", &gpu, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(wl_layout_parse("tp=2,pp=2,dp=1,mbs=1,gbs=2", &l, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(wl_layout_check(&l, &m, 1024, 0, err, sizeof err), 0);
+    double bytes[2] = {0, 0};
+    cm_dtype t[2] = {CM_BF16, CM_FP8};
+    for (int k = 0; k < 2; k++) {
+        wl_opts o = {1024, t[k], &gpu, &fast_net, 0, 0, NULL};
+        og_graph *g = NULL;
+        wl_info info;
+        CU_ASSERT_EQUAL_FATAL(wl_build(&m, &l, &o, &g, &info, err, sizeof err), 0);
+        for (int r = 0; r < g->nranks; r++)
+            for (int i = 0; i < g->ranks[r].nops; i++) {
+                const og_op *op = &g->ranks[r].ops[i];
+                if (op->kind == OG_COLL || op->kind == OG_SEND) bytes[k] += (double)op->bytes;
+            }
+        og_free(g);
+    }
+    CU_ASSERT(bytes[0] > 0);
+    CU_ASSERT_DOUBLE_EQUAL(bytes[0], bytes[1], 0.5);
+}
+
+/* Attention kernels: FlashAttention-3 > 2 > 1 > unfused in speed on H100
+ * (A100 has no FA3: it runs FA2), and the unfused kernel's time grows as s^2
+ * through its score traffic. */
+static void test_attention_kernels(void)
+{
+    const char *k[] = {"tp=8,pp=12,dp=1,mbs=1,gbs=1,attn=flash3", "tp=8,pp=12,dp=1,mbs=1,gbs=1,attn=flash2",
+                       "tp=8,pp=12,dp=1,mbs=1,gbs=1,attn=flash", "tp=8,pp=12,dp=1,mbs=1,gbs=1,attn=unfused"};
+    double t[4];
+    for (int i = 0; i < 4; i++) t[i] = layer_time("gpt3-175b", k[i], 2048, CM_BF16, "h100", NULL, 1, "comp.attn");
+    CU_ASSERT(t[0] < t[1] && t[1] < t[2] && t[2] < t[3]);
+    double a3 = layer_time("gpt3-175b", k[0], 2048, CM_BF16, "a100", NULL, 1, "comp.attn");
+    double a2 = layer_time("gpt3-175b", k[1], 2048, CM_BF16, "a100", NULL, 1, "comp.attn");
+    CU_ASSERT_DOUBLE_EQUAL(a3, a2, 1e-15);
+    /* hardware.md: H100 at head dim 128, sequence 8192: standard attention 145.1 TFLOP/s, FA2 327.9;
+     * the forward of GPT-3's 96 heads of 128 at 8192 (full, non-causal FLOPs for the unfused kernel) */
+    double fl = 4.0 * 8192 * 8192 * 12288 / 8;
+    double un = layer_time("gpt3-175b", k[3], 8192, CM_BF16, "h100", NULL, 1, "comp.attn.");
+    double fa = layer_time("gpt3-175b", k[1], 8192, CM_BF16, "h100", NULL, 1, "comp.attn.");
+    printf("\n  H100 attention forward, seq 8192: unfused %.1f TFLOP/s (measured 145.1), flash2 %.1f (327.9)",
+           fl / un / 1e12, fl / 2 / fa / 1e12);
+    CU_ASSERT(fabs(fl / un / 1e12 - 145.1) / 145.1 < 0.25);
+    CU_ASSERT(fabs(fl / 2 / fa / 1e12 - 327.9) / 327.9 < 0.10);
+}
+
+/* Memory: Llama-3 8B at sequence 8192 without recomputation fits on an 80 GB
+ * GPU at Megatron-Core's published layout (NeMo recipe: tp=1, pp=1, cp=2,
+ * distributed optimizer) and FSDP's (8 GPUs, zero=3) with FlashAttention;
+ * the unfused kernel charges Megatron's 5as^2b scores and does not fit. */
+static void test_memory_kernels(void)
+{
+    char err[TS_ERRLEN];
+    wl_model m;
+    CU_ASSERT_EQUAL_FATAL(wl_model_find("llama3-8b", "configs/models", &m, err, sizeof err), 0);
+    const char *lays[] = {"tp=1,pp=1,cp=2,dp=4,mbs=1,gbs=128,zero=1,recompute=none",
+                          "tp=1,pp=1,dp=8,mbs=1,gbs=128,zero=3,recompute=none"};
+    for (int i = 0; i < 2; i++) {
+        wl_layout l;
+        mem_breakdown flash, unf;
+        CU_ASSERT_EQUAL_FATAL(wl_layout_parse(lays[i], &l, err, sizeof err), 0);
+        CU_ASSERT_EQUAL_FATAL(wl_layout_check(&l, &m, 8192, 0, err, sizeof err), 0);
+        wl_layout_apply_stack(&l, wl_stack_default());
+        CU_ASSERT(l.attn != WL_ATTN_UNFUSED);
+        mem_estimate(&m, &l, 8192, CM_BF16, 80.0 * 1073741824.0, &flash);
+        CU_ASSERT(flash.fits);
+        l.attn = WL_ATTN_UNFUSED;
+        mem_estimate(&m, &l, 8192, CM_BF16, 80.0 * 1073741824.0, &unf);
+        CU_ASSERT(!unf.fits);
+        /* the difference is the s x s scores of every layer: 5 a s_local s b per layer, less the LSE */
+        double s = 8192.0 / l.cp, want = m.layers * (5.0 * m.heads * s * 8192 * l.mbs - 4.0 * m.heads * s * l.mbs);
+        CU_ASSERT_DOUBLE_EQUAL(unf.activations - flash.activations, want, want * 1e-9);
+    }
+}
+
+/* The presets: megatron-2021 runs the unfused kernel, megatron-core a flash
+ * one; an unknown name lists the valid ones; unfused elementwise kernels cost more. */
+static void test_stacks(void)
+{
+    char err[TS_ERRLEN];
+    const wl_stack *old = wl_stack_find("megatron-2021", err, sizeof err), *core = wl_stack_find("megatron-core", err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(old);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(core);
+    CU_ASSERT_PTR_EQUAL(core, wl_stack_default());
+    CU_ASSERT_EQUAL(old->attn, WL_ATTN_UNFUSED);
+    CU_ASSERT(core->attn != WL_ATTN_UNFUSED);
+    CU_ASSERT_PTR_NULL(wl_stack_find("megatron-2019", err, sizeof err));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "valid: megatron-core, megatron-2021, deepspeed, fsdp2"));
+    for (int i = 0; i < wl_stack_count(); i++) {
+        const wl_stack *s = wl_stack_at(i);
+        CU_ASSERT(strlen(s->description) > 20 && strlen(s->sources) > 20);
+    }
+    /* a layout's attn= wins over the stack's */
+    wl_layout l;
+    CU_ASSERT_EQUAL_FATAL(wl_layout_parse("tp=1,attn=flash3", &l, err, sizeof err), 0);
+    wl_layout_apply_stack(&l, old);
+    CU_ASSERT_EQUAL(l.attn, WL_ATTN_FLASH3);
+    CU_ASSERT_EQUAL(wl_layout_parse("tp=1,attn=fast", &l, err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "attn=fast (valid: flash3, flash2, flash, unfused)"));
+    /* fusion: DeepSpeed's unfused bias-GeLU costs more than Megatron-Core's fused one */
+    const wl_stack *ds = wl_stack_find("deepspeed", err, sizeof err);
+    double fused = layer_time(GPT3, 2048, CM_BF16, "a100", core, 1, "comp.act");
+    double unfused = layer_time(GPT3, 2048, CM_BF16, "a100", ds, 1, "comp.act");
+    CU_ASSERT(unfused > 1.5 * fused);
+}
+
+static char out[1 << 16];
+
+static double iteration_of(const char *text)
+{
+    const char *p = strstr(text, "\niteration");
+    double t = 0;
+    return p && sscanf(p, "\niteration %lf", &t) == 1 ? t : 0;
+}
+
+/* --stack on the command line: run prints the preset and its kernel, the 2021
+ * stack is slower on the same layout, an unknown name exits 2 with the list;
+ * search takes it too. */
+static void test_stack_cli(void)
+{
+    const char *run = "run --model megatron-gpt-1.7b --layout tp=1,pp=1,dp=8,gbs=64,recompute=full --seq 2048 "
+                      "--gpu a100 --fidelity estimate";
+    char args[512];
+    snprintf(args, sizeof args, "%s --stack megatron-2021", run);
+    CU_ASSERT_EQUAL(test_cli(args, out, sizeof out), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "stack            megatron-2021"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "attn=unfused"));
+    double old = iteration_of(out);
+    CU_ASSERT_EQUAL(test_cli(run, out, sizeof out), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "stack            megatron-core"));
+    double core = iteration_of(out);
+    CU_ASSERT(old > 1.05 * core && core > 0);
+    snprintf(args, sizeof args, "%s --stack nemo", run);
+    CU_ASSERT_EQUAL(test_cli(args, out, sizeof out), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(test_cli_err(), "unknown stack 'nemo' (valid: megatron-core, megatron-2021"));
+    CU_ASSERT_EQUAL(test_cli("search --cluster dgx-a100-superpod --gpus 16 --model megatron-gpt-1.7b --seq 2048 "
+                             "--fidelity estimate --stack megatron-2021 --top 1", out, sizeof out), 0);
+    CU_ASSERT_EQUAL(test_cli("search --cluster dgx-a100-superpod --gpus 16 --model megatron-gpt-1.7b --stack x",
+                             out, sizeof out), 2);
+}
+
+void suite_kernels(void)
+{
+    test_add_suite("kernels", "fp8 speedup of a 175b layer", test_fp8_layer, "fp8 messages stay 16-bit",
+                   test_fp8_messages, "attention kernels", test_attention_kernels, "memory by attention kernel",
+                   test_memory_kernels, "stack presets", test_stacks, "--stack on run and search", test_stack_cli, NULL);
+}
