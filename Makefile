@@ -13,7 +13,7 @@ SIM_INC := -Isim/ir -Isim/engine -Isim/cli -Isim/trace -Isim/api -Isim
 # -fPIC: the same objects make build/libtrainsim.a and build/libtrainsim.so.
 # override: a CFLAGS given on the command line (make sanitize) keeps these.
 override CFLAGS  += -std=c11 -D_GNU_SOURCE -fPIC -Wall -Wextra -Werror $(SIM_INC) -Imodels -Imodels/coll -Iplatforms -Ivalidate
-override CXXFLAGS += -std=c++17 -fPIC -Wall -Wextra -Werror -Iplatforms $(SIM_INC)
+override CXXFLAGS += -std=c++17 -fPIC -Wall -Wextra -Werror -Iplatforms -Imodels/coll $(SIM_INC)
 FLAGS_SEEN := $(CC) $(CFLAGS) | $(CXX) $(CXXFLAGS)
 
 DEB_PACKAGES := build-essential g++ pkg-config libsimgrid-dev libigraph-dev libgsl-dev \

@@ -66,7 +66,7 @@ static void emit_node_resources(emitter *e, int k, int flat)
         snprintf(a, sizeof a, "n%d-gw", k);
         e->k->router(e->k, a);
     }
-    double ibw = n->bw * c->intra_bw_eff;
+    double ibw = n->bw * topo_bw_factor(c, c->coll.intra_tier);
     if (n->fabric == TOPO_NVSWITCH || n->fabric == TOPO_PCIE) {
         for (int g = 0; g < n->gpus; g++) {
             snprintf(a, sizeof a, "n%d-g%d", k, g);
@@ -80,7 +80,7 @@ static void emit_node_resources(emitter *e, int k, int flat)
     }
     for (int j = 0; j < n->nnics; j++) {
         snprintf(a, sizeof a, "n%d-nic%d", k, j);
-        link_el(e, a, n->nics[j].bw * c->inter_bw_eff, n->nics[j].lat + c->inter_lat_add);
+        link_el(e, a, n->nics[j].bw * topo_bw_factor(c, COLL_TIER_NIC), n->nics[j].lat + c->inter_lat_add);
     }
 }
 
@@ -139,7 +139,7 @@ static void emit_node(emitter *e, int k)
 /* Node uplinks: one aggregated link per node for all its NICs' ports. */
 static double node_port_bw(const topo_cluster *c)
 {
-    return c->node.nnics * c->net.bw * c->inter_bw_eff;
+    return c->node.nnics * c->net.bw * topo_bw_factor(c, COLL_TIER_SWITCH);
 }
 
 /* A switch-level zone with the GPUs of nodes [lo, hi) directly inside (no
@@ -336,7 +336,7 @@ static void emit_dragonfly(emitter *e)
             char fz[32], fg[32], fu[32];
             for (int x = 0; x < t->switches; x++) {
                 snprintf(l, sizeof l, "g%d-s%d-up", g, x);
-                link_el(e, l, (t->switches - 1) * t->bw * c->inter_bw_eff / 2, t->lat / 2); /* one hop in all */
+                link_el(e, l, (t->switches - 1) * t->bw * topo_bw_factor(c, COLL_TIER_SWITCH) / 2, t->lat / 2); /* one hop in all */
             }
             snprintf(fz, sizeof fz, "g%ds%%d", g);
             snprintf(fg, sizeof fg, "g%ds%%d-sw", g);
@@ -348,7 +348,7 @@ static void emit_dragonfly(emitter *e)
         for (int x = 0; x < t->switches; x++)
             for (int y = x + 1; y < t->switches; y++) {
                 snprintf(l, sizeof l, "g%d-s%d-s%d", g, x, y);
-                link_el(e, l, t->bw * c->inter_bw_eff, t->lat);
+                link_el(e, l, t->bw * topo_bw_factor(c, COLL_TIER_SWITCH), t->lat);
             }
         for (int x = 0; x < t->switches; x++)
             for (int y = x + 1; y < t->switches; y++) {
@@ -366,7 +366,7 @@ static void emit_dragonfly(emitter *e)
     for (int x = 0; x < t->groups; x++)
         for (int y = x + 1; y < t->groups; y++) {
             snprintf(l, sizeof l, "g%d-g%d", x, y);
-            link_el(e, l, t->global_links * t->global_bw * c->inter_bw_eff, t->global_lat);
+            link_el(e, l, t->global_links * t->global_bw * topo_bw_factor(c, COLL_TIER_SWITCH), t->global_lat);
         }
     for (int x = 0; x < t->groups; x++)
         for (int y = x + 1; y < t->groups; y++) {
@@ -408,7 +408,7 @@ static void emit_torus(emitter *e)
             torus_coord(t, k, xyz);
             if (t->dims[d] == 1 || (t->dims[d] == 2 && xyz[d] == 1)) continue;
             snprintf(l, sizeof l, "t%d-d%d", k, d);
-            link_el(e, l, t->bw * c->inter_bw_eff, t->lat);
+            link_el(e, l, t->bw * topo_bw_factor(c, COLL_TIER_SWITCH), t->lat);
         }
     char(*names)[96] = ts_malloc(3 * 1024 * sizeof *names);
     const char **ls = ts_malloc(3 * 1024 * sizeof *ls);

@@ -254,8 +254,8 @@ static int parse_net(ctx *c, json_t *o, topo_cluster *cl)
 {
     static const char *const kinds[] = {"switch", "fat-tree", "dragonfly", "torus"};
     static const char *const keys[][12] = {
-        [TOPO_SWITCH] = {"type", "bw", "lat", NULL},
-        [TOPO_FATTREE] = {"type", "bw", "lat", "levels", "radix", "oversubscription", "rails", NULL},
+        [TOPO_SWITCH] = {"type", "bw", "lat", "sharp", NULL},
+        [TOPO_FATTREE] = {"type", "bw", "lat", "levels", "radix", "oversubscription", "rails", "sharp", NULL},
         [TOPO_DRAGONFLY] = {"type", "bw", "lat", "switches_per_group", "nodes_per_switch", "global_links",
                             "global_bw", "global_lat", "routing", NULL},
         [TOPO_TORUS] = {"type", "bw", "lat", "dims", NULL},
@@ -268,6 +268,8 @@ static int parse_net(ctx *c, json_t *o, topo_cluster *cl)
     if (get_num(c, "network", o, "bw", 1, 1e6, BW_MAX, &t->bw) < 0 ||
         get_num(c, "network", o, "lat", 1, 0, LAT_MAX, &t->lat) < 0)
         return -1;
+    /* SHARP-capable switches (InfiniBand Quantum and later): CollNet */
+    if (get_bool(c, "network", o, "sharp", &t->sharp) < 0) return -1;
     switch (t->kind) {
     case TOPO_SWITCH: break;
     case TOPO_FATTREE:
@@ -389,6 +391,22 @@ int topo_is_cluster_spec(const char *spec)
     return 1;
 }
 
+/* The collective model's parameters: the NCCL preset (RCCL when the file's
+ * "collectives" names it), the node fabric's tier, SHARP from the network,
+ * then the file's "collectives" object. */
+static int coll_defaults(topo_cluster *cl, json_t *o, const char *path, char *err, size_t errlen)
+{
+    json_t *lib = o ? json_object_get(o, "library") : NULL;
+    int l = lib && json_is_string(lib) ? coll_lib_from_name(json_string_value(lib)) : COLL_LIB_NCCL;
+    coll_params_preset(&cl->coll, l < 0 ? COLL_LIB_NCCL : l);
+    static const coll_tier tiers[] = {[TOPO_NVSWITCH] = COLL_TIER_NVLINK, [TOPO_MESH] = COLL_TIER_NVLINK,
+                                      [TOPO_GRAPH] = COLL_TIER_NVLINK, [TOPO_PCIE] = COLL_TIER_PCIE};
+    cl->coll.intra_tier = tiers[cl->node.fabric];
+    if (cl->node.fabric == TOPO_GRAPH && cl->coll.lib == COLL_LIB_RCCL) cl->coll.intra_tier = COLL_TIER_XGMI;
+    cl->coll.collnet = cl->net.sharp;
+    return o ? coll_params_overlay(&cl->coll, o, path, err, errlen) : 0;
+}
+
 int topo_load(const char *spec, int nodes, topo_cluster *cl, char *err, size_t errlen)
 {
     char path[512], name[256];
@@ -414,7 +432,8 @@ int topo_load(const char *spec, int nodes, topo_cluster *cl, char *err, size_t e
     ctx c = {path, err, errlen};
     json_t *root = load_json(&c, text ? spec : path);
     if (!root) return -1;
-    static const char *const keys[] = {"name", "comment", "nodes", "gpu", "node", "network", "calibration", NULL};
+    static const char *const keys[] = {"name", "comment", "nodes", "gpu", "node", "network", "calibration",
+                                       "collectives", NULL};
     static const char *const nkeys[] = {"gpus", "fabric", "nics", NULL};
     int rc = -1;
     json_t *node = json_object_get(root, "node");
@@ -447,6 +466,7 @@ int topo_load(const char *spec, int nodes, topo_cluster *cl, char *err, size_t e
         bad(&c, "gpu '%s': %s", gpu, gerr);
         goto out;
     }
+    if (coll_defaults(cl, json_object_get(root, "collectives"), path, err, errlen) < 0) goto out;
     rc = 0;
 out:
     json_decref(root);
@@ -461,6 +481,10 @@ int topo_calibrate(topo_cluster *cl, const char *path, char *err, size_t errlen)
     json_t *o = json_object_get(root, "cluster");
     int rc = -1;
     static const char *const keys[] = {"intra_bw_eff", "inter_bw_eff", "intra_lat_add", "inter_lat_add", NULL};
+    /* the cost model's parameters; version 1 calibrations keep per-collective
+     * efficiency curves under the same key, as an array (validate/) */
+    json_t *co = json_object_get(root, "collectives");
+    if (co && !json_is_array(co) && coll_params_overlay(&cl->coll, co, path, err, errlen) < 0) goto out;
     if (!o) {
         rc = 0; /* a calibration without cluster-level factors changes nothing here */
         goto out;
@@ -479,6 +503,11 @@ int topo_calibrate(topo_cluster *cl, const char *path, char *err, size_t errlen)
 out:
     json_decref(root);
     return rc;
+}
+
+double topo_bw_factor(const topo_cluster *c, coll_tier t)
+{
+    return c->coll.bw_frac[t] * (t == COLL_TIER_NIC || t == COLL_TIER_SWITCH ? c->inter_bw_eff : c->intra_bw_eff);
 }
 
 int topo_nic_of(const topo_node *n, int gpu)
@@ -511,7 +540,7 @@ void topo_an_figures(const topo_cluster *c, int *gpn, double *intra_bw, double *
     const topo_node *n = &c->node;
     *gpn = n->gpus;
     if (n->fabric == TOPO_NVSWITCH || n->fabric == TOPO_PCIE) {
-        *intra_bw = n->bw * c->intra_bw_eff;
+        *intra_bw = n->bw * topo_bw_factor(c, c->coll.intra_tier);
         *intra_lat = n->lat + c->intra_lat_add;
     } else {
         /* A mesh or link graph: what a ring through the GPUs in local order
@@ -537,10 +566,11 @@ void topo_an_figures(const topo_cluster *c, int *gpn, double *intra_bw, double *
             for (int d = 0; d < 2; d++)
                 if (load[l][d] > 0 && (bw == 0 || n->bw * n->links[l].count / load[l][d] < bw))
                     bw = n->bw * n->links[l].count / load[l][d];
-        *intra_bw = (bw > 0 ? bw : n->bw) * c->intra_bw_eff;
+        *intra_bw = (bw > 0 ? bw : n->bw) * topo_bw_factor(c, c->coll.intra_tier);
         *intra_lat = maxhops * n->lat + c->intra_lat_add;
     }
-    *inter_bw = n->nics[0].bw * c->inter_bw_eff / topo_gpus_of_nic(n, 0);
-    if (c->net.bw * c->inter_bw_eff < *inter_bw) *inter_bw = c->net.bw * c->inter_bw_eff;
+    *inter_bw = n->nics[0].bw * topo_bw_factor(c, COLL_TIER_NIC) / topo_gpus_of_nic(n, 0);
+    double sw = c->net.bw * topo_bw_factor(c, COLL_TIER_SWITCH);
+    if (sw < *inter_bw) *inter_bw = sw;
     *inter_lat = 2 * (n->nics[0].lat + c->inter_lat_add) + 2 * c->net.lat;
 }

@@ -6,6 +6,8 @@
 
 #include <stddef.h>
 
+#include "coll_params.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -51,6 +53,7 @@ typedef struct topo_net {
     double bw, lat;     /* one port / link, per direction; lat per switch hop */
     /* fat-tree */
     int levels, radix, rails;
+    int sharp;          /* switch, fat-tree: SHARP in-network reduction (NCCL CollNet) */
     double oversub;
     /* dragonfly */
     int groups, switches, nodes_per_switch, global_links;
@@ -68,6 +71,8 @@ typedef struct topo_cluster {
     topo_gpu gpu;
     topo_node node;
     topo_net net;
+    coll_params coll;   /* the collective cost model's parameters: the library preset (the GPU's
+                         * vendor), the file's "collectives" object, a calibration's over them */
     double intra_bw_eff, inter_bw_eff; /* calibration factors on bandwidth (default 1) */
     double intra_lat_add, inter_lat_add; /* calibration: seconds added per route */
 } topo_cluster;
@@ -83,6 +88,10 @@ int topo_calibrate(topo_cluster *c, const char *path, char *err, size_t errlen);
 
 /* Is spec a cluster (name or .json) rather than a SimGrid XML file? */
 int topo_is_cluster_spec(const char *spec);
+
+/* What a link of tier t carries per unit of its nominal bandwidth: the
+ * tier's achievable fraction (c->coll.bw_frac) x the calibration's factor. */
+double topo_bw_factor(const topo_cluster *c, coll_tier t);
 
 /* The GPUs served by each NIC, and the NIC of a GPU (-1: none). */
 int topo_nic_of(const topo_node *n, int gpu);

@@ -49,7 +49,7 @@ static int log2c(int n)
  * pipelined; 0 where the form is not written down (checked analytically). */
 static void closed_form(og_coll c, const char *algo, int n, double S, double want[2])
 {
-    double a = 2 * LAT + coll_proto_step_latency(COLL_SIMPLE), B = BW, L = log2c(n);
+    double a = 2 * LAT + 0.0, B = BW, L = log2c(n);
     double ag = (n - 1.0) / n * S / B;
     want[0] = want[1] = 0;
     if (!strcmp(algo, "ring"))
@@ -194,7 +194,7 @@ static void test_topology(void)
 {
     const char *plat = two_nodes(1);
     const int64_t S = (int64_t)64 << 20;
-    const double pl = coll_proto_step_latency(COLL_SIMPLE), ai = 2 * LI + pl, an = 2 * LN + pl;
+    const double pl = 0.0, ai = 2 * LI + pl, an = 2 * LN + pl;
     const double E = 275.0 / 450.0; /* NVLS throughput per NVLink byte (models/coll/topo.c) */
     int ids[8];
     for (int i = 0; i < 8; i++) ids[i] = i / 4;
@@ -290,7 +290,7 @@ static void rail_route(void *ctx, int a, int b, double *lat, double *bw)
  * NIC route's. */
 static void test_hier_gather(void)
 {
-    const double pl = coll_proto_step_latency(COLL_SIMPLE), ai = 2 * LI + pl, an = 2 * LN + pl;
+    const double pl = 0.0, ai = 2 * LI + pl, an = 2 * LN + pl;
     static const struct {
         og_coll coll;
         const char *algo;
@@ -386,7 +386,7 @@ static void test_fattree(void)
                                              sizeof err), err, sizeof err), 0);
         double an = coll_cost(&p, COLL_COST_PIPELINED, ft_route, &across);
         /* the analytical level is the contention-free alpha-beta cost */
-        double alpha = 4e-6 + coll_proto_step_latency(COLL_SIMPLE), beta = 2.0 * 15 / 16 * S / 25e9;
+        double alpha = 4e-6 + 0.0, beta = 2.0 * 15 / 16 * S / 25e9;
         CU_ASSERT(REL(an, 30 * alpha + beta) < 1e-9);
         double want = across ? 30 * alpha + 2 * beta : an; /* oversubscription 2:1 on the bandwidth term */
         fprintf(stderr, "\n  fat-tree ring %s: simgrid %.6g s, analytical %.6g s, ratio %.4f",

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "coll_params.h"
 #include "tests.h"
 #include "coll.h"
 #include "util.h"
@@ -130,4 +131,22 @@ int test_child(int (*fn)(void *arg, char *msg, size_t n), void *arg, char *msg, 
     waitpid(pid, &status, 0);
     snprintf(msg, n, "%s", buf);
     return rc;
+}
+
+void test_bare_params(void)
+{
+    coll_params q;
+    coll_params_preset(&q, COLL_LIB_NCCL);
+    memset(q.base_lat, 0, sizeof q.base_lat);
+    memset(q.hop_lat, 0, sizeof q.hop_lat);
+    q.max_channels = 0;
+    q.tuner_own = 1; /* the selection too: least alpha-beta time */
+    for (int t = 0; t < COLL_NTIERS; t++) q.bw_frac[t] = 1;
+    for (int f = 0; f < COLL_NFAMS; f++) {
+        double e = f == COLL_FAM_NVLS || f == COLL_FAM_NVLSTREE ? 275.0 / 450.0 : 1.0;
+        q.proto_bw[f][COLL_SIMPLE] = e;
+        q.proto_bw[f][COLL_LL128] = e * 120.0 / 128.0;
+        q.proto_bw[f][COLL_LL] = e * 0.5;
+    }
+    coll_params_set(&q);
 }

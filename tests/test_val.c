@@ -448,8 +448,12 @@ static void test_calibrate_compare(void)
     double beta = json_num_after(json, "\"measured\": {\"alpha_s\": ");
     beta = json_num_after(strstr(json, "\"measured\""), "\"busbw_Bps\": ");
     double sim_beta = json_num_after(strstr(json, "\"simulated\""), "\"busbw_Bps\": ");
-    CU_ASSERT_DOUBLE_EQUAL(sim_beta / 450e9, 1, 1e-6);
-    CU_ASSERT_DOUBLE_EQUAL(json_num_after(json, "\"intra_bw_eff\": "), beta / 450e9, 1e-9);
+    /* the uncalibrated cluster runs NVLink at NCCL's achievable 20.6 of 25
+     * GB/s per link (docs/clusters.md): the simulator's fit up to 64 MB,
+     * through its protocol switches and launch floor, lies below that; the
+     * factor is measured / simulated */
+    CU_ASSERT(sim_beta > 0.8 * 450e9 * 20.6 / 25 && sim_beta <= 450e9 * 20.6 / 25 * (1 + 1e-9));
+    CU_ASSERT_DOUBLE_EQUAL(json_num_after(json, "\"intra_bw_eff\": "), beta / sim_beta, 1e-6);
     /* measured busbw at 64 MB is 318.55 GB/s and rising: the fit lies above */
     CU_ASSERT(beta > 318e9 && beta < 368e9);
     snprintf(cmd, sizeof cmd,

@@ -30,6 +30,14 @@ void suite_policy(void);
 void suite_run_links(void);
 void suite_api(void);
 void suite_kernels(void);
+void suite_coll_model(void);
+
+/* The collective model with its software terms off (no launch, base or hop
+ * latency, no channel rule, bandwidth fractions 1 but the wire formats: LL
+ * 1/2, LL128 120/128, NVLS 275/450): a schedule's time is its alpha-beta cost
+ * on the platform, what the closed-form tests compare with, and the selection
+ * picks by it. Made the active set by test_main. */
+void test_bare_params(void);
 
 /* Path of a fixture in tests/data/. */
 const char *test_data(const char *name);

@@ -38,13 +38,14 @@ int val_sweep_size(val_sweep *s, int64_t bytes, val_point *res, char *err, size_
 {
     int n = s->n, a = -1;
     coll_proto pr = COLL_SIMPLE;
+    coll_hw hw = {5e-6, 25e9, s->topo, 0, 0};
+    coll_hw_from_routes(&hw, n, s->topo, host_route, s);
+    if (n > 1 && (hw.bw <= 0 || (hw.inter_alpha > 0 && hw.inter_bw <= 0)))
+        return ts_err(err, errlen, "no route from %s to the other members", s->hosts[0]);
     if (s->forced[0]) {
         if (coll_algo_parse(s->forced, s->op, &a, &pr, err, errlen) < 0) return -1;
+        if (pr == COLL_PROTO_AUTO) pr = coll_best_proto(s->op, n, bytes, a, &hw);
     } else {
-        coll_hw hw = {5e-6, 25e9, s->topo, 0, 0};
-        coll_hw_from_routes(&hw, n, s->topo, host_route, s);
-        if (n > 1 && (hw.bw <= 0 || (hw.inter_alpha > 0 && hw.inter_bw <= 0)))
-            return ts_err(err, errlen, "no route from %s to the other members", s->hosts[0]);
         a = coll_policy_select(s->policy, s->op, n, bytes, &hw, &pr, NULL);
     }
     coll_plan p;

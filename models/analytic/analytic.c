@@ -109,6 +109,8 @@ static double sched_nodes(const an_net *net, int n, const int *node, og_coll c, 
     int a = -1;
     if (c != OG_ALLTOALLV && (!forced || coll_algo_parse(forced, c, &a, &proto, err, sizeof err) < 0))
         a = coll_policy_select(net->policy, c, n, bytes, &hw, &proto, NULL);
+    else if (proto == COLL_PROTO_AUTO)
+        proto = coll_best_proto(c, n, bytes, a, &hw);
     if (a < 0 || coll_plan_init_topo(&p, c, n, 0, bytes, NULL, a, topo, err, sizeof err) < 0) {
         int intra = 1;
         for (int i = 1; i < n; i++) intra &= node[i] == node[0];

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "coll_algos.h"
+#include "coll_params.h"
 #include "util.h"
 
 #define BIT(c) (1u << (c))
@@ -14,56 +15,59 @@
 static const coll_algo algos[] = {
     {"ring", "ring: reduce-scatter then all-gather around the group (NCCL Ring)",
      BIT(OG_ALLREDUCE) | BIT(OG_ALLGATHER) | BIT(OG_REDUCESCATTER) | BIT(OG_BARRIER),
-     coll_ring_setup, coll_ring_step, coll_ring_merged, NULL, COLL_TUNER_YES},
+     coll_ring_setup, coll_ring_step, coll_ring_merged, NULL, COLL_TUNER_YES, COLL_FAM_RING},
 
     {"chain", "pipelined chain from the root (broadcast) or towards it (reduce)",
-     BIT(OG_BROADCAST) | BIT(OG_REDUCE), coll_chain_setup, coll_chain_step, NULL, NULL, COLL_TUNER_YES},
+     BIT(OG_BROADCAST) | BIT(OG_REDUCE), coll_chain_setup, coll_chain_step, NULL, NULL, COLL_TUNER_YES, COLL_FAM_RING},
 
     {"pairwise", "pairwise exchange: step s sends to rank+s and receives from rank-s",
-     BIT(OG_ALLTOALL) | BIT(OG_ALLTOALLV), coll_pairwise_setup, coll_pairwise_step, NULL, NULL, COLL_TUNER_NO},
+     BIT(OG_ALLTOALL) | BIT(OG_ALLTOALLV), coll_pairwise_setup, coll_pairwise_step, NULL, NULL, COLL_TUNER_NO, COLL_FAM_P2P},
 
     {"direct", "direct all-to-all: every peer at once, one step",
-     BIT(OG_ALLTOALL) | BIT(OG_ALLTOALLV), coll_direct_setup, coll_direct_step, coll_direct_merged, NULL, COLL_TUNER_YES},
+     BIT(OG_ALLTOALL) | BIT(OG_ALLTOALLV), coll_direct_setup, coll_direct_step, coll_direct_merged, NULL, COLL_TUNER_YES, COLL_FAM_P2P},
 
     {"tree", "double binary tree, pipelined (NCCL Tree)",
-     BIT(OG_ALLREDUCE) | BIT(OG_BROADCAST) | BIT(OG_REDUCE), coll_tree_setup, coll_tree_step, NULL, NULL, COLL_TUNER_YES},
+     BIT(OG_ALLREDUCE) | BIT(OG_BROADCAST) | BIT(OG_REDUCE), coll_tree_setup, coll_tree_step, NULL, NULL, COLL_TUNER_YES, COLL_FAM_TREE},
 
     {"rhd", "recursive doubling (all-reduce, all-gather) / halving (reduce-scatter)",
-     BIT(OG_ALLREDUCE) | BIT(OG_ALLGATHER) | BIT(OG_REDUCESCATTER), coll_rhd_setup, coll_rhd_step, NULL, NULL, COLL_TUNER_NO},
+     BIT(OG_ALLREDUCE) | BIT(OG_ALLGATHER) | BIT(OG_REDUCESCATTER), coll_rhd_setup, coll_rhd_step, NULL, NULL, COLL_TUNER_NO, COLL_FAM_MPI},
 
     {"rabenseifner", "recursive-halving reduce-scatter then recursive-doubling all-gather",
-     BIT(OG_ALLREDUCE), coll_rab_setup, coll_rab_step, NULL, NULL, COLL_TUNER_NO},
+     BIT(OG_ALLREDUCE), coll_rab_setup, coll_rab_step, NULL, NULL, COLL_TUNER_NO, COLL_FAM_MPI},
 
     {"bruck", "Bruck: log2(n) steps of distance 2^k (all-gather, all-to-all)",
-     BIT(OG_ALLGATHER) | BIT(OG_ALLTOALL), coll_bruck_setup, coll_bruck_step, NULL, NULL, COLL_TUNER_NO},
+     BIT(OG_ALLGATHER) | BIT(OG_ALLTOALL), coll_bruck_setup, coll_bruck_step, NULL, NULL, COLL_TUNER_NO, COLL_FAM_MPI},
 
     {"dissemination", "dissemination barrier: log2(n) rounds of distance 2^k",
-     BIT(OG_BARRIER), coll_bruck_setup, coll_bruck_step, NULL, NULL, COLL_TUNER_YES},
+     BIT(OG_BARRIER), coll_bruck_setup, coll_bruck_step, NULL, NULL, COLL_TUNER_YES, COLL_FAM_MPI},
 
     {"pat", "parallel aggregated trees (NCCL PAT): log2(n) steps, one rank per node",
-     BIT(OG_ALLGATHER) | BIT(OG_REDUCESCATTER), coll_pat_setup, coll_pat_step, NULL, NULL, COLL_TUNER_ONE_PER_NODE},
+     BIT(OG_ALLGATHER) | BIT(OG_REDUCESCATTER), coll_pat_setup, coll_pat_step, NULL, NULL, COLL_TUNER_ONE_PER_NODE, COLL_FAM_PAT},
 
     {"hierarchical", "ring reduce-scatter in the node, ring all-reduce per rail across nodes, all-gather in the node",
-     BIT(OG_ALLREDUCE), coll_hier_setup, coll_hier_step, NULL, coll_hier_unfit, COLL_TUNER_NO},
+     BIT(OG_ALLREDUCE), coll_hier_setup, coll_hier_step, NULL, coll_hier_unfit, COLL_TUNER_NO, COLL_FAM_MPI},
 
     /* Not for the tuner: NCCL runs no hierarchical all-gather or
      * reduce-scatter (its rings cross the nodes rail by rail instead); forced,
      * they model PCCL-like libraries (docs/collectives.md). */
     {"hierarchical", "ring per rail across nodes, then ring inside the node (all-gather; reduce-scatter mirrored)",
      BIT(OG_ALLGATHER) | BIT(OG_REDUCESCATTER), coll_hierag_setup, coll_hierag_step, coll_hierag_merged,
-     coll_hier_unfit, COLL_TUNER_NO},
+     coll_hier_unfit, COLL_TUNER_NO, COLL_FAM_MPI},
 
     {"hier-rd", "recursive doubling per rail across nodes, then ring inside the node (PCCL-like all-gather; "
      "reduce-scatter mirrored, halving)",
      BIT(OG_ALLGATHER) | BIT(OG_REDUCESCATTER), coll_hierrd_setup, coll_hierrd_step, coll_hierrd_merged,
-     coll_hier_unfit, COLL_TUNER_NO},
+     coll_hier_unfit, COLL_TUNER_NO, COLL_FAM_MPI},
 
     {"nvls", "NVSwitch in-switch reduction inside one node (NCCL NVLS)",
      BIT(OG_ALLREDUCE) | BIT(OG_ALLGATHER) | BIT(OG_REDUCESCATTER), coll_nvls_setup, coll_nvls_step, NULL,
-     coll_nvls_unfit, COLL_TUNER_YES},
+     coll_nvls_unfit, COLL_TUNER_YES, COLL_FAM_NVLS},
 
     {"nvlstree", "NVLS inside nodes, binary tree per local rank across nodes (NCCL NVLS_TREE)",
-     BIT(OG_ALLREDUCE), coll_nvlstree_setup, coll_nvlstree_step, NULL, coll_nvlstree_unfit, COLL_TUNER_YES},
+     BIT(OG_ALLREDUCE), coll_nvlstree_setup, coll_nvlstree_step, NULL, coll_nvlstree_unfit, COLL_TUNER_YES, COLL_FAM_NVLSTREE},
+
+    {"collnet", "in-network reduction by SHARP switches across nodes, rings inside them (NCCL CollNet)",
+     BIT(OG_ALLREDUCE), coll_collnet_setup, coll_collnet_step, NULL, coll_collnet_unfit, COLL_TUNER_YES, COLL_FAM_COLLNET},
 };
 #define NALGOS ((int)(sizeof algos / sizeof algos[0]))
 
@@ -93,7 +97,7 @@ int coll_algo_parse(const char *spec, og_coll coll, int *algo, coll_proto *proto
     if (len >= sizeof name) len = sizeof name - 1;
     memcpy(name, spec, len);
     name[len] = 0;
-    *proto = COLL_SIMPLE;
+    *proto = COLL_PROTO_AUTO;
     if (colon) {
         int pr = coll_proto_from_name(colon + 1);
         if (pr < 0)
@@ -124,7 +128,10 @@ void coll_hw_from_routes(coll_hw *hw, int n, const coll_topo *topo, coll_route_f
     }
 }
 
-double coll_estimate_hw(const coll_plan *p, const coll_hw *hw)
+/* The GPU's time of a plan under parameters q (the estimate without the
+ * launch floor): with the tuner's parameters, what the selection compares,
+ * as NCCL's tuner does. */
+static double gpu_estimate(const coll_plan *p, const coll_hw *hw, const coll_params *q)
 {
     if (p->nsteps == 0) return 0;
     int tiers = p->topo && hw->inter_bw > 0;
@@ -138,11 +145,11 @@ double coll_estimate_hw(const coll_plan *p, const coll_hw *hw)
         int64_t out[2] = {0, 0}, in[2] = {0, 0}; /* [inside the node, to other nodes] */
         for (int j = 0; j < m->nsend; j++) {
             int peer = m->send[j].peer, far = tiers && peer < p->n && p->topo->node[peer] != p->topo->node[me];
-            out[far] += coll_wire_bytes(p->proto, m->send[j].bytes);
+            out[far] += coll_plan_wire_bytes_with(p, m->send[j].bytes, q);
         }
         for (int j = 0; j < m->nrecv; j++) {
             int peer = m->recv[j].peer, far = tiers && peer < p->n && p->topo->node[peer] != p->topo->node[me];
-            in[far] += coll_wire_bytes(p->proto, m->recv[j].bytes);
+            in[far] += coll_plan_wire_bytes_with(p, m->recv[j].bytes, q);
         }
         for (int t = 0; t < 2; t++) {
             double b = t ? hw->inter_bw : hw->bw;
@@ -153,7 +160,15 @@ double coll_estimate_hw(const coll_plan *p, const coll_hw *hw)
     }
     coll_step_free(m);
     double alpha = crosses ? hw->inter_alpha : hw->alpha;
-    return p->nsteps * (alpha + coll_proto_step_latency(p->proto)) + worst;
+    /* the pipelined tail (coll_call_tail) under q */
+    double base = q->base_lat[algos[p->algo].family][p->proto], hops = coll_call_latency_with(p, q) - base;
+    double wire = (p->nsteps - 1) * alpha;
+    return base + (hops > wire ? hops : wire) + alpha + worst;
+}
+
+double coll_estimate_hw(const coll_plan *p, const coll_hw *hw)
+{
+    return coll_call_time(p, gpu_estimate(p, hw, coll_params_get()));
 }
 
 double coll_estimate(const coll_plan *p, double alpha, double bw)
@@ -162,10 +177,36 @@ double coll_estimate(const coll_plan *p, double alpha, double bw)
     return coll_estimate_hw(p, &hw);
 }
 
+static const coll_hw dflt_hw = {5e-6, 25e9, NULL, 0, 0};
+
+/* Estimated time of algorithm a with protocol pr (< 0: cannot run, or the
+ * library does not run a with pr). */
+static double estimate(og_coll coll, int n, int64_t bytes, int a, int pr, const coll_hw *hw)
+{
+    const coll_params *q = coll_params_tuner();
+    if (q->proto_bw[algos[a].family][pr] <= 0) return -1;
+    coll_plan p;
+    if (coll_plan_init_topo(&p, coll, n, 0, bytes, NULL, a, hw->topo, NULL, 0) < 0) return -1;
+    p.proto = pr;
+    return gpu_estimate(&p, hw, q);
+}
+
+coll_proto coll_best_proto(og_coll coll, int n, int64_t bytes, int algo, const coll_hw *hw)
+{
+    if (!hw) hw = &dflt_hw;
+    coll_proto best = COLL_SIMPLE;
+    double tbest = -1;
+    if (algo < 0 || algo >= NALGOS || n < 2 || coll == OG_ALLTOALLV) return best;
+    for (int pr = 0; pr < COLL_NPROTOS; pr++) {
+        double t = estimate(coll, n, bytes, algo, pr, hw);
+        if (t >= 0 && (tbest < 0 || t < tbest * (1 - 1e-9))) tbest = t, best = pr;
+    }
+    return best;
+}
+
 int coll_select(og_coll coll, int n, int64_t bytes, const coll_hw *hw, coll_proto *proto)
 {
-    static const coll_hw dflt = {5e-6, 25e9, NULL, 0, 0};
-    if (!hw) hw = &dflt;
+    if (!hw) hw = &dflt_hw;
     int best = -1;
     double tbest = 0;
     *proto = COLL_SIMPLE;
@@ -175,10 +216,8 @@ int coll_select(og_coll coll, int n, int64_t bytes, const coll_hw *hw, coll_prot
         if (algos[a].tuner == COLL_TUNER_ONE_PER_NODE && hw->topo && hw->topo->nnodes != n) continue;
         if (n == 1 || coll == OG_ALLTOALLV) return a; /* nothing to choose from sizes */
         for (int pr = 0; pr < COLL_NPROTOS; pr++) {
-            coll_plan p;
-            if (coll_plan_init_topo(&p, coll, n, 0, bytes, NULL, a, hw->topo, NULL, 0) < 0) continue;
-            p.proto = pr;
-            double t = coll_estimate_hw(&p, hw);
+            double t = estimate(coll, n, bytes, a, pr, hw);
+            if (t < 0) continue;
             if (best < 0 || t < tbest * (1 - 1e-9)) {
                 best = a;
                 tbest = t;

@@ -26,14 +26,15 @@ typedef struct coll_step {
 } coll_step;
 
 /* NCCL's protocols: LL moves 4 data bytes per 8-byte flagged line (lowest
- * latency, half the bandwidth), LL128 120 of 128 bytes, Simple all of them but
- * pays a flag/fence synchronisation per step. */
+ * latency, least bandwidth), LL128 120 of 128 bytes, Simple all of them but
+ * pays a flag/fence synchronisation per step. What each costs is a parameter
+ * of the model (coll_params.h: base and hop latencies, bandwidth fractions). */
 typedef enum { COLL_SIMPLE, COLL_LL128, COLL_LL, COLL_NPROTOS } coll_proto;
+/* "the tuner picks the protocol" (an algorithm forced without one, as
+ * NCCL_ALGO without NCCL_PROTO): coll_best_proto resolves it. */
+#define COLL_PROTO_AUTO COLL_NPROTOS
 const char *coll_proto_name(coll_proto pr);
 int coll_proto_from_name(const char *s);
-double coll_proto_efficiency(coll_proto pr); /* useful bytes / wire bytes */
-double coll_proto_step_latency(coll_proto pr); /* seconds added to every step */
-int64_t coll_wire_bytes(coll_proto pr, int64_t bytes);
 
 /* Which node each group member is on (from the hosts' "node" property; a
  * host without one is its own node) and whether the nodes have NVLS-capable
@@ -54,8 +55,9 @@ coll_topo *coll_topo_new(int n, const int *node_ids, int nvls);
 void coll_topo_free(coll_topo *t);
 
 /* A transfer's peer at or beyond the group size is node (peer - n)'s
- * NVSwitch (NVLS): sending to it adds into the switch's multicast buffer
- * (reduce) or stores into it; receiving from it reads the buffer. */
+ * NVSwitch (NVLS), or with peer n + nnodes the fabric's SHARP switches
+ * (CollNet): sending to it adds into the switch's buffer (reduce) or stores
+ * into it; receiving from it reads the buffer. */
 static inline int coll_is_switch(int n, int peer) { return peer >= n; }
 
 typedef struct coll_plan {
@@ -88,6 +90,7 @@ typedef struct coll_algo {
      * algorithms NCCL does not run: only when forced), COLL_TUNER_YES, or
      * COLL_TUNER_ONE_PER_NODE (NCCL's PAT: only with one member per node) */
     int tuner;
+    int family;             /* coll_family (coll_params.h): its row of the cost parameters */
 } coll_algo;
 
 enum { COLL_TUNER_NO, COLL_TUNER_YES, COLL_TUNER_ONE_PER_NODE };
@@ -101,7 +104,7 @@ const coll_algo *coll_algo_get(int id);
 int coll_algo_find(const char *name, og_coll coll, char *err, size_t errlen);
 
 /* Parse "algo" or "algo:proto" (proto: simple, ll128, ll) for coll; -1 with
- * the valid names in err. *proto is COLL_SIMPLE when not given. */
+ * the valid names in err. *proto is COLL_PROTO_AUTO when not given. */
 int coll_algo_parse(const char *spec, og_coll coll, int *algo, coll_proto *proto, char *err, size_t errlen);
 
 /* What the selection knows of the hardware: the latency and bandwidth
@@ -121,12 +124,16 @@ void coll_hw_from_routes(coll_hw *hw, int n, const coll_topo *topo, coll_route_f
 /* The automatic choice (NCCL-tuner-like: the algorithm and protocol of least
  * predicted time, coll_estimate, among those that implement coll). */
 int coll_select(og_coll coll, int n, int64_t bytes, const coll_hw *hw, coll_proto *proto);
+/* The protocol the tuner picks for algorithm algo (least estimated time among
+ * those the library runs with it); COLL_SIMPLE when none applies. */
+coll_proto coll_best_proto(og_coll coll, int n, int64_t bytes, int algo, const coll_hw *hw);
 
-/* The tuner's closed-form estimate of a plan: nsteps x (alpha + protocol step
- * latency) + the most wire bytes a rank sends or receives over bw; with a
- * topology and inter-node figures, a rank's bytes to its own node and to other
- * nodes go over their own links at their own bandwidth (in parallel), and
- * alpha is the inter-node one when the plan crosses nodes. */
+/* The tuner's closed-form estimate of a plan: the call's latency
+ * (coll_call_latency) + one route latency (alpha) + the most wire bytes a rank
+ * sends or receives over bw; with a topology and inter-node figures, a rank's
+ * bytes to its own node and to other nodes go over their own links at their
+ * own bandwidth (in parallel), and alpha is the inter-node one when the plan
+ * crosses nodes. */
 double coll_estimate(const coll_plan *p, double alpha, double bw);
 double coll_estimate_hw(const coll_plan *p, const coll_hw *hw);
 
@@ -171,7 +178,8 @@ int64_t coll_chunk_range_bytes(int64_t bytes, int k, int c, int nchunk);
  * when both r and q are ready. COLL_COST_STEP chains the steps per rank (the
  * `step` fidelity's model); COLL_COST_PIPELINED merges each pair's steps into
  * one flow and adds (nsteps - 1) x the rank's largest peer latency (the
- * `pipelined` fidelity's model). Both add the protocol's per-step latency. */
+ * `pipelined` fidelity's model). Both add the call's latency once
+ * (coll_call_latency: launch, base and per-step latencies). */
 typedef enum { COLL_COST_STEP, COLL_COST_PIPELINED } coll_cost_kind;
 double coll_cost(const coll_plan *p, coll_cost_kind kind, coll_route_fn route, void *ctx);
 

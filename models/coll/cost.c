@@ -1,43 +1,22 @@
 /* Analytical cost of a collective schedule (the `analytical` fidelity): the
  * alpha-beta cost of its steps from per-pair latency and bandwidth, no SimGrid
- * run; and the protocol constants (LL, LL128, Simple) both the engine and the
- * cost use. */
+ * run, plus the call's latency (coll_call_latency) as the engine adds it. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "coll.h"
+#include "coll_params.h"
 #include "util.h"
 
-/* Protocol constants: efficiencies are the wire formats (LL: 4 of 8 bytes;
- * LL128: 120 of 128); the per-step latencies are the differences between
- * NCCL 2.x's NVLink ring hardware latencies per protocol in tuning.cc
- * (LL 0.6 us, LL128 1.9 us, Simple 3.4 us) taking LL's as the link's own. */
-static const struct {
-    const char *name;
-    double eff, lat;
-} protos[COLL_NPROTOS] = {
-    [COLL_SIMPLE] = {"simple", 1.0, 2.8e-6},
-    [COLL_LL128] = {"ll128", 120.0 / 128.0, 1.3e-6},
-    [COLL_LL] = {"ll", 0.5, 0.0},
-};
+static const char *const proto_names[COLL_NPROTOS] = {"simple", "ll128", "ll"};
 
-const char *coll_proto_name(coll_proto pr) { return pr < COLL_NPROTOS ? protos[pr].name : "?"; }
+const char *coll_proto_name(coll_proto pr) { return pr < COLL_NPROTOS ? proto_names[pr] : "?"; }
 
 int coll_proto_from_name(const char *s)
 {
     for (int i = 0; i < COLL_NPROTOS; i++)
-        if (strcasecmp(protos[i].name, s) == 0) return i;
+        if (strcasecmp(proto_names[i], s) == 0) return i;
     return -1;
-}
-
-double coll_proto_efficiency(coll_proto pr) { return protos[pr].eff; }
-double coll_proto_step_latency(coll_proto pr) { return protos[pr].lat; }
-
-int64_t coll_wire_bytes(coll_proto pr, int64_t bytes)
-{
-    if (pr == COLL_SIMPLE || bytes <= 0) return bytes;
-    if (pr == COLL_LL) return 2 * bytes;
-    return (bytes + 119) / 120 * 128;
 }
 
 /* Per-rank route cache, built from the merged view (the peers a rank ever
@@ -268,12 +247,31 @@ static void fluid_clear(fluid *fl, int n)
     memset(fl->in, 0, n * sizeof *fl->in);
 }
 
+/* Per rank, the largest route latency to the peers it ever talks to (the
+ * engine's alpha). */
+static double *rank_alpha(const coll_plan *p, const rcache *c, coll_route_fn route, void *ctx)
+{
+    double *alpha = ts_calloc(p->n, sizeof *alpha);
+    coll_step *m = coll_step_new(p->merged_width + 1);
+    for (int r = 0; r < p->n; r++) {
+        coll_plan_merged_phys(p, r, m);
+        for (int i = 0; i < m->nsend + m->nrecv; i++) {
+            int send = i < m->nsend, q = send ? m->send[i].peer : m->recv[i - m->nsend].peer;
+            double lat, bw;
+            if (send) lookup(c, p, route, ctx, r, q, &lat, &bw);
+            else lookup(c, p, route, ctx, q, r, &lat, &bw);
+            if (lat > alpha[r]) alpha[r] = lat;
+        }
+    }
+    coll_step_free(m);
+    return alpha;
+}
+
 static double cost_steps(const coll_plan *p, const rcache *c, coll_route_fn route, void *ctx)
 {
     int n = p->n;
     double *ready = ts_calloc(n, sizeof *ready), *next = ts_malloc(n * sizeof *next);
     coll_step *st = coll_step_new(p->width + 1);
-    double plat = coll_proto_step_latency(p->proto);
     fluid fl;
     fluid_init(&fl, n);
     for (int s = 0; s < p->nsteps; s++) {
@@ -281,12 +279,11 @@ static double cost_steps(const coll_plan *p, const rcache *c, coll_route_fn rout
         memcpy(next, ready, n * sizeof *ready);
         for (int r = 0; r < n; r++) {
             coll_plan_step_phys(p, r, s, st);
-            if (st->nsend + st->nrecv) next[r] = ready[r] + plat;
             for (int i = 0; i < st->nsend; i++) {
                 int q = st->send[i].peer;
                 double lat, bw, t0 = ready[r] > ready[q] ? ready[r] : ready[q];
                 lookup(c, p, route, ctx, r, q, &lat, &bw);
-                fluid_add(&fl, r, q, t0 + plat, lat, bw, coll_wire_bytes(p->proto, st->send[i].bytes));
+                fluid_add(&fl, r, q, t0, lat, bw, coll_plan_wire_bytes(p, st->send[i].bytes));
             }
         }
         fluid_run(&fl);
@@ -303,9 +300,11 @@ static double cost_steps(const coll_plan *p, const rcache *c, coll_route_fn rout
         }
         memcpy(ready, next, n * sizeof *ready);
     }
-    double t = 0;
+    double t = 0, *alpha = rank_alpha(p, c, route, ctx);
     for (int r = 0; r < n; r++)
-        if (ready[r] > t) t = ready[r];
+        if (ready[r] + coll_call_tail(p, alpha[r], 1) > t) t = ready[r] + coll_call_tail(p, alpha[r], 1);
+    t = coll_call_time(p, t);
+    free(alpha);
     fluid_free(&fl);
     coll_step_free(st);
     free(ready);
@@ -316,7 +315,7 @@ static double cost_steps(const coll_plan *p, const rcache *c, coll_route_fn rout
 static double cost_pipelined(const coll_plan *p, const rcache *c, coll_route_fn route, void *ctx)
 {
     int n = p->n;
-    double *end = ts_calloc(n, sizeof *end), *alpha = ts_calloc(n, sizeof *alpha);
+    double *end = ts_calloc(n, sizeof *end);
     coll_step *m = coll_step_new(p->merged_width + 1);
     fluid fl;
     fluid_init(&fl, n);
@@ -329,14 +328,13 @@ static double cost_pipelined(const coll_plan *p, const rcache *c, coll_route_fn 
             double lat, bw;
             if (send) lookup(c, p, route, ctx, r, q, &lat, &bw);
             else lookup(c, p, route, ctx, q, r, &lat, &bw);
-            if (lat > alpha[r]) alpha[r] = lat;
             if (!send) continue;
             size_t c2 = cap;
             ts_grow(&src, sizeof *src, &c2, fl.nf + 1);
             ts_grow(&dst, sizeof *dst, &cap, fl.nf + 1);
             src[fl.nf] = r;
             dst[fl.nf] = q;
-            fluid_add(&fl, r, q, 0, lat, bw, coll_wire_bytes(p->proto, m->send[i].bytes));
+            fluid_add(&fl, r, q, 0, lat, bw, coll_plan_wire_bytes(p, m->send[i].bytes));
         }
     }
     fluid_run(&fl);
@@ -344,17 +342,16 @@ static double cost_pipelined(const coll_plan *p, const rcache *c, coll_route_fn 
         if (fl.f[i].end > end[src[i]]) end[src[i]] = fl.f[i].end;
         if (fl.f[i].end > end[dst[i]]) end[dst[i]] = fl.f[i].end;
     }
-    double t = 0, plat = coll_proto_step_latency(p->proto);
-    for (int r = 0; r < n; r++) {
-        double f = end[r] + (p->nsteps - 1) * alpha[r] + p->nsteps * plat;
-        if (f > t) t = f;
-    }
+    double t = 0, *alpha = rank_alpha(p, c, route, ctx);
+    for (int r = 0; r < n; r++)
+        if (end[r] + coll_call_tail(p, alpha[r], 0) > t) t = end[r] + coll_call_tail(p, alpha[r], 0);
+    t = coll_call_time(p, t);
+    free(alpha);
     fluid_free(&fl);
     free(src);
     free(dst);
     coll_step_free(m);
     free(end);
-    free(alpha);
     return t;
 }
 

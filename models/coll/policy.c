@@ -201,6 +201,7 @@ int coll_policy_select(const coll_policy *pol, og_coll coll, int n, int64_t byte
     if (pol && coll < OG_NCOLLS) {
         if (pol->forced[coll] >= 0 && fits(coll, n, bytes, pol->forced[coll], topo)) {
             *proto = pol->fproto[coll];
+            if (*proto == COLL_PROTO_AUTO) *proto = coll_best_proto(coll, n, bytes, pol->forced[coll], hw);
             *src = COLL_BY_FORCE;
             return pol->forced[coll];
         }
@@ -208,7 +209,7 @@ int coll_policy_select(const coll_policy *pol, og_coll coll, int n, int64_t byte
             const rule *r = &pol->rules[i];
             if (r->coll != coll || n < r->lo_n || n > r->hi_n || bytes < r->lo_b || bytes > r->hi_b) continue;
             if (!fits(coll, n, bytes, r->algo, topo)) break; /* the matching row is unfit: automatic */
-            *proto = r->proto;
+            *proto = r->proto == COLL_PROTO_AUTO ? coll_best_proto(coll, n, bytes, r->algo, hw) : r->proto;
             *src = COLL_BY_TABLE;
             return r->algo;
         }

@@ -1,10 +1,11 @@
 /* Group topology for the topology-aware collectives (which node each member
- * is on, NVLS capability) and the lowering of NVSwitch transfers to flows
- * between members that the engine and the analytical cost run. */
+ * is on, NVLS capability) and the lowering of NVSwitch and SHARP transfers to
+ * flows between members that the engine and the analytical cost run. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "coll_algos.h"
+#include "coll_params.h"
 #include "util.h"
 
 coll_topo *coll_topo_new(int n, const int *node_ids, int nvls)
@@ -52,6 +53,14 @@ void coll_topo_free(coll_topo *t)
 }
 
 /* The member after (dir = 1) or before (dir = -1) me on its node. */
+/* The member of the same local index on the next (dir = 1) or previous
+ * node: where CollNet's switch traffic runs (every node has t->ppn members). */
+static int rail_neighbour(const coll_topo *t, int me, int dir)
+{
+    int k = ((t->node[me] + dir) % t->nnodes + t->nnodes) % t->nnodes;
+    return t->order[t->first[k] + t->local[me]];
+}
+
 static int neighbour(const coll_topo *t, int me, int dir)
 {
     int k = t->node[me], cnt = t->first[k + 1] - t->first[k];
@@ -89,23 +98,16 @@ static swio switch_io(const coll_plan *p, coll_step *st, int strip)
     return io;
 }
 
-/* NVLS throughput: what an NVSwitch multimem reduction moves per byte of
- * NVLink. NCCL's maintainer gives ~275 GB/s algbw (~480 GB/s busbw) for an
- * NVLS all-reduce on 8 H100s whose NVLink runs 450 GB/s per direction
- * (nccl-tests issue 212, via shared/data/hardware.md): 275 / 450. The flows
- * to and from the switch carry their bytes divided by this. */
-#define NVLS_EFFICIENCY (275.0 / 450.0)
-
-static int64_t nvls_wire(int64_t bytes) { return (int64_t)((double)bytes / NVLS_EFFICIENCY + 0.5); }
-
 /* view(p, who, out): the logical step or merged view of member who. */
 static void lower(const coll_plan *p, int me, coll_step *out, int s, int merged)
 {
     if (merged) coll_plan_merged(p, me, out);
     else coll_plan_step(p, me, s, out);
-    if (!p->topo || !p->topo->nvls) return;
+    int sharp = coll_algo_get(p->algo)->family == COLL_FAM_COLLNET;
+    if (!p->topo || (!p->topo->nvls && !sharp)) return;
     swio mine = switch_io(p, out, 1);
-    int next = neighbour(p->topo, me, 1), prev = neighbour(p->topo, me, -1);
+    int next = sharp ? rail_neighbour(p->topo, me, 1) : neighbour(p->topo, me, 1);
+    int prev = sharp ? rail_neighbour(p->topo, me, -1) : neighbour(p->topo, me, -1);
     int cap = merged ? p->merged_width : p->width;
     coll_step *tmp = coll_step_new(cap);
     if (merged) coll_plan_merged(p, next, tmp);
@@ -116,9 +118,9 @@ static void lower(const coll_plan *p, int me, coll_step *out, int s, int merged)
     swio pv = switch_io(p, tmp, 0);
     coll_step_free(tmp);
     if (next != me && (mine.has_up || nx.has_down))
-        coll_add_send(out, next, nvls_wire(mine.up > nx.down ? mine.up : nx.down), 0, 0, 0);
+        coll_add_send(out, next, mine.up > nx.down ? mine.up : nx.down, 0, 0, 0);
     if (prev != me && (pv.has_up || mine.has_down))
-        coll_add_recv(out, prev, nvls_wire(pv.up > mine.down ? pv.up : mine.down), 0, 0, 0);
+        coll_add_recv(out, prev, pv.up > mine.down ? pv.up : mine.down, 0, 0, 0);
 }
 
 void coll_plan_step_phys(const coll_plan *p, int me, int s, coll_step *out) { lower(p, me, out, s, 0); }

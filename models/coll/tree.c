@@ -1,8 +1,11 @@
 /* Double binary tree (NCCL's Tree; Sanders, Speck and Traeff 2009): two binary
  * trees in which most leaves of one are inner nodes of the other, each carrying
- * half of the buffer cut into K pipeline chunks. All-reduce is a pipelined
- * reduce up both trees then a broadcast down; broadcast and reduce use the
- * down or the up half with both trees rooted at the root. */
+ * half of the buffer cut into K pipeline chunks. All-reduce, as NCCL builds it
+ * on multi-GPU nodes: the trees span the nodes, and inside each node the GPUs
+ * form a chain hanging off the node's head (local 0 in tree 0, the last local
+ * in tree 1, so the two trees leave through different NICs); a pipelined
+ * reduce up both trees, then a broadcast down. Broadcast and reduce use the
+ * down or the up half over the GPUs with both trees rooted at the root. */
 #include "coll_algos.h"
 
 #define TREE_CHUNK ((int64_t)1 << 20) /* bytes per pipeline chunk, at most 64 chunks */
@@ -53,23 +56,70 @@ int coll_bt_depth(int pos, int n)
     return d;
 }
 
-/* Rank <-> position in tree t. All-reduce: tree 1 is tree 0 mirrored (n even)
- * or shifted by one (n odd), as NCCL does. Rooted collectives: both trees are
+/* Rooted collectives (broadcast, reduce): both trees over the members,
  * rooted at the root; tree 1 shifts the other ranks by one. */
 static int to_pos(const coll_plan *p, int t, int r)
 {
-    int n = p->n;
-    if (p->coll == OG_ALLREDUCE) return t == 0 ? r : n % 2 ? coll_mod(r - 1, n) : n - 1 - r;
-    int q = coll_mod(r - p->root, n);
+    int n = p->n, q = coll_mod(r - p->root, n);
     return t == 0 || q == 0 ? q : 1 + q % (n - 1);
 }
 
 static int to_rank(const coll_plan *p, int t, int pos)
 {
-    int n = p->n;
-    if (p->coll == OG_ALLREDUCE) return t == 0 ? pos : n % 2 ? coll_mod(pos + 1, n) : n - 1 - pos;
-    int q = t == 0 || pos == 0 ? pos : pos == 1 ? n - 1 : pos - 1;
+    int n = p->n, q = t == 0 || pos == 0 ? pos : pos == 1 ? n - 1 : pos - 1;
     return coll_mod(q + p->root, n);
+}
+
+/* All-reduce: the geometry of NCCL's trees. L members per node (1 without a
+ * topology of even nodes: every member its own node), M nodes. */
+typedef struct {
+    int L, M;
+} geo;
+
+static geo geometry(const coll_plan *p)
+{
+    const coll_topo *t = p->topo;
+    int L = t && t->ppn > 0 ? t->ppn : 1;
+    return (geo){L, p->n / L};
+}
+
+static int node_of(const coll_plan *p, geo g, int me) { return g.L == 1 ? me : p->topo->node[me]; }
+static int local_of(const coll_plan *p, geo g, int me) { return g.L == 1 ? 0 : p->topo->local[me]; }
+static int member_at(const coll_plan *p, geo g, int k, int j)
+{
+    return g.L == 1 ? k : p->topo->order[p->topo->first[k] + j];
+}
+
+/* Node <-> position in node tree t: tree 1 is tree 0 mirrored (M even) or
+ * shifted by one (M odd), as NCCL does. */
+static int npos(geo g, int t, int k) { return t == 0 ? k : g.M % 2 ? coll_mod(k - 1, g.M) : g.M - 1 - k; }
+static int nnode(geo g, int t, int pos) { return t == 0 ? pos : g.M % 2 ? coll_mod(pos + 1, g.M) : g.M - 1 - pos; }
+
+/* Chain index of local j in tree t (0: the node's head) and back. */
+static int chain_idx(geo g, int t, int j) { return t == 0 ? j : g.L - 1 - j; }
+
+/* Member me's place in all-reduce tree t: parent (-1 at the root), children,
+ * height (steps from the farthest leaf below) and depth (from the root). */
+typedef struct {
+    int parent, nch, ch[3], height, depth;
+} tnode;
+
+static tnode tree_node(const coll_plan *p, geo g, int t, int me)
+{
+    tnode x = {-1, 0, {0, 0, 0}, 0, 0};
+    int k = node_of(p, g, me), i = chain_idx(g, t, local_of(p, g, me)), pos = npos(g, t, k);
+    if (i + 1 < g.L) x.ch[x.nch++] = member_at(p, g, k, chain_idx(g, t, i + 1));
+    if (i > 0) {
+        x.parent = member_at(p, g, k, chain_idx(g, t, i - 1));
+        x.height = g.L - 1 - i;
+    } else {
+        int par = coll_bt_parent(pos, g.M), ch[2], nc = coll_bt_children(pos, g.M, ch);
+        if (par >= 0) x.parent = member_at(p, g, nnode(g, t, par), chain_idx(g, t, 0));
+        for (int c = 0; c < nc; c++) x.ch[x.nch++] = member_at(p, g, nnode(g, t, ch[c]), chain_idx(g, t, 0));
+        x.height = g.L - 1 + coll_bt_height(pos, g.M);
+    }
+    x.depth = coll_bt_depth(pos, g.M) + i;
+    return x;
 }
 
 static int tree_k(const coll_plan *p) { return p->nchunks / 2; }
@@ -80,16 +130,46 @@ void coll_tree_setup(coll_plan *p)
     if (k < 1) k = 1;
     if (k > 64) k = 64;
     p->nchunks = 2 * (int)k;
-    int H = coll_bt_height(0, p->n);
-    p->nsteps = (int)k + (p->coll == OG_ALLREDUCE ? 2 * H : H) - 1;
+    if (p->coll == OG_ALLREDUCE) {
+        geo g = geometry(p);
+        int H = g.L - 1 + coll_bt_height(0, g.M);
+        p->nsteps = (int)k + 2 * H - 1;
+        p->width = p->merged_width = 8;
+        return;
+    }
+    p->nsteps = (int)k + coll_bt_height(0, p->n) - 1;
     p->width = p->merged_width = 6;
+}
+
+static void allreduce_step(const coll_plan *p, int me, int s, coll_step *out)
+{
+    geo g = geometry(p);
+    int K = tree_k(p), H = g.L - 1 + coll_bt_height(0, g.M);
+    for (int t = 0; t < 2; t++) {
+        tnode x = tree_node(p, g, t, me);
+        int base = t * K, c = s - x.height;
+        if (x.parent >= 0 && c >= 0 && c < K) coll_add_range(p, out, 1, x.parent, base + c, 1, 1);
+        for (int i = 0; i < x.nch; i++) {
+            tnode y = tree_node(p, g, t, x.ch[i]);
+            c = s - y.height;
+            if (c >= 0 && c < K) coll_add_range(p, out, 0, x.ch[i], base + c, 1, 1);
+        }
+        c = s - H - x.depth; /* down: the reduced chunk, one hop per step from the root */
+        for (int i = 0; i < x.nch; i++)
+            if (c >= 0 && c < K) coll_add_range(p, out, 1, x.ch[i], base + c, 1, 0);
+        c = s - H - x.depth + 1;
+        if (x.parent >= 0 && c >= 0 && c < K) coll_add_range(p, out, 0, x.parent, base + c, 1, 0);
+    }
 }
 
 void coll_tree_step(const coll_plan *p, int me, int s, coll_step *out)
 {
-    int n = p->n, K = tree_k(p), H = coll_bt_height(0, n);
+    if (p->coll == OG_ALLREDUCE) {
+        allreduce_step(p, me, s, out);
+        return;
+    }
+    int n = p->n, K = tree_k(p);
     int up = p->coll != OG_BROADCAST, down = p->coll != OG_REDUCE;
-    int off = p->coll == OG_ALLREDUCE ? H : 0; /* the down phase follows the reduction */
     for (int t = 0; t < 2; t++) {
         int pos = to_pos(p, t, me), par = coll_bt_parent(pos, n), ch[2], nch = coll_bt_children(pos, n, ch);
         int base = t * K, c;
@@ -103,10 +183,10 @@ void coll_tree_step(const coll_plan *p, int me, int s, coll_step *out)
         }
         if (down) {
             int d = coll_bt_depth(pos, n);
-            c = s - off - d;
+            c = s - d;
             for (int i = 0; i < nch; i++)
                 if (c >= 0 && c < K) coll_add_range(p, out, 1, to_rank(p, t, ch[i]), base + c, 1, 0);
-            c = s - off - d + 1;
+            c = s - d + 1;
             if (par >= 0 && c >= 0 && c < K) coll_add_range(p, out, 0, to_rank(p, t, par), base + c, 1, 0);
         }
     }

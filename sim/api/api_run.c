@@ -10,6 +10,7 @@
 #include "api_int.h"
 #include "cluster.h"
 #include "coll.h"
+#include "coll_params.h"
 #include "compute/compute.h"
 #include "memory/memory.h"
 #include "util.h"
@@ -111,6 +112,7 @@ ts_status ts_run(const ts_run_opts *o, ts_run_result **out, char *msg, size_t ms
             (o->c.calibration && topo_calibrate(&cl, o->c.calibration, msg, msglen) < 0))
             goto out;
         have_cluster = 1;
+        coll_params_set(&cl.coll); /* the collectives' cost parameters of this cluster */
         if (!gpu_name) gpu_name = cl.gpu_key;
     }
     if (!gpu_name) gpu_name = "h100";

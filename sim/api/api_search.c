@@ -10,6 +10,7 @@
 #include "api_int.h"
 #include "cluster.h"
 #include "coll.h"
+#include "coll_params.h"
 #include "compute/compute.h"
 #include "memory/memory.h"
 #include "util.h"
@@ -171,6 +172,7 @@ ts_status api_search_prepare(const ts_search_opts *o, ts_search_result *r, char 
         wl_model_find(o->model, models_dir, &pv->model, msg, msglen) < 0 ||
         cm_gpu_find(cl.gpu_key, gpus_dir, &pv->gpu, msg, msglen) < 0)
         return TS_BAD_INPUT;
+    coll_params_set(&cl.coll); /* the collectives' cost parameters of this cluster */
     if ((long long)x->p.ngpus > (long long)cl.nodes * cl.node.gpus)
         return ts_err(msg, msglen, "--gpus %d is more than cluster '%s' has (%d nodes x %d GPUs = %lld)", x->p.ngpus,
                       x->cluster, cl.nodes, cl.node.gpus, (long long)cl.nodes * cl.node.gpus), TS_BAD_INPUT;

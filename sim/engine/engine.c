@@ -3,6 +3,8 @@
  * between the two ranks' GPU hosts; collectives run their schedules. */
 #include "engine.h"
 
+#include "coll_params.h"
+
 #include <simgrid/actor.h>
 #include <simgrid/comm.h>
 #include <simgrid/cond.h>
@@ -138,6 +140,7 @@ int eng_load(const char *spec, int nodes, const char *calib, char *err, size_t e
     topo_cluster c;
     if (topo_load(spec, nodes, &c, err, errlen) < 0 || (calib && topo_calibrate(&c, calib, err, errlen) < 0))
         return -1;
+    coll_params_set(&c.coll); /* the collectives' cost parameters of this cluster, for this process */
     return topo_sg_build(&c, err, errlen);
 }
 
@@ -327,7 +330,7 @@ static sg_mailbox_t step_mailbox(int group, int seq, int src, int dst, int per_p
  * leaf switch's links in one batch and the core in the next). A batch's flows
  * start together and on a symmetric fabric end together: SimGrid solves the
  * sharing once per batch rather than once per completion. */
-static void run_step(const coll_step *st, const og_group *gr, int me, int group, int seq, coll_proto proto,
+static void run_step(const coll_step *st, const og_group *gr, int me, int group, int seq, const coll_plan *p,
                      int window, int per_pair, sg_comm_t *comms, void **sink)
 {
     int most = st->nsend > st->nrecv ? st->nsend : st->nrecv;
@@ -336,7 +339,7 @@ static void run_step(const coll_step *st, const og_group *gr, int me, int group,
         int k = 0;
         for (int i = j; i < st->nsend; i += nb) {
             int dst = gr->ranks[st->send[i].peer];
-            int64_t b = coll_wire_bytes(proto, st->send[i].bytes);
+            int64_t b = coll_plan_wire_bytes(p, st->send[i].bytes);
             comms[k++] = sg_mailbox_put_async(step_mailbox(group, seq, me, dst, per_pair), &payload_token, (long)b);
             account(me, dst, b);
         }
@@ -360,8 +363,9 @@ static void run_coll(const og_op *op, int rank)
                             run.topo[op->group], err, sizeof err) < 0 || p.nsteps == 0)
         return;
     p.proto = code >> 8;
-    double plat = coll_proto_step_latency(p.proto);
+    double t0 = simgrid_get_clock();
     int cap = (run.o->fidelity == ENG_STEP ? p.width : p.merged_width) + 1;
+    if (cap < p.merged_width + 1) cap = p.merged_width + 1;
     coll_step *st = coll_step_new(cap);
     int window = run.o->window ? run.o->window : ENG_WINDOW;
     int slots = 2 * (window > 0 && window < cap ? window : cap);
@@ -369,31 +373,34 @@ static void run_coll(const og_op *op, int rank)
     int per_pair = window < 0 || (run.o->fidelity == ENG_STEP && p.nsteps > 1);
     sg_comm_t *comms = ts_malloc(slots * sizeof *comms);
     void **sink = ts_malloc(slots * sizeof *sink);
+    /* alpha: the largest route latency to the rank's peers */
+    coll_plan_merged_phys(&p, me, st);
+    double alpha = 0;
+    for (int i = 0; i < st->nsend; i++) {
+        double l = sg_host_get_route_latency(run.hosts[rank], run.hosts[gr->ranks[st->send[i].peer]]);
+        if (l > alpha) alpha = l;
+    }
+    for (int i = 0; i < st->nrecv; i++) {
+        double l = sg_host_get_route_latency(run.hosts[gr->ranks[st->recv[i].peer]], run.hosts[rank]);
+        if (l > alpha) alpha = l;
+    }
     if (run.o->fidelity == ENG_STEP) {
         for (int s = 0; s < p.nsteps; s++) {
             coll_plan_step_phys(&p, me, s, st);
             if (st->nsend + st->nrecv == 0) continue;
             coll_step_merge_peers(st);
-            if (plat > 0) sg_actor_sleep_for(plat);
-            run_step(st, gr, rank, op->group, seq, p.proto, window, per_pair, comms, sink);
+            run_step(st, gr, rank, op->group, seq, &p, window, per_pair, comms, sink);
         }
     } else {
-        /* One flow per peer carrying all steps' bytes, then the latency of
-         * the remaining steps (the pipeline's fill and drain). */
-        coll_plan_merged_phys(&p, me, st);
-        double alpha = 0;
-        for (int i = 0; i < st->nsend; i++) {
-            double l = sg_host_get_route_latency(run.hosts[rank], run.hosts[gr->ranks[st->send[i].peer]]);
-            if (l > alpha) alpha = l;
-        }
-        for (int i = 0; i < st->nrecv; i++) {
-            double l = sg_host_get_route_latency(run.hosts[gr->ranks[st->recv[i].peer]], run.hosts[rank]);
-            if (l > alpha) alpha = l;
-        }
-        run_step(st, gr, rank, op->group, seq, p.proto, window, per_pair, comms, sink);
-        double tail = (p.nsteps - 1) * alpha + p.nsteps * plat;
-        if (tail > 0) sg_actor_sleep_for(tail);
+        /* One flow per peer carrying all steps' bytes (st holds them). */
+        run_step(st, gr, rank, op->group, seq, &p, window, per_pair, comms, sink);
     }
+    /* the steps' latencies and the call's base latency (coll_call_tail) */
+    double tail = coll_call_tail(&p, alpha, run.o->fidelity == ENG_STEP);
+    if (tail > 0) sg_actor_sleep_for(tail);
+    /* the host's launch interval bounds the call from below (coll_call_time) */
+    double rest = coll_call_time(&p, simgrid_get_clock() - t0) - (simgrid_get_clock() - t0);
+    if (rest > 0) sg_actor_sleep_for(rest);
     free(sink);
     free(comms);
     coll_step_free(st);
@@ -567,6 +574,10 @@ static int index_collectives(const og_graph *g, char *err, size_t errlen)
                 return ts_err(err, errlen, "rank %d op %d: %s", r, i, msg);
             }
             if (a < 0) a = select_cached(gr, op, &pr);
+            else if (pr == COLL_PROTO_AUTO) {
+                coll_hw hw = group_hw(gr);
+                pr = coll_best_proto(op->coll, gr->n, op->bytes, a, &hw);
+            }
             coll_plan p;
             if (coll_plan_init_topo(&p, op->coll, gr->n, op->root, op->bytes, op->vbytes, a, run.topo[op->group],
                                     msg, sizeof msg) < 0) {

@@ -1,0 +1,357 @@
+/* The collective cost model's parameters: the NCCL and RCCL presets (their
+ * tuning models' structure and figures), the JSON overlay that cluster files
+ * and calibrations apply, and the process's active set. */
+#include "coll_params.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <string.h>
+#include <strings.h>
+
+#include "util.h"
+
+static const char *const lib_names[COLL_NLIBS] = {"nccl", "rccl"};
+static const char *const tier_names[COLL_NTIERS] = {"nvlink", "pcie", "xgmi", "nic", "switch"};
+static const char *const fam_names[COLL_NFAMS] = {"ring", "tree", "nvls", "nvlstree", "collnet", "pat", "p2p", "mpi"};
+
+static int find(const char *const *names, int n, const char *s)
+{
+    for (int i = 0; i < n; i++)
+        if (strcasecmp(names[i], s) == 0) return i;
+    return -1;
+}
+
+const char *coll_lib_name(coll_lib l) { return (unsigned)l < COLL_NLIBS ? lib_names[l] : "?"; }
+int coll_lib_from_name(const char *s) { return find(lib_names, COLL_NLIBS, s); }
+const char *coll_tier_name(coll_tier t) { return (unsigned)t < COLL_NTIERS ? tier_names[t] : "?"; }
+int coll_tier_from_name(const char *s) { return find(tier_names, COLL_NTIERS, s); }
+const char *coll_family_name(coll_family f) { return (unsigned)f < COLL_NFAMS ? fam_names[f] : "?"; }
+int coll_family_from_name(const char *s) { return find(fam_names, COLL_NFAMS, s); }
+
+#define US 1e-6
+/* {simple, ll128, ll} rows, in microseconds or fractions */
+typedef double prow[COLL_NPROTOS];
+
+/* NCCL 2.19-2.26 src/graph/tuning.cc: baseLat per algorithm and protocol,
+ * hwLat per hardware (NVLink, PCI, NET), algorithm and protocol, and the
+ * bandwidth refinements of ncclTopoTuneModel (ring LL 1/4, LL128 0.92, tree
+ * 0.92 and LL 1/3.8, CollNet 0.9, PAT 0.75). Our families without an NCCL
+ * row: P2P (NCCL's send/recv: Simple, the ring's figures) and MPI-style
+ * schedules (the wire formats only). docs/collectives.md gives the table. */
+static const prow nccl_base[COLL_NFAMS] = {
+    [COLL_FAM_RING] = {8.4, 14.0, 6.6}, [COLL_FAM_TREE] = {8.4, 14.0, 6.8},
+    [COLL_FAM_PAT] = {8.0, 0, 0},       [COLL_FAM_P2P] = {8.4, 0, 0},
+    [COLL_FAM_MPI] = {8.4, 14.0, 6.6},
+};
+static const prow nccl_hw[COLL_NTIERS][COLL_NFAMS] = {
+    [COLL_TIER_NVLINK] = {[COLL_FAM_RING] = {3.4, 1.9, 0.6}, [COLL_FAM_TREE] = {4.0, 1.25, 0.6},
+                          [COLL_FAM_NVLS] = {25, 0, 0}, [COLL_FAM_NVLSTREE] = {25, 0, 0},
+                          [COLL_FAM_COLLNET] = {3.7, 0, 0}, [COLL_FAM_PAT] = {2.8, 0, 0},
+                          [COLL_FAM_P2P] = {3.4, 0, 0}, [COLL_FAM_MPI] = {3.4, 1.9, 0.6}},
+    [COLL_TIER_PCIE] = {[COLL_FAM_RING] = {5.7, 2.5, 1.0}, [COLL_FAM_TREE] = {4.0, 1.9, 1.0},
+                        [COLL_FAM_COLLNET] = {3.7, 0, 0}, [COLL_FAM_PAT] = {2.8, 0, 0},
+                        [COLL_FAM_P2P] = {5.7, 0, 0}, [COLL_FAM_MPI] = {5.7, 2.5, 1.0}},
+    /* NCCL has no Infinity Fabric row: its NVLink figures */
+    [COLL_TIER_XGMI] = {[COLL_FAM_RING] = {3.4, 1.9, 0.6}, [COLL_FAM_TREE] = {4.0, 1.25, 0.6},
+                        [COLL_FAM_COLLNET] = {3.7, 0, 0}, [COLL_FAM_PAT] = {2.8, 0, 0},
+                        [COLL_FAM_P2P] = {3.4, 0, 0}, [COLL_FAM_MPI] = {3.4, 1.9, 0.6}},
+    [COLL_TIER_NIC] = {[COLL_FAM_RING] = {14.0, 4.0, 2.7}, [COLL_FAM_TREE] = {14.0, 8.5, 5.0},
+                       [COLL_FAM_NVLS] = {18, 0, 0}, [COLL_FAM_NVLSTREE] = {14, 0, 0},
+                       [COLL_FAM_COLLNET] = {31, 0, 0}, [COLL_FAM_PAT] = {2.8, 0, 0},
+                       [COLL_FAM_P2P] = {14.0, 0, 0}, [COLL_FAM_MPI] = {14.0, 4.0, 2.7}},
+};
+static const prow nccl_pbw[COLL_NFAMS] = {
+    [COLL_FAM_RING] = {1.0, 0.92, 0.25},
+    [COLL_FAM_TREE] = {0.92, 0.92 * 120.0 / 128.0, 0.92 / 3.8},
+    /* NVLS: ~275 GB/s algbw on 8 H100 whose NVLink runs 450 GB/s nominal
+     * (nccl-tests issue 212), over the NVLink's achievable 0.824 */
+    [COLL_FAM_NVLS] = {275.0 / 450.0 / 0.824, 0, 0},
+    [COLL_FAM_NVLSTREE] = {275.0 / 450.0 / 0.824, 0, 0},
+    [COLL_FAM_COLLNET] = {0.9, 0, 0},
+    [COLL_FAM_PAT] = {0.75, 0, 0},
+    [COLL_FAM_P2P] = {1.0, 0, 0},
+    [COLL_FAM_MPI] = {1.0, 120.0 / 128.0, 0.5},
+};
+
+/* RCCL (ROCm/rccl src/graph/tuning.cc): baseLat 17 us Simple, 12 us LL and
+ * LL128 for Tree, Ring and CollNet; hwLat rows NVLINK (Infinity Fabric on
+ * MI200), PCI, NET; ring LL busbw 1/5; tree busbw x 0.27 and LL / 2.3. */
+static const prow rccl_base[COLL_NFAMS] = {
+    [COLL_FAM_RING] = {17, 12, 12}, [COLL_FAM_TREE] = {17, 12, 12}, [COLL_FAM_COLLNET] = {17, 12, 12},
+    [COLL_FAM_PAT] = {17, 0, 0},    [COLL_FAM_P2P] = {17, 0, 0},    [COLL_FAM_MPI] = {17, 12, 12},
+};
+static const prow rccl_hw[COLL_NTIERS][COLL_NFAMS] = {
+    [COLL_TIER_NVLINK] = {[COLL_FAM_RING] = {2.7, 2.3, 2.3}, [COLL_FAM_TREE] = {3.8, 1.2, 1.2},
+                          [COLL_FAM_COLLNET] = {3.8, 1.2, 1.2}, [COLL_FAM_PAT] = {2.7, 0, 0},
+                          [COLL_FAM_P2P] = {2.7, 0, 0}, [COLL_FAM_MPI] = {2.7, 2.3, 2.3}},
+    [COLL_TIER_PCIE] = {[COLL_FAM_RING] = {1.9, 1.3, 1.3}, [COLL_FAM_TREE] = {5.7, 2.2, 2.2},
+                        [COLL_FAM_COLLNET] = {5.7, 2.2, 2.2}, [COLL_FAM_PAT] = {1.9, 0, 0},
+                        [COLL_FAM_P2P] = {1.9, 0, 0}, [COLL_FAM_MPI] = {1.9, 1.3, 1.3}},
+    [COLL_TIER_XGMI] = {[COLL_FAM_RING] = {2.7, 2.3, 2.3}, [COLL_FAM_TREE] = {3.8, 1.2, 1.2},
+                        [COLL_FAM_COLLNET] = {3.8, 1.2, 1.2}, [COLL_FAM_PAT] = {2.7, 0, 0},
+                        [COLL_FAM_P2P] = {2.7, 0, 0}, [COLL_FAM_MPI] = {2.7, 2.3, 2.3}},
+    [COLL_TIER_NIC] = {[COLL_FAM_RING] = {4.5, 2.0, 2.0}, [COLL_FAM_TREE] = {19.5, 9.8, 9.8},
+                       [COLL_FAM_COLLNET] = {19.5, 9.8, 9.8}, [COLL_FAM_PAT] = {4.5, 0, 0},
+                       [COLL_FAM_P2P] = {4.5, 0, 0}, [COLL_FAM_MPI] = {4.5, 2.0, 2.0}},
+};
+static const prow rccl_pbw[COLL_NFAMS] = {
+    [COLL_FAM_RING] = {1.0, 0.92, 0.2},
+    [COLL_FAM_TREE] = {0.27, 0.27 * 120.0 / 128.0, 0.27 / 2.3},
+    [COLL_FAM_COLLNET] = {0.9, 0, 0},
+    [COLL_FAM_PAT] = {0.75, 0, 0},
+    [COLL_FAM_P2P] = {1.0, 0, 0},
+    [COLL_FAM_MPI] = {1.0, 120.0 / 128.0, 0.5},
+};
+
+void coll_params_preset(coll_params *p, coll_lib lib)
+{
+    memset(p, 0, sizeof *p);
+    p->lib = lib;
+    int r = lib == COLL_LIB_RCCL;
+    for (int f = 0; f < COLL_NFAMS; f++)
+        for (int q = 0; q < COLL_NPROTOS; q++) {
+            p->base_lat[f][q] = (r ? rccl_base : nccl_base)[f][q] * US;
+            p->proto_bw[f][q] = (r ? rccl_pbw : nccl_pbw)[f][q];
+            for (int t = 0; t < COLL_NTIERS; t++) p->hop_lat[t][f][q] = (r ? rccl_hw : nccl_hw)[t][f][q] * US;
+        }
+    /* Achievable bandwidth: NCCL's topology model gives an H100 NVLink 20.6
+     * GB/s of its 25 (SM90 figure in src/graph/topo.h; 20.0 on A100), PCIe
+     * Gen4 x16 24 GB/s of 32 (PCI_BW); a NIC 0.88 of line rate (ib_send_bw
+     * 353.5 of 400 Gb/s on NDR, shared/data/hardware.md); Infinity Fabric
+     * 0.75 (comm_scope GCD to GCD: 148/200, 76/100, 38/50 GB/s, Pearson,
+     * arXiv:2302.14827); switch ports at line rate. */
+    p->bw_frac[COLL_TIER_NVLINK] = 20.6 / 25.0;
+    p->bw_frac[COLL_TIER_PCIE] = 24.0 / 32.0;
+    p->bw_frac[COLL_TIER_XGMI] = 0.75;
+    p->bw_frac[COLL_TIER_NIC] = 0.88;
+    p->bw_frac[COLL_TIER_SWITCH] = 1.0;
+    /* NCCL: at most 32 channels (MAXCHANNELS); a channel takes at least
+     * threads x threadThreshold bytes: Simple 512 x 64, LL128 640 x 8, LL
+     * 512 x 8 (per ring rank) */
+    p->max_channels = 16;
+    p->chan_bytes[COLL_SIMPLE] = 512 * 64;
+    p->chan_bytes[COLL_LL128] = 640 * 8;
+    p->chan_bytes[COLL_LL] = 512 * 8;
+    p->intra_tier = r ? COLL_TIER_XGMI : COLL_TIER_NVLINK;
+}
+
+/* ---- the JSON overlay ---- */
+
+static int fail(char *err, size_t errlen, const char *where, const char *what, const char *key)
+{
+    return ts_err(err, errlen, "%s: collectives: %s '%s'", where, what, key);
+}
+
+static int num(json_t *v, double lo, double hi, double *out, const char *where, const char *key, char *err,
+               size_t errlen)
+{
+    if (!json_is_number(v))
+        return ts_err(err, errlen, "%s: collectives: '%s' must be a number", where, key);
+    double x = json_number_value(v);
+    if (!isfinite(x) || x < lo || x > hi)
+        return ts_err(err, errlen, "%s: collectives: '%s' = %g outside [%g, %g]", where, key, x, lo, hi);
+    *out = x;
+    return 0;
+}
+
+/* {"simple": x, "ll128": y, "ll": z} onto row[]. */
+static int proto_row(json_t *o, double *row, double lo, double hi, const char *where, const char *key, char *err,
+                     size_t errlen)
+{
+    if (!json_is_object(o)) return ts_err(err, errlen, "%s: collectives: '%s' must be an object of protocols", where, key);
+    const char *k;
+    json_t *v;
+    json_object_foreach(o, k, v) {
+        int q = coll_proto_from_name(k);
+        if (q < 0) return fail(err, errlen, where, "unknown protocol (simple, ll128, ll)", k);
+        char name[128];
+        snprintf(name, sizeof name, "%s.%s", key, k);
+        if (num(v, lo, hi, &row[q], where, name, err, errlen) < 0) return -1;
+    }
+    return 0;
+}
+
+/* {"FAMILY" or "*": {proto row}} onto rows[fam][]. */
+static int fam_rows(json_t *o, double (*rows)[COLL_NPROTOS], double lo, double hi, const char *where, const char *key,
+                    char *err, size_t errlen)
+{
+    if (!json_is_object(o)) return ts_err(err, errlen, "%s: collectives: '%s' must be an object of families", where, key);
+    const char *k;
+    json_t *v;
+    json_object_foreach(o, k, v) {
+        int f = strcmp(k, "*") == 0 ? -2 : coll_family_from_name(k);
+        if (f == -1) return fail(err, errlen, where, "unknown algorithm family (ring, tree, nvls, nvlstree, collnet, pat, p2p, mpi)", k);
+        char name[128];
+        snprintf(name, sizeof name, "%s.%s", key, k);
+        for (int i = f < 0 ? 0 : f; i < (f < 0 ? COLL_NFAMS : f + 1); i++)
+            if (proto_row(v, rows[i], lo, hi, where, name, err, errlen) < 0) return -1;
+    }
+    return 0;
+}
+
+static int tier_of_key(const char *k, const char *where, char *err, size_t errlen)
+{
+    int t = strcmp(k, "*") == 0 ? -2 : coll_tier_from_name(k);
+    if (t == -1) return fail(err, errlen, where, "unknown link tier (nvlink, pcie, xgmi, nic, switch)", k), -1;
+    return t;
+}
+
+#define LAT_MAX 1e-2 /* 10 ms: a latency beyond is a unit mistake */
+
+int coll_params_overlay(coll_params *p, const void *json_obj, const char *where, char *err, size_t errlen)
+{
+    json_t *o = (json_t *)json_obj;
+    if (!json_is_object(o)) return ts_err(err, errlen, "%s: 'collectives' must be an object", where);
+    coll_params q = *p; /* all or nothing */
+    json_t *v = json_object_get(o, "library");
+    if (v) {
+        int l = json_is_string(v) ? coll_lib_from_name(json_string_value(v)) : -1;
+        if (l < 0) return ts_err(err, errlen, "%s: collectives: 'library' must be \"nccl\" or \"rccl\"", where);
+        if (l != (int)p->lib) { /* another library: its preset first, the other fields over it */
+            coll_params_preset(&q, l);
+            q.collnet = p->collnet;
+            q.intra_tier = p->intra_tier == COLL_TIER_PCIE ? COLL_TIER_PCIE
+                           : l == COLL_LIB_RCCL ? COLL_TIER_XGMI : COLL_TIER_NVLINK;
+        }
+    }
+    const char *k;
+    json_object_foreach(o, k, v) {
+        char name[128];
+        if (strcmp(k, "library") == 0 || strcmp(k, "comment") == 0 || strcmp(k, "source") == 0) continue;
+        if (strcmp(k, "launch") == 0) {
+            if (num(v, 0, LAT_MAX, &q.launch, where, k, err, errlen) < 0) return -1;
+        } else if (strcmp(k, "base_lat") == 0) {
+            if (fam_rows(v, q.base_lat, 0, LAT_MAX, where, k, err, errlen) < 0) return -1;
+        } else if (strcmp(k, "proto_bw") == 0) {
+            if (fam_rows(v, q.proto_bw, 0, 1.5, where, k, err, errlen) < 0) return -1;
+        } else if (strcmp(k, "hop_lat") == 0) {
+            if (!json_is_object(v)) return ts_err(err, errlen, "%s: collectives: 'hop_lat' must be an object of tiers", where);
+            const char *tk;
+            json_t *tv;
+            json_object_foreach(v, tk, tv) {
+                int t = tier_of_key(tk, where, err, errlen);
+                if (t == -1) return -1;
+                snprintf(name, sizeof name, "hop_lat.%s", tk);
+                for (int i = t < 0 ? 0 : t; i < (t < 0 ? COLL_NTIERS : t + 1); i++)
+                    if (fam_rows(tv, q.hop_lat[i], 0, LAT_MAX, where, name, err, errlen) < 0) return -1;
+            }
+        } else if (strcmp(k, "bw_frac") == 0) {
+            if (!json_is_object(v)) return ts_err(err, errlen, "%s: collectives: 'bw_frac' must be an object of tiers", where);
+            const char *tk;
+            json_t *tv;
+            json_object_foreach(v, tk, tv) {
+                int t = tier_of_key(tk, where, err, errlen);
+                if (t == -1) return -1;
+                snprintf(name, sizeof name, "bw_frac.%s", tk);
+                for (int i = t < 0 ? 0 : t; i < (t < 0 ? COLL_NTIERS : t + 1); i++)
+                    if (num(tv, 0.01, 1.5, &q.bw_frac[i], where, name, err, errlen) < 0) return -1;
+            }
+        } else if (strcmp(k, "max_channels") == 0) {
+            double x;
+            if (num(v, 0, 64, &x, where, k, err, errlen) < 0) return -1;
+            q.max_channels = (int)x;
+        } else if (strcmp(k, "chan_bytes") == 0) {
+            if (proto_row(v, q.chan_bytes, 0, 1e9, where, k, err, errlen) < 0) return -1;
+        } else if (strcmp(k, "tuner_own") == 0) {
+            if (!json_is_boolean(v)) return ts_err(err, errlen, "%s: collectives: 'tuner_own' must be true or false", where);
+            q.tuner_own = json_is_true(v);
+        } else if (strcmp(k, "collnet") == 0) {
+            if (!json_is_boolean(v)) return ts_err(err, errlen, "%s: collectives: 'collnet' must be true or false", where);
+            q.collnet = json_is_true(v);
+        } else {
+            return fail(err, errlen, where,
+                        "unknown field (library, launch, base_lat, hop_lat, bw_frac, proto_bw, max_channels, "
+                        "chan_bytes, collnet, tuner_own)",
+                        k);
+        }
+    }
+    *p = q;
+    return 0;
+}
+
+static void put_row(FILE *f, const double *row, double scale)
+{
+    fprintf(f, "{");
+    for (int q = 0; q < COLL_NPROTOS; q++)
+        fprintf(f, "%s\"%s\": %.6g", q ? ", " : "", coll_proto_name(q), row[q] * scale);
+    fprintf(f, "}");
+}
+
+static void put_fams(FILE *f, const double (*rows)[COLL_NPROTOS], int ind)
+{
+    fprintf(f, "{\n");
+    for (int i = 0; i < COLL_NFAMS; i++) {
+        fprintf(f, "%*s\"%s\": ", ind + 2, "", fam_names[i]);
+        put_row(f, rows[i], 1);
+        fprintf(f, "%s\n", i + 1 < COLL_NFAMS ? "," : "");
+    }
+    fprintf(f, "%*s}", ind, "");
+}
+
+void coll_params_write_json(FILE *f, const coll_params *p, int ind)
+{
+    fprintf(f, "{\n%*s\"library\": \"%s\",\n", ind + 2, "", coll_lib_name(p->lib));
+    fprintf(f, "%*s\"launch\": %.6g,\n", ind + 2, "", p->launch);
+    fprintf(f, "%*s\"base_lat\": ", ind + 2, "");
+    put_fams(f, p->base_lat, ind + 2);
+    fprintf(f, ",\n%*s\"hop_lat\": {\n", ind + 2, "");
+    for (int t = 0; t < COLL_NTIERS; t++) {
+        fprintf(f, "%*s\"%s\": ", ind + 4, "", tier_names[t]);
+        put_fams(f, p->hop_lat[t], ind + 4);
+        fprintf(f, "%s\n", t + 1 < COLL_NTIERS ? "," : "");
+    }
+    fprintf(f, "%*s},\n%*s\"bw_frac\": {", ind + 2, "", ind + 2, "");
+    for (int t = 0; t < COLL_NTIERS; t++) fprintf(f, "%s\"%s\": %.6g", t ? ", " : "", tier_names[t], p->bw_frac[t]);
+    fprintf(f, "},\n%*s\"proto_bw\": ", ind + 2, "");
+    put_fams(f, p->proto_bw, ind + 2);
+    fprintf(f, ",\n%*s\"max_channels\": %d,\n%*s\"chan_bytes\": ", ind + 2, "", p->max_channels, ind + 2, "");
+    put_row(f, p->chan_bytes, 1);
+    fprintf(f, ",\n%*s\"collnet\": %s,\n%*s\"tuner_own\": %s\n%*s}", ind + 2, "", p->collnet ? "true" : "false",
+            ind + 2, "", p->tuner_own ? "true" : "false", ind, "");
+}
+
+/* ---- the process's active set ---- */
+
+static coll_params active;
+static int active_set;
+
+static coll_params tuner;
+
+static void make_tuner(void)
+{
+    if (active.tuner_own) {
+        tuner = active;
+        return;
+    }
+    coll_params_preset(&tuner, active.lib);
+    tuner.collnet = active.collnet;
+    tuner.intra_tier = active.intra_tier;
+    tuner.max_channels = active.max_channels;
+    memcpy(tuner.chan_bytes, active.chan_bytes, sizeof tuner.chan_bytes);
+    for (int f = 0; f < COLL_NFAMS; f++)
+        for (int q = 0; q < COLL_NPROTOS; q++)
+            if (active.proto_bw[f][q] <= 0) tuner.proto_bw[f][q] = 0;
+}
+
+void coll_params_set(const coll_params *p)
+{
+    active = *p;
+    active_set = 1;
+    make_tuner();
+}
+
+const coll_params *coll_params_get(void)
+{
+    if (!active_set) {
+        coll_params_preset(&active, COLL_LIB_NCCL);
+        active_set = 1;
+        make_tuner();
+    }
+    return &active;
+}
+
+const coll_params *coll_params_tuner(void)
+{
+    coll_params_get();
+    return &tuner;
+}

@@ -1,0 +1,147 @@
+/* The parameters of the collective cost model, shaped like NCCL's and RCCL's
+ * tuning model (src/graph/tuning.cc): per algorithm family and protocol base
+ * latency, per link tier per-step latency, achievable bandwidth per link tier,
+ * per family and protocol bandwidth fractions, channel rules. */
+#ifndef TS_COLL_PARAMS_H
+#define TS_COLL_PARAMS_H
+
+#include <stdio.h>
+
+#include "coll.h"
+
+/* Which library's tuning model the defaults come from. */
+typedef enum { COLL_LIB_NCCL, COLL_LIB_RCCL, COLL_NLIBS } coll_lib;
+
+/* Link tiers. A collective step's tier is the slowest kind of link it
+ * crosses: NIC when it leaves the node, else the node's fabric. SWITCH is one
+ * network switch hop (its latency is the cluster's wire latency; here only its
+ * achievable bandwidth fraction). */
+typedef enum {
+    COLL_TIER_NVLINK,   /* NVLink, direct or through NVSwitch (NCCL_HW_NVLINK) */
+    COLL_TIER_PCIE,     /* PCIe through the host (NCCL_HW_PCI) */
+    COLL_TIER_XGMI,     /* AMD Infinity Fabric between GCDs (RCCL's "NVLINK" row) */
+    COLL_TIER_NIC,      /* GPU -> NIC -> wire: any inter-node step (NCCL_HW_NET) */
+    COLL_TIER_SWITCH,   /* a network switch port / link */
+    COLL_NTIERS
+} coll_tier;
+
+/* Algorithm families: the rows of NCCL's tables. Every algorithm of the
+ * table (coll.c) belongs to one (coll_family_of). */
+typedef enum {
+    COLL_FAM_RING,      /* ring, chain (NCCL Ring) */
+    COLL_FAM_TREE,      /* double binary tree (NCCL Tree) */
+    COLL_FAM_NVLS,      /* NVSwitch in-switch reduction, one node */
+    COLL_FAM_NVLSTREE,  /* NVLS in the node + tree across nodes */
+    COLL_FAM_COLLNET,   /* CollNet / SHARP in-network reduction */
+    COLL_FAM_PAT,       /* parallel aggregated trees */
+    COLL_FAM_P2P,       /* all-to-all as grouped send/recv */
+    COLL_FAM_MPI,       /* MPI-style schedules the libraries do not run (rhd, bruck, hierarchical, ...) */
+    COLL_NFAMS
+} coll_family;
+
+typedef struct coll_params {
+    coll_lib lib;
+    /* s: the host's launch interval per collective call (per cluster and
+     * software stack). A call takes at least this long: back-to-back calls
+     * (nccl-tests, a training step's buckets) overlap the host's launch of
+     * the next with the GPU's work on this one, so time = max(launch, the
+     * GPU's time); the small-message floor. */
+    double launch;
+    /* s per collective call per family and protocol (NCCL baseLat). */
+    double base_lat[COLL_NFAMS][COLL_NPROTOS];
+    /* s per schedule step whose slowest link is of this tier, per family and
+     * protocol (NCCL hwLat: the protocol's per-step synchronisation); added to
+     * the route's own wire latency. */
+    double hop_lat[COLL_NTIERS][COLL_NFAMS][COLL_NPROTOS];
+    /* achievable / nominal bandwidth of each link tier (0 < f <= 1.5): the
+     * platform's links carry nominal x fraction. */
+    double bw_frac[COLL_NTIERS];
+    /* useful bytes per wire byte per family and protocol (LL's flags, LL128's
+     * 120 of 128, NVLS's switch throughput): wire bytes = bytes / fraction. */
+    double proto_bw[COLL_NFAMS][COLL_NPROTOS];
+    /* Channels: NCCL splits a call over up to max_channels channels, each
+     * carrying at least chan_bytes[protocol] bytes (the ring's LL: that x
+     * the rank count, as NCCL scales its thread threshold); fewer channels
+     * than the maximum move proportionally less bandwidth (0: no rule). */
+    int max_channels;
+    double chan_bytes[COLL_NPROTOS];
+    /* The fabric between nodes reduces in-network (SHARP): CollNet is
+     * available to the selection. */
+    int collnet;
+    /* The node's intra tier (NVLINK, PCIE or XGMI): which hop_lat row an
+     * intra-node step uses. */
+    coll_tier intra_tier;
+    /* 1: the selection decides with these parameters themselves instead of
+     * the library's preset (coll_params_tuner); for studies of another
+     * tuner and for test fixtures (JSON "tuner_own": true). */
+    int tuner_own;
+} coll_params;
+
+const char *coll_lib_name(coll_lib l);
+int coll_lib_from_name(const char *s);          /* -1: unknown */
+const char *coll_tier_name(coll_tier t);
+int coll_tier_from_name(const char *s);         /* -1: unknown */
+const char *coll_family_name(coll_family f);
+int coll_family_from_name(const char *s);       /* -1: unknown */
+/* The family of a row of the algorithm table. */
+coll_family coll_family_of(int algo);
+
+/* The library preset (every field; collnet 0, intra_tier NVLINK). */
+void coll_params_preset(coll_params *p, coll_lib lib);
+
+/* Overlay a JSON object (a jansson json_t *, passed as void * so that callers
+ * need not include jansson) onto p: the "collectives" object of a cluster
+ * JSON or of a calibration JSON. Only the fields present change. Unknown keys
+ * and out-of-range values fail with "WHERE: field: what: value" in err.
+ * Keys: library, launch, base_lat{fam{proto}}, hop_lat{tier{fam{proto}}},
+ * bw_frac{tier}, proto_bw{fam{proto}}, max_channels, chan_bytes{proto},
+ * collnet, tuner_own. A family "*" or tier "*" applies to every one. */
+int coll_params_overlay(coll_params *p, const void *json_obj, const char *where, char *err, size_t errlen);
+
+/* Write p as a "collectives" JSON object (every field), indented by indent
+ * spaces: what a calibration writes back. */
+void coll_params_write_json(FILE *f, const coll_params *p, int indent);
+
+/* The parameters the model uses in this process (one platform per process):
+ * set by eng_load / the commands from the cluster (and calibration); the NCCL
+ * preset until then. */
+void coll_params_set(const coll_params *p);
+const coll_params *coll_params_get(void);
+/* What the library's own tuner believes: the active library's preset, with
+ * the active set's collnet, intra tier, channel rule and protocol
+ * availability (a protocol with proto_bw 0 is off). The selection decides
+ * with these, as NCCL does from its static model; times are costed with the
+ * active set, so a fitted or calibrated figure changes the time of the
+ * library's choice, never the choice. */
+const coll_params *coll_params_tuner(void);
+
+/* ---- What the model derives from the parameters (cost.c, coll.c); the
+ * engine, the analytical cost and the selection all call these. ---- */
+
+/* Seconds of software latency the call costs on the GPU, added once to its
+ * time at every fidelity: base_lat[family][proto] + the family's closed form
+ * of per-step latencies as NCCL counts them (ring: (nsteps - inter steps) x
+ * intra-tier hop_lat + inter steps x NIC hop_lat; tree: 2 x ((ppn - 1) x intra
+ * + log2(nodes) x NIC); NVLS: intra (+ NIC across nodes); NVLS-tree: intra +
+ * 2 log2(nodes) x NIC; CollNet: 2 (ppn - 1) x intra + NIC; PAT and P2P and
+ * MPI-style: their step count x the hop_lat of their tier). The wire latency
+ * of each step's route comes on top, from the platform. */
+double coll_call_latency(const coll_plan *p);
+double coll_call_latency_with(const coll_plan *p, const coll_params *q);
+/* The latency a rank adds to its transfers' time at the end of a call, given
+ * alpha, the largest route (wire) latency to its peers. hop_lat includes the
+ * wire, and a step cannot take less than its wire latency: pipelined (one
+ * flow per peer, which paid alpha once): base + max(hop sum, (nsteps - 1)
+ * alpha); step (every step's flows paid their wire latency): base + max(0,
+ * hop sum - nsteps alpha). With every software term 0 this is the plain
+ * alpha-beta cost of the schedule. */
+double coll_call_tail(const coll_plan *p, double alpha, int step);
+/* The call's time from its GPU time: max(launch, gpu) (0 for a call with
+ * nothing to do). Every fidelity ends a call this way. */
+double coll_call_time(const coll_plan *p, double gpu);
+/* Wire bytes of a transfer of `bytes` in plan p (protocol/family fraction and
+ * the channel rule). */
+int64_t coll_plan_wire_bytes(const coll_plan *p, int64_t bytes);
+int64_t coll_plan_wire_bytes_with(const coll_plan *p, int64_t bytes, const coll_params *q);
+
+#endif

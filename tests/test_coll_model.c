@@ -1,0 +1,235 @@
+/* The collective cost model (models/coll/coll_params.h, model.c): the small-
+ * message floor and the large-message plateau of every shipped nccl-tests log
+ * without calibration, NCCL's tree (a chain in each node, a tree across the
+ * nodes) against its closed form on 2 and 16 DGX nodes, and the parameter
+ * overlay's checks. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "coll.h"
+#include "coll_params.h"
+#include "tests.h"
+#include "util.h"
+
+#define NCCL_DIR "../shared/data/nccl-tests"
+
+/* The error (%) `compare` reports for the one size S of LOG on CLUSTER. */
+static int compare_error(const char *log, const char *cluster, const char *algo, const char *size, double *err)
+{
+    char cmd[1024], out[8192];
+    snprintf(cmd, sizeof cmd, "compare %s/%s --cluster %s %s%s -b %s -e %s", NCCL_DIR, log, cluster,
+             algo ? "--algo " : "", algo ? algo : "", size, size);
+    if (test_cli(cmd, out, sizeof out) != 0) {
+        fprintf(stderr, "\n  %s: %s", cmd, out);
+        return -1;
+    }
+    /* the one table row: size measured predicted meas_busbw pred_busbw error% */
+    for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+        double v[6];
+        if (line[0] != '#' && sscanf(line, "%lf %lf %lf %lf %lf %lf", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]) == 6) {
+            *err = v[5];
+            fprintf(stderr, "\n  %s %s B: measured %.2f us, predicted %.2f us (%+.1f%%)", log, size, v[1], v[2], v[5]);
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* The smallest and the largest size of every shipped log within 10% with
+ * the shipped clusters' defaults (the H100 logs ran NCCL_ALGO=Ring: the ring
+ * with the tuner's protocol). */
+static void test_floor_plateau(void)
+{
+    if (access(NCCL_DIR, R_OK) != 0) {
+        printf("\n  (skipped: %s absent)", NCCL_DIR);
+        return;
+    }
+    static const struct {
+        const char *log, *cluster, *algo, *floor, *plateau;
+    } logs[] = {
+        {"nccl_h100x8_single_node_all_reduce_ring_together.txt", "dgx-h100-superpod", "ring", "8", "8589934592"},
+        {"nccl_h100x8_single_node_all_gather_ring_together.txt", "dgx-h100-superpod", "ring", "128", "8589934592"},
+        {"nccl_polaris_a100_2nodes_8gpu_all_reduce_alcf.txt", "polaris", NULL, "8", "1073741824"},
+        {"nccl_polaris_a100_2nodes_8gpu_alltoall_alcf.txt", "polaris", NULL, "128", "1073741824"},
+    };
+    for (size_t i = 0; i < sizeof logs / sizeof logs[0]; i++) {
+        const char *sizes[2] = {logs[i].floor, logs[i].plateau};
+        for (int k = 0; k < 2; k++) {
+            double e = 1e9;
+            CU_ASSERT_EQUAL(compare_error(logs[i].log, logs[i].cluster, logs[i].algo, sizes[k], &e), 0);
+            CU_ASSERT(fabs(e) <= 10);
+        }
+    }
+    /* the tuner's own choice for 8 B on 8 H100s: not NVLS (25 us of switch
+     * latency in NCCL's model), and the floor holds without forcing */
+    double e = 1e9;
+    CU_ASSERT_EQUAL(compare_error(logs[0].log, "dgx-h100-superpod", NULL, "8", &e), 0);
+    CU_ASSERT(fabs(e) <= 10);
+}
+
+/* DGX-like routes for the analytical level: members a and b on nodes of 8;
+ * NVLink inside, one NIC per GPU (its rail) between nodes; no latency, so the
+ * time is the model's latency plus the bandwidth term. */
+static const double BI = 450e9 * 0.824, BN = 50e9 * 0.92;
+
+static void dgx_route(void *ctx, int a, int b, double *lat, double *bw)
+{
+    (void)ctx;
+    *lat = 0;
+    *bw = a / 8 == b / 8 ? BI : BN;
+}
+
+static int log2i(int n)
+{
+    int k = 0;
+    while ((2 << k) <= n) k++;
+    return k;
+}
+
+/* NCCL's tree all-reduce on M DGX nodes of L = 8 GPUs: every GPU but the
+ * node's head hangs in a chain, the heads form the double binary tree over
+ * the nodes. Steps: K pipeline chunks + 2 H - 1 with H = (L - 1) + ceil(log2
+ * M) (the chain below the head, then the node tree). Latency (NCCL's closed
+ * form): base + 2 ((L - 1) hop_nvlink + log2(M) hop_nic). Bandwidth,
+ * pipelined: a chain member sends S (S/2 per tree) to each chain neighbour
+ * over its NVLink, 2 S in all; a head with a parent and two child nodes sends
+ * 3 x S/2 through its NIC (with one child node, as on 2 nodes, S/2); over the
+ * tree protocol's fraction. */
+static void test_tree_closed_form(void)
+{
+    coll_params q;
+    coll_params_preset(&q, COLL_LIB_NCCL);
+    coll_params_set(&q);
+    const int L = 8, ms[] = {2, 16};
+    const int64_t S = (int64_t)1 << 30;
+    for (int i = 0; i < 2; i++) {
+        int M = ms[i], n = L * M, *ids = ts_malloc(n * sizeof *ids);
+        for (int r = 0; r < n; r++) ids[r] = r / L;
+        coll_topo *t = coll_topo_new(n, ids, 0);
+        coll_plan p;
+        char err[TS_ERRLEN];
+        int a = coll_algo_find("tree", OG_ALLREDUCE, err, sizeof err);
+        CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p, OG_ALLREDUCE, n, 0, S, NULL, a, t, err, sizeof err), 0);
+        p.proto = COLL_SIMPLE;
+        int K = p.nchunks / 2, H = (L - 1) + (M == 2 ? 1 : 4);
+        CU_ASSERT_EQUAL(p.nsteps, K + 2 * H - 1);
+        double lat = q.base_lat[COLL_FAM_TREE][COLL_SIMPLE] +
+                     2 * ((L - 1) * q.hop_lat[COLL_TIER_NVLINK][COLL_FAM_TREE][COLL_SIMPLE] +
+                          log2i(M) * q.hop_lat[COLL_TIER_NIC][COLL_FAM_TREE][COLL_SIMPLE]);
+        CU_ASSERT_DOUBLE_EQUAL(coll_call_latency(&p), lat, 1e-12);
+        double f = q.proto_bw[COLL_FAM_TREE][COLL_SIMPLE], nic = (M == 2 ? 0.5 : 1.5) * S / BN,
+               nvl = 2.0 * S / BI, want = lat + (nic > nvl ? nic : nvl) / f;
+        double got = coll_cost(&p, COLL_COST_PIPELINED, dgx_route, NULL);
+        fprintf(stderr, "\n  tree on %d DGX nodes: analytical %.6g s, closed form %.6g s", M, got, want);
+        CU_ASSERT(fabs(got - want) / want < 1e-6);
+        /* every member is in both trees, once as a chain member or head */
+        coll_step *m = coll_step_new(p.merged_width + 1);
+        for (int r = 0; r < n; r++) {
+            coll_plan_merged(&p, r, m);
+            CU_ASSERT(m->nsend >= 1 && m->nsend <= 5);
+        }
+        coll_step_free(m);
+        coll_topo_free(t);
+        free(ids);
+    }
+    test_bare_params();
+}
+
+/* CollNet on 16 DGX nodes with SHARP: a ring reduce-scatter and all-gather
+ * inside the node (2 (L-1)/L S to the next GPU over NVLink) and one part S/L
+ * up and down through each NIC, side by side; latency 2 (L-1) hop_nvlink +
+ * hop_nic (NCCL's CollNet closed form). Without SHARP it is refused, and the
+ * tuner takes it only where the fabric has it. */
+static void test_collnet(void)
+{
+    coll_params q;
+    coll_params_preset(&q, COLL_LIB_NCCL);
+    coll_params_set(&q);
+    const int L = 8, M = 16, n = L * M;
+    const int64_t S = (int64_t)1 << 30;
+    int *ids = ts_malloc(n * sizeof *ids);
+    for (int r = 0; r < n; r++) ids[r] = r / L;
+    coll_topo *t = coll_topo_new(n, ids, 0);
+    coll_plan p;
+    char err[TS_ERRLEN];
+    int a = coll_algo_find("collnet", OG_ALLREDUCE, err, sizeof err);
+    CU_ASSERT_FATAL(a >= 0);
+    CU_ASSERT_EQUAL(coll_plan_init_topo(&p, OG_ALLREDUCE, n, 0, S, NULL, a, t, err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "needs a SHARP-capable fabric"));
+    coll_hw hw = {0, BI, t, 0, BN};
+    coll_proto pr;
+    CU_ASSERT_STRING_NOT_EQUAL(coll_algo_get(coll_select(OG_ALLREDUCE, n, S, &hw, &pr))->name, "collnet");
+    q.collnet = 1;
+    coll_params_set(&q);
+    CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p, OG_ALLREDUCE, n, 0, S, NULL, a, t, err, sizeof err), 0);
+    p.proto = COLL_SIMPLE;
+    double lat = 2 * (L - 1) * q.hop_lat[COLL_TIER_NVLINK][COLL_FAM_COLLNET][COLL_SIMPLE] +
+                 q.hop_lat[COLL_TIER_NIC][COLL_FAM_COLLNET][COLL_SIMPLE] + q.base_lat[COLL_FAM_COLLNET][COLL_SIMPLE];
+    double nvl = 2.0 * (L - 1) / L * S / BI, nic = (double)S / L / BN;
+    double want = lat + (nvl > nic ? nvl : nic) / q.proto_bw[COLL_FAM_COLLNET][COLL_SIMPLE];
+    double got = coll_cost(&p, COLL_COST_PIPELINED, dgx_route, NULL);
+    fprintf(stderr, "\n  CollNet on %d DGX nodes: analytical %.6g s, closed form %.6g s", M, got, want);
+    CU_ASSERT(fabs(got - want) / want < 1e-6);
+    /* the NICs carry S/L each way, where the ring's carry 2 (M-1)/M S/L:
+     * at 1 GiB on 16 nodes the tuner takes it */
+    CU_ASSERT_STRING_EQUAL(coll_algo_get(coll_select(OG_ALLREDUCE, n, S, &hw, &pr))->name, "collnet");
+    coll_topo_free(t);
+    free(ids);
+    test_bare_params();
+}
+
+/* The overlay: fields change what they name, unknown ones fail with the file
+ * and the key, values out of range are refused, all or nothing. */
+static void test_overlay(void)
+{
+    coll_params q, before;
+    coll_params_preset(&q, COLL_LIB_NCCL);
+    char err[TS_ERRLEN];
+    json_error_t je;
+    json_t *o = json_loads("{\"launch\": 2e-5, \"bw_frac\": {\"nic\": 0.7}, \"hop_lat\": {\"*\": {\"ring\": {\"ll\": 1e-6}}},"
+                           " \"proto_bw\": {\"p2p\": {\"simple\": 0.5}}, \"collnet\": true}", 0, &je);
+    CU_ASSERT_EQUAL(coll_params_overlay(&q, o, "x.json", err, sizeof err), 0);
+    json_decref(o);
+    CU_ASSERT_DOUBLE_EQUAL(q.launch, 2e-5, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(q.bw_frac[COLL_TIER_NIC], 0.7, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(q.hop_lat[COLL_TIER_PCIE][COLL_FAM_RING][COLL_LL], 1e-6, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(q.proto_bw[COLL_FAM_P2P][COLL_SIMPLE], 0.5, 1e-15);
+    CU_ASSERT(q.collnet);
+    before = q;
+    static const struct {
+        const char *json, *msg;
+    } bad[] = {
+        {"{\"lanch\": 1e-6}", "x.json: collectives: unknown field"},
+        {"{\"bw_frac\": {\"nvlnk\": 0.8}}", "unknown link tier"},
+        {"{\"bw_frac\": {\"nvlink\": 0}}", "'bw_frac.nvlink' = 0 outside"},
+        {"{\"launch\": 1e-6, \"base_lat\": {\"ring\": {\"ll\": -1}}}", "'base_lat.ring.ll' = -1 outside"},
+        {"{\"proto_bw\": {\"ring\": {\"ll64\": 0.5}}}", "unknown protocol"},
+        {"{\"library\": \"mpich\"}", "'library' must be"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        o = json_loads(bad[i].json, 0, &je);
+        CU_ASSERT_EQUAL(coll_params_overlay(&q, o, "x.json", err, sizeof err), -1);
+        if (!strstr(err, bad[i].msg)) fprintf(stderr, "\n  overlay %s: %s", bad[i].json, err);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err, bad[i].msg));
+        json_decref(o);
+    }
+    CU_ASSERT_EQUAL(memcmp(&q, &before, sizeof q), 0); /* failed overlays change nothing */
+    /* RCCL: its own figures, not NCCL's */
+    coll_params r;
+    coll_params_preset(&r, COLL_LIB_RCCL);
+    CU_ASSERT(r.base_lat[COLL_FAM_RING][COLL_SIMPLE] > q.base_lat[COLL_FAM_RING][COLL_SIMPLE]);
+    CU_ASSERT_EQUAL(r.intra_tier, COLL_TIER_XGMI);
+}
+
+void suite_coll_model(void)
+{
+    test_add_suite("coll_model", "floor and plateau of every shipped log, uncalibrated", test_floor_plateau,
+                   "NCCL tree on 2 and 16 DGX nodes: chain + tree closed form", test_tree_closed_form,
+                   "CollNet (SHARP) on 16 DGX nodes: closed form, only on SHARP fabrics", test_collnet,
+                   "parameter overlay", test_overlay, NULL);
+}
