@@ -13,6 +13,7 @@ void suite_coll(void);
 void suite_cli(void);
 void suite_platforms(void);
 void suite_collsim(void);
+void suite_posting(void);
 void suite_cmd_coll(void);
 void suite_compute(void);
 void suite_workload(void);

@@ -15,15 +15,17 @@
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: bench_coll N BYTES step|pipelined|analytical [CLUSTER [ALGO[:PROTO]]]\n"
-                        "  CLUSTER: a cluster name (default dgx-h100-superpod), loaded with N/8 nodes\n");
+        fprintf(stderr, "usage: bench_coll N BYTES step|pipelined|analytical [CLUSTER [ALGO[:PROTO]|auto [OP]]]\n"
+                        "  CLUSTER: a cluster name (default dgx-h100-superpod), loaded with N/8 nodes\n"
+                        "  OP: all_reduce (default), alltoall, all_gather, ... (nccl-tests' names)\n");
         return 2;
     }
     int n = atoi(argv[1]), fid = eng_fidelity_from_name(argv[3]);
     int64_t bytes = atoll(argv[2]);
-    const char *cluster = argc > 4 ? argv[4] : "dgx-h100-superpod", *algo = argc > 5 ? argv[5] : NULL;
+    const char *cluster = argc > 4 ? argv[4] : "dgx-h100-superpod", *algo = argc > 5 && strcmp(argv[5], "auto") ? argv[5] : NULL;
+    int op = argc > 6 ? coll_from_name(argv[6]) : OG_ALLREDUCE;
     if (!strcmp(argv[3], "analytical")) fid = VAL_FID_ANALYTICAL;
-    if (n < 2 || bytes < 0 || fid < 0) {
+    if (n < 2 || bytes < 0 || fid < 0 || op < 0) {
         fprintf(stderr, "bench_coll: bad arguments\n");
         return 2;
     }
@@ -39,7 +41,7 @@ int main(int argc, char **argv)
     double load = ts_wtime() - t0;
     val_sweep s;
     val_point pt;
-    if (val_sweep_open(&s, OG_ALLREDUCE, n, 0, OG_F32, fid, algo, err, sizeof err) < 0) {
+    if (val_sweep_open(&s, op, n, 0, OG_F32, fid, algo, err, sizeof err) < 0) {
         fprintf(stderr, "bench_coll: %s\n", err);
         return 1;
     }

@@ -308,22 +308,47 @@ static void run_compute(const og_op *op, sg_host_t host)
     if (amount > 0) sg_actor_execute(amount);
 }
 
-/* Post the transfers of one (possibly merged) step and wait for all of them. */
-static void run_step(const coll_step *st, const og_group *gr, int me, int group, int seq,
-                     const coll_plan *p, sg_comm_t *comms, void **sink)
+/* Mailbox of one collective's transfers into rank dst. A collective posted as
+ * one step shares one per receiver: every flow of the step is posted at once
+ * or in a window that only ever accepts this step's flows, so whichever
+ * receive a send matches, the same (src host, dst host, bytes) flow runs.
+ * Step by step, a faster sender's next step must not match this step's
+ * receives: one mailbox per (src, dst) pair. Mailboxes live as long as the
+ * platform, so per-receiver ones keep an all-to-all's memory O(n), not O(n^2). */
+static sg_mailbox_t step_mailbox(int group, int seq, int src, int dst, int per_pair)
 {
-    int k = 0;
-    for (int i = 0; i < st->nsend; i++) {
-        int dst = gr->ranks[st->send[i].peer];
-        int64_t b = coll_plan_wire_bytes(p, st->send[i].bytes);
-        comms[k++] = sg_mailbox_put_async(coll_mailbox(group, seq, me, dst), &payload_token, (long)b);
-        account(me, dst, b);
+    char name[64];
+    if (per_pair) return coll_mailbox(group, seq, src, dst);
+    snprintf(name, sizeof name, "c%d.%d>%d", group, seq % COLL_SEQ_SLOTS, dst);
+    return sg_mailbox_by_name(name);
+}
+
+/* Post the transfers of one (possibly merged) step and wait for all of them,
+ * in batches of at most `window` per direction (window < 0: all at once).
+ * Batch j of nb takes transfers j, j + nb, j + 2 nb, ...: every batch mixes
+ * near and far peers as the whole step does (contiguous rounds would load a
+ * leaf switch's links in one batch and the core in the next). A batch's flows
+ * start together and on a symmetric fabric end together: SimGrid solves the
+ * sharing once per batch rather than once per completion. */
+static void run_step(const coll_step *st, const og_group *gr, int me, int group, int seq, const coll_plan *p,
+                     int window, int per_pair, sg_comm_t *comms, void **sink)
+{
+    int most = st->nsend > st->nrecv ? st->nsend : st->nrecv;
+    int nb = window < 0 || most <= window ? 1 : (most + window - 1) / window;
+    for (int j = 0; j < nb; j++) {
+        int k = 0;
+        for (int i = j; i < st->nsend; i += nb) {
+            int dst = gr->ranks[st->send[i].peer];
+            int64_t b = coll_plan_wire_bytes(p, st->send[i].bytes);
+            comms[k++] = sg_mailbox_put_async(step_mailbox(group, seq, me, dst, per_pair), &payload_token, (long)b);
+            account(me, dst, b);
+        }
+        for (int i = j; i < st->nrecv; i += nb, k++) {
+            int src = gr->ranks[st->recv[i].peer];
+            comms[k] = sg_mailbox_get_async(step_mailbox(group, seq, src, me, per_pair), &sink[k]);
+        }
+        sg_comm_wait_all(comms, k);
     }
-    for (int i = 0; i < st->nrecv; i++) {
-        int src = gr->ranks[st->recv[i].peer];
-        comms[k++] = sg_mailbox_get_async(coll_mailbox(group, seq, src, me), &sink[i]);
-    }
-    sg_comm_wait_all(comms, k);
 }
 
 static void run_coll(const og_op *op, int rank)
@@ -342,8 +367,12 @@ static void run_coll(const og_op *op, int rank)
     int cap = (run.o->fidelity == ENG_STEP ? p.width : p.merged_width) + 1;
     if (cap < p.merged_width + 1) cap = p.merged_width + 1;
     coll_step *st = coll_step_new(cap);
-    sg_comm_t *comms = ts_malloc(2 * cap * sizeof *comms);
-    void **sink = ts_malloc(cap * sizeof *sink);
+    int window = run.o->window ? run.o->window : ENG_WINDOW;
+    int slots = 2 * (window > 0 && window < cap ? window : cap);
+    /* old posting (window < 0): one mailbox per pair, as every step had */
+    int per_pair = window < 0 || (run.o->fidelity == ENG_STEP && p.nsteps > 1);
+    sg_comm_t *comms = ts_malloc(slots * sizeof *comms);
+    void **sink = ts_malloc(slots * sizeof *sink);
     /* alpha: the largest route latency to the rank's peers */
     coll_plan_merged_phys(&p, me, st);
     double alpha = 0;
@@ -360,11 +389,11 @@ static void run_coll(const og_op *op, int rank)
             coll_plan_step_phys(&p, me, s, st);
             if (st->nsend + st->nrecv == 0) continue;
             coll_step_merge_peers(st);
-            run_step(st, gr, rank, op->group, seq, &p, comms, sink);
+            run_step(st, gr, rank, op->group, seq, &p, window, per_pair, comms, sink);
         }
     } else {
         /* One flow per peer carrying all steps' bytes (st holds them). */
-        run_step(st, gr, rank, op->group, seq, &p, comms, sink);
+        run_step(st, gr, rank, op->group, seq, &p, window, per_pair, comms, sink);
     }
     /* the steps' latencies and the call's base latency (coll_call_tail) */
     double tail = coll_call_tail(&p, alpha, run.o->fidelity == ENG_STEP);

@@ -13,7 +13,16 @@ typedef struct eng_opts {
     eng_fidelity fidelity;
     int links;          /* > 0: record per-link load and keep the N busiest */
     int progress;       /* print progress lines on stderr */
+    int window;         /* most transfers of one collective step an actor keeps in flight per
+                         * direction: 0 the default (ENG_WINDOW), -1 all at once on a mailbox
+                         * per rank pair (the posting before windows; for equivalence tests) */
 } eng_opts;
+
+/* A collective's transfers are posted in rounds (send to rank+1, +2, ...),
+ * at most this many per direction in flight per actor, as NCCL's p2p channels
+ * keep a bounded set of peers in flight: SimGrid's cost per completion grows
+ * with an actor's pending comms and its memory with the flows in flight. */
+#define ENG_WINDOW 64
 
 typedef struct eng_rank_stats {
     double compute;     /* time covered by compute ops */
