@@ -481,8 +481,7 @@ int topo_calibrate(topo_cluster *cl, const char *path, char *err, size_t errlen)
     json_t *o = json_object_get(root, "cluster");
     int rc = -1;
     static const char *const keys[] = {"intra_bw_eff", "inter_bw_eff", "intra_lat_add", "inter_lat_add", NULL};
-    /* the cost model's parameters; version 1 calibrations keep per-collective
-     * efficiency curves under the same key, as an array (validate/) */
+    if (topo_calib_check(root, path, err, errlen) < 0) goto out;
     json_t *co = json_object_get(root, "collectives");
     if (co && !json_is_array(co) && coll_params_overlay(&cl->coll, co, path, err, errlen) < 0) goto out;
     if (!o) {
@@ -494,8 +493,8 @@ int topo_calibrate(topo_cluster *cl, const char *path, char *err, size_t errlen)
         goto out;
     }
     if (keys_ok(&c, "cluster", o, keys) < 0 ||
-        get_num(&c, "cluster", o, "intra_bw_eff", 0, 0.01, 1.5, &cl->intra_bw_eff) < 0 ||
-        get_num(&c, "cluster", o, "inter_bw_eff", 0, 0.01, 1.5, &cl->inter_bw_eff) < 0 ||
+        get_num(&c, "cluster", o, "intra_bw_eff", 0, 0.01, 2, &cl->intra_bw_eff) < 0 ||
+        get_num(&c, "cluster", o, "inter_bw_eff", 0, 0.01, 2, &cl->inter_bw_eff) < 0 ||
         get_num(&c, "cluster", o, "intra_lat_add", 0, 0, LAT_MAX, &cl->intra_lat_add) < 0 ||
         get_num(&c, "cluster", o, "inter_lat_add", 0, 0, LAT_MAX, &cl->inter_lat_add) < 0)
         goto out;

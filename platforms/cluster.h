@@ -86,6 +86,12 @@ int topo_load(const char *spec, int nodes, topo_cluster *c, char *err, size_t er
 /* Apply a calibration JSON (docs/clusters.md) on top of c. */
 int topo_calibrate(topo_cluster *c, const char *path, char *err, size_t errlen);
 
+/* The whole calibration file checked (platforms/calib.c): format
+ * "trainsim-calibration", version 2, known fields only, some terms present.
+ * -1 with "FILE: what is wrong" in err. */
+struct json_t;
+int topo_calib_check(struct json_t *root, const char *path, char *err, size_t errlen);
+
 /* Is spec a cluster (name or .json) rather than a SimGrid XML file? */
 int topo_is_cluster_spec(const char *spec);
 

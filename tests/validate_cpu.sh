@@ -19,7 +19,7 @@ for be in mpi schedule; do
     bin/trainsim calibrate "$tmp/$be.txt" --cluster localhost --half even $algo -o "$tmp/$be.json" \
         > "$tmp/$be.cal" || { cat "$tmp/$be.cal"; fail "$be: calibrate"; }
     grep -q 'all_reduce intra-node (nccl-tests), 2 ranks' "$tmp/$be.cal" || fail "$be: calibrate did not see 2 ranks"
-    grep -q '"intra_bw_eff"' "$tmp/$be.json" || fail "$be: no cluster factors in the calibration"
+    grep -q '"bw_frac"' "$tmp/$be.json" || fail "$be: no fitted bandwidth term in the calibration"
     for cal in none "$tmp/$be.json"; do
         opt=$( [ "$cal" = none ] && echo "" || echo "--calibration $cal")
         bin/trainsim compare "$tmp/$be.txt" --cluster localhost --half odd $algo $opt --svg "$tmp/$be.svg" \

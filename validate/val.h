@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "coll.h"
+#include "coll_params.h"
 #include "opgraph.h"
 
 /* What a run measured: one of og_coll's collectives, or VAL_P2P (osu_latency,
@@ -101,6 +103,9 @@ void val_table_row(FILE *f, int64_t size, int64_t count, const char *type, int c
  * engine, as `trainsim coll` runs it. The platform must be loaded. ---- */
 typedef enum { VAL_FID_STEP, VAL_FID_PIPELINED, VAL_FID_ANALYTICAL } val_fidelity;
 
+typedef enum { VAL_INTRA, VAL_INTER } val_scope;
+const char *val_scope_name(int scope);
+
 typedef struct val_sweep {
     og_coll op;
     int n, root, fidelity;
@@ -140,6 +145,11 @@ int val_sweep_child(const char *cluster, int nodes, const char *calib, int sgc, 
                     const char *algo, int fidelity, const int64_t *sizes, int npts, double *times, val_child_out *out,
                     char *err, size_t errlen);
 
+/* Run fn in a forked child (its own SimGrid, its own platform): fn fills out
+ * (outlen bytes), which comes back here; its error message comes back in err. */
+typedef int (*val_child_fn)(void *ctx, void *out, size_t outlen, char *err, size_t errlen);
+int val_fork(val_child_fn fn, void *ctx, void *out, size_t outlen, char *err, size_t errlen);
+
 /* ---- Fits (val_fit.c) ---- */
 
 /* A robust alpha-beta fit t(x) = alpha + x / beta of times t (s) against bus
@@ -156,27 +166,131 @@ typedef struct val_fit {
 int val_fit_ab(const double *x, const double *t, int n, val_fit *out, char *err, size_t errlen);
 void val_fit_free(val_fit *f);
 
-/* A bandwidth-efficiency curve: at each size, the alpha-beta model's time over
- * the measured one (1 = the model is exact, < 1 = slower than the model),
- * median-smoothed over 3 neighbours; between sizes interpolated linearly in
- * log2(size), clamped to the end values outside. */
-typedef struct val_curve {
-    int n;
-    double *size, *eff;
-} val_curve;
-void val_curve_build(val_curve *c, const double *size, const double *model_t, const double *meas_t, int n);
-double val_curve_at(const val_curve *c, double size);
-void val_curve_free(val_curve *c);
 
 /* Median and p-th percentile (p in 0..1, nearest rank) of |v|. */
 double val_abs_quantile(const double *v, int n, double p);
 
-/* ---- Calibration JSON (val_calib.c; fields in docs/validation.md) ---- */
-typedef enum { VAL_INTRA, VAL_INTER } val_scope;
-const char *val_scope_name(int scope);
+/* ---- Bounded fits of named model terms (val_terms.c) ---- */
 
-/* Find the entry of "collectives" for coll and scope in a calibration file:
- * 1 and its curve (caller frees), 0 when absent, -1 on a bad file. */
-int val_calib_curve(const char *path, int coll, int scope, val_curve *out, char *err, size_t errlen);
+/* A term the fit may move: *value starts inside [lo, hi] and ends there. */
+#define VAL_MAX_TERMS 16
+typedef struct val_term {
+    const char *name;       /* as reported ("nvlink.bw", "ring.simple.base_lat", ...) */
+    double *value;
+    double lo, hi;          /* lo >= 0; lo > 0: searched on a log scale */
+} val_term;
+
+/* Predict the npts measured times (s) with the terms at their current values. */
+typedef int (*val_model_fn)(void *ctx, double *pred, int npts, char *err, size_t errlen);
+
+typedef struct val_terms_fit {
+    double rms_rel, median_abs_rel, max_abs_rel;  /* relative residuals at the fit */
+    int iterations, outliers;                     /* outliers: points of bisquare weight 0 */
+    int at_bound[VAL_MAX_TERMS];                  /* -1 lower, 1 upper, 0 inside */
+    int nat_bound;
+} val_terms_fit;
+
+/* GSL nonlinear least squares of the log residuals log(model / t) over the
+ * terms, iteratively reweighted with Tukey's bisquare (outliers get weight 0;
+ * the figures reported are relative, (model - t) / t, over every point), each kept inside its bounds by a logistic transformation (never
+ * clamped). On success the terms hold the fit; on failure their start values
+ * and -1 with err. */
+int val_fit_terms(val_term *terms, int nterms, const double *meas, int npts, val_model_fn fn, void *ctx,
+                  val_terms_fit *out, char *err, size_t errlen);
+/* "term X = v is at its lower bound lo; ..." for the terms at a bound, in
+ * buf; returns how many. */
+int val_terms_bound_note(const val_term *terms, int nterms, const val_terms_fit *f, char *buf, size_t n);
+
+/* ---- Cross-validated calibration of one measured sweep (val_xval.c) ---- */
+#define VAL_NOTE 1024
+typedef struct val_xval_in {
+    const char *cluster;    /* name or JSON */
+    int nodes;              /* 0: the cluster's own count */
+    const char *calib;      /* calibration JSON applied to the cluster first, or NULL */
+    int sgc;
+    char **sgv;             /* SimGrid's own options */
+    og_coll op;
+    int n;                  /* ranks */
+    const char *algo;       /* "algo[:proto]" or NULL: the selection */
+    const int64_t *sizes;
+    const double *meas;     /* measured times (s) */
+    int npts;
+} val_xval_in;
+
+/* In a child that loads the cluster: unc = the uncalibrated prediction of
+ * every size (pipelined fidelity, as `trainsim coll`), cal = the calibrated
+ * one, cross-validated: the terms (the run's scope's bandwidth factor and a
+ * base latency per algorithm and protocol the selection runs) are fitted on
+ * the even-indexed sizes to predict the odd ones and the other way round
+ * (at the same fidelity). note: the terms fitted on every size, and the ones
+ * that ended at a bound (VAL_NOTE bytes). */
+int val_xval(const val_xval_in *in, double *unc, double *cal, char *note, char *err, size_t errlen);
+
+/* A joint calibration fit over several measured runs of one loaded cluster:
+ * each run's open sweep (at the fidelity its predictions use) and the points
+ * idx[0..nidx) of its sizes/meas that the fit sees. */
+typedef struct val_cal_run {
+    val_sweep *sw;
+    const int64_t *sizes;
+    const double *meas;     /* seconds */
+    int npts;
+    const int *idx;
+    int nidx;
+    int scope;              /* VAL_INTRA or VAL_INTER: whose bandwidth term it moves */
+} val_cal_run;
+
+/* Bounds of the terms (docs/validation.md): an achievable bandwidth fraction
+ * 0.01 to 1.5 of nominal (as coll_params takes it), a latency per step up to
+ * 100 us, a base latency per call up to 1 ms. */
+#define VAL_FRAC_LO 0.01
+#define VAL_FRAC_HI 1.5
+#define VAL_HOP_HI 100e-6
+#define VAL_BASE_HI 1e-3
+
+/* A fitted term's place in coll_params: bw_frac[tier], base_lat[fam][proto]
+ * or hop_lat[tier][fam][proto]. */
+typedef enum { VAL_T_BWFRAC, VAL_T_BASE, VAL_T_HOP } val_term_kind;
+typedef struct val_term_at {
+    val_term_kind kind;
+    int tier, fam, proto, scope;
+} val_term_at;
+
+typedef struct val_cal_set {
+    val_cal_run *runs;
+    int nruns;
+    double bw_eff[2];       /* per scope: the fitted factor on its tier's bandwidth fraction */
+    coll_params base;       /* the cluster's parameters before the fit (val_cal_init) */
+    coll_params cur;        /* the fit's: made active while it predicts */
+    val_term terms[VAL_MAX_TERMS];
+    val_term_at at[VAL_MAX_TERMS];
+    char names[VAL_MAX_TERMS][48]; /* "bw_frac.nvlink", "base_lat.ring.simple", "hop_lat.nic.tree.ll" */
+    int nterms;
+    val_terms_fit fit;
+} val_cal_set;
+
+/* Start a set on runs whose sweeps are open on the loaded cluster (its
+ * parameters active). */
+void val_cal_init(val_cal_set *cs, val_cal_run *runs, int nruns);
+/* Make the fit's parameters active for predictions of run (its scope's
+ * bandwidth factor applied: see val_xval.c). */
+void val_cal_use(const val_cal_set *cs, const val_cal_run *run);
+/* The value term t stands for (a bandwidth factor as the fraction it gives). */
+double val_cal_value(const val_cal_set *cs, int t);
+/* The fitted terms as a calibration's "collectives" object (coll_params
+ * overlay schema), indented by indent spaces. */
+void val_cal_json(FILE *f, const val_cal_set *cs, int indent);
+
+/* Fit the terms to every run's fitted points: per scope present, the
+ * achievable bandwidth fraction of its tier (shared by every algorithm); per
+ * algorithm family and protocol the selection runs at the fitted sizes, its
+ * base latency and, with fit_lat (unless there are fewer points than terms),
+ * its latency per step on the scope's tier. The parameters stay active. */
+int val_cal_fit(val_cal_set *cs, int fit_lat, char *err, size_t errlen);
+/* Predict run's points idx[0..n) with the parameters active (val_cal_use). */
+int val_cal_predict(const val_cal_run *run, const int *idx, int n, double *out, char *err, size_t errlen);
+/* "name value, ..." and the terms at a bound, by name. */
+void val_cal_note(const val_cal_set *cs, char *note, size_t notelen);
+
+
 
 #endif

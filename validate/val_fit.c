@@ -1,5 +1,5 @@
 /* Robust alpha-beta fits of collective times (GSL nonlinear least squares,
- * bisquare reweighting) and bandwidth-efficiency curves by message size. */
+ * bisquare reweighting): the measured latency and bus bandwidth of a sweep. */
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_multifit_nlinear.h>
 #include <gsl/gsl_vector.h>
@@ -143,44 +143,4 @@ void val_fit_free(val_fit *f)
     free(f->resid);
     free(f->weight);
     f->resid = f->weight = NULL;
-}
-
-void val_curve_build(val_curve *c, const double *size, const double *model_t, const double *meas_t, int n)
-{
-    c->n = n;
-    c->size = ts_malloc((n ? n : 1) * sizeof *c->size);
-    c->eff = ts_malloc((n ? n : 1) * sizeof *c->eff);
-    double *raw = ts_malloc((n ? n : 1) * sizeof *raw);
-    for (int i = 0; i < n; i++) {
-        c->size[i] = size[i];
-        raw[i] = meas_t[i] > 0 ? model_t[i] / meas_t[i] : 1;
-    }
-    for (int i = 0; i < n; i++) {
-        if (i == 0 || i == n - 1) {
-            c->eff[i] = raw[i];
-            continue;
-        }
-        double a = raw[i - 1], b = raw[i], m = raw[i + 1]; /* median of three */
-        c->eff[i] = fmax(fmin(a, b), fmin(fmax(a, b), m));
-    }
-    free(raw);
-}
-
-double val_curve_at(const val_curve *c, double size)
-{
-    if (c->n == 0) return 1;
-    if (size <= c->size[0]) return c->eff[0];
-    if (size >= c->size[c->n - 1]) return c->eff[c->n - 1];
-    int i = 1;
-    while (c->size[i] < size) i++;
-    double l0 = log2(c->size[i - 1]), l1 = log2(c->size[i]), u = (log2(size) - l0) / (l1 - l0);
-    return c->eff[i - 1] + u * (c->eff[i] - c->eff[i - 1]);
-}
-
-void val_curve_free(val_curve *c)
-{
-    free(c->size);
-    free(c->eff);
-    c->size = c->eff = NULL;
-    c->n = 0;
 }

@@ -28,6 +28,8 @@ int val_sweep_open(val_sweep *s, og_coll op, int n, int root, og_dtype dtype, in
     return 0;
 }
 
+const char *val_scope_name(int scope) { return scope == VAL_INTER ? "inter" : "intra"; }
+
 static void host_route(void *ctx, int a, int b, double *lat, double *bw)
 {
     val_sweep *s = ctx;
@@ -59,6 +61,7 @@ int val_sweep_size(val_sweep *s, int64_t bytes, val_point *res, char *err, size_
         res->time = coll_cost(&p, COLL_COST_PIPELINED, host_route, s);
         return 0;
     }
+
     char spec[96];
     snprintf(spec, sizeof spec, "%s:%s", coll_algo_get(a)->name, coll_proto_name(pr));
     og_graph *g = coll_graph(s->op, n, bytes, s->dtype, s->root, spec);
@@ -158,6 +161,34 @@ int val_sweep_child(const char *cluster, int nodes, const char *calib, int sgc, 
         if (read_all(fds[0], cerr, sizeof cerr) == 0) rc = ts_err(err, errlen, "%s", cerr);
         else rc = ts_err(err, errlen, "the simulation child died");
     }
+    close(fds[0]);
+    waitpid(pid, &status, 0);
+    return rc;
+}
+
+int val_fork(val_child_fn fn, void *ctx, void *out, size_t outlen, char *err, size_t errlen)
+{
+    int fds[2];
+    if (pipe(fds) < 0) return ts_err(err, errlen, "pipe failed");
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]), close(fds[1]);
+        return ts_err(err, errlen, "fork failed");
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        char cerr[TS_ERRLEN] = "";
+        int rc = fn(ctx, out, outlen, cerr, sizeof cerr) < 0 ? -1 : 0;
+        if (write_all(fds[1], &rc, sizeof rc) == 0) write_all(fds[1], rc == 0 ? out : (void *)cerr, rc == 0 ? outlen : sizeof cerr);
+        _exit(0);
+    }
+    close(fds[1]);
+    int rc = -1, status;
+    char cerr[TS_ERRLEN];
+    if (read_all(fds[0], &rc, sizeof rc) < 0) rc = ts_err(err, errlen, "the simulation child died");
+    else if (rc == 0 && read_all(fds[0], out, outlen) < 0) rc = ts_err(err, errlen, "the simulation child died");
+    else if (rc != 0) rc = ts_err(err, errlen, "%s", read_all(fds[0], cerr, sizeof cerr) == 0 ? cerr : "the simulation child died");
     close(fds[0]);
     waitpid(pid, &status, 0);
     return rc;

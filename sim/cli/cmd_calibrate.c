@@ -1,5 +1,6 @@
-/* `trainsim calibrate`: fit measured collective times (nccl-tests, rccl-tests,
- * OSU outputs) per collective and scope, and write a calibration JSON. */
+/* `trainsim calibrate`: fit the cost model's own terms (coll_params: achievable
+ * bandwidth per link tier, base and per-step latency per algorithm family and
+ * protocol) to measured collectives and write a calibration JSON. */
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -14,24 +15,27 @@
 
 static const char calibrate_help[] =
     "usage: trainsim calibrate MEASUREMENTS... --cluster C -o calib.json [options]\n\n"
-    "Fit measured collectives (nccl-tests / rccl-tests tables, OSU outputs; any\n"
-    "number of files and runs) per collective and scope (intra-node when the\n"
-    "ranks fit in one node of cluster C, else inter-node): the latency alpha and\n"
-    "bus bandwidth beta of t = alpha + size x busbw_factor / beta (GSL nonlinear\n"
-    "least squares on relative residuals, bisquare-reweighted against outliers),\n"
-    "and a bandwidth-efficiency curve by size. The same sizes are simulated on C\n"
-    "(as `trainsim coll` does) and fitted the same way; the ratios become the\n"
-    "cluster-level factors that --calibration applies to every command. Prints\n"
-    "the fits' residuals per size. Fields: docs/validation.md.\n\n"
+    "Fit the cost model's terms to measured collectives (nccl-tests / rccl-tests\n"
+    "tables, OSU outputs; any number of files and runs, fitted jointly): per scope\n"
+    "(intra-node, inter-node) the achievable bandwidth fraction of its link tier,\n"
+    "shared by every algorithm, and per algorithm family and protocol the\n"
+    "selection runs (or --algo forces) its base latency and per-step latency on\n"
+    "that tier (NCCL's baseLat and hwLat; models/coll/coll_params.h). GSL nonlinear\n"
+    "least squares on log residuals, each term kept inside its bounds by a\n"
+    "transformation: a term that ends at a bound is named, never clamped. Prints\n"
+    "per run the residual of every size and a cross-validation (the terms fitted\n"
+    "on every other size predict the rest). The calibration applies alike in\n"
+    "coll, sim, run, search and compare (--calibration). Fields and bounds:\n"
+    "docs/validation.md.\n\n"
     "options:\n"
     "  --cluster C        cluster the measurements came from (name or JSON)\n"
     "  --nodes N          cluster node count\n"
     "  -o, --output F     calibration JSON to write (required)\n"
-    "  --algo A[:PROTO]   algorithm the measurements used (default: automatic)\n"
+    "  --algo A[:PROTO]   algorithm the measurements used (default: the selection's)\n"
     "  --gpus N           rank count, when the output does not tell\n"
     "  -b, --minbytes S   fit only sizes >= S;  -e, --maxbytes S: only sizes <= S\n"
     "  --half even|odd    fit only every other size (rows 0, 2, ... or 1, 3, ...)\n"
-    "  --fidelity F       pipelined (default) or analytical\n"
+    "  --fidelity F       of the predictions and the fit: pipelined (default) or analytical\n"
     "  -h, --help         this help\n\n"
     "exit status: 0 ok, 1 a fit failed, 2 bad input.\n";
 
@@ -40,180 +44,274 @@ typedef struct copts {
     const char *out;
 } copts;
 
-/* One collective's fit. */
-typedef struct entry {
-    int coll, scope, n, algo, nsteps;
+/* One measured run and what the fit made of it. */
+typedef struct mrun {
+    const char *file;
+    int coll, n, scope, algo, npts;
     char tool[32];
-    int npts;
-    int64_t *isize;
-    double *size, *t, *x;       /* measured size (B), time (s), bus bytes */
-    double *tsim, *tcal;        /* simulated, uncalibrated and calibrated */
-    val_fit meas, sim;
-    val_curve curve;
-} entry;
+    int64_t *size;
+    double *t, *unc, *fit, *cv;  /* measured, uncalibrated, fitted, cross-validated (s) */
+} mrun;
 
-/* The rows of a run that the options select (val_run_select). */
-static int select_rows(const copts *o, const val_run *r, entry *e)
-{
-    int64_t *sz = e->isize = ts_malloc((r->nrows + 1) * sizeof *sz);
-    e->size = ts_malloc((r->nrows + 1) * sizeof(double));
-    e->tcal = ts_malloc((r->nrows + 1) * sizeof(double));
-    e->t = ts_malloc((r->nrows + 1) * sizeof(double));
-    e->x = ts_malloc((r->nrows + 1) * sizeof(double));
-    e->tsim = ts_malloc((r->nrows + 1) * sizeof(double));
-    e->npts = val_run_select(r, o->m.minb, o->m.maxb, o->m.half, sz, e->t);
-    for (int i = 0; i < e->npts; i++) {
-        e->size[i] = (double)sz[i];
-        e->x[i] = e->size[i] * val_busbw_factor(r->coll, e->n);
-    }
-    return e->npts;
-}
+/* What the child sends back besides the per-run columns. */
+typedef struct cal_out {
+    int nterms;
+    char names[VAL_MAX_TERMS][48];
+    double values[VAL_MAX_TERMS], lo[VAL_MAX_TERMS], hi[VAL_MAX_TERMS];
+    val_terms_fit fit;
+    char cv_note[TS_ERRLEN]; /* why a cross-validation fold could not be fitted, or "" */
+    char collectives[4096];  /* the fitted terms as a "collectives" object */
+} cal_out;
 
-typedef struct simctx {
+typedef struct cal_job {
+    const copts *o;
     int sgc;
     char **sgv;
-} simctx;
+    mrun *runs;
+    int nruns;
+} cal_job;
 
-static int fit_entry(const copts *o, const simctx *sc, val_run *r, entry *e, char *err, size_t errlen)
+static int select_rows(const copts *o, val_run *r, mrun *m, const char *file, char *err, size_t errlen)
 {
     if (o->m.gpus) val_run_set_ranks(r, o->m.gpus);
-    e->coll = r->coll;
-    e->n = o->m.gpus ? o->m.gpus : r->nranks;
-    snprintf(e->tool, sizeof e->tool, "%s", r->tool);
+    m->file = file;
+    m->coll = r->coll;
+    m->n = o->m.gpus ? o->m.gpus : r->nranks;
+    snprintf(m->tool, sizeof m->tool, "%s", r->tool);
     if (r->coll < 0 || r->coll == VAL_P2P || r->coll == OG_BARRIER)
         return ts_err(err, errlen, "line %d: collective '%s' cannot be calibrated (only all_reduce, all_gather, "
                       "reduce_scatter, broadcast, reduce, alltoall)", r->first_line, val_coll_name(r->coll));
-    if (e->n < 2)
+    if (m->n < 2)
         return ts_err(err, errlen, "line %d: the output does not tell the rank count: give --gpus", r->first_line);
-    if (select_rows(o, r, e) < 3)
-        return ts_err(err, errlen, "line %d: %s: only %d usable sizes after -b/-e/--half (3 needed)", r->first_line,
-                      val_coll_name(r->coll), e->npts);
-    val_child_out co;
-    if (val_sweep_child(o->m.cluster, o->m.nodes, NULL, sc->sgc, sc->sgv, r->coll, e->n, o->m.algo, o->m.fidelity, e->isize,
-                        e->npts, e->tsim, &co, err, errlen) < 0)
-        return -1;
-    e->scope = co.scope, e->algo = co.algo, e->nsteps = co.nsteps;
-    if (val_fit_ab(e->x, e->t, e->npts, &e->meas, err, errlen) < 0 ||
-        val_fit_ab(e->x, e->tsim, e->npts, &e->sim, err, errlen) < 0)
-        return -1;
+    size_t k = r->nrows + 1;
+    m->size = ts_malloc(k * sizeof *m->size);
+    m->t = ts_malloc(k * sizeof(double)), m->unc = ts_malloc(k * sizeof(double));
+    m->fit = ts_malloc(k * sizeof(double)), m->cv = ts_malloc(k * sizeof(double));
+    m->npts = val_run_select(r, o->m.minb, o->m.maxb, o->m.half, m->size, m->t);
+    if (m->npts < 4)
+        return ts_err(err, errlen, "line %d: %s: only %d usable sizes after -b/-e/--half (4 needed)", r->first_line,
+                      val_coll_name(r->coll), m->npts);
     return 0;
 }
 
-static void report(const entry *e)
+static size_t out_size(const cal_job *j)
 {
-    printf("# %s %s-node (%s), %d ranks, algorithm %s, %d sizes (%.0f .. %.0f B)\n", val_coll_name(e->coll),
-           val_scope_name(e->scope), e->tool, e->n, coll_algo_get(e->algo)->name, e->npts, e->size[0],
-           e->size[e->npts - 1]);
-    printf("#   measured:  alpha %.3f us, busbw %.2f GB/s; residuals rms %.1f%%, median %.1f%%, max %.1f%%, "
-           "%d outlier(s), %d round(s)\n",
-           e->meas.alpha * 1e6, e->meas.beta / 1e9, 100 * e->meas.rms_rel, 100 * e->meas.median_abs_rel,
-           100 * e->meas.max_abs_rel, e->meas.outliers, e->meas.rounds);
-    printf("#   simulated: alpha %.3f us, busbw %.2f GB/s (uncalibrated cluster)\n", e->sim.alpha * 1e6,
-           e->sim.beta / 1e9);
-    printf("# %12s  %12s  %12s  %8s  %6s  %12s  %10s\n", "size(B)", "measured(us)", "fit(us)", "resid%", "weight",
-           "calib_sim(us)", "efficiency");
-    for (int i = 0; i < e->npts; i++)
-        printf("  %12.0f  %12.2f  %12.2f  %8.1f  %6.3f  %12.2f  %10.4f\n", e->size[i], e->t[i] * 1e6,
-               (e->meas.alpha + e->x[i] / e->meas.beta) * 1e6, 100 * e->meas.resid[i], e->meas.weight[i],
-               e->tcal[i] * 1e6, e->curve.eff[i]);
+    size_t n = sizeof(cal_out);
+    for (int r = 0; r < j->nruns; r++) n += (2 + 3 * (size_t)j->runs[r].npts) * sizeof(double);
+    return n;
 }
 
-/* Cluster-level factors of a scope from its reference entry (all_reduce
- * first, else the one with most sizes): bandwidth ratio measured/simulated,
- * latency added per step (per NIC link, twice per step, between nodes). */
-static const entry *reference(const entry *es, int ne, int scope)
+/* Fit with the points of fold (0: even indices, 1: odd, -1: all) and, for a
+ * fold, predict the others into each run's cv column. */
+static int fit_fold(val_cal_set *cs, mrun *runs, int **idx, int fold, char *err, size_t errlen)
 {
-    const entry *best = NULL;
-    for (int i = 0; i < ne; i++) {
-        const entry *e = &es[i];
-        if (e->scope != scope) continue;
-        if (!best || (e->coll == OG_ALLREDUCE && best->coll != OG_ALLREDUCE) ||
-            (e->coll == best->coll && e->npts > best->npts))
-            best = e;
+    for (int r = 0; r < cs->nruns; r++) {
+        int k = 0;
+        for (int i = 0; i < runs[r].npts; i++)
+            if (fold < 0 || i % 2 == fold) idx[r][k++] = i;
+        cs->runs[r].idx = idx[r], cs->runs[r].nidx = k;
     }
-    return best;
-}
-
-static void factors(const entry *e, double *bw_eff, double *lat_add)
-{
-    *bw_eff = fmin(1.5, fmax(0.01, e->meas.beta / e->sim.beta));
-    double per = e->scope == VAL_INTER ? 2.0 * e->nsteps : e->nsteps;
-    *lat_add = fmax(0, (e->meas.alpha - e->sim.alpha) / (per > 0 ? per : 1));
-}
-
-/* The efficiency curve of e: the calibrated simulator's time (the cluster
- * factors applied, simulated again) over the measured time, per size. */
-static int build_curve(const copts *o, const simctx *sc, entry *e, char *err, size_t errlen)
-{
-    val_child_out co;
-    if (val_sweep_child(o->m.cluster, o->m.nodes, o->out, sc->sgc, sc->sgv, e->coll, e->n, o->m.algo, o->m.fidelity, e->isize,
-                        e->npts, e->tcal, &co, err, errlen) < 0)
-        return -1;
-    val_curve_build(&e->curve, e->size, e->tcal, e->t, e->npts);
+    if (val_cal_fit(cs, 1, err, errlen) < 0) return -1;
+    if (fold < 0) return 0;
+    for (int r = 0; r < cs->nruns; r++) {
+        int k = 0, *rest = ts_malloc((runs[r].npts + 1) * sizeof *rest);
+        double *p = ts_malloc((runs[r].npts + 1) * sizeof *p);
+        for (int i = 0; i < runs[r].npts; i++)
+            if (i % 2 != fold) rest[k++] = i;
+        val_cal_use(cs, &cs->runs[r]);
+        int rc = val_cal_predict(&cs->runs[r], rest, k, p, err, errlen);
+        for (int i = 0; i < k && rc == 0; i++) runs[r].cv[rest[i]] = p[i];
+        free(rest), free(p);
+        if (rc < 0) return -1;
+    }
     return 0;
 }
 
-static void json_fit(FILE *f, const char *key, const val_fit *v)
+/* The child: load the plain cluster, one sweep per run, the uncalibrated
+ * column, the two cross-validation folds, then the fit on every point. */
+static int child(void *vctx, void *vout, size_t outlen, char *err, size_t errlen)
 {
-    fprintf(f, "\"%s\": {\"alpha_s\": ", key);
-    ts_json_number(f, v->alpha);
-    fprintf(f, ", \"busbw_Bps\": ");
-    ts_json_number(f, v->beta);
-    fprintf(f, ", \"rms_rel\": ");
-    ts_json_number(f, v->rms_rel);
-    fprintf(f, ", \"median_abs_rel\": ");
-    ts_json_number(f, v->median_abs_rel);
-    fprintf(f, ", \"max_abs_rel\": ");
-    ts_json_number(f, v->max_abs_rel);
-    fprintf(f, ", \"outliers\": %d}", v->outliers);
+    cal_job *j = vctx;
+    (void)outlen;
+    int sgc = j->sgc, rc = 0;
+    eng_init(&sgc, j->sgv);
+    if (eng_load(j->o->m.cluster, j->o->m.nodes, NULL, err, errlen) < 0) return -1;
+    val_sweep *sw = ts_calloc(j->nruns, sizeof *sw);
+    val_cal_run *cr = ts_calloc(j->nruns, sizeof *cr);
+    int **idx = ts_calloc(j->nruns, sizeof *idx), opened = 0;
+    cal_out *co = vout;
+    for (int r = 0; r < j->nruns && rc == 0; r++, opened++) {
+        mrun *m = &j->runs[r];
+        if ((rc = val_sweep_open(&sw[r], m->coll, m->n, 0, OG_F32, j->o->m.fidelity, j->o->m.algo, err, errlen)) < 0)
+            break;
+        m->scope = sw[r].topo && sw[r].topo->nnodes > 1 ? VAL_INTER : VAL_INTRA;
+        idx[r] = ts_malloc((m->npts + 1) * sizeof **idx);
+        for (int i = 0; i < m->npts && rc == 0; i++) {
+            val_point pt;
+            rc = val_sweep_size(&sw[r], m->size[i], &pt, err, errlen);
+            m->unc[i] = pt.time, m->algo = pt.algo;
+        }
+        cr[r] = (val_cal_run){&sw[r], m->size, m->t, m->npts, NULL, 0, m->scope};
+    }
+    val_cal_set *cs = ts_malloc(sizeof *cs);
+    if (rc == 0) val_cal_init(cs, cr, j->nruns);
+    for (int r = 0; r < j->nruns; r++)
+        for (int i = 0; i < j->runs[r].npts; i++) j->runs[r].cv[i] = NAN;
+    /* a fold too small for the terms leaves its sizes without a
+     * cross-validated figure (said in the report), not the fit without one */
+    for (int fold = 0; fold < 2 && rc == 0; fold++)
+        fit_fold(cs, j->runs, idx, fold, co->cv_note, sizeof co->cv_note);
+    if (rc == 0) rc = fit_fold(cs, j->runs, idx, -1, err, errlen);
+    for (int r = 0; r < j->nruns && rc == 0; r++) {
+        for (int i = 0; i < j->runs[r].npts; i++) idx[r][i] = i;
+        val_cal_use(cs, &cr[r]);
+        rc = val_cal_predict(&cr[r], idx[r], j->runs[r].npts, j->runs[r].fit, err, errlen);
+    }
+    if (rc == 0) {
+        co->nterms = cs->nterms, co->fit = cs->fit;
+        for (int t = 0; t < cs->nterms; t++) {
+            memcpy(co->names[t], cs->names[t], sizeof co->names[t]);
+            co->values[t] = val_cal_value(cs, t);
+            /* the bounds as the value's (a bandwidth factor's as fractions) */
+            double k = co->values[t] / *cs->terms[t].value;
+            co->lo[t] = cs->terms[t].lo * (isfinite(k) ? k : 1), co->hi[t] = cs->terms[t].hi * (isfinite(k) ? k : 1);
+        }
+        FILE *mf = fmemopen(co->collectives, sizeof co->collectives, "w");
+        if (mf) val_cal_json(mf, cs, 2), fclose(mf);
+        double *d = (double *)(co + 1);
+        for (int r = 0; r < j->nruns; r++) {
+            mrun *m = &j->runs[r];
+            *d++ = m->scope, *d++ = m->algo;
+            memcpy(d, m->unc, m->npts * sizeof *d), d += m->npts;
+            memcpy(d, m->fit, m->npts * sizeof *d), d += m->npts;
+            memcpy(d, m->cv, m->npts * sizeof *d), d += m->npts;
+        }
+    }
+    for (int r = 0; r < opened; r++) val_sweep_close(&sw[r]), free(idx[r]);
+    free(sw), free(cr), free(idx), free(cs);
+    return rc;
 }
 
-static int write_json(const copts *o, const entry *es, int ne, char **files, int nfiles, char *err, size_t errlen)
+static void unpack(cal_job *j, const cal_out *co)
+{
+    const double *d = (const double *)(co + 1);
+    for (int r = 0; r < j->nruns; r++) {
+        mrun *m = &j->runs[r];
+        m->scope = (int)*d++, m->algo = (int)*d++;
+        memcpy(m->unc, d, m->npts * sizeof *d), d += m->npts;
+        memcpy(m->fit, d, m->npts * sizeof *d), d += m->npts;
+        memcpy(m->cv, d, m->npts * sizeof *d), d += m->npts;
+    }
+}
+
+static void rel(const double *p, const double *t, int n, double *e)
+{
+    for (int i = 0; i < n; i++) e[i] = (p[i] - t[i]) / t[i];
+}
+
+/* The cross-validated errors of m (sizes whose fold could not be fitted have
+ * none): their count. */
+static int cv_errors(const mrun *m, double *e)
+{
+    int k = 0;
+    for (int i = 0; i < m->npts; i++)
+        if (!isnan(m->cv[i])) e[k++] = (m->cv[i] - m->t[i]) / m->t[i];
+    return k;
+}
+
+static void report(const mrun *m)
+{
+    printf("# %s %s-node (%s), %d ranks, algorithm %s, %d sizes (%lld .. %lld B), from %s\n", val_coll_name(m->coll),
+           val_scope_name(m->scope), m->tool, m->n, coll_algo_get(m->algo)->name, m->npts, (long long)m->size[0],
+           (long long)m->size[m->npts - 1], m->file);
+    printf("# %12s  %12s  %14s  %12s  %8s  %15s  %8s\n", "size(B)", "measured(us)", "uncalibrated", "fitted(us)",
+           "resid%", "cross-valid(us)", "cv_err%");
+    for (int i = 0; i < m->npts; i++)
+        printf("  %12lld  %12.2f  %14.2f  %12.2f  %8.2f  %15.2f  %8.2f\n", (long long)m->size[i], m->t[i] * 1e6,
+               m->unc[i] * 1e6, m->fit[i] * 1e6, 100 * (m->fit[i] - m->t[i]) / m->t[i], m->cv[i] * 1e6,
+               100 * (m->cv[i] - m->t[i]) / m->t[i]);
+    double *e = ts_malloc(m->npts * sizeof *e), *x = ts_malloc(m->npts * sizeof *x);
+    for (int i = 0; i < m->npts; i++) x[i] = (double)m->size[i] * val_busbw_factor(m->coll, m->n);
+    val_fit ab;
+    char err[TS_ERRLEN];
+    if (val_fit_ab(x, m->t, m->npts, &ab, err, sizeof err) == 0) {
+        printf("# measured alpha-beta fit %s: alpha %.3f us, busbw %.2f GB/s, %d outlier(s)\n", val_coll_name(m->coll),
+               ab.alpha * 1e6, ab.beta / 1e9, ab.outliers);
+        val_fit_free(&ab);
+    }
+    free(x);
+    rel(m->unc, m->t, m->npts, e);
+    double u = val_abs_quantile(e, m->npts, 0.5);
+    rel(m->fit, m->t, m->npts, e);
+    double fm = val_abs_quantile(e, m->npts, 0.5), fx = val_abs_quantile(e, m->npts, 1);
+    int k = cv_errors(m, e);
+    printf("# residuals %s: uncalibrated median %.2f%%; fitted median %.2f%%, max %.2f%%; cross-validated median "
+           "%.2f%%, p90 %.2f%% (%d sizes)\n", val_coll_name(m->coll), 100 * u, 100 * fm, 100 * fx,
+           100 * val_abs_quantile(e, k, 0.5), 100 * val_abs_quantile(e, k, 0.9), k);
+    free(e);
+}
+
+/* Median and p90 of the cross-validated errors over every run's points. */
+static void cv_summary(const cal_job *j, double *med, double *p90)
+{
+    int n = 0;
+    for (int r = 0; r < j->nruns; r++) n += j->runs[r].npts;
+    double *e = ts_malloc((n + 1) * sizeof *e);
+    n = 0;
+    for (int r = 0; r < j->nruns; r++) n += cv_errors(&j->runs[r], e + n);
+    *med = val_abs_quantile(e, n, 0.5), *p90 = val_abs_quantile(e, n, 0.9);
+    free(e);
+}
+
+static int at_bound(const cal_out *co, int t) { return co->fit.at_bound[t]; }
+
+/* A JSON number, or null where there is none (NaN). */
+static void json_num(FILE *f, double d)
+{
+    if (isnan(d)) fputs("null", f);
+    else ts_json_number(f, d);
+}
+
+static int write_json(const copts *o, const cal_job *j, const cal_out *co, char *err, size_t errlen)
 {
     FILE *f = fopen(o->out, "w");
     if (!f) return ts_err(err, errlen, "%s: cannot write: %m", o->out);
-    fprintf(f, "{\n  \"format\": \"trainsim-calibration\",\n  \"version\": 1,\n  \"source\": {\"cluster\": ");
+    fprintf(f, "{\n  \"format\": \"trainsim-calibration\",\n  \"version\": 2,\n  \"source\": {\"cluster\": ");
     ts_json_string(f, o->m.cluster);
-    fprintf(f, ", \"files\": [");
-    for (int i = 0; i < nfiles; i++) {
-        fprintf(f, "%s", i ? ", " : "");
-        ts_json_string(f, files[i]);
-    }
-    fprintf(f, "]},\n  \"cluster\": {");
+    fprintf(f, ", \"algorithm\": ");
+    ts_json_string(f, o->m.algo ? o->m.algo : "selection");
+    fprintf(f, "},\n  \"collectives\": %s", co->collectives);
+    double med, p90;
+    cv_summary(j, &med, &p90);
+    fprintf(f, ",\n  \"fit\": {\"residual_rms\": ");
+    json_num(f, co->fit.rms_rel);
+    fprintf(f, ", \"residual_median\": ");
+    json_num(f, co->fit.median_abs_rel);
+    fprintf(f, ", \"cross_validation\": {\"median_abs_rel\": ");
+    json_num(f, med);
+    fprintf(f, ", \"p90_abs_rel\": ");
+    json_num(f, p90);
+    fprintf(f, "},\n    \"at_bound\": [");
     const char *sep = "";
-    for (int s = VAL_INTRA; s <= VAL_INTER; s++) {
-        const entry *e = reference(es, ne, s);
-        if (!e) continue;
-        double bw, lat;
-        factors(e, &bw, &lat);
-        fprintf(f, "%s\"%s_bw_eff\": ", sep, val_scope_name(s));
-        ts_json_number(f, bw);
-        fprintf(f, ", \"%s_lat_add\": ", val_scope_name(s));
-        ts_json_number(f, lat);
-        sep = ", ";
+    for (int t = 0; t < co->nterms; t++)
+        if (at_bound(co, t)) fprintf(f, "%s\"%s\"", sep, co->names[t]), sep = ", ";
+    fprintf(f, "],\n    \"runs\": [");
+    for (int r = 0; r < j->nruns; r++) {
+        const mrun *m = &j->runs[r];
+        double *e = ts_malloc(m->npts * sizeof *e);
+        fprintf(f, "%s\n      {\"file\": ", r ? "," : "");
+        ts_json_string(f, m->file);
+        fprintf(f, ", \"collective\": \"%s\", \"ranks\": %d, \"scope\": \"%s\", \"algorithm\": \"%s\", \"sizes\": %d, "
+                   "\"residual_median\": ", val_coll_name(m->coll), m->n, val_scope_name(m->scope),
+                coll_algo_get(m->algo)->name, m->npts);
+        rel(m->fit, m->t, m->npts, e);
+        json_num(f, val_abs_quantile(e, m->npts, 0.5));
+        fprintf(f, ", \"cv_median\": ");
+        json_num(f, val_abs_quantile(e, cv_errors(m, e), 0.5));
+        fprintf(f, "}");
+        free(e);
     }
-    fprintf(f, "},\n  \"collectives\": [");
-    for (int i = 0; i < ne && es[i].curve.n; i++) {
-        const entry *e = &es[i];
-        fprintf(f, "%s\n    {\"collective\": \"%s\", \"scope\": \"%s\", \"ranks\": %d, \"algorithm\": \"%s\", "
-                   "\"tool\": ",
-                i ? "," : "", val_coll_name(e->coll), val_scope_name(e->scope), e->n, coll_algo_get(e->algo)->name);
-        ts_json_string(f, e->tool);
-        fprintf(f, ", \"sizes\": %d,\n     ", e->npts);
-        json_fit(f, "measured", &e->meas);
-        fprintf(f, ",\n     ");
-        json_fit(f, "simulated", &e->sim);
-        fprintf(f, ",\n     \"efficiency\": [");
-        for (int k = 0; k < e->curve.n; k++) {
-            fprintf(f, "%s[", k ? ", " : "");
-            ts_json_number(f, e->curve.size[k]);
-            fprintf(f, ", ");
-            ts_json_number(f, e->curve.eff[k]);
-            fprintf(f, "]");
-        }
-        fprintf(f, "]}");
-    }
-    fprintf(f, "\n  ]\n}\n");
+    fprintf(f, "\n    ]}\n}\n");
     return fclose(f) == 0 ? 0 : ts_err(err, errlen, "%s: write failed", o->out);
 }
 
@@ -283,16 +381,16 @@ int cmd_calibrate(int argc, char **argv)
     copts o = {.m = {.fidelity = VAL_FID_PIPELINED, .maxb = OG_MAX_BYTES}};
     char **sgv = ts_calloc(argc + 1, sizeof *sgv), **ours = ts_calloc(argc + 1, sizeof *ours);
     int nours, sgc = cmd_split_simgrid(argc, argv, sgv, ours, &nours);
-    int rc = parse_opts(nours, ours, &o), ne = 0;
+    int rc = parse_opts(nours, ours, &o);
     char err[TS_ERRLEN];
-    entry *es = NULL;
+    cal_job j = {&o, sgc, sgv, NULL, 0};
     size_t cap = 0;
+    cal_out *co = NULL;
     if (rc != 0) {
         rc = rc < 0 ? EXIT_OK : rc;
         goto out;
     }
     rc = EXIT_USAGE;
-    simctx sc = {sgc, sgv};
     printf("# trainsim calibrate: cluster %s, %d file(s)\n", o.m.cluster, nours - optind);
     for (int f = optind; f < nours; f++) {
         val_file vf;
@@ -301,57 +399,58 @@ int cmd_calibrate(int argc, char **argv)
             goto out;
         }
         for (int r = 0; r < vf.nruns; r++) {
-            ts_grow(&es, sizeof *es, &cap, ne + 1);
-            memset(&es[ne], 0, sizeof *es);
-            /* what fails here is the input: a collective that cannot be
-                 * fitted, too few sizes, an unknown cluster, a group larger
-                 * than the cluster (exit 2, like every command's bad input) */
-            if (fit_entry(&o, &sc, &vf.runs[r], &es[ne], err, sizeof err) < 0) {
+            ts_grow(&j.runs, sizeof *j.runs, &cap, j.nruns + 1);
+            memset(&j.runs[j.nruns], 0, sizeof *j.runs);
+            int bad = select_rows(&o, &vf.runs[r], &j.runs[j.nruns++], ours[f], err, sizeof err);
+            if (bad < 0) {
                 fprintf(stderr, "trainsim calibrate: %s: %s\n", ours[f], err);
-                ne++;
                 val_file_free(&vf);
                 goto out;
             }
-            if (!vf.runs[r].complete && vf.runs[r].fmt == VAL_FMT_NCCL) printf("# note: %s run at line %d has no closing lines (truncated?)\n",
-                                             ours[f], vf.runs[r].first_line);
-            ne++;
+            if (!vf.runs[r].complete && vf.runs[r].fmt == VAL_FMT_NCCL)
+                printf("# note: %s run at line %d has no closing lines (truncated?)\n", ours[f], vf.runs[r].first_line);
         }
         val_file_free(&vf);
     }
-    /* the cluster factors first (the calibrated simulations read them), then
-     * the curves against the calibrated simulator */
-    if (write_json(&o, es, ne, ours + optind, nours - optind, err, sizeof err) < 0) {
+    size_t len = out_size(&j);
+    co = ts_calloc(1, len);
+    if (val_fork(child, &j, co, len, err, sizeof err) < 0) {
         fprintf(stderr, "trainsim calibrate: %s\n", err);
+        rc = EXIT_FAIL;
         goto out;
     }
-    for (int i = 0; i < ne; i++) {
-        if (build_curve(&o, &sc, &es[i], err, sizeof err) < 0) {
-            fprintf(stderr, "trainsim calibrate: %s\n", err);
-            rc = EXIT_FAIL;
-            goto out;
-        }
-        report(&es[i]);
+    unpack(&j, co);
+    for (int r = 0; r < j.nruns; r++) report(&j.runs[r]);
+    printf("# terms (fitted jointly on %d run(s)):", j.nruns);
+    for (int t = 0; t < co->nterms; t++) {
+        int lat = strncmp(co->names[t], "bw_frac", 7) != 0;
+        printf("%s %s %.4g%s", t ? "," : "", co->names[t], co->values[t] * (lat ? 1e6 : 1), lat ? " us" : "");
     }
-    for (int s = VAL_INTRA; s <= VAL_INTER; s++) {
-        const entry *e = reference(es, ne, s);
-        if (!e) continue;
-        double bw, lat;
-        factors(e, &bw, &lat);
-        printf("# cluster factors (%s-node, from %s): %s_bw_eff %.4f, %s_lat_add %.3f us\n", val_scope_name(s),
-               val_coll_name(e->coll), val_scope_name(s), bw, val_scope_name(s), lat * 1e6);
-    }
-    if (write_json(&o, es, ne, ours + optind, nours - optind, err, sizeof err) < 0) {
+    printf("\n");
+    for (int t = 0; t < co->nterms; t++)
+        if (at_bound(co, t))
+            printf("# note: term %s = %g is at its %s bound %g: the model lacks what the data asks for there\n",
+                   co->names[t], co->values[t], at_bound(co, t) < 0 ? "lower" : "upper",
+                   at_bound(co, t) < 0 ? co->lo[t] : co->hi[t]);
+    double med, p90;
+    cv_summary(&j, &med, &p90);
+    printf("# fit: residual median %.2f%%, rms %.2f%%; cross-validation (fit on every other size, predict the "
+           "rest): median |error| %.2f%%, p90 %.2f%%\n", 100 * co->fit.median_abs_rel, 100 * co->fit.rms_rel,
+           100 * med, 100 * p90);
+    if (co->cv_note[0]) printf("# note: cross-validation incomplete: %s\n", co->cv_note);
+    if (write_json(&o, &j, co, err, sizeof err) < 0) {
         fprintf(stderr, "trainsim calibrate: %s\n", err);
         goto out;
     }
     printf("# wrote %s\n", o.out);
     rc = EXIT_OK;
 out:
-    for (int i = 0; i < ne; i++) {
-        free(es[i].isize), free(es[i].size), free(es[i].t), free(es[i].x), free(es[i].tsim), free(es[i].tcal);
-        val_fit_free(&es[i].meas), val_fit_free(&es[i].sim), val_curve_free(&es[i].curve);
+    for (int r = 0; r < j.nruns; r++) {
+        mrun *m = &j.runs[r];
+        free(m->size), free(m->t), free(m->unc), free(m->fit), free(m->cv);
     }
-    free(es);
+    free(j.runs);
+    free(co);
     free(sgv);
     free(ours);
     return rc;

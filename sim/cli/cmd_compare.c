@@ -18,8 +18,9 @@ static const char compare_help[] =
     "OSU output) on cluster C as `trainsim coll` does, and print per size both\n"
     "times, both busbw and the error (predicted - measured) / measured of the time,\n"
     "then the median and p90 absolute error. With --calibration F the cluster\n"
-    "factors of F apply to the platform and, when F has an entry for this\n"
-    "collective and scope, its efficiency curve divides the simulated time.\n\n"
+    "terms of F apply (the latencies and bandwidth of the algorithm family and\n"
+    "protocol each size runs, the selection's choice without --algo), as in\n"
+    "every command (docs/validation.md).\n\n"
     "options:\n"
     "  --cluster C        cluster (name or JSON);  --nodes N: its node count\n"
     "  --calibration F    calibration JSON (trainsim calibrate)\n"
@@ -39,7 +40,7 @@ typedef struct popts {
 } popts;
 
 typedef struct series {
-    int coll, n, scope, npts, curve;
+    int coll, n, scope, npts;
     int64_t *size;
     double *tm, *tp;            /* measured and predicted seconds */
     double busf;
@@ -50,7 +51,8 @@ static double busbw(const series *s, int i, double t)
     return t > 0 ? (double)s->size[i] / t / 1e9 * s->busf : 0;
 }
 
-/* One run: simulate its sizes, apply the calibration's curve. */
+/* One run: simulate its sizes (a calibration is in the platform and the
+ * model's parameters: eng_load). */
 static int predict(const popts *o, val_run *r, series *s, char *err, size_t errlen)
 {
     if (o->m.gpus) val_run_set_ranks(r, o->m.gpus);
@@ -70,15 +72,12 @@ static int predict(const popts *o, val_run *r, series *s, char *err, size_t errl
     val_sweep sw;
     if (val_sweep_open(&sw, r->coll, s->n, 0, OG_F32, o->m.fidelity, o->m.algo, err, errlen) < 0) return -1;
     s->scope = sw.topo && sw.topo->nnodes > 1 ? VAL_INTER : VAL_INTRA;
-    val_curve cv = {0, NULL, NULL};
-    int rc = o->calib ? val_calib_curve(o->calib, r->coll, s->scope, &cv, err, errlen) : 0;
-    s->curve = rc == 1;
+    int rc = 0;
     for (int i = 0; i < s->npts && rc >= 0; i++) {
         val_point pt;
         rc = val_sweep_size(&sw, s->size[i], &pt, err, errlen);
-        s->tp[i] = pt.time / (s->curve ? val_curve_at(&cv, (double)s->size[i]) : 1);
+        s->tp[i] = pt.time;
     }
-    val_curve_free(&cv);
     val_sweep_close(&sw);
     return rc < 0 ? -1 : 0;
 }
@@ -90,9 +89,8 @@ static void errors(const series *s, double *e)
 
 static void print_series(const popts *o, const series *s, FILE *csv)
 {
-    printf("# %s %s-node, %d ranks, %d sizes, calibration: %s%s\n", val_coll_name(s->coll), val_scope_name(s->scope),
-           s->n, s->npts, o->calib ? o->calib : "none",
-           o->calib ? (s->curve ? " (cluster factors + efficiency curve)" : " (cluster factors only)") : "");
+    printf("# %s %s-node, %d ranks, %d sizes, calibration: %s\n", val_coll_name(s->coll), val_scope_name(s->scope),
+           s->n, s->npts, o->calib ? o->calib : "none");
     printf("# %12s  %12s  %12s  %10s  %10s  %8s\n", "size(B)", "measured(us)", "predicted(us)", "meas_busbw",
            "pred_busbw", "error%");
     double *e = ts_malloc(s->npts * sizeof *e);

@@ -17,6 +17,7 @@ int cmd_replay(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_search(int argc, char **argv);
+int cmd_accuracy(int argc, char **argv);
 
 /* Split argv into SimGrid's own options (--cfg=..., --log=...: into sgv, for
  * simgrid_init) and the command's (into ours, *nours of them); both arrays

@@ -25,6 +25,7 @@ static const struct cmd {
     {"replay", "CI regression mode: simulate a trace and compare with a golden file", cmd_replay},
     {"calibrate", "fit measured collectives (nccl-tests, OSU) and write a calibration JSON", cmd_calibrate},
     {"compare", "measured vs simulated collectives per size, with errors and an SVG plot", cmd_compare},
+    {"accuracy", "predict every shipped measurement: error per file, uncalibrated and calibrated", cmd_accuracy},
     {"help", "list the commands, or show one command's options", cmd_help},
 };
 #define NCMDS (sizeof cmds / sizeof cmds[0])

@@ -1,0 +1,387 @@
+/* `trainsim accuracy`: predict every measurement the project ships and report
+ * the error per file, uncalibrated and calibrated, against committed thresholds.
+ *
+ * The report is made of parts, one table row each in `parts` below: {name,
+ * description, fn}. A part's fn appends one acc_row per measured file (or
+ * table) with acc_add: a name unique within the part, what it measures, the
+ * point count and the median and p90 |relative error| of time, uncalibrated
+ * and calibrated (NAN where a part has no calibrated figure). It returns 0, or
+ * -1 with a message in err (a missing input is not an error: say it with
+ * acc_skip and go on). Thresholds (--thresholds) name rows as PART,NAME. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmds.h"
+#include "util.h"
+#include "val.h"
+
+static const char accuracy_help[] =
+    "usage: trainsim accuracy [--part P] [--thresholds F] [--csv F] [--svg F] [options]\n\n"
+    "Predict every measured file the project ships and print per file the median\n"
+    "and p90 |error| of time, uncalibrated (the shipped cluster as is) and\n"
+    "calibrated (cross-validated: the calibration terms fitted on every other\n"
+    "size predict the sizes they did not see). Files listed in the manifest\n"
+    "that are absent (../shared) are skipped with a message. With --thresholds,\n"
+    "a figure above its threshold fails the report (exit 1) naming the file.\n"
+    "docs/accuracy.md tells how to read it and how to move a threshold.\n\n"
+    "options:\n"
+    "  --part P           run only part P (coll)\n"
+    "  --manifest F       the coll part's list of files (default tests/accuracy/coll.csv)\n"
+    "  --thresholds F     CSV part,name,metric,max_pct; metric: uncal_median, uncal_p90,\n"
+    "                     cal_median, cal_p90\n"
+    "  --write-thresholds F  write thresholds just above this run's figures (x1.05 + 0.5\n"
+    "                     points): how a threshold moves on purpose (docs/accuracy.md)\n"
+    "  --calibration F    apply a calibration JSON to every cluster first\n"
+    "  --csv F            the table as CSV;  --svg F: a bar chart of the median errors\n"
+    "  -h, --help         this help\n\n"
+    "exit status: 0 ok, 1 a threshold crossed or a prediction failed, 2 bad input.\n";
+
+typedef struct acc_row {
+    char part[16], name[96], what[320];
+    int npts;
+    double unc_med, unc_p90, cal_med, cal_p90; /* fractions; NAN: none */
+} acc_row;
+
+typedef struct acc_ctx {
+    const char *manifest, *calib;
+    int sgc;
+    char **sgv;
+    acc_row *rows;
+    int nrows;
+    size_t cap;
+    const char *part;   /* the part running */
+} acc_ctx;
+
+static void acc_add(acc_ctx *c, const acc_row *r)
+{
+    ts_grow(&c->rows, sizeof *c->rows, &c->cap, c->nrows + 1);
+    c->rows[c->nrows] = *r;
+    snprintf(c->rows[c->nrows].part, sizeof r->part, "%s", c->part);
+    c->nrows++;
+}
+
+static void acc_skip(const acc_ctx *c, const char *name, const char *why)
+{
+    printf("# %s/%s: skipped: %s\n", c->part, name, why);
+}
+
+/* ---- part coll: measured collective sweeps ---- */
+
+/* One manifest line: name,file,cluster,nodes,gpus,algo (algo may be empty). */
+typedef struct centry {
+    char name[96], file[512], cluster[128], algo[64];
+    int nodes, gpus;
+} centry;
+
+static int parse_centry(char *line, centry *e)
+{
+    char *f[6];
+    int k = 0;
+    for (char *p = line; k < 6; k++) {
+        f[k] = p;
+        p = strchr(p, ',');
+        if (!p) {
+            k++;
+            break;
+        }
+        *p++ = 0;
+    }
+    if (k != 6) return -1;
+    snprintf(e->name, sizeof e->name, "%s", f[0]);
+    snprintf(e->file, sizeof e->file, "%s", f[1]);
+    snprintf(e->cluster, sizeof e->cluster, "%s", f[2]);
+    snprintf(e->algo, sizeof e->algo, "%s", f[5]);
+    if (cmd_parse_int(f[3], 0, 1000000, &e->nodes) < 0 || cmd_parse_int(f[4], 0, 1000000, &e->gpus) < 0) return -1;
+    return e->name[0] && e->file[0] && e->cluster[0] ? 0 : -1;
+}
+
+static void errors(const double *pred, const double *meas, int n, double *e)
+{
+    for (int i = 0; i < n; i++) e[i] = (pred[i] - meas[i]) / meas[i];
+}
+
+static int coll_run(acc_ctx *c, const centry *ce, val_run *r, char *err, size_t errlen)
+{
+    if (ce->gpus) val_run_set_ranks(r, ce->gpus);
+    int n = ce->gpus ? ce->gpus : r->nranks;
+    if (r->coll < 0 || r->coll == VAL_P2P || r->coll == OG_BARRIER || n < 2)
+        return ts_err(err, errlen, "%s: line %d: no collective and rank count to predict", ce->file, r->first_line);
+    int64_t *sz = ts_malloc((r->nrows + 1) * sizeof *sz);
+    double *t = ts_malloc((r->nrows + 1) * sizeof *t), *unc = ts_malloc((r->nrows + 1) * sizeof *unc),
+           *cal = ts_malloc((r->nrows + 1) * sizeof *cal), *e = ts_malloc((r->nrows + 1) * sizeof *e);
+    int np = val_run_select(r, 0, OG_MAX_BYTES, 0, sz, t);
+    val_xval_in in = {ce->cluster, ce->nodes, c->calib, c->sgc, c->sgv, (og_coll)r->coll, n,
+                      ce->algo[0] ? ce->algo : NULL, sz, t, np};
+    char note[VAL_NOTE];
+    int rc = val_xval(&in, unc, cal, note, err, errlen);
+    if (rc == 0) {
+        acc_row row = {.npts = np};
+        snprintf(row.name, sizeof row.name, "%s", ce->name);
+        snprintf(row.what, sizeof row.what, "%s, %d ranks, %s%s%s", val_coll_name(r->coll), n, ce->cluster,
+                 ce->algo[0] ? ", " : "", ce->algo);
+        errors(unc, t, np, e);
+        row.unc_med = val_abs_quantile(e, np, 0.5), row.unc_p90 = val_abs_quantile(e, np, 0.9);
+        errors(cal, t, np, e);
+        row.cal_med = val_abs_quantile(e, np, 0.5), row.cal_p90 = val_abs_quantile(e, np, 0.9);
+        acc_add(c, &row);
+        printf("# %s/%s: %s: fit on every size: %s\n", c->part, ce->name, ce->file, note);
+    }
+    free(sz), free(t), free(unc), free(cal), free(e);
+    return rc;
+}
+
+static int part_coll(acc_ctx *c, char *err, size_t errlen)
+{
+    FILE *f = fopen(c->manifest, "r");
+    if (!f) return ts_err(err, errlen, "%s: cannot open", c->manifest);
+    char line[1024];
+    int lineno = 0, rc = 0;
+    while (rc == 0 && fgets(line, sizeof line, f)) {
+        lineno++;
+        line[strcspn(line, "\r\n")] = 0;
+        if (!line[0] || line[0] == '#' || strncmp(line, "name,", 5) == 0) continue;
+        centry ce;
+        if (parse_centry(line, &ce) < 0) {
+            rc = ts_err(err, errlen, "%s:%d: want name,file,cluster,nodes,gpus,algo", c->manifest, lineno);
+            break;
+        }
+        FILE *probe = fopen(ce.file, "r");
+        if (!probe) {
+            acc_skip(c, ce.name, "file absent");
+            printf("#   (%s)\n", ce.file);
+            continue;
+        }
+        fclose(probe);
+        val_file vf;
+        if (val_parse_file(ce.file, &vf, err, errlen) < 0) {
+            rc = -1;
+            break;
+        }
+        if (vf.nruns != 1) rc = ts_err(err, errlen, "%s: %d runs; the manifest wants one per file", ce.file, vf.nruns);
+        else rc = coll_run(c, &ce, &vf.runs[0], err, errlen);
+        val_file_free(&vf);
+    }
+    fclose(f);
+    return rc;
+}
+
+/* ---- the parts ---- */
+static const struct part {
+    const char *name;
+    const char *desc;
+    int (*fn)(acc_ctx *c, char *err, size_t errlen);
+} parts[] = {
+    {"coll", "measured collective sweeps (nccl-tests, rccl-tests, OSU) on shipped clusters", part_coll},
+};
+#define NPARTS (sizeof parts / sizeof parts[0])
+
+/* ---- output ---- */
+static const char *const metric_names[] = {"uncal_median", "uncal_p90", "cal_median", "cal_p90"};
+
+static double metric(const acc_row *r, int m)
+{
+    double v[] = {r->unc_med, r->unc_p90, r->cal_med, r->cal_p90};
+    return v[m];
+}
+
+static void print_table(const acc_ctx *c)
+{
+    printf("# %-5s %-34s %5s %13s %11s %11s %9s  %s\n", "part", "name", "sizes", "uncal_median%", "uncal_p90%",
+           "cal_median%", "cal_p90%", "what");
+    for (int i = 0; i < c->nrows; i++) {
+        const acc_row *r = &c->rows[i];
+        printf("  %-5s %-34s %5d %13.1f %11.1f %11.1f %9.1f  %s\n", r->part, r->name, r->npts, 100 * r->unc_med,
+               100 * r->unc_p90, 100 * r->cal_med, 100 * r->cal_p90, r->what);
+    }
+}
+
+static int write_csv(const acc_ctx *c, const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return ts_err(err, errlen, "%s: cannot write", path);
+    fprintf(f, "part,name,sizes,uncal_median_pct,uncal_p90_pct,cal_median_pct,cal_p90_pct,what\n");
+    for (int i = 0; i < c->nrows; i++) {
+        const acc_row *r = &c->rows[i];
+        fprintf(f, "%s,%s,%d,%.2f,%.2f,%.2f,%.2f,\"%s\"\n", r->part, r->name, r->npts, 100 * r->unc_med,
+                100 * r->unc_p90, 100 * r->cal_med, 100 * r->cal_p90, r->what);
+    }
+    return fclose(f) == 0 ? 0 : ts_err(err, errlen, "%s: write failed", path);
+}
+
+/* Horizontal bars per row: uncalibrated and calibrated median |error|. */
+static int write_svg(const acc_ctx *c, const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return ts_err(err, errlen, "%s: cannot write", path);
+    const double L = 300, W = 760, bar = 10, row = 30, T = 40;
+    double xmax = 0.1, H = T + row * c->nrows + 40;
+    for (int i = 0; i < c->nrows; i++) xmax = fmax(xmax, fmax(c->rows[i].unc_med, c->rows[i].cal_med));
+    xmax *= 1.1;
+    double pw = W - L - 20;
+    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" font-family=\"sans-serif\" "
+               "font-size=\"11\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
+            W, H);
+    fprintf(f, "<text x=\"%.0f\" y=\"18\">median |error| of time per file: uncalibrated (grey), calibrated, "
+               "cross-validated (blue)</text>\n", L);
+    for (int t = 0; t <= 4; t++) {
+        double x = L + pw * t / 4;
+        fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\" stroke=\"#ddd\"/>\n", x, x, T - 6, H - 30);
+        fprintf(f, "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%.0f%%</text>\n", x, H - 16, 100 * xmax * t / 4);
+    }
+    for (int i = 0; i < c->nrows; i++) {
+        const acc_row *r = &c->rows[i];
+        double y = T + row * i;
+        fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%s/%s</text>\n", L - 6, y + bar + 3, r->part,
+                r->name);
+        fprintf(f, "<rect x=\"%.0f\" y=\"%.1f\" width=\"%.1f\" height=\"%.0f\" fill=\"#999\"/>\n", L, y,
+                pw * r->unc_med / xmax, bar);
+        if (!isnan(r->cal_med))
+            fprintf(f, "<rect x=\"%.0f\" y=\"%.1f\" width=\"%.1f\" height=\"%.0f\" fill=\"#1f77b4\"/>\n", L, y + bar,
+                    pw * r->cal_med / xmax, bar);
+    }
+    fprintf(f, "</svg>\n");
+    return fclose(f) == 0 ? 0 : ts_err(err, errlen, "%s: write failed", path);
+}
+
+/* Thresholds just above the rows' figures: 5% of the figure plus half a
+ * point, rounded up to a tenth, so that noise-free determinism passes and a
+ * real change of a cost term fails. */
+static int write_thresholds(const acc_ctx *c, const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return ts_err(err, errlen, "%s: cannot write", path);
+    fprintf(f, "# Accuracy thresholds of make check (trainsim accuracy --thresholds): the largest\n"
+               "# |error| in percent each file may show. Written by trainsim accuracy\n"
+               "# --write-thresholds from the figures at the time; docs/accuracy.md.\n"
+               "part,name,metric,max_pct\n");
+    for (int i = 0; i < c->nrows; i++)
+        for (int m = 0; m < 4; m++) {
+            double v = 100 * metric(&c->rows[i], m);
+            if (isnan(v)) continue;
+            fprintf(f, "%s,%s,%s,%.1f\n", c->rows[i].part, c->rows[i].name, metric_names[m],
+                    ceil((v * 1.05 + 0.5) * 10) / 10);
+        }
+    return fclose(f) == 0 ? 0 : ts_err(err, errlen, "%s: write failed", path);
+}
+
+/* Every threshold line part,name,metric,max_pct against the rows: returns
+ * the number crossed (each printed), or -1 on a bad file. */
+static int check_thresholds(const acc_ctx *c, const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return ts_err(err, errlen, "%s: cannot open", path);
+    char line[512];
+    int lineno = 0, crossed = 0, checked = 0;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        line[strcspn(line, "\r\n")] = 0;
+        if (!line[0] || line[0] == '#' || strncmp(line, "part,", 5) == 0) continue;
+        char part[16], name[96], met[32], *end;
+        const char *p = line;
+        char *fld[] = {part, name, met};
+        size_t cap[] = {sizeof part, sizeof name, sizeof met};
+        int ok = 1;
+        for (int k = 0; k < 3 && ok; k++) {
+            const char *q = strchr(p, ',');
+            if (!q || (size_t)(q - p) >= cap[k]) ok = 0;
+            else memcpy(fld[k], p, q - p), fld[k][q - p] = 0, p = q + 1;
+        }
+        double max = ok ? strtod(p, &end) : 0;
+        int m = -1;
+        for (int k = 0; ok && k < 4; k++)
+            if (strcmp(met, metric_names[k]) == 0) m = k;
+        if (!ok || m < 0 || end == p || *end || !(max >= 0)) {
+            fclose(f);
+            return ts_err(err, errlen, "%s:%d: want part,name,metric,max_pct (metric: uncal_median, uncal_p90, "
+                          "cal_median, cal_p90)", path, lineno);
+        }
+        for (int i = 0; i < c->nrows; i++) {
+            const acc_row *r = &c->rows[i];
+            if (strcmp(r->part, part) || strcmp(r->name, name)) continue;
+            checked++;
+            double v = 100 * metric(r, m);
+            if (!(v <= max)) {
+                printf("accuracy: FAILED: %s/%s: %s %.2f%% is above its threshold %.2f%% (%s:%d)\n", part, name, met,
+                       v, max, path, lineno);
+                crossed++;
+            }
+        }
+    }
+    fclose(f);
+    printf("# thresholds: %d checked, %d crossed (%s)\n", checked, crossed, path);
+    return crossed;
+}
+
+int cmd_accuracy(int argc, char **argv)
+{
+    enum { O_PART = 256, O_MANIFEST, O_THRESH, O_CALIB, O_CSV, O_SVG, O_WRITE };
+    static const struct option longopts[] = {
+        {"part", required_argument, 0, O_PART},         {"manifest", required_argument, 0, O_MANIFEST},
+        {"thresholds", required_argument, 0, O_THRESH}, {"calibration", required_argument, 0, O_CALIB},
+        {"csv", required_argument, 0, O_CSV},           {"svg", required_argument, 0, O_SVG},
+        {"write-thresholds", required_argument, 0, O_WRITE},
+        {"help", no_argument, 0, 'h'},                  {0, 0, 0, 0},
+    };
+    char **sgv = ts_calloc(argc + 1, sizeof *sgv), **ours = ts_calloc(argc + 1, sizeof *ours);
+    int nours, sgc = cmd_split_simgrid(argc, argv, sgv, ours, &nours), ch, rc = EXIT_USAGE;
+    acc_ctx c = {.manifest = "tests/accuracy/coll.csv", .sgc = sgc, .sgv = sgv};
+    const char *only = NULL, *thresh = NULL, *csv = NULL, *svg = NULL, *wthresh = NULL;
+    char err[TS_ERRLEN];
+    opterr = 0;
+    optind = 1;
+    while ((ch = getopt_long(nours, ours, ":h", longopts, NULL)) != -1) {
+        switch (ch) {
+        case O_PART: only = optarg; break;
+        case O_MANIFEST: c.manifest = optarg; break;
+        case O_THRESH: thresh = optarg; break;
+        case O_CALIB: c.calib = optarg; break;
+        case O_CSV: csv = optarg; break;
+        case O_SVG: svg = optarg; break;
+        case O_WRITE: wthresh = optarg; break;
+        case 'h': fputs(accuracy_help, stdout); rc = EXIT_OK; goto out;
+        case ':': rc = cmd_usage_error("accuracy", "option '%s' needs a value", ours[optind - 1]); goto out;
+        default: rc = cmd_unknown_option("accuracy", ours[optind - 1], longopts); goto out;
+        }
+    }
+    if (optind < nours) {
+        rc = cmd_usage_error("accuracy", "unexpected argument '%s'", ours[optind]);
+        goto out;
+    }
+    int found = !only;
+    for (size_t i = 0; i < NPARTS; i++) found |= only && strcmp(only, parts[i].name) == 0;
+    if (!found) {
+        rc = cmd_usage_error("accuracy", "unknown part '%s' (parts: coll)", only);
+        goto out;
+    }
+    printf("# trainsim accuracy%s%s\n", c.calib ? ": calibration " : "", c.calib ? c.calib : "");
+    for (size_t i = 0; i < NPARTS; i++) {
+        if (only && strcmp(only, parts[i].name)) continue;
+        c.part = parts[i].name;
+        printf("# part %s: %s\n", parts[i].name, parts[i].desc);
+        if (parts[i].fn(&c, err, sizeof err) < 0) {
+            fprintf(stderr, "trainsim accuracy: %s: %s\n", parts[i].name, err);
+            rc = EXIT_FAIL;
+            goto out;
+        }
+    }
+    print_table(&c);
+    if ((csv && write_csv(&c, csv, err, sizeof err) < 0) || (svg && write_svg(&c, svg, err, sizeof err) < 0) ||
+        (wthresh && write_thresholds(&c, wthresh, err, sizeof err) < 0)) {
+        fprintf(stderr, "trainsim accuracy: %s\n", err);
+        goto out;
+    }
+    int crossed = thresh ? check_thresholds(&c, thresh, err, sizeof err) : 0;
+    if (crossed < 0) {
+        fprintf(stderr, "trainsim accuracy: %s\n", err);
+        goto out;
+    }
+    rc = crossed ? EXIT_FAIL : EXIT_OK;
+out:
+    free(c.rows);
+    free(sgv);
+    free(ours);
+    return rc;
+}
