@@ -314,6 +314,7 @@ void coll_params_write_json(FILE *f, const coll_params *p, int ind)
 
 static coll_params active;
 static int active_set;
+static unsigned generation; /* bumped by every coll_params_set: memos of costs key on it */
 
 static coll_params tuner;
 
@@ -333,10 +334,13 @@ static void make_tuner(void)
             if (active.proto_bw[f][q] <= 0) tuner.proto_bw[f][q] = 0;
 }
 
+unsigned coll_params_generation(void) { return generation; }
+
 void coll_params_set(const coll_params *p)
 {
     active = *p;
     active_set = 1;
+    generation++;
     make_tuner();
 }
 

@@ -106,6 +106,9 @@ void coll_params_write_json(FILE *f, const coll_params *p, int indent);
  * set by eng_load / the commands from the cluster (and calibration); the NCCL
  * preset until then. */
 void coll_params_set(const coll_params *p);
+/* Changes with every coll_params_set: a memo of collective times keys on it,
+ * or it serves times of another cluster's (or a calibration's) figures. */
+unsigned coll_params_generation(void);
 const coll_params *coll_params_get(void);
 /* What the library's own tuner believes: the active library's preset, with
  * the active set's collnet, intra tier, channel rule and protocol

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll_params.h"
 #include "memory/memory.h"
 #include "util.h"
 #include "workload/workload.h"
@@ -1070,6 +1071,7 @@ typedef struct axmemo {
     og_coll c;
     int64_t bytes;
     double t;
+    unsigned gen;           /* coll_params_generation() when computed */
     int used;
 } axmemo;
 static axmemo ax_memo[8192];
@@ -1082,7 +1084,8 @@ static double grp_time(const an_net *net, int n, int stride, int rho, og_coll c,
     for (int i = 0; i < 5; i++) h = (h ^ (uint64_t)key[i]) * 1099511628211ull;
     h ^= h >> 31, h *= 0x94d049bb133111ebull, h ^= h >> 29; /* FNV's low bits see only the keys' low bits */
     axmemo *e = &ax_memo[h % (sizeof ax_memo / sizeof ax_memo[0])];
-    if (e->used && e->n == n && e->stride == stride && e->rho == rho && e->c == c && e->bytes == bytes &&
+    unsigned gen = coll_params_generation();
+    if (e->used && e->gen == gen && e->n == n && e->stride == stride && e->rho == rho && e->c == c && e->bytes == bytes &&
         e->net.gpus_per_node == net->gpus_per_node && e->net.intra_bw == net->intra_bw &&
         e->net.intra_lat == net->intra_lat && e->net.inter_bw == net->inter_bw && e->net.inter_lat == net->inter_lat &&
         e->net.nvls == net->nvls && e->net.policy == net->policy)
@@ -1092,7 +1095,7 @@ static double grp_time(const an_net *net, int n, int stride, int rho, og_coll c,
     for (int k = 0; k < n; k++) node[k] = (int)(((long)rho + (long)k * stride) / gpn);
     double t = an_sched_time_nodes(net, n, node, c, bytes);
     free(node);
-    *e = (axmemo){*net, n, stride, rho, c, bytes, t, 1};
+    *e = (axmemo){*net, n, stride, rho, c, bytes, t, gen, 1};
     return t;
 }
 
