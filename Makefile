@@ -214,11 +214,18 @@ FUZZ_FORMATS := kineto chakra_et chakra_json nccl_log smpi_ti native \
                 pytorch_et smpi_index simgrid_xml golden
 # Harnesses of the other input formats: their own sources (FUZZ_SRC_<format>).
 FUZZ_SRC_nccl_tests := validate/val_parse.c $(wildcard models/coll/*.c) sim/ir/util.c sim/ir/opgraph.c
-FUZZ_SRC_hf_config  := models/workload/model.c sim/ir/util.c
-FUZZ_SRC_layout     := models/workload/model.c sim/ir/util.c
+FUZZ_SRC_hf_config  := models/workload/model.c models/workload/stack.c sim/ir/util.c
+FUZZ_SRC_layout     := models/workload/model.c models/workload/stack.c sim/ir/util.c
 FUZZ_SRC_nccl_topo  := platforms/nccl_topo.c sim/ir/util.c
 FUZZ_SRC_msccl      := $(wildcard models/coll/*.c) sim/ir/util.c sim/ir/opgraph.c
-FUZZ_OTHER   := nccl_tests hf_config layout nccl_topo msccl
+FUZZ_SRC_cluster     := $(filter-out %.cpp,$(wildcard platforms/*.c)) models/compute/compute.c $(wildcard models/coll/*.c) \
+                        sim/ir/util.c sim/ir/opgraph.c
+FUZZ_SRC_calibration := $(FUZZ_SRC_cluster)
+FUZZ_LIBS_cluster     = $(shell pkg-config --cflags --libs igraph)
+FUZZ_LIBS_calibration = $(FUZZ_LIBS_cluster)
+FUZZ_SRC_tuning      := $(wildcard models/coll/*.c) sim/ir/util.c sim/ir/opgraph.c
+FUZZ_SRC_constraint  := models/search/constraint.c models/workload/model.c models/workload/stack.c sim/ir/util.c
+FUZZ_OTHER   := nccl_tests hf_config layout nccl_topo msccl cluster calibration tuning constraint
 FUZZ_FORMATS += $(FUZZ_OTHER)
 FUZZ_BINS    := $(FUZZ_FORMATS:%=bin/fuzz_%)
 # harnesses of inputs read outside sim/trace: their extra sources
@@ -234,7 +241,7 @@ bin/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h tests/fuzz/fuzz_split.h
 $(FUZZ_OTHER:%=bin/fuzz_%): bin/fuzz_%: tests/fuzz/fuzz_%.c $(wildcard sim/ir/*.h models/*/*.h platforms/*.h validate/*.h)
 	@mkdir -p bin
 	$(FUZZ_CC) $(FUZZ_FLAGS) -Imodels -Imodels/coll -Iplatforms -Ivalidate -I/usr/include/libxml2 -o $@ $< $(FUZZ_SRC_$*) \
-	    -ljansson -lxml2 -lz -lm
+	    $(FUZZ_LIBS_$*) -ljansson -lxml2 -lz -lm
 
 # make fuzz: at least FUZZ_RUNS executions per format, then a summary table.
 FUZZ_RUNS ?= 100000

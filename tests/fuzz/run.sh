@@ -35,6 +35,10 @@ seed nccl_tests ../shared/data/nccl-tests/*.txt tests/data/osu_*.txt
 seed hf_config configs/models/*.json tests/data/model_*.json
 seed nccl_topo "$DATA"/nccl-topo/*.xml
 seed msccl "$DATA"/msccl/msccl-tools_ring_8_1.xml "$DATA"/msccl/msccl-tools_ar_multi_ar_1.xml
+seed cluster configs/clusters/*.json
+seed calibration
+seed tuning tests/data/tuning_*.csv
+seed constraint
 mkdir -p "$out/corpus/layout"
 printf 'tp=8,pp=4,dp=2,mbs=1,gbs=64,zero=1,sp=on' > "$out/corpus/layout/a"
 printf 'gx=2,gy=2,gz=2,dp=4,mbs=2,gbs=32,recompute=full' > "$out/corpus/layout/b"
