@@ -143,36 +143,39 @@ static int read_all(int fd, void *buf, size_t n)
     return 0;
 }
 
-/* The child: status int, then the outputs or an error message. */
-static void child(int fd, const char *cluster, int nodes, const char *calib, int sgc, char **sgv, og_coll op, int n,
-                  int ppn, const char *algo, int fidelity, const int64_t *sizes, int npts)
+/* One sweep in a forked child (val_fork): the outputs are a val_child_out
+ * followed, at the next double boundary, by the times. */
+typedef struct sweep_job {
+    const char *cluster, *calib, *algo;
+    int nodes, sgc, n, ppn, fidelity, npts;
+    char **sgv;
+    og_coll op;
+    const int64_t *sizes;
+} sweep_job;
+
+#define TIMES_AT ((sizeof(val_child_out) + sizeof(double) - 1) / sizeof(double) * sizeof(double))
+
+static int sweep_child(void *vctx, void *vout, size_t outlen, char *err, size_t errlen)
 {
-    char err[TS_ERRLEN] = "";
-    double *t = ts_calloc(npts + 1, sizeof *t);
-    val_child_out o = {0, 0, 0};
-    int rc = -1;
-    eng_init(&sgc, sgv);
+    const sweep_job *j = vctx;
+    val_child_out *o = vout;
+    double *t = (double *)((char *)vout + TIMES_AT);
+    (void)outlen;
+    int sgc = j->sgc;
+    eng_init(&sgc, j->sgv);
     val_sweep sw;
     memset(&sw, 0, sizeof sw);
-    if (eng_load(cluster, nodes, calib, err, sizeof err) == 0 &&
-        val_sweep_open(&sw, op, n, 0, OG_F32, fidelity, algo, err, sizeof err) == 0 &&
-        val_sweep_place(&sw, ppn, err, sizeof err) == 0) {
-        o.scope = sw.topo && sw.topo->nnodes > 1 ? VAL_INTER : VAL_INTRA;
-        rc = 0;
-        for (int i = 0; i < npts && rc == 0; i++) {
-            val_point pt;
-            rc = val_sweep_size(&sw, sizes[i], &pt, err, sizeof err);
-            t[i] = pt.time, o.algo = pt.algo, o.nsteps = pt.nsteps;
-        }
+    if (eng_load(j->cluster, j->nodes, j->calib, err, errlen) < 0 ||
+        val_sweep_open(&sw, j->op, j->n, 0, OG_F32, j->fidelity, j->algo, err, errlen) < 0 ||
+        val_sweep_place(&sw, j->ppn, err, errlen) < 0)
+        return -1;
+    o->scope = sw.topo && sw.topo->nnodes > 1 ? VAL_INTER : VAL_INTRA;
+    for (int i = 0; i < j->npts; i++) {
+        val_point pt;
+        if (val_sweep_size(&sw, j->sizes[i], &pt, err, errlen) < 0) return -1;
+        t[i] = pt.time, o->algo = pt.algo, o->nsteps = pt.nsteps;
     }
-    if (write_all(fd, &rc, sizeof rc) == 0) {
-        if (rc == 0) {
-            if (write_all(fd, &o, sizeof o) == 0) write_all(fd, t, npts * sizeof *t);
-        } else {
-            write_all(fd, err, sizeof err);
-        }
-    }
-    _exit(0);
+    return 0;
 }
 
 int val_sweep_child(const char *cluster, int nodes, const char *calib, int sgc, char **sgv, og_coll op, int n,
@@ -187,30 +190,15 @@ int val_sweep_child_ppn(const char *cluster, int nodes, const char *calib, int s
                         int ppn, const char *algo, int fidelity, const int64_t *sizes, int npts, double *times,
                         val_child_out *out, char *err, size_t errlen)
 {
-    int fds[2];
-    if (pipe(fds) < 0) return ts_err(err, errlen, "pipe failed");
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(fds[0]), close(fds[1]);
-        return ts_err(err, errlen, "fork failed");
+    sweep_job j = {cluster, calib, algo, nodes, sgc, n, ppn, fidelity, npts, sgv, op, sizes};
+    size_t len = TIMES_AT + (size_t)npts * sizeof(double);
+    char *buf = ts_calloc(1, len);
+    int rc = val_fork(sweep_child, &j, buf, len, err, errlen);
+    if (rc == 0) {
+        memcpy(out, buf, sizeof *out);
+        memcpy(times, buf + TIMES_AT, (size_t)npts * sizeof *times);
     }
-    if (pid == 0) {
-        close(fds[0]);
-        child(fds[1], cluster, nodes, calib, sgc, sgv, op, n, ppn, algo, fidelity, sizes, npts);
-    }
-    close(fds[1]);
-    int rc = -1, status;
-    char cerr[TS_ERRLEN];
-    if (read_all(fds[0], &rc, sizeof rc) < 0) rc = ts_err(err, errlen, "the simulation child died");
-    else if (rc == 0 && (read_all(fds[0], out, sizeof *out) < 0 || read_all(fds[0], times, npts * sizeof *times) < 0))
-        rc = ts_err(err, errlen, "the simulation child died");
-    else if (rc != 0) {
-        if (read_all(fds[0], cerr, sizeof cerr) == 0) rc = ts_err(err, errlen, "%s", cerr);
-        else rc = ts_err(err, errlen, "the simulation child died");
-    }
-    close(fds[0]);
-    waitpid(pid, &status, 0);
+    free(buf);
     return rc;
 }
 
