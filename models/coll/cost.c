@@ -247,6 +247,18 @@ static void fluid_clear(fluid *fl, int n)
     memset(fl->in, 0, n * sizeof *fl->in);
 }
 
+/* Entry i of rank r's merged step m (sends first): its peer in *q and the
+ * route's latency and bandwidth in the transfer's direction; 1 for a send. */
+static int merged_peer(const coll_plan *p, const rcache *c, coll_route_fn route, void *ctx, const coll_step *m, int r,
+                       int i, int *q, double *lat, double *bw)
+{
+    int send = i < m->nsend;
+    *q = send ? m->send[i].peer : m->recv[i - m->nsend].peer;
+    if (send) lookup(c, p, route, ctx, r, *q, lat, bw);
+    else lookup(c, p, route, ctx, *q, r, lat, bw);
+    return send;
+}
+
 /* Per rank, the largest route latency to the peers it ever talks to (the
  * engine's alpha). */
 static double *rank_alpha(const coll_plan *p, const rcache *c, coll_route_fn route, void *ctx)
@@ -256,10 +268,9 @@ static double *rank_alpha(const coll_plan *p, const rcache *c, coll_route_fn rou
     for (int r = 0; r < p->n; r++) {
         coll_plan_merged_phys(p, r, m);
         for (int i = 0; i < m->nsend + m->nrecv; i++) {
-            int send = i < m->nsend, q = send ? m->send[i].peer : m->recv[i - m->nsend].peer;
             double lat, bw;
-            if (send) lookup(c, p, route, ctx, r, q, &lat, &bw);
-            else lookup(c, p, route, ctx, q, r, &lat, &bw);
+            int q;
+            merged_peer(p, c, route, ctx, m, r, i, &q, &lat, &bw);
             if (lat > alpha[r]) alpha[r] = lat;
         }
     }
@@ -324,10 +335,8 @@ static double cost_pipelined(const coll_plan *p, const rcache *c, coll_route_fn 
     for (int r = 0; r < n; r++) {
         coll_plan_merged_phys(p, r, m);
         for (int i = 0; i < m->nsend + m->nrecv; i++) {
-            int send = i < m->nsend, q = send ? m->send[i].peer : m->recv[i - m->nsend].peer;
             double lat, bw;
-            if (send) lookup(c, p, route, ctx, r, q, &lat, &bw);
-            else lookup(c, p, route, ctx, q, r, &lat, &bw);
+            int q, send = merged_peer(p, c, route, ctx, m, r, i, &q, &lat, &bw);
             if (!send) continue;
             size_t c2 = cap;
             ts_grow(&src, sizeof *src, &c2, fl.nf + 1);
