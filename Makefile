@@ -47,6 +47,7 @@ $(CONFIG): FORCE $(CONFIG_AFTER)
 	                          echo "MPI_LIBS := $$(mpicc --showme:link)"; fi; \
 	  echo "NVCC := $$(command -v nvcc 2>/dev/null || ls $(CUDA_HOME)/bin/nvcc 2>/dev/null)"; \
 	  echo "NCCL_H := $$(ls $(CUDA_HOME)/include/nccl.h /usr/include/nccl.h 2>/dev/null | head -n 1)"; \
+	  echo "CUBLASLT_H := $$(ls $(CUDA_HOME)/include/cublasLt.h 2>/dev/null)"; \
 	} > $@.tmp
 	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; echo "config: $@ written (detected features or flags changed)"; fi
 
@@ -94,6 +95,11 @@ BENCH_DEFS := -DTS_HAVE_NCCL -I$(CUDA_HOME)/include
 BENCH_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lnccl -lcudart
 endif
 
+# bin/trainsim-gemm (validate/bench_gemm.c): GEMMs timed with cuBLASLt on a real
+# GPU, written as a --gemm-table; built when the CUDA toolkit's cuBLASLt is found.
+GEMM_BIN := $(if $(CUBLASLT_H),bin/trainsim-gemm)
+GEMM_WHY := $(if $(CUBLASLT_H),built with $(CUBLASLT_H),skipped: cublasLt.h not found ($(CUDA_HOME)/include))
+
 # The shared library, man pages and bash completion (rules below).
 SOVERSION  := 0
 VERSION    := 0.1.0
@@ -103,7 +109,7 @@ COMPLETION := build/completion/trainsim
 
 .PHONY: all deps check test clean demo accuracy sanitize bench bench-workload bench-search golden fuzz validate-cpu need-deps \
         FORCE install uninstall
-all: bin/trainsim $(BENCH_BIN) $(SHLIB) $(MAN_STAMP) $(COMPLETION)
+all: bin/trainsim $(BENCH_BIN) $(GEMM_BIN) $(SHLIB) $(MAN_STAMP) $(COMPLETION)
 FORCE:
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -152,6 +158,12 @@ bin/trainsim-bench: $(BENCH_SRC) validate/bench.h build/libtrainsim.a $(CONFIG)
 	@mkdir -p bin
 	@echo "trainsim-bench: backends mpi, schedule; nccl $(NCCL_WHY)"
 	$(MPICC) $(CFLAGS) $(BENCH_DEFS) -o $@ $(BENCH_SRC) build/libtrainsim.a $(BENCH_LIBS) -ljansson -lxml2 -lm
+
+bin/trainsim-gemm: validate/bench_gemm.c $(CONFIG)
+	@mkdir -p bin
+	@echo "trainsim-gemm: $(GEMM_WHY)"
+	$(CC) $(filter-out -Werror,$(CFLAGS)) -I$(CUDA_HOME)/include -o $@ $< -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 \
+	    -lcublasLt -lcudart -lm
 
 # make check: CUnit suites (they also run bin/trainsim for CLI behaviour), then
 # CI regression mode (trainsim replay) on the sample traces' goldens, then

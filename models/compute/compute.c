@@ -119,10 +119,27 @@ int cm_gpu_load(const char *path, cm_gpu *g, char *err, size_t errlen)
         goto out;
     }
     static const char *const attn_keys[CM_NATTN] = {"flash", "flash2", "flash3"};
-    for (int a = 0; a < CM_NATTN; a++)
+    json_t *bwd = json_object_get(attn, "bwd_ratio");
+    if (bwd && !json_is_object(bwd)) {
+        ts_err(err, errlen, "%s: attention.bwd_ratio must be an object of kernel: backward/forward time", path);
+        goto out;
+    }
+    for (int a = 0; a < CM_NATTN; a++) {
         if (json_object_get(attn, attn_keys[a]) &&
             get_pos(attn, attn_keys[a], path, &g->attn_rate[a], err, errlen) < 0)
             goto out;
+        g->attn_bwd[a] = 2.5;
+        if (json_object_get(bwd, attn_keys[a]) && get_pos(bwd, attn_keys[a], path, &g->attn_bwd[a], err, errlen) < 0)
+            goto out;
+    }
+    json_object_foreach(bwd, key, v) {
+        int a = 0;
+        while (a < CM_NATTN && strcmp(key, attn_keys[a])) a++;
+        if (a == CM_NATTN) {
+            ts_err(err, errlen, "%s: attention.bwd_ratio: unknown kernel '%s' (flash, flash2, flash3)", path, key);
+            goto out;
+        }
+    }
     if (g->attn_rate[CM_ATTN_FLASH] <= 0) {
         ts_err(err, errlen, "%s: attention.flash (the oldest kernel, the fallback) is required", path);
         goto out;
@@ -178,14 +195,15 @@ int cm_gpu_calibrate(cm_gpu *g, const char *csv_path, char *err, size_t errlen)
     FILE *f = fopen(csv_path, "r");
     if (!f) return ts_err(err, errlen, "%s: cannot open", csv_path);
     char line[512];
-    int lineno = 0, rows = 0, rc = -1;
+    int lineno = 0, rows = 0, rc = -1, header = 0;
     while (fgets(line, sizeof line, f)) {
         lineno++;
         line[strcspn(line, "\r\n")] = 0;
         if (!line[0] || line[0] == '#') continue;
-        if (lineno == 1 && strncmp(line, "m,n,k,dtype,seconds", 19) == 0) continue;
-        if (lineno == 1) {
-            ts_err(err, errlen, "%s:1: header must be 'm,n,k,dtype,seconds', not '%s'", csv_path, line);
+        if (!header) { /* the first line that is not a comment */
+            header = 1;
+            if (strcmp(line, "m,n,k,dtype,seconds") == 0) continue;
+            ts_err(err, errlen, "%s:%d: header must be 'm,n,k,dtype,seconds', not '%s'", csv_path, lineno, line);
             goto out;
         }
         double m, n, k, s;
@@ -325,12 +343,12 @@ double cm_mem_time(const cm_gpu *g, double bytes, int nk)
     return d > nk * g->kernel_floor ? d : nk * g->kernel_floor;
 }
 
-double cm_attn_time(const cm_gpu *g, cm_attn k, double flops, double s)
+double cm_attn_time(const cm_gpu *g, cm_attn k, double flops, double s, int bwd)
 {
     int a = k < CM_NATTN ? (int)k : CM_ATTN_FLASH;
     while (a > 0 && g->attn_rate[a] <= 0) a--;
     double rate = g->attn_rate[a] * s / (s + g->attn_seq_half);
-    double d = (flops > 0 ? flops / rate : 0) + g->kernel_overhead;
+    double d = (flops > 0 ? flops / rate * (bwd ? g->attn_bwd[a] : 1) : 0) + g->kernel_overhead;
     return d > g->kernel_floor ? d : g->kernel_floor;
 }
 

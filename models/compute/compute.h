@@ -23,7 +23,9 @@ typedef struct cm_calib {
     double eff;         /* achieved / peak */
 } cm_calib;
 
-/* Attention kernels with a measured rate (FlashAttention 1, 2, 3). */
+/* Attention kernels with a measured rate (FlashAttention 1, 2, and the Hopper
+ * class: FlashAttention-3 or cuDNN's fused attention, Transformer Engine's
+ * default on sm90). */
 typedef enum { CM_ATTN_FLASH, CM_ATTN_FLASH2, CM_ATTN_FLASH3, CM_NATTN } cm_attn;
 
 /* GEMM library generations with their own achievable rate ("max_2021"). */
@@ -43,9 +45,10 @@ typedef struct cm_gpu {
     double k_half;
     double kernel_overhead;     /* seconds added to every kernel (launch, prologue, tail) */
     double kernel_floor;        /* shortest time of any kernel (launch issue rate) */
-    /* Attention (fwd+bwd, causal, FLOPs counted as FlashAttention counts them):
-     * rate(s) = attn_rate x s / (s + attn_seq_half); 0: the kernel is absent. */
-    double attn_rate[CM_NATTN], attn_seq_half;
+    /* Attention forward (causal: half the s x s FLOPs): rate(s) = attn_rate x
+     * s / (s + attn_seq_half), 0: the kernel is absent; the backward takes
+     * attn_bwd x the forward's time (2.5, FlashAttention's FLOP ratio, unless measured). */
+    double attn_rate[CM_NATTN], attn_bwd[CM_NATTN], attn_seq_half;
     int ncalib;                 /* measured points, per dtype sorted by d */
     cm_calib calib[CM_MAX_CALIB];
     char source[1024];
@@ -84,7 +87,7 @@ double cm_mem_time(const cm_gpu *g, double bytes, int nk);
 
 /* FlashAttention-class kernel k (falls back to the newest older kernel the GPU
  * has) running flops (as the kernel counts them: causal halves) at sequence s. */
-double cm_attn_time(const cm_gpu *g, cm_attn k, double flops, double s);
+double cm_attn_time(const cm_gpu *g, cm_attn k, double flops, double s, int bwd);
 
 /* Plain roofline: max(flops / (peak x eff), bytes / datasheet bandwidth). */
 double cm_op_time(const cm_gpu *g, cm_dtype t, double flops, double bytes, double eff);

@@ -308,7 +308,7 @@ static double attn_time(const gen *G, double heads, double sq, double sk, double
     double fwd_flops = 4 * heads * sq * sk * d;
     if (G->attn != WL_ATTN_UNFUSED) {
         cm_attn k = G->attn == WL_ATTN_FLASH3 ? CM_ATTN_FLASH3 : G->attn == WL_ATTN_FLASH2 ? CM_ATTN_FLASH2 : CM_ATTN_FLASH;
-        return cm_attn_time(gpu, k, (bwd ? 2.5 : 1) * fwd_flops / 2, sk);
+        return cm_attn_time(gpu, k, fwd_flops / 2, sk, bwd);
     }
     double e = heads * sq * sk, softmax = G->st->fused ? 4 : 12;
     if (!bwd)

@@ -19,11 +19,12 @@ int wl_attn_from_name(const char *s)
 }
 
 static const wl_stack stacks[] = {
-    {"megatron-core", "Megatron-Core with Transformer Engine (2024-): FlashAttention (cuDNN/FA2 on A100, "
-                      "FA3-class on H100), fused kernels, TE FP8, overlapped DP",
+    {"megatron-core", "Megatron-Core with Transformer Engine (2024-): TE's attention (cuDNN fused attention, "
+                      "FA3-class, on Hopper; FlashAttention-2 before), fused kernels, TE FP8, overlapped DP",
      "Megatron-Core docs (distributed optimizer, --overlap-grad-reduce, --overlap-param-gather); "
-     "Transformer Engine docs (FP8 delayed scaling); FlashAttention-2/3 papers",
-     WL_ATTN_FLASH2, 1, WL_GEMM_CURRENT, 1, 1, 1, 1},
+     "Transformer Engine docs (FP8 delayed scaling) and its backend selection (FusedAttention preferred "
+     "on sm90+, dot_product_attention/utils.py); FlashAttention-2/3 papers",
+     WL_ATTN_FLASH3, 1, WL_GEMM_CURRENT, 1, 1, 1, 1},
     {"megatron-2021", "Megatron-LM April 2021 (SC'21 paper): unfused attention with the fused scaled-masked "
                       "softmax kernel, fused bias-GeLU and bias-dropout-add, cuBLAS 11 of 2021, fp16",
      "Narayanan et al. SC'21 (arXiv 2104.04473); Megatron-LM commit 50a4b5fa (2021-04-08) README",
