@@ -80,6 +80,8 @@ typedef struct gen {
     int z3dep;              /* zero=3: the op the next gather waits for (prefetch window) */
     int *z3wait;            /* zero=3: the last prefetch waits, a ring of l->prefetch */
     int nz3;
+    int pp_pending;         /* p2p_2021: the last pipeline send, awaited after the next receive (-1: none) */
+    char pp_next;           /* the schedule's next action ('F', 'B', 'W'; 0 at the end) */
     int z3rs_last;          /* zero=3 under a z3_sync stack: the last per-weight reduce-scatter (-1: none) */
     wlist *wl;              /* deferred weight gradients per (micro-batch, chunk) */
     int zb;
@@ -948,10 +950,45 @@ static void param_wait(gen *G, int li, int mb)
 
 static int tag_of(const gen *G, int dir, int chunk, int mb) { return (dir * G->v + chunk) * G->mcount + mb; }
 
+/* Megatron-LM 2021's scatter/gather optimisation (p2p_2021 stacks; Narayanan
+ * et al. 2021, section 4.1; megatron/p2p_communication.py, _communicate): each
+ * TP rank sends and receives 1/t of the activation, the receiver all-gathers it
+ * over the TP group (under SP the tensor is already split). */
+static int pp_sg(const gen *G) { return G->st->p2p_2021 && G->l->tp > 1 && !G->l->sp; }
+
 static double pp_bytes(const gen *G)
 {
     const wl_layout *l = G->l;
-    return G->tok * G->m->hidden * G->dt / (l->sp ? l->tp : 1);
+    return G->tok * G->m->hidden * G->dt / (l->sp || pp_sg(G) ? l->tp : 1);
+}
+
+/* After a pipeline receive (or where one would be): the received chunks are
+ * all-gathered (scatter/gather), and under p2p_2021 the compute stream waits
+ * for the previous send: _communicate posts the sends and receives of one call
+ * with batch_isend_irecv, waits for all of them and synchronises the GPU. */
+static void pp_after_recv(gen *G, int recvd, int mb)
+{
+    if (recvd && pp_sg(G)) tp_coll(G, OG_ALLGATHER, G->tok * G->m->hidden * G->dt, "pp_gather", -1, mb);
+    if (!G->st->p2p_2021 || G->pp_pending < 0) return;
+    og_op *w = og_compute_fixed(G->g, G->r, WL_S_COMPUTE, 0);
+    og_add_dep(w, G->pp_pending);
+    set_label(G, w, "comp.wait_pp_send.mb%d", mb);
+    G->last_comp = -1;
+    G->pp_pending = -1;
+}
+
+/* A pipeline send of action kind k (p2p_2021). 1F1B's steady state sends and
+ * receives in one call (send_forward_recv_backward after a forward followed by
+ * a backward, send_backward_recv_forward the other way): the send is awaited
+ * after the next receive. Warm-up and cool-down sends (the next action of the
+ * same kind) are calls of their own: awaited at once. The interleaved
+ * schedule's calls all pair a send with a receive. */
+static void pp_sent(gen *G, int id, char k, int mb)
+{
+    if (!G->st->p2p_2021) return;
+    if (G->pp_pending >= 0) pp_after_recv(G, 0, mb); /* two sends in a row: the first is awaited first */
+    G->pp_pending = id;
+    if (G->v == 1 && G->pp_next != 0 && G->pp_next == k) pp_after_recv(G, 0, mb);
 }
 
 static void do_F(gen *G, int mb, int c)
@@ -964,7 +1001,9 @@ static void do_F(gen *G, int mb, int c)
         og_op *rv = og_recv(G->g, G->r, WL_S_COMPUTE, peer, (int64_t)llround(pp_bytes(G)), tag_of(G, 0, c, mb));
         set_label(G, rv, "pp.recv.fwd.c%d.mb%d", c, mb);
         G->last_comp = -1;
+        pp_after_recv(G, 1, mb);
     } else {
+        pp_after_recv(G, 0, mb);
         param_wait(G, m->layers + 1, mb);
         elem(G, "embedding", -1, mb, 2 * G->tok * m->hidden * G->dt / (l->sp ? l->tp : 1), EK_PLAIN);
     }
@@ -979,6 +1018,7 @@ static void do_F(gen *G, int mb, int c)
         og_op *s = og_send(G->g, G->r, WL_S_PP_FWD, peer, (int64_t)llround(pp_bytes(G)), tag_of(G, 0, (vs + 1) / p, mb));
         og_add_dep(s, dep);
         set_label(G, s, "pp.send.fwd.c%d.mb%d", c, mb);
+        pp_sent(G, s->id, 'F', mb);
     }
 }
 
@@ -992,7 +1032,9 @@ static void do_B(gen *G, int mb, int c)
         og_op *rv = og_recv(G->g, G->r, WL_S_COMPUTE, peer, (int64_t)llround(pp_bytes(G)), tag_of(G, 1, c, mb));
         set_label(G, rv, "pp.recv.bwd.c%d.mb%d", c, mb);
         G->last_comp = -1;
+        pp_after_recv(G, 1, mb);
     } else {
+        pp_after_recv(G, 0, mb);
         double V = wl_padded_vocab(m, l);
         elem(G, "loss_bwd", -1, mb, G->tok * V / l->tp * 4 * 2, EK_PLAIN);
         gemm_x(G, "logits_dgrad", -1, mb, G->tok, m->hidden, V / l->tp, GF_HIGH);
@@ -1009,6 +1051,7 @@ static void do_B(gen *G, int mb, int c)
         og_op *s = og_send(G->g, G->r, WL_S_PP_BWD, peer, (int64_t)llround(pp_bytes(G)), tag_of(G, 1, (vs - 1) / p, mb));
         og_add_dep(s, dep);
         set_label(G, s, "pp.send.bwd.c%d.mb%d", c, mb);
+        pp_sent(G, s->id, 'B', mb);
     }
     if (final && c == 0) last_bucket(G); /* chunk 0 runs the last backward of every stage */
 }
@@ -1099,6 +1142,7 @@ static int build_rank(gen *G)
     G->nz3 = 0;
     G->z3dep = -1;
     G->z3rs_last = -1;
+    G->pp_pending = -1;
     int ndp = l->dp * l->cp;
     if (l->param_overlap && ndp > 1) {
         plan_buckets(G);
@@ -1108,6 +1152,7 @@ static int build_rank(gen *G)
     act *a = ts_malloc(3 * (size_t)G->mcount * G->v * sizeof *a);
     int n = schedule(G, a);
     for (int i = 0; i < n; i++) {
+        G->pp_next = i + 1 < n ? a[i + 1].k : 0;
         if (a[i].k == 'F') do_F(G, a[i].mb, a[i].c);
         else if (a[i].k == 'B') do_B(G, a[i].mb, a[i].c);
         else do_W(G, a[i].mb, a[i].c);

@@ -35,6 +35,9 @@ typedef struct wl_stack {
                                  * fetch; one reduce-scatter per weight, the previous one awaited before the
                                  * next is issued (docs/workload.md, "DeepSpeed 2021") */
     double z3_eff;              /* achieved fraction of the modelled bandwidth of its ZeRO-3 collectives (0: 1) */
+    /* pipeline (c4) */
+    int p2p_2021;               /* Megatron-LM 2021's pipeline messages: scatter/gather over the TP group, and
+                                 * a send awaited (with every stream) once the next receive is posted */
 } wl_stack;
 
 /* The default preset (megatron-core) and lookup by name; on failure err lists
