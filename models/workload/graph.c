@@ -981,14 +981,14 @@ static void pp_after_recv(gen *G, int recvd, int mb)
  * receives in one call (send_forward_recv_backward after a forward followed by
  * a backward, send_backward_recv_forward the other way): the send is awaited
  * after the next receive. Warm-up and cool-down sends (the next action of the
- * same kind) are calls of their own: awaited at once. The interleaved
- * schedule's calls all pair a send with a receive. */
+ * same kind) and the iteration's last send are calls of their own: awaited
+ * at once. The interleaved schedule's other calls pair a send with a receive. */
 static void pp_sent(gen *G, int id, char k, int mb)
 {
     if (!G->st->p2p_2021) return;
     if (G->pp_pending >= 0) pp_after_recv(G, 0, mb); /* two sends in a row: the first is awaited first */
     G->pp_pending = id;
-    if (G->v == 1 && G->pp_next != 0 && G->pp_next == k) pp_after_recv(G, 0, mb);
+    if (!G->pp_next || (G->v == 1 && G->pp_next == k)) pp_after_recv(G, 0, mb); /* the last send: at once too */
 }
 
 static void do_F(gen *G, int mb, int c)
