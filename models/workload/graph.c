@@ -1903,7 +1903,8 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
     /* pipeline point-to-point: one transfer per stage boundary and direction */
     int pp_intra = (double)l->tp * l->cp * l->dp * (p > 1 ? 2 : 1) <= gpn;
     double xfer = p > 1 ? (pp_intra ? net->intra_lat : net->inter_lat) +
-                              G.tok * h * G.dt / sp / (pp_intra ? net->intra_bw : net->inter_bw) : 0;
+                              pp_bytes(&G) / (pp_intra ? net->intra_bw : net->inter_bw) : 0;
+    if (p > 1 && pp_sg(&G)) xfer += tp_cost(&G, OG_ALLGATHER, G.tok * h * G.dt); /* scatter/gather */
     double mm = G.mcount, v = l->vpp, slot = tf + tb + tw > side ? tf + tb + tw : side; /* ZeRO-3 gathers overlap */
     switch (l->schedule) {
     case WL_INTERLEAVED:
