@@ -197,7 +197,7 @@ static void test_stacks(void)
     CU_ASSERT_EQUAL(old->attn, WL_ATTN_UNFUSED);
     CU_ASSERT(core->attn != WL_ATTN_UNFUSED);
     CU_ASSERT_PTR_NULL(wl_stack_find("megatron-2019", err, sizeof err));
-    CU_ASSERT_PTR_NOT_NULL(strstr(err, "valid: megatron-core, megatron-2021, deepspeed, fsdp2"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "valid: megatron-core, megatron-2021, deepspeed-2021, deepspeed, fsdp2"));
     for (int i = 0; i < wl_stack_count(); i++) {
         const wl_stack *s = wl_stack_at(i);
         CU_ASSERT(strlen(s->description) > 20 && strlen(s->sources) > 20);
@@ -214,6 +214,43 @@ static void test_stacks(void)
     double fused = layer_time(GPT3, 2048, CM_BF16, "a100", core, 1, "comp.act");
     double unfused = layer_time(GPT3, 2048, CM_BF16, "a100", ds, 1, "comp.act");
     CU_ASSERT(unfused > 1.5 * fused);
+}
+
+/* Megatron-LM 2021's pipeline messages (p2p_2021): Megatron GPT 1.7B at
+ * tp=2, pp=2, 4 micro-batches, fp16: every send carries 1/2 of b s h x 2 bytes
+ * (2048 x 2304 x 2 / 2 = 4,718,592), every receive is followed by a TP
+ * all-gather of the whole 9,437,184, and every send is awaited on the compute
+ * stream; megatron-core sends the whole tensor and waits for none. */
+static void test_p2p_2021(void)
+{
+    char err[TS_ERRLEN];
+    wl_model m;
+    wl_layout l;
+    cm_gpu gpu;
+    CU_ASSERT_EQUAL_FATAL(wl_model_find("megatron-gpt-1.7b", "configs/models", &m, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(cm_gpu_find("a100", "configs/gpus", &gpu, err, sizeof err), 0);
+    for (int old = 0; old < 2; old++) {
+        CU_ASSERT_EQUAL_FATAL(wl_layout_parse("tp=2,pp=2,dp=1,gbs=4", &l, err, sizeof err), 0);
+        CU_ASSERT_EQUAL_FATAL(wl_layout_check(&l, &m, 2048, 4, err, sizeof err), 0);
+        const wl_stack *st = wl_stack_find(old ? "megatron-2021" : "megatron-core", err, sizeof err);
+        wl_opts o = {2048, CM_FP16, &gpu, &fast_net, 0, 0, st};
+        og_graph *g = NULL;
+        wl_info info;
+        CU_ASSERT_EQUAL_FATAL(wl_build(&m, &l, &o, &g, &info, err, sizeof err), 0);
+        int sends = 0, small = 0, gathers = 0, waits = 0;
+        for (int r = 0; r < g->nranks; r++)
+            for (int i = 0; i < g->ranks[r].nops; i++) {
+                const og_op *op = &g->ranks[r].ops[i];
+                if (op->kind == OG_SEND) sends++, small += op->bytes == 4718592;
+                if (op->kind == OG_COLL && op->label && strstr(op->label, ".pp_gather.")) gathers += op->bytes == 9437184;
+                if (op->label && !strncmp(op->label, "comp.wait_pp_send.", 18)) waits++;
+            }
+        CU_ASSERT_EQUAL(sends, 16); /* 2 TP ranks x 2 stages x 4 micro-batches */
+        CU_ASSERT_EQUAL(small, old ? 16 : 0);
+        CU_ASSERT_EQUAL(gathers, old ? 16 : 0);
+        CU_ASSERT_EQUAL(waits, old ? 16 : 0);
+        og_free(g);
+    }
 }
 
 static char out[1 << 16];
@@ -256,5 +293,6 @@ void suite_kernels(void)
     test_add_suite("kernels", "fp8 speedup of a 175b layer", test_fp8_layer, "fp8 messages stay 16-bit",
                    test_fp8_messages, "attention kernels", test_attention_kernels,
                    "attention vs own H200 measurements", test_attention_measured, "memory by attention kernel",
-                   test_memory_kernels, "stack presets", test_stacks, "--stack on run and search", test_stack_cli, NULL);
+                   test_memory_kernels, "stack presets", test_stacks, "Megatron-LM 2021 pipeline messages", test_p2p_2021,
+                   "--stack on run and search", test_stack_cli, NULL);
 }

@@ -218,6 +218,48 @@ static void test_graph_collectives(void)
     og_free(g);
 }
 
+/* DeepSpeed 2021's stage 3 (--stack deepspeed-2021): one gather per weight
+ * matrix before its submodule, forward and (no recompute) backward, on all 16
+ * ranks: QKV 3h^2 x 2 bytes = 1,572,864, fc1 4h^2 x 2 = 2,097,152; one
+ * reduce-scatter per weight after its weight gradient (fp32: QKV 3h^2 x 4 =
+ * 3,145,728), 4 per layer and micro-batch; each ZeRO-3 collective followed by
+ * its shortfall against the modelled rate, and the compute stream waiting for
+ * the previous reduce-scatter before the next is issued. */
+static void test_ds2021(void)
+{
+    wl_layout l;
+    wl_model m;
+    cm_gpu gpu;
+    wl_info info;
+    char err[TS_ERRLEN];
+    const int all[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    CU_ASSERT_EQUAL_FATAL(setup("tp=1,dp=16,gbs=32,zero=3", 16, &m, &l, err), 0);
+    CU_ASSERT_EQUAL_FATAL(cm_gpu_find("a100", "configs/gpus", &gpu, err, sizeof err), 0);
+    const wl_stack *st = wl_stack_find("deepspeed-2021", err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(st);
+    CU_ASSERT(st->z3_sync && st->z3_eff > 0 && st->z3_eff < 1);
+    wl_opts o = {512, CM_BF16, &gpu, &zpp_net, 0, 0, st};
+    og_graph *g = NULL;
+    CU_ASSERT_EQUAL_FATAL(wl_build(&m, &l, &o, &g, &info, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(og_check(g, "ds2021", err, sizeof err), 0);
+    CU_ASSERT_EQUAL(colls(g, 5, "dp.all_gather.param_fwd_qkv.", OG_ALLGATHER, 1572864, all, 16), 4);
+    CU_ASSERT_EQUAL(colls(g, 5, "dp.all_gather.param_fwd_fc1.", OG_ALLGATHER, 2097152, all, 16), 4);
+    CU_ASSERT_EQUAL(colls(g, 5, "dp.all_gather.param_bwd_qkv.", OG_ALLGATHER, 1572864, all, 16), 4);
+    CU_ASSERT_EQUAL(colls(g, 5, "dp.all_gather.param_fwd.", OG_ALLGATHER, 0, all, 16), 0); /* no per-layer gather */
+    int rs = 0, qkv = 0;
+    for (int i = 0; i < g->ranks[5].nops; i++) {
+        const og_op *op = &g->ranks[5].ops[i];
+        if (op->kind != OG_COLL || op->coll != OG_REDUCESCATTER || !op->label) continue;
+        rs += !strncmp(op->label, "dp.reduce_scatter.grads.l0.mb", 29) && strcmp(op->label + 29, "-1");
+        qkv += op->bytes == 3145728;
+    }
+    CU_ASSERT_EQUAL(rs, 8);  /* 4 weights x 2 micro-batches */
+    CU_ASSERT_EQUAL(qkv, 4); /* QKV's, once per layer and micro-batch */
+    CU_ASSERT_EQUAL(computes(g, 5, "dp.all_gather.param_fwd_qkv_shortfall."), 4);
+    CU_ASSERT(computes(g, 5, "comp.wait_grads.") >= 14);
+    og_free(g);
+}
+
 /* Memory, GPT-NeoX-20B on 384 GCDs, tp=1: h = 6144, 44 layers of 12h^2 + 13h,
  * untied embeddings of V = 50,432 (already a multiple of 128) and a final norm:
  * P = 44 (12h^2 + 13h) + 2 V h + 2h = 20,554,567,680 parameters, all on the rank
@@ -345,7 +387,7 @@ static void test_run_cli(void)
 void suite_zeropp(void)
 {
     test_add_suite("zeropp", "layout keys good and bad", test_keys, "op graph collectives by hand",
-                   test_graph_collectives, "memory terms by hand", test_memory_terms,
+                   test_graph_collectives, "DeepSpeed 2021 per-weight ZeRO-3", test_ds2021, "memory terms by hand", test_memory_terms,
                    "hpZ moves fewer inter-node bytes (SimGrid)", test_sim_internode, "trainsim run keys",
                    test_run_cli, NULL);
 }

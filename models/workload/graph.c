@@ -80,11 +80,16 @@ typedef struct gen {
     int z3dep;              /* zero=3: the op the next gather waits for (prefetch window) */
     int *z3wait;            /* zero=3: the last prefetch waits, a ring of l->prefetch */
     int nz3;
+    int pp_pending;         /* p2p_2021: the last pipeline send, awaited after the next receive (-1: none) */
+    char pp_next;           /* the schedule's next action ('F', 'B', 'W'; 0 at the end) */
+    int z3rs_last;          /* zero=3 under a z3_sync stack: the last per-weight reduce-scatter (-1: none) */
     wlist *wl;              /* deferred weight gradients per (micro-batch, chunk) */
     int zb;
     int ep_intra;           /* the EP group sits inside a node */
     int dry;                /* costing only (wl_estimate): no graph, times accumulate */
     double acc, acc_w, acc_side;
+    double slow;            /* compute time multiplier of the layer being built (0: 1; ds_slow) */
+    double zeff;            /* achieved fraction of the modelled rate of the collective being issued (0: 1) */
     long ops_before;        /* ops of the ranks built before this one */
     struct axstate *ax;     /* AxoNN: overlap bookkeeping, collective costs, dry-run records */
     const wl_stack *st;     /* the software stack (never NULL) */
@@ -158,6 +163,7 @@ static int add_fixed(gen *G, double d, const char *what, int layer, int mb)
 /* An op of known duration d doing flops (counted for TFLOP/s). */
 static int timed(gen *G, const char *what, int layer, int mb, double flops, double d)
 {
+    if (G->slow > 0) d *= G->slow;
     G->flops += flops;
     G->busy += d;
     return add_fixed(G, d, what, layer, mb);
@@ -256,21 +262,37 @@ static double coll_time(gen *G, og_coll c, int n, double bytes, int intra, const
     return an_coll_time(c, n, bytes, intra ? net->intra_bw : net->inter_bw, intra ? net->intra_lat : net->inter_lat);
 }
 
+/* coll_time with the bandwidth part at a fraction eff of its modelled rate
+ * (a stack that moves its collectives' bytes slower than the library can):
+ * the cost is affine in the bytes at these sizes, so the fixed part is
+ * 2 t(B/2) - t(B) and only the rest is scaled. */
+static double whole(double bytes, int n);
+static double coll_time_eff(gen *G, og_coll c, int n, double bytes, int intra, const dsel *ds, double eff)
+{
+    double t = coll_time(G, c, n, bytes, intra, ds);
+    if (eff >= 1) return t;
+    double a = 2 * coll_time(G, c, n, whole(bytes / 2, n), intra, ds) - t;
+    if (a < 0) a = 0;
+    if (a > t) a = t;
+    return a + (t - a) / eff;
+}
+
 /* A collective on stream s: a real COLL op on group grp, or (analytic) a
  * fixed-duration op costed by coll_time. */
 static int coll(gen *G, int s, const char *cat, og_coll c, int grp, int n, double bytes, int analytic, int intra,
                 const dsel *ds, int dep, const char *what, int layer, int mb)
 {
     if (n <= 1 || bytes <= 0) return -1;
+    double eff = ds && ds != TP_GROUP && G->zeff > 0 ? G->zeff : 1;
     if (G->dry) {
-        double t = coll_time(G, c, n, bytes, intra, ds);
+        double t = coll_time_eff(G, c, n, bytes, intra, ds, eff);
         if (s == WL_S_COMPUTE) G->acc += t;
         else G->acc_side += t;
         return -1;
     }
     og_op *op;
     if (analytic) {
-        double t = coll_time(G, c, n, bytes, intra, ds);
+        double t = coll_time_eff(G, c, n, bytes, intra, ds, eff);
         if (s == WL_S_COMPUTE && G->o->fuse && dep < 0) {
             /* blocking and contention-free: folded into the compute run, accounted apart */
             G->tp_s += t;
@@ -283,6 +305,15 @@ static int coll(gen *G, int s, const char *cat, og_coll c, int grp, int n, doubl
     if (dep >= 0) og_add_dep(op, dep);
     set_label(G, op, "%s.%s.%s.l%d.mb%d", cat, og_coll_name(c), what, layer, mb);
     if (s == WL_S_COMPUTE) G->last_comp = -1;
+    if (!analytic && eff < 1) {
+        /* the stack's shortfall against the modelled rate, after the simulated collective */
+        int id = op->id;
+        og_op *x = og_compute_fixed(G->g, G->r, s, coll_time_eff(G, c, n, bytes, intra, ds, eff) -
+                                                       coll_time(G, c, n, bytes, intra, ds));
+        og_add_dep(x, id);
+        set_label(G, x, "%s.%s.%s_shortfall.l%d.mb%d", cat, og_coll_name(c), what, layer, mb);
+        return x->id;
+    }
     return op->id;
 }
 
@@ -409,7 +440,10 @@ static int zcoll(gen *G, int s, og_coll c, int grp, int n, int st, double bytes,
 {
     int j = G->di * G->l->cp + G->ci;
     dsel ds = {j - (j / st % n) * st, st};
-    return coll(G, s, "dp", c, grp, n, whole(bytes, n), G->o->one_replica, 0, &ds, dep, what, li, mb);
+    G->zeff = G->st->z3_eff;
+    int id = coll(G, s, "dp", c, grp, n, whole(bytes, n), G->o->one_replica, 0, &ds, dep, what, li, mb);
+    G->zeff = 0;
+    return id;
 }
 
 /* (De)quantisation kernels on a communication stream, memory-bound: costed by
@@ -440,12 +474,10 @@ static int zquant(gen *G, int s, double bytes, int dep, const char *what, int li
  * output 1/hgz), across the hpz blocks of a group (output 1/hpz: the secondary
  * shard), inside the block (the layer). qwZ: int8 blocks on the wire, quantised
  * before and dequantised after. Returns the last op (-1: none). */
-static int gather_ops(gen *G, int li, int mb, const char *what, int first)
+static int gather_ops(gen *G, int li, int mb, const char *what, int first, double P)
 {
     const wl_layout *l = G->l;
-    wl_rank_params p;
-    wl_stage_params(G->m, l, 0, &p);
-    double P = p.layer, b = l->qwz ? WL_QW_BYTES : G->pb;
+    double b = l->qwz ? WL_QW_BYTES : G->pb;
     int D = l->dp * l->cp, hpz = l->hpz > 1 ? l->hpz : 0, hgz = l->hgz > 1 ? l->hgz : 0, last = -1;
     int from = hpz && !first ? hpz : D; /* ranks whose shards make the layer */
     if (D <= 1) return -1;
@@ -470,27 +502,35 @@ static int gather_ops(gen *G, int li, int mb, const char *what, int first)
 
 /* The layer's parameters are gathered before the layer runs, forward and
  * backward; the compute stream waits for them. */
-static void zero3_gather(gen *G, int li, int mb, const char *what)
+static void zero3_gather(gen *G, int li, int mb, const char *what, double P)
 {
-    int first = mb == 0 && !strcmp(what, "param_fwd");
+    int first = mb == 0 && !strncmp(what, "param_fwd", 9);
+    if (P <= 0) {
+        wl_rank_params p;
+        wl_stage_params(G->m, G->l, 0, &p);
+        P = p.layer;
+    }
     if (G->dry && G->l->hpz > 1 && first) {
         /* the estimate costs one micro-batch: the first forward's gather from the
          * primary shards, amortised over the iteration's micro-batches */
         double save = G->acc_side, t0, t1;
         G->acc_side = 0;
-        gather_ops(G, li, mb, what, 1);
+        gather_ops(G, li, mb, what, 1, P);
         t1 = G->acc_side;
         G->acc_side = 0;
-        gather_ops(G, li, mb, what, 0);
+        gather_ops(G, li, mb, what, 0, P);
         t0 = G->acc_side;
         G->acc_side = save + t0 + (t1 - t0) / G->mcount;
         return;
     }
-    int ag = gather_ops(G, li, mb, what, first);
+    int ag = gather_ops(G, li, mb, what, first, P);
     if (ag < 0 || G->dry) return;
     last0(G);
     og_op *w = og_compute_fixed(G->g, G->r, WL_S_COMPUTE, 0);
     og_add_dep(w, ag);
+    /* DeepSpeed 2021: the fetch ends with torch.cuda.synchronize(), which also
+     * waits for the reduce-scatter in flight */
+    if (G->st->z3_sync && G->z3rs_last >= 0) og_add_dep(w, G->z3rs_last);
     set_label(G, w, "comp.wait_param.l%d.mb%d", li, mb);
     /* prefetch (DeepSpeed's prefetch bucket, FSDP2's one-layer prefetch): the
      * gather of the layer k ahead is issued when this layer's compute starts */
@@ -559,6 +599,65 @@ static void sub_groups(og_graph *g, const int *mem, int n, int st, int cnt, int 
     free(sub);
 }
 
+/* ---- DeepSpeed 2021's stage 3 (stack z3_sync; docs/workload.md) ---- */
+
+/* Layer li runs DeepSpeed 2021's per-weight ZeRO-3: a stack that says so, a
+ * dense layer (MoE layers keep the per-layer model), no deferred W pass. */
+static int ds_layer(const gen *G, int li)
+{
+    return G->l->zero == 3 && G->st->z3_sync && !G->zb && li < G->m->layers && !is_moe(G->m, li) &&
+           G->l->dp * G->l->cp > 1;
+}
+
+/* The fetch of one weight of P parameters before its submodule (forward: the
+ * submodule's pre-forward hook; backward without full recompute: its
+ * pre-backward hook): one all-gather over the data-parallel group, issued when
+ * the previous submodule's compute started (the one-weight prefetch), awaited
+ * with every stream (torch.cuda.synchronize) before this submodule runs.
+ * Biases and norms (under DeepSpeed's persistence threshold of 1e5 elements)
+ * stay gathered and cost nothing here. */
+static void ds_fetch(gen *G, int li, int mb, const char *what, double P)
+{
+    if (ds_layer(G, li)) zero3_gather(G, li, mb, what, P);
+}
+
+/* The gradient of one weight (P parameters) after its weight-gradient GEMM:
+ * a reduce-scatter over the data-parallel group on the reduction stream
+ * (overlap_comm); before issuing it the host waits for the previous one
+ * (stage3.py reduce_ipg_grads: reduction_stream.synchronize()), so the compute
+ * after this point waits for it too. */
+static void ds_reduce(gen *G, int li, int mb, double P)
+{
+    if (!ds_layer(G, li)) return;
+    const wl_layout *l = G->l;
+    int D = l->dp * l->cp;
+    if (G->dry) {
+        zcoll(G, WL_S_DP, OG_REDUCESCATTER, G->dpg, D, 1, P * G->gb, -1, "grads", li, mb);
+        return;
+    }
+    int dep = last0(G), prev = G->z3rs_last;
+    int id = zcoll(G, WL_S_DP, OG_REDUCESCATTER, G->dpg, D, 1, P * G->gb, dep, "grads", li, mb);
+    if (id < 0) return;
+    ts_grow(&G->deps, sizeof *G->deps, &G->depcap, (size_t)G->ndeps + 1);
+    G->deps[G->ndeps++] = id;
+    if (prev >= 0) {
+        og_op *w = og_compute_fixed(G->g, G->r, WL_S_COMPUTE, 0);
+        og_add_dep(w, prev);
+        set_label(G, w, "comp.wait_grads.l%d.mb%d", li, mb);
+    }
+    G->z3rs_last = id;
+}
+
+/* DeepSpeed 2021's gathers and reduce-scatters are in flight during nearly all
+ * of a layer's compute (they take longer than it in every Table 2 row): NCCL
+ * runs one thread block per channel, so the layer's kernels get the GPU's SMs
+ * less max_channels of them (docs/workload.md). */
+static double ds_slow(const gen *G)
+{
+    int sms = G->o->gpu->sms, ch = coll_params_get()->max_channels;
+    return sms > 0 && ch > 0 && ch < sms ? (double)sms / (sms - ch) : 1;
+}
+
 static void layer_fwd(gen *G, int li, int mb, int recomp)
 {
     const wl_model *m = G->m;
@@ -567,12 +666,18 @@ static void layer_fwd(gen *G, int li, int mb, int recomp)
     double seqpart = l->sp ? t : 1, g = m->gated ? 2 : 1, f, tokm;
     double act = tok * h * G->dt;   /* the full hidden state of the micro-batch on the TP group */
     mlp_dims(G, li, &f, &tokm);
-    if (l->zero == 3 && !recomp) zero3_gather(G, li, mb, "param_fwd");
+    /* DeepSpeed 2021 fetches each weight in the forward, and again in the
+     * recomputed forward of full recompute (the backward then has them) */
+    int ds = ds_layer(G, li) && (!recomp || l->recompute == WL_RC_FULL);
+    G->slow = ds_layer(G, li) ? ds_slow(G) : 0;
+    if (l->zero == 3 && !recomp && !ds_layer(G, li)) zero3_gather(G, li, mb, "param_fwd", 0);
     if (!recomp) param_wait(G, li, mb);
     elem(G, "ln1", li, mb, 2 * act / seqpart, EK_NORM);
     if (l->sp) tp_coll(G, OG_ALLGATHER, act, "attn_in", li, mb);
+    if (ds) ds_fetch(G, li, mb, "param_fwd_qkv", h * (h + 2 * kvd) / t);
     gemm(G, "qkv", li, mb, tok, (h + 2 * kvd) / t, h);
     attention(G, li, mb, recomp ? "attn_recompute" : "attn", 1);
+    if (ds) ds_fetch(G, li, mb, "param_fwd_proj", h * h / t);
     gemm(G, "proj", li, mb, tok, h, h / t);
     tp_coll(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "attn_out", li, mb);
     elem(G, "ln2", li, mb, 4 * act / seqpart, EK_NORM);
@@ -583,8 +688,10 @@ static void layer_fwd(gen *G, int li, int mb, int recomp)
     } else if (l->sp) {
         tp_coll(G, OG_ALLGATHER, act, "mlp_in", li, mb);
     }
+    if (ds) ds_fetch(G, li, mb, "param_fwd_fc1", h * f * g / t);
     gemm(G, "fc1", li, mb, tokm, f * g / t, h);
     elem(G, "act", li, mb, tokm * f * (g + 1) / t * G->dt, EK_ACT);
+    if (ds) ds_fetch(G, li, mb, "param_fwd_fc2", f * h / t);
     gemm(G, "fc2", li, mb, tokm, h, f / t);
     if (is_moe(m, li)) {
         if (t > 1) tp_coll(G, OG_REDUCESCATTER, tokm * h * G->dt, "expert_out", li, mb);
@@ -598,6 +705,7 @@ static void layer_fwd(gen *G, int li, int mb, int recomp)
         tp_coll(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "mlp_out", li, mb);
     }
     elem(G, "residual", li, mb, 3 * act / seqpart, EK_RESID);
+    G->slow = 0;
 }
 
 static void layer_bwd(gen *G, int li, int mb, int chunk)
@@ -608,8 +716,10 @@ static void layer_bwd(gen *G, int li, int mb, int chunk)
     double seqpart = l->sp ? t : 1, g = m->gated ? 2 : 1, f, tokm;
     double act = tok * h * G->dt;
     mlp_dims(G, li, &f, &tokm);
-    if (l->zero == 3 && !l->keep_params) zero3_gather(G, li, mb, "param_bwd");
+    int ds = ds_layer(G, li) && l->recompute != WL_RC_FULL; /* backward fetches (pre-backward hooks) */
+    if (l->zero == 3 && !l->keep_params && !ds_layer(G, li)) zero3_gather(G, li, mb, "param_bwd", 0);
     if (l->recompute == WL_RC_FULL) layer_fwd(G, li, mb, 1);
+    G->slow = ds_layer(G, li) ? ds_slow(G) : 0;
     elem(G, "residual_bwd", li, mb, 3 * act / seqpart, EK_RESID);
     /* MLP */
     if (is_moe(m, li)) {
@@ -625,12 +735,16 @@ static void layer_bwd(gen *G, int li, int mb, int chunk)
     } else if (l->sp) {
         tp_coll(G, OG_ALLGATHER, act, "mlp_out_bwd", li, mb);
     }
+    if (ds) ds_fetch(G, li, mb, "param_bwd_fc2", f * h / t);
     gemm(G, "fc2_dgrad", li, mb, tokm, f / t, h);
     wgrad_gemm(G, li, mb, chunk, f / t, h, tokm);
+    ds_reduce(G, li, mb, f * h / t);
     elem(G, "act_bwd", li, mb, tokm * f * (g + 2) / t * G->dt, EK_ACT);
     if (!is_moe(m, li) && l->sp) tp_coll(G, OG_ALLGATHER, act, "mlp_in_regather", li, mb);
+    if (ds) ds_fetch(G, li, mb, "param_bwd_fc1", h * f * g / t);
     gemm(G, "fc1_dgrad", li, mb, tokm, h, f * g / t);
     wgrad_gemm(G, li, mb, chunk, h, f * g / t, tokm);
+    ds_reduce(G, li, mb, h * f * g / t);
     if (is_moe(m, li)) {
         if (t > 1) tp_coll(G, OG_REDUCESCATTER, tokm * h * G->dt, "expert_in_bwd", li, mb);
         coll(G, WL_S_COMPUTE, "ep", OG_ALLTOALL, G->epg, l->ep, tokm * h * G->dt / t, 0, G->ep_intra, NULL, -1, "dispatch_bwd", li, mb);
@@ -641,15 +755,20 @@ static void layer_bwd(gen *G, int li, int mb, int chunk)
     elem(G, "ln2_bwd", li, mb, 4 * act / seqpart, EK_NORM);
     /* attention */
     if (l->sp) tp_coll(G, OG_ALLGATHER, act, "attn_out_bwd", li, mb);
+    if (ds) ds_fetch(G, li, mb, "param_bwd_proj", h * h / t);
     gemm(G, "proj_dgrad", li, mb, tok, h / t, h);
     wgrad_gemm(G, li, mb, chunk, h / t, h, tok);
+    ds_reduce(G, li, mb, h * h / t);
     if (l->recompute == WL_RC_SELECTIVE) attention(G, li, mb, "attn_recompute", 1);
     attention(G, li, mb, "attn_bwd", 2); /* twice the forward FLOPs (Megatron's count) */
     if (l->sp) tp_coll(G, OG_ALLGATHER, act, "attn_in_regather", li, mb);
+    if (ds) ds_fetch(G, li, mb, "param_bwd_qkv", h * (h + 2 * kvd) / t);
     gemm(G, "qkv_dgrad", li, mb, tok, h, (h + 2 * kvd) / t);
     wgrad_gemm(G, li, mb, chunk, h, (h + 2 * kvd) / t, tok);
+    ds_reduce(G, li, mb, h * (h + 2 * kvd) / t);
     tp_coll(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "attn_in_bwd", li, mb);
     elem(G, "ln1_bwd", li, mb, 2 * act / seqpart, EK_NORM);
+    G->slow = 0;
 }
 
 /* ---- data-parallel gradient buckets (Megatron DDP: reverse layer order) ---- */
@@ -712,6 +831,7 @@ static void grads_ready(gen *G, int li, int dep, int mb)
 {
     const wl_layout *l = G->l;
     double dense, expert;
+    if (ds_layer(G, li)) return; /* reduced weight by weight (ds_reduce) */
     if (li >= G->m->layers) {
         /* output layer; when tied and pp = 1 it is the embedding, counted in last_bucket */
         dense = G->m->tied && l->pp == 1 ? 0 : (double)wl_padded_vocab(G->m, l) * G->m->hidden / l->tp;
@@ -830,10 +950,45 @@ static void param_wait(gen *G, int li, int mb)
 
 static int tag_of(const gen *G, int dir, int chunk, int mb) { return (dir * G->v + chunk) * G->mcount + mb; }
 
+/* Megatron-LM 2021's scatter/gather optimisation (p2p_2021 stacks; Narayanan
+ * et al. 2021, section 4.1; megatron/p2p_communication.py, _communicate): each
+ * TP rank sends and receives 1/t of the activation, the receiver all-gathers it
+ * over the TP group (under SP the tensor is already split). */
+static int pp_sg(const gen *G) { return G->st->p2p_2021 && G->l->tp > 1 && !G->l->sp; }
+
 static double pp_bytes(const gen *G)
 {
     const wl_layout *l = G->l;
-    return G->tok * G->m->hidden * G->dt / (l->sp ? l->tp : 1);
+    return G->tok * G->m->hidden * G->dt / (l->sp || pp_sg(G) ? l->tp : 1);
+}
+
+/* After a pipeline receive (or where one would be): the received chunks are
+ * all-gathered (scatter/gather), and under p2p_2021 the compute stream waits
+ * for the previous send: _communicate posts the sends and receives of one call
+ * with batch_isend_irecv, waits for all of them and synchronises the GPU. */
+static void pp_after_recv(gen *G, int recvd, int mb)
+{
+    if (recvd && pp_sg(G)) tp_coll(G, OG_ALLGATHER, G->tok * G->m->hidden * G->dt, "pp_gather", -1, mb);
+    if (!G->st->p2p_2021 || G->pp_pending < 0) return;
+    og_op *w = og_compute_fixed(G->g, G->r, WL_S_COMPUTE, 0);
+    og_add_dep(w, G->pp_pending);
+    set_label(G, w, "comp.wait_pp_send.mb%d", mb);
+    G->last_comp = -1;
+    G->pp_pending = -1;
+}
+
+/* A pipeline send of action kind k (p2p_2021). 1F1B's steady state sends and
+ * receives in one call (send_forward_recv_backward after a forward followed by
+ * a backward, send_backward_recv_forward the other way): the send is awaited
+ * after the next receive. Warm-up and cool-down sends (the next action of the
+ * same kind) and the iteration's last send are calls of their own: awaited
+ * at once. The interleaved schedule's other calls pair a send with a receive. */
+static void pp_sent(gen *G, int id, char k, int mb)
+{
+    if (!G->st->p2p_2021) return;
+    if (G->pp_pending >= 0) pp_after_recv(G, 0, mb); /* two sends in a row: the first is awaited first */
+    G->pp_pending = id;
+    if (!G->pp_next || (G->v == 1 && G->pp_next == k)) pp_after_recv(G, 0, mb); /* the last send: at once too */
 }
 
 static void do_F(gen *G, int mb, int c)
@@ -846,7 +1001,9 @@ static void do_F(gen *G, int mb, int c)
         og_op *rv = og_recv(G->g, G->r, WL_S_COMPUTE, peer, (int64_t)llround(pp_bytes(G)), tag_of(G, 0, c, mb));
         set_label(G, rv, "pp.recv.fwd.c%d.mb%d", c, mb);
         G->last_comp = -1;
+        pp_after_recv(G, 1, mb);
     } else {
+        pp_after_recv(G, 0, mb);
         param_wait(G, m->layers + 1, mb);
         elem(G, "embedding", -1, mb, 2 * G->tok * m->hidden * G->dt / (l->sp ? l->tp : 1), EK_PLAIN);
     }
@@ -861,6 +1018,7 @@ static void do_F(gen *G, int mb, int c)
         og_op *s = og_send(G->g, G->r, WL_S_PP_FWD, peer, (int64_t)llround(pp_bytes(G)), tag_of(G, 0, (vs + 1) / p, mb));
         og_add_dep(s, dep);
         set_label(G, s, "pp.send.fwd.c%d.mb%d", c, mb);
+        pp_sent(G, s->id, 'F', mb);
     }
 }
 
@@ -874,7 +1032,9 @@ static void do_B(gen *G, int mb, int c)
         og_op *rv = og_recv(G->g, G->r, WL_S_COMPUTE, peer, (int64_t)llround(pp_bytes(G)), tag_of(G, 1, c, mb));
         set_label(G, rv, "pp.recv.bwd.c%d.mb%d", c, mb);
         G->last_comp = -1;
+        pp_after_recv(G, 1, mb);
     } else {
+        pp_after_recv(G, 0, mb);
         double V = wl_padded_vocab(m, l);
         elem(G, "loss_bwd", -1, mb, G->tok * V / l->tp * 4 * 2, EK_PLAIN);
         gemm_x(G, "logits_dgrad", -1, mb, G->tok, m->hidden, V / l->tp, GF_HIGH);
@@ -891,6 +1051,7 @@ static void do_B(gen *G, int mb, int c)
         og_op *s = og_send(G->g, G->r, WL_S_PP_BWD, peer, (int64_t)llround(pp_bytes(G)), tag_of(G, 1, (vs - 1) / p, mb));
         og_add_dep(s, dep);
         set_label(G, s, "pp.send.bwd.c%d.mb%d", c, mb);
+        pp_sent(G, s->id, 'B', mb);
     }
     if (final && c == 0) last_bucket(G); /* chunk 0 runs the last backward of every stage */
 }
@@ -980,6 +1141,8 @@ static int build_rank(gen *G)
     G->cp_seq = 0;
     G->nz3 = 0;
     G->z3dep = -1;
+    G->z3rs_last = -1;
+    G->pp_pending = -1;
     int ndp = l->dp * l->cp;
     if (l->param_overlap && ndp > 1) {
         plan_buckets(G);
@@ -989,6 +1152,7 @@ static int build_rank(gen *G)
     act *a = ts_malloc(3 * (size_t)G->mcount * G->v * sizeof *a);
     int n = schedule(G, a);
     for (int i = 0; i < n; i++) {
+        G->pp_next = i + 1 < n ? a[i + 1].k : 0;
         if (a[i].k == 'F') do_F(G, a[i].mb, a[i].c);
         else if (a[i].k == 'B') do_B(G, a[i].mb, a[i].c);
         else do_W(G, a[i].mb, a[i].c);
@@ -1739,7 +1903,8 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
     /* pipeline point-to-point: one transfer per stage boundary and direction */
     int pp_intra = (double)l->tp * l->cp * l->dp * (p > 1 ? 2 : 1) <= gpn;
     double xfer = p > 1 ? (pp_intra ? net->intra_lat : net->inter_lat) +
-                              G.tok * h * G.dt / sp / (pp_intra ? net->intra_bw : net->inter_bw) : 0;
+                              pp_bytes(&G) / (pp_intra ? net->intra_bw : net->inter_bw) : 0;
+    if (p > 1 && pp_sg(&G)) xfer += tp_cost(&G, OG_ALLGATHER, G.tok * h * G.dt); /* scatter/gather */
     double mm = G.mcount, v = l->vpp, slot = tf + tb + tw > side ? tf + tb + tw : side; /* ZeRO-3 gathers overlap */
     switch (l->schedule) {
     case WL_INTERLEAVED:

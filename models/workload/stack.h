@@ -29,6 +29,15 @@ typedef struct wl_stack {
     /* data parallelism (c2): add overlap / bucket fields here, one column per field */
     int overlap_grad_reduce;    /* gradient reduce-scatter/all-reduce overlapped with backward */
     int overlap_param_gather;   /* distributed optimizer's parameter all-gather overlapped with forward */
+    /* ZeRO-3 (c3) */
+    int z3_sync;                /* DeepSpeed 2021's stage 3: one all-gather per weight before its submodule,
+                                 * the next weight prefetched, the host synchronising every stream at each
+                                 * fetch; one reduce-scatter per weight, the previous one awaited before the
+                                 * next is issued (docs/workload.md, "DeepSpeed 2021") */
+    double z3_eff;              /* achieved fraction of the modelled bandwidth of its ZeRO-3 collectives (0: 1) */
+    /* pipeline (c4) */
+    int p2p_2021;               /* Megatron-LM 2021's pipeline messages: scatter/gather over the TP group, and
+                                 * a send awaited (with every stream) once the next receive is posted */
 } wl_stack;
 
 /* The default preset (megatron-core) and lookup by name; on failure err lists
