@@ -403,6 +403,33 @@ static void test_llama3_8b_memory(void)
     }
 }
 
+/* tp_overlap (Transformer Engine's userbuffers): the sequence-parallel TP
+ * collectives pipelined with their GEMMs shorten the iteration, by no more
+ * than the exposed TP time; refused without sp or with tp = 1. */
+static void test_tp_overlap(void)
+{
+    val_train_row r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.model, sizeof r.model, "llama3-70b");
+    snprintf(r.gpu, sizeof r.gpu, "h100");
+    snprintf(r.cluster, sizeof r.cluster, "dgx-h100-superpod");
+    snprintf(r.stack, sizeof r.stack, "megatron-core");
+    snprintf(r.dtype, sizeof r.dtype, "fp8");
+    r.gpus = 64, r.seq = 8192, r.published = 1;
+    val_train_pred a, b;
+    char err[TS_ERRLEN];
+    snprintf(r.layout, sizeof r.layout, "tp=4,pp=8,vpp=5,dp=2,mbs=1,gbs=16,sp=on,zero=1");
+    CU_ASSERT_EQUAL_FATAL(val_train_predict(&r, &a, err, sizeof err), 0);
+    snprintf(r.layout, sizeof r.layout, "tp=4,pp=8,vpp=5,dp=2,mbs=1,gbs=16,sp=on,zero=1,tp_overlap=on");
+    CU_ASSERT_EQUAL_FATAL(val_train_predict(&r, &b, err, sizeof err), 0);
+    CU_ASSERT(b.iter < 0.95 * a.iter); /* about 20% of this iteration is exposed TP without it */
+    CU_ASSERT(b.iter > 0.7 * a.iter);
+    wl_layout l;
+    CU_ASSERT(wl_layout_parse("tp=4,tp_overlap=on", &l, err, sizeof err) < 0);
+    CU_ASSERT(wl_layout_parse("tp=1,sp=on,tp_overlap=on", &l, err, sizeof err) < 0);
+    CU_ASSERT_EQUAL(wl_layout_parse("tp=4,sp=on,tp_overlap=on", &l, err, sizeof err), 0);
+}
+
 void suite_train(void)
 {
     test_add_suite("train", "--detail replicas runs every shipped training row", test_replicas_rows,
@@ -413,5 +440,6 @@ void suite_train(void)
                    "accuracy rows predicted", test_accuracy_rows,
                    "every row of the newer published tables parses and runs (reduced and replicas)", test_new_tables,
                    "Llama-3 8B seq 8192 without recompute fits 80 GB at the published layouts", test_llama3_8b_memory,
+                   "tp_overlap: TE userbuffers hide the SP collectives behind their GEMMs", test_tp_overlap,
                    NULL);
 }
