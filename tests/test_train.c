@@ -430,6 +430,35 @@ static void test_tp_overlap(void)
     CU_ASSERT_EQUAL(wl_layout_parse("tp=4,sp=on,tp_overlap=on", &l, err, sizeof err), 0);
 }
 
+/* FP8 as Transformer Engine runs it, against measured pairs: llm-foundry's
+ * H100 runs published in both BF16 and FP8 with the same configuration
+ * (table fp8_vs_bf16, consecutive rows bf16 then fp8). The predicted FP8
+ * speedup follows the measured one (1.00x to 1.35x) within 0.15. */
+static void test_fp8_speedup_pairs(void)
+{
+    val_train_row *rows;
+    int n, pairs = 0;
+    char err[TS_ERRLEN];
+    CU_ASSERT_EQUAL_FATAL(val_train_load("configs/measurements/training/llm_foundry_h100.csv", &rows, &n, err,
+                                         sizeof err), 0);
+    for (int i = 0; i + 1 < n; i++) {
+        const val_train_row *a = &rows[i], *b = &rows[i + 1];
+        if (strcmp(a->table, "fp8_vs_bf16") || strcmp(a->dtype, "bf16") || strcmp(b->dtype, "fp8")) continue;
+        CU_ASSERT_STRING_EQUAL(a->layout, b->layout);
+        CU_ASSERT_EQUAL(a->seq, b->seq);
+        val_train_pred pa, pb;
+        CU_ASSERT_EQUAL_FATAL(val_train_predict(a, &pa, err, sizeof err), 0);
+        CU_ASSERT_EQUAL_FATAL(val_train_predict(b, &pb, err, sizeof err), 0);
+        double meas = b->published / a->published, pred = pb.tflops / pa.tflops;
+        if (fabs(pred - meas) >= 0.15) fprintf(stderr, "\n  line %d: fp8/bf16 %.3f, measured %.3f\n", b->line, pred, meas);
+        CU_ASSERT(fabs(pred - meas) < 0.15);
+        pairs++;
+        i++;
+    }
+    CU_ASSERT(pairs >= 5);
+    free(rows);
+}
+
 void suite_train(void)
 {
     test_add_suite("train", "--detail replicas runs every shipped training row", test_replicas_rows,
@@ -441,5 +470,6 @@ void suite_train(void)
                    "every row of the newer published tables parses and runs (reduced and replicas)", test_new_tables,
                    "Llama-3 8B seq 8192 without recompute fits 80 GB at the published layouts", test_llama3_8b_memory,
                    "tp_overlap: TE userbuffers hide the SP collectives behind their GEMMs", test_tp_overlap,
+                   "FP8 speedup of llm-foundry's measured BF16/FP8 pairs", test_fp8_speedup_pairs,
                    NULL);
 }
