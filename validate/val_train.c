@@ -51,13 +51,26 @@ int val_train_load(const char *path, val_train_row **rows, int *nrows, char *err
     FILE *f = fopen(path, "r");
     if (!f) return ts_err(err, errlen, "%s: cannot open", path);
     char line[2048];
-    int lineno = 0, header = 0, n = 0;
+    int lineno = 0, header = 0, n = 0, model_flops = 0;
     size_t cap = 0;
     val_train_row *r = NULL;
     while (fgets(line, sizeof line, f)) {
         lineno++;
         line[strcspn(line, "\r\n")] = 0;
-        if (!line[0] || line[0] == '#') continue;
+        if (line[0] == '#') {
+            const char *d = line + 1 + strspn(line + 1, " ");
+            if (!strncmp(d, "flops:", 6)) {
+                d += 6 + strspn(d + 6, " ");
+                if (!strcmp(d, "model") || !strcmp(d, "executed")) model_flops = d[0] == 'm';
+                else {
+                    fclose(f);
+                    free(r);
+                    return ts_err(err, errlen, "%s: line %d: 'flops: %s': want model or executed", path, lineno, d);
+                }
+            }
+            continue;
+        }
+        if (!line[0]) continue;
         char *fl[F_N];
         int k = csv_split(line, fl, F_N);
         if (!header) {
@@ -92,6 +105,7 @@ int val_train_load(const char *path, val_train_row **rows, int *nrows, char *err
         w->seq = (int)strtol(fl[F_SEQ], &e2, 10);
         w->published = strtod(fl[F_TFLOPS], &e3);
         w->line = lineno;
+        w->model_flops = model_flops;
         if (*e1 || *e2 || *e3 || w->gpus < 1 || w->seq < 1 || !(w->published > 0)) {
             fclose(f);
             free(r);
@@ -162,7 +176,7 @@ int val_train_predict(const val_train_row *r, val_train_pred *p, char *err, size
         p->iter = e.iter;
         p->how = "estimate";
     }
-    p->tflops = wl_iteration_flops(&m, &l, r->seq, 0) / p->iter / r->gpus / 1e12;
+    p->tflops = wl_iteration_flops(&m, &l, r->seq, r->model_flops) / p->iter / r->gpus / 1e12;
     return 0;
 }
 

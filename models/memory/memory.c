@@ -29,8 +29,17 @@ void mem_bytes_per_param(cm_dtype t, double *weights, double *grads, double *opt
  * 2sbh (/t with sequence parallelism). The 5as^2b core is the unfused kernel's
  * (softmax output 2 bytes, dropout mask 1, dropout output 2 per score); the
  * FlashAttention kernels store no s x s matrix, only the fp32 log-sum-exp of
- * each query and head (4asb), the output being the projection's input. */
-double mem_layer_activations(const wl_model *m, const wl_layout *l, int seq, int moe)
+ * each query and head (4asb), the output being the projection's input.
+ *
+ * FP8 (fp8 != 0), as Transformer Engine runs it: a Linear or LayerNormLinear saves
+ * for its weight gradient the FP8 copy of its input it cast for the forward GEMM
+ * (transformer_engine/pytorch/module/linear.py, 1.x: `if fp8 and not
+ * override_linear_precision.wgrad: saved_inputmat = inputmat` (the FP8 cast)
+ * `else: saved_inputmat = inputmat_no_fp8`), so the four GEMM inputs keep 1 byte
+ * per element instead of 2: QKV and fc1 inputs (the norms' outputs, sbh each),
+ * the projection's input (sbh) and fc2's input (sbf). Norm inputs, Q, K, V, the
+ * attention core, the activation's input and the masks stay 16-bit. */
+static double layer_activations(const wl_model *m, const wl_layout *l, int seq, int moe, int fp8)
 {
     double s = (double)seq / l->cp, b = l->mbs, h = m->hidden, a = m->heads;
     double kv = (double)m->kv_heads * (m->hidden / m->heads);
@@ -47,8 +56,14 @@ double mem_layer_activations(const wl_model *m, const wl_layout *l, int seq, int
     double core = l->recompute == WL_RC_SELECTIVE ? 0
                   : k == WL_ATTN_UNFUSED  ? 5 * a * s * (s * l->cp) * b /* local queries x all keys */
                                           : 4 * a * s * b;
+    if (fp8) repl -= 2 * sbh, attn_split -= sbh, mlp_split -= s * b * f;
     if (l->sp) return (repl + attn_split + mlp_split + core) / t;
     return repl + (attn_split + mlp_split + core) / t;
+}
+
+double mem_layer_activations(const wl_model *m, const wl_layout *l, int seq, int moe)
+{
+    return layer_activations(m, l, seq, moe, 0);
 }
 
 static void stage_memory(const wl_model *m, const wl_layout *l, int seq, cm_dtype t, int stage, mem_breakdown *o)
@@ -88,9 +103,9 @@ static void stage_memory(const wl_model *m, const wl_layout *l, int seq, cm_dtyp
     double act = 0;
     for (int i = stage * per; i < (stage + 1) * per; i++) {
         int moe = m->experts && i >= m->dense_layers;
-        act += mem_layer_activations(m, l, seq, moe);
+        act += layer_activations(m, l, seq, moe, t == CM_FP8);
     }
-    o->act_layer = mem_layer_activations(m, l, seq, m->experts && m->dense_layers == 0);
+    o->act_layer = layer_activations(m, l, seq, m->experts && m->dense_layers == 0, t == CM_FP8);
     act *= inflight;
     /* Section 4.3: embedding dropout mask sbh (x in-flight micro-batches) on the first
      * stage; on the last: final norm 2sbh, output projection input 2sbh, fp32 logits 4sbV. */

@@ -57,6 +57,7 @@ typedef struct gen {
     int wblkg, wmidg, gblkg, gxg; /* ZeRO++ / hierarchical levels (see zero3_gather, zero3_grads) */
     int gk;                 /* data-parallel ranks of the inner gradient level (hgz, or a node for qgZ) */
     int gfinal;             /* the gradients being reduced are the iteration's last */
+    double tp_hide;         /* tp_overlap: seconds of the GEMM the next TP collective pipelines with */
     int tp_intra;           /* the TP group sits inside a node */
     double tok;             /* tokens of one micro-batch on a TP group (mbs * seq / cp) */
     double gb, pb;          /* gradient and parameter bytes per element */
@@ -277,6 +278,19 @@ static double coll_time_eff(gen *G, og_coll c, int n, double bytes, int intra, c
     return a + (t - a) / eff;
 }
 
+/* tp_overlap (Transformer Engine's userbuffers, Megatron-Core --tp-comm-overlap):
+ * a sequence-parallel all-gather or reduce-scatter of t seconds runs in tp
+ * chunks pipelined with the tp chunks of its GEMM (g seconds), so the compute
+ * stream waits for the first chunk's transfer and for the transfers the GEMM
+ * chunks cannot cover: t/tp + (tp-1)/tp max(0, t - g). Not modelled: the SMs
+ * the overlap's copies and reductions take from the GEMM. */
+static double tp_exposed(const gen *G, double t)
+{
+    double g = G->tp_hide, n = G->l->tp;
+    if (g <= 0 || n < 2) return t;
+    return t / n + (n - 1) / n * (t > g ? t - g : 0);
+}
+
 /* A collective on stream s: a real COLL op on group grp, or (analytic) a
  * fixed-duration op costed by coll_time. */
 static int coll(gen *G, int s, const char *cat, og_coll c, int grp, int n, double bytes, int analytic, int intra,
@@ -286,6 +300,7 @@ static int coll(gen *G, int s, const char *cat, og_coll c, int grp, int n, doubl
     double eff = ds && ds != TP_GROUP && G->zeff > 0 ? G->zeff : 1;
     if (G->dry) {
         double t = coll_time_eff(G, c, n, bytes, intra, ds, eff);
+        if (ds == TP_GROUP) t = tp_exposed(G, t);
         if (s == WL_S_COMPUTE) G->acc += t;
         else G->acc_side += t;
         return -1;
@@ -293,6 +308,7 @@ static int coll(gen *G, int s, const char *cat, og_coll c, int grp, int n, doubl
     og_op *op;
     if (analytic) {
         double t = coll_time_eff(G, c, n, bytes, intra, ds, eff);
+        if (ds == TP_GROUP) t = tp_exposed(G, t);
         if (s == WL_S_COMPUTE && G->o->fuse && dep < 0) {
             /* blocking and contention-free: folded into the compute run, accounted apart */
             G->tp_s += t;
@@ -317,10 +333,27 @@ static int coll(gen *G, int s, const char *cat, og_coll c, int grp, int n, doubl
     return op->id;
 }
 
-static void tp_coll(gen *G, og_coll c, double bytes, const char *what, int layer, int mb)
+/* A TP collective; hide: the seconds of the GEMM it pipelines with under
+ * tp_overlap (0: none). Only analytic (intra-node) TP collectives shrink: a
+ * real collective op of the engine keeps its full cost. */
+static void tp_coll_ov(gen *G, og_coll c, double bytes, const char *what, int layer, int mb, double hide)
 {
     int analytic = G->o->fuse && G->tp_intra;
+    G->tp_hide = G->l->tp_overlap ? hide : 0;
     coll(G, WL_S_COMPUTE, "tp", c, G->tpg, G->l->tp, bytes, analytic, G->tp_intra, TP_GROUP, -1, what, layer, mb);
+    G->tp_hide = 0;
+}
+
+static void tp_coll(gen *G, og_coll c, double bytes, const char *what, int layer, int mb)
+{
+    tp_coll_ov(G, c, bytes, what, layer, mb, 0);
+}
+
+/* Seconds of the GEMM a TP collective pipelines with (tp_overlap): a forward
+ * or input-gradient GEMM (wg 0), or a weight-gradient one (wg 1). */
+static double ov_gemm(const gen *G, double M, double N, double K, int wg)
+{
+    return G->l->tp_overlap ? gemm_time(G, 1, M, N, K, wg ? GF_WGRAD : GF_CAST) : 0;
 }
 
 /* ---- one transformer layer ---- */
@@ -673,20 +706,20 @@ static void layer_fwd(gen *G, int li, int mb, int recomp)
     if (l->zero == 3 && !recomp && !ds_layer(G, li)) zero3_gather(G, li, mb, "param_fwd", 0);
     if (!recomp) param_wait(G, li, mb);
     elem(G, "ln1", li, mb, 2 * act / seqpart, EK_NORM);
-    if (l->sp) tp_coll(G, OG_ALLGATHER, act, "attn_in", li, mb);
+    if (l->sp) tp_coll_ov(G, OG_ALLGATHER, act, "attn_in", li, mb, ov_gemm(G, tok, (h + 2 * kvd) / t, h, 0));
     if (ds) ds_fetch(G, li, mb, "param_fwd_qkv", h * (h + 2 * kvd) / t);
     gemm(G, "qkv", li, mb, tok, (h + 2 * kvd) / t, h);
     attention(G, li, mb, recomp ? "attn_recompute" : "attn", 1);
     if (ds) ds_fetch(G, li, mb, "param_fwd_proj", h * h / t);
     gemm(G, "proj", li, mb, tok, h, h / t);
-    tp_coll(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "attn_out", li, mb);
+    tp_coll_ov(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "attn_out", li, mb, ov_gemm(G, tok, h, h / t, 0));
     elem(G, "ln2", li, mb, 4 * act / seqpart, EK_NORM);
     if (is_moe(m, li)) {
         gemm(G, "router", li, mb, tok / t, m->experts, h);
         coll(G, WL_S_COMPUTE, "ep", OG_ALLTOALL, G->epg, l->ep, tokm * h * G->dt / t, 0, G->ep_intra, NULL, -1, "dispatch", li, mb);
         if (t > 1) tp_coll(G, OG_ALLGATHER, tokm * h * G->dt, "expert_in", li, mb);
     } else if (l->sp) {
-        tp_coll(G, OG_ALLGATHER, act, "mlp_in", li, mb);
+        tp_coll_ov(G, OG_ALLGATHER, act, "mlp_in", li, mb, ov_gemm(G, tokm, f * g / t, h, 0));
     }
     if (ds) ds_fetch(G, li, mb, "param_fwd_fc1", h * f * g / t);
     gemm(G, "fc1", li, mb, tokm, f * g / t, h);
@@ -702,7 +735,7 @@ static void layer_fwd(gen *G, int li, int mb, int recomp)
             gemm(G, "shared_fc2", li, mb, tok, h, fs / t);
         }
     } else {
-        tp_coll(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "mlp_out", li, mb);
+        tp_coll_ov(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "mlp_out", li, mb, ov_gemm(G, tokm, h, f / t, 0));
     }
     elem(G, "residual", li, mb, 3 * act / seqpart, EK_RESID);
     G->slow = 0;
@@ -733,14 +766,15 @@ static void layer_bwd(gen *G, int li, int mb, int chunk)
         coll(G, WL_S_COMPUTE, "ep", OG_ALLTOALL, G->epg, l->ep, tokm * h * G->dt / t, 0, G->ep_intra, NULL, -1, "combine_bwd", li, mb);
         if (t > 1) tp_coll(G, OG_ALLGATHER, tokm * h * G->dt, "expert_out_bwd", li, mb);
     } else if (l->sp) {
-        tp_coll(G, OG_ALLGATHER, act, "mlp_out_bwd", li, mb);
+        tp_coll_ov(G, OG_ALLGATHER, act, "mlp_out_bwd", li, mb, ov_gemm(G, tokm, f / t, h, 0));
     }
     if (ds) ds_fetch(G, li, mb, "param_bwd_fc2", f * h / t);
     gemm(G, "fc2_dgrad", li, mb, tokm, f / t, h);
     wgrad_gemm(G, li, mb, chunk, f / t, h, tokm);
     ds_reduce(G, li, mb, f * h / t);
     elem(G, "act_bwd", li, mb, tokm * f * (g + 2) / t * G->dt, EK_ACT);
-    if (!is_moe(m, li) && l->sp) tp_coll(G, OG_ALLGATHER, act, "mlp_in_regather", li, mb);
+    if (!is_moe(m, li) && l->sp)
+        tp_coll_ov(G, OG_ALLGATHER, act, "mlp_in_regather", li, mb, ov_gemm(G, tokm, h, f * g / t, 0));
     if (ds) ds_fetch(G, li, mb, "param_bwd_fc1", h * f * g / t);
     gemm(G, "fc1_dgrad", li, mb, tokm, h, f * g / t);
     wgrad_gemm(G, li, mb, chunk, h, f * g / t, tokm);
@@ -750,23 +784,23 @@ static void layer_bwd(gen *G, int li, int mb, int chunk)
         coll(G, WL_S_COMPUTE, "ep", OG_ALLTOALL, G->epg, l->ep, tokm * h * G->dt / t, 0, G->ep_intra, NULL, -1, "dispatch_bwd", li, mb);
         gemm(G, "router_dgrad", li, mb, tok / t, h, m->experts);
     } else {
-        tp_coll(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "mlp_in_bwd", li, mb);
+        tp_coll_ov(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "mlp_in_bwd", li, mb, ov_gemm(G, h, f * g / t, tokm, 1));
     }
     elem(G, "ln2_bwd", li, mb, 4 * act / seqpart, EK_NORM);
     /* attention */
-    if (l->sp) tp_coll(G, OG_ALLGATHER, act, "attn_out_bwd", li, mb);
+    if (l->sp) tp_coll_ov(G, OG_ALLGATHER, act, "attn_out_bwd", li, mb, ov_gemm(G, tok, h / t, h, 0));
     if (ds) ds_fetch(G, li, mb, "param_bwd_proj", h * h / t);
     gemm(G, "proj_dgrad", li, mb, tok, h / t, h);
     wgrad_gemm(G, li, mb, chunk, h / t, h, tok);
     ds_reduce(G, li, mb, h * h / t);
     if (l->recompute == WL_RC_SELECTIVE) attention(G, li, mb, "attn_recompute", 1);
     attention(G, li, mb, "attn_bwd", 2); /* twice the forward FLOPs (Megatron's count) */
-    if (l->sp) tp_coll(G, OG_ALLGATHER, act, "attn_in_regather", li, mb);
+    if (l->sp) tp_coll_ov(G, OG_ALLGATHER, act, "attn_in_regather", li, mb, ov_gemm(G, tok, h, (h + 2 * kvd) / t, 0));
     if (ds) ds_fetch(G, li, mb, "param_bwd_qkv", h * (h + 2 * kvd) / t);
     gemm(G, "qkv_dgrad", li, mb, tok, h, (h + 2 * kvd) / t);
     wgrad_gemm(G, li, mb, chunk, h, (h + 2 * kvd) / t, tok);
     ds_reduce(G, li, mb, h * (h + 2 * kvd) / t);
-    tp_coll(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "attn_in_bwd", li, mb);
+    tp_coll_ov(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "attn_in_bwd", li, mb, ov_gemm(G, h, (h + 2 * kvd) / t, tok, 1));
     elem(G, "ln1_bwd", li, mb, 2 * act / seqpart, EK_NORM);
     G->slow = 0;
 }

@@ -239,6 +239,7 @@ static const struct okey {
     {"overlap_grad", offsetof(wl_layout, grad_serial), 1},
     {"overlap_param", offsetof(wl_layout, param_overlap), 0},
     {"reshard", offsetof(wl_layout, keep_params), 1},
+    {"tp_overlap", offsetof(wl_layout, tp_overlap), 0},
 };
 
 /* on/1/true: 1, off/0/false: 0, else -1 */
@@ -351,8 +352,8 @@ int wl_layout_parse(const char *s, wl_layout *l, char *err, size_t errlen)
             l->bucket = x;
         } else {
             ts_err(err, errlen, "layout: unknown key '%s' (valid: tp, pp, dp, cp, ep, vpp, mbs, gbs, zero, sp, "
-                   "recompute, schedule, bucket, order, attn, overlap_grad, overlap_param, prefetch, reshard, hpz, hgz, "
-                   "qwz, qgz; AxoNN: gx, gy, gz, dp, overlap)", k);
+                   "recompute, schedule, bucket, order, attn, overlap_grad, overlap_param, prefetch, reshard, tp_overlap, "
+                   "hpz, hgz, qwz, qgz; AxoNN: gx, gy, gz, dp, overlap)", k);
             goto out;
         }
     }
@@ -384,6 +385,11 @@ int wl_layout_parse(const char *s, wl_layout *l, char *err, size_t errlen)
                            "every layer's gradients as its backward ends)"
                            : "prefetch and reshard need zero=3 (sharded parameters)";
         ts_err(err, errlen, "layout: %s, not zero=%d", what, l->zero);
+        goto out;
+    }
+    if (l->tp_overlap && (!l->sp || l->tp < 2)) {
+        ts_err(err, errlen, "layout: tp_overlap=on needs sp=on and tp >= 2 (Transformer Engine overlaps the "
+               "sequence-parallel all-gathers and reduce-scatters), not sp=%s, tp=%d", l->sp ? "on" : "off", l->tp);
         goto out;
     }
     if (l->qgz && l->hgz > 1) {
@@ -506,7 +512,7 @@ void wl_layout_format(const wl_layout *l, char *buf, size_t n)
         /* likewise the frameworks' overlap keys that differ from the defaults */
         const struct { int set; const char *text; } extra[] = {
             {l->grad_serial, ",overlap_grad=off"}, {l->param_overlap, ",overlap_param=on"},
-            {l->keep_params, ",reshard=off"},
+            {l->keep_params, ",reshard=off"}, {l->tp_overlap, ",tp_overlap=on"},
         };
         for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++)
             if (extra[i].set && strlen(buf) + strlen(extra[i].text) < n) strcat(buf, extra[i].text);

@@ -65,6 +65,8 @@ typedef struct wl_layout {
                                      * forward, bucket by bucket (Megatron-Core --overlap-param-gather) */
     int prefetch;                   /* zero=3: layers whose gathers may run ahead of compute (0: 1,
                                      * DeepSpeed's and FSDP2's one-layer prefetch) */
+    int tp_overlap;                 /* sp: TP all-gathers / reduce-scatters pipelined with their GEMM
+                                     * (Transformer Engine userbuffers, Megatron-Core --tp-comm-overlap) */
     int keep_params;                /* zero=3: gathered parameters kept from forward to backward (FSDP2
                                      * reshard_after_forward=False): no backward gather */
     int order[4];                   /* placement order, innermost first, over (0 tp, 1 cp, 2 dp, 3 pp);
