@@ -118,6 +118,23 @@ int cm_gpu_load(const char *path, cm_gpu *g, char *err, size_t errlen)
         ts_err(err, errlen, "%s: gemm.max has neither bf16 nor fp16", path);
         goto out;
     }
+    json_t *sus = json_object_get(root, "sustained");
+    if (sus && !json_is_object(sus)) {
+        ts_err(err, errlen, "%s: 'sustained' must be an object of dtype: fraction of the burst rate", path);
+        goto out;
+    }
+    json_object_foreach(sus, key, v) {
+        int t = cm_dtype_from_name(key);
+        if (t < 0) {
+            ts_err(err, errlen, "%s: sustained: unknown dtype '%s'", path, key);
+            goto out;
+        }
+        if (get_pos(sus, key, path, &g->sustained[t], err, errlen) < 0) goto out;
+        if (g->sustained[t] > 1) {
+            ts_err(err, errlen, "%s: sustained.%s %g above 1", path, key, g->sustained[t]);
+            goto out;
+        }
+    }
     static const char *const attn_keys[CM_NATTN] = {"flash", "flash2", "flash3"};
     json_t *bwd = json_object_get(attn, "bwd_ratio");
     if (bwd && !json_is_object(bwd)) {
@@ -350,6 +367,17 @@ double cm_attn_time(const cm_gpu *g, cm_attn k, double flops, double s, int bwd)
     double rate = g->attn_rate[a] * s / (s + g->attn_seq_half);
     double d = (flops > 0 ? flops / rate * (bwd ? g->attn_bwd[a] : 1) : 0) + g->kernel_overhead;
     return d > g->kernel_floor ? d : g->kernel_floor;
+}
+
+double cm_sustained(const cm_gpu *g, cm_dtype t, double util)
+{
+    for (int i = 0; i < g->ncalib; i++)
+        if (g->calib[i].dtype == t) return 1;
+    double f = g->sustained[t];
+    if (!(f > 0) && t == CM_FP16) f = g->sustained[CM_BF16];
+    if (!(f > 0) || !(util > 0)) return 1;
+    double load = util / gemm_max(g, CM_ERA_CURRENT, t);
+    return 1 - (1 - f) * (load < 1 ? load : 1);
 }
 
 double cm_op_time(const cm_gpu *g, cm_dtype t, double flops, double bytes, double eff)

@@ -49,6 +49,10 @@ typedef struct cm_gpu {
      * s / (s + attn_seq_half), 0: the kernel is absent; the backward takes
      * attn_bwd x the forward's time (2.5, FlashAttention's FLOP ratio, unless measured). */
     double attn_rate[CM_NATTN], attn_bwd[CM_NATTN], attn_seq_half;
+    /* Fraction of the burst rate a compute-bound kernel keeps under sustained
+     * load, where the card sits at its power limit and lowers its clock
+     * ("sustained", per dtype; 1 where not measured). */
+    double sustained[CM_NDTYPES];
     int ncalib;                 /* measured points, per dtype sorted by d */
     cm_calib calib[CM_MAX_CALIB];
     char source[1024];
@@ -88,6 +92,15 @@ double cm_mem_time(const cm_gpu *g, double bytes, int nk);
 /* FlashAttention-class kernel k (falls back to the newest older kernel the GPU
  * has) running flops (as the kernel counts them: causal halves) at sequence s. */
 double cm_attn_time(const cm_gpu *g, cm_attn k, double flops, double s, int bwd);
+
+/* The sustained-load factor of a kernel of dtype t (fp16 falls back to bf16)
+ * that uses the fraction util of the dtype's peak in its burst time: divide
+ * that time by it inside a training step. The power a kernel draws, and so the
+ * clock the power limit leaves it, goes with its tensor-core use: the measured
+ * factor holds at the GEMMs' rate (gemm.max) and scales down linearly below
+ * it. 1 when the GPU has none, and for a dtype timed by a --gemm-table (taken
+ * as measured). */
+double cm_sustained(const cm_gpu *g, cm_dtype t, double util);
 
 /* Plain roofline: max(flops / (peak x eff), bytes / datasheet bandwidth). */
 double cm_op_time(const cm_gpu *g, cm_dtype t, double flops, double bytes, double eff);

@@ -178,7 +178,9 @@ static double gemm_time(const gen *G, double batch, double M, double N, double K
     const cm_gpu *gpu = G->o->gpu;
     cm_dtype t = G->o->dtype;
     if (t == CM_FP8 && (flags & GF_HIGH)) t = CM_BF16;
-    double d = cm_gemm_time_era(gpu, G->era, t, batch, M, N, K);
+    /* a training step holds the card at its power limit: the sustained rate */
+    double d = cm_gemm_time_era(gpu, G->era, t, batch, M, N, K), fl = 2 * batch * M * N * K;
+    if (d > 0) d /= cm_sustained(gpu, t, fl / d / gpu->peak[t]);
     if (t == CM_FP8 && (flags & GF_CAST)) d += cm_mem_time(gpu, batch * M * K * 4, 1);
     /* without gradient-accumulation fusion (the GEMM adding into the main
      * gradient), autograd's gradient is added to it by a kernel of its own:
@@ -372,7 +374,8 @@ static double attn_time(const gen *G, double heads, double sq, double sk, double
     double fwd_flops = 4 * heads * sq * sk * d;
     if (G->attn != WL_ATTN_UNFUSED) {
         cm_attn k = G->attn == WL_ATTN_FLASH3 ? CM_ATTN_FLASH3 : G->attn == WL_ATTN_FLASH2 ? CM_ATTN_FLASH2 : CM_ATTN_FLASH;
-        return cm_attn_time(gpu, k, fwd_flops / 2, sk, bwd);
+        double d = cm_attn_time(gpu, k, fwd_flops / 2, sk, 0), util = fwd_flops / 2 / d / gpu->peak[CM_BF16];
+        return (bwd ? cm_attn_time(gpu, k, fwd_flops / 2, sk, 1) : d) / cm_sustained(gpu, CM_BF16, util);
     }
     double e = heads * sq * sk, softmax = G->st->fused ? 4 : 12;
     if (!bwd)
