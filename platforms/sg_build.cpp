@@ -1,5 +1,6 @@
 /* The in-process sink of the platform emitter: SimGrid S4U calls (the C API of
  * SimGrid 3.32 cannot create zones, links or routes). The only C++ file. */
+#include <simgrid/kernel/routing/NetZoneImpl.hpp>
 #include <simgrid/s4u.hpp>
 
 #include <cstdio>
@@ -16,7 +17,8 @@ namespace {
 
 struct S4uSink {
     topo_sink k;
-    std::vector<sg4::NetZone*> zones;
+    std::vector<sg4::NetZone*> zones;  // the open zones, root first
+    std::vector<sg4::NetZone*> unborn; // the root's finished children, not yet attached
     std::unordered_map<std::string, NetPoint*> points; // hosts, routers, zones
     std::unordered_map<std::string, sg4::Link*> links;
     std::string error;
@@ -30,20 +32,56 @@ void fail(topo_sink* k, const std::string& msg)
     k->bad = 1;
 }
 
+/* SimGrid 3.32 walks the whole attached platform for every new host and
+ * link (a name check: a depth-first search of every zone) and every sealed
+ * zone (NetZoneImpl::seal collects its hosts by filtering every host of the
+ * platform): O(zones x hosts) in all, 142 s for Frontier. Both walks start at
+ * the root, so the root's children are built detached from it (given the
+ * root's models by hand, as set_parent would), their own children attached
+ * to them and sealed while the walks cannot reach them, and each is attached
+ * and sealed only when the root needs them: before the root's first route
+ * (a Full zone sizes its table on the first one) or at its end. What remains
+ * is one walk per child of the root, over the hosts attached before it. */
 void zone_begin(topo_sink* k, const char* id)
 {
     S4uSink* s = self(k);
     sg4::NetZone* z = sg4::create_full_zone(id);
-    if (!s->zones.empty()) z->set_parent(s->zones.back());
+    if (s->zones.size() == 1) {
+        auto* root = s->zones.front()->get_impl();
+        auto* zi   = z->get_impl();
+        zi->set_network_model(root->get_network_model());
+        zi->set_cpu_pm_model(root->get_cpu_pm_model());
+        zi->set_cpu_vm_model(root->get_cpu_vm_model());
+        zi->set_disk_model(root->get_disk_model());
+        zi->set_host_model(root->get_host_model());
+    } else if (!s->zones.empty()) {
+        z->set_parent(s->zones.back());
+    }
     s->zones.push_back(z);
     s->points[id] = z->get_netpoint();
+}
+
+/* Attach the root's finished children to it, each sealed as it joins. */
+void attach_unborn(S4uSink* s)
+{
+    for (sg4::NetZone* z : s->unborn) {
+        z->set_parent(s->zones.front());
+        z->seal();
+    }
+    s->unborn.clear();
 }
 
 void zone_end(topo_sink* k)
 {
     S4uSink* s = self(k);
-    s->zones.back()->seal();
+    sg4::NetZone* z = s->zones.back();
     s->zones.pop_back();
+    if (s->zones.size() == 1) {
+        s->unborn.push_back(z); /* sealed when attached */
+        return;
+    }
+    if (s->zones.empty()) attach_unborn(s);
+    z->seal();
 }
 
 void host(topo_sink* k, const char* id, double speed, int n, const char* const* keys, const char* const* vals)
@@ -98,6 +136,7 @@ void route(topo_sink* k, const char* src, const char* dst, const char* gs, const
     NetPoint *a = point(k, src), *b = point(k, dst);
     NetPoint *ga = gs ? point(k, gs) : nullptr, *gb = gd ? point(k, gd) : nullptr;
     if (k->bad) return;
+    if (s->zones.size() == 1) attach_unborn(s);
     s->zones.back()->add_route(a, b, ga, gb, path, true);
 }
 
