@@ -12,9 +12,16 @@
 #include "cluster.h"
 #include "util.h"
 
+/* The routes between two GPUs of a node, the same in every node: computed
+ * once (igraph shortest paths) rather than once per node. */
+typedef struct {
+    int n, hops[TOPO_MAX_LINKS];
+} node_route;
+
 typedef struct {
     topo_sink *k;
     const topo_cluster *c;
+    node_route (*routes)[TOPO_MAX_GPUS]; /* [x][y], x < y; mesh and graph fabrics */
 } emitter;
 
 static void zone(emitter *e, const char *id) { e->k->zone_begin(e->k, id); }
@@ -104,9 +111,10 @@ static void emit_node_routes(emitter *e, int k, int flat)
                 up[1] = 0;
                 nl = 2;
             } else {
-                int hops[TOPO_MAX_LINKS], nh = topo_node_route(n, x, y, hops, TOPO_MAX_LINKS), at = x;
-                for (int h = 0; h < nh; h++) {
-                    const topo_link *l = &n->links[hops[h]];
+                const node_route *r = &e->routes[x][y];
+                int at = x;
+                for (int h = 0; h < r->n; h++) {
+                    const topo_link *l = &n->links[r->hops[h]];
                     snprintf(names[nl], sizeof names[nl], "n%d-l%d-%d", k, l->a, l->b);
                     up[nl++] = l->a == at; /* UP runs from the lower GPU index to the higher */
                     at = l->a == at ? l->b : l->a;
@@ -460,7 +468,12 @@ static void emit_switch(emitter *e)
 
 void topo_emit(const topo_cluster *c, topo_sink *k)
 {
-    emitter e = {k, c};
+    emitter e = {k, c, ts_calloc(TOPO_MAX_GPUS, sizeof *e.routes)};
+    const topo_node *n = &c->node;
+    if (n->fabric != TOPO_NVSWITCH && n->fabric != TOPO_PCIE)
+        for (int x = 0; x < n->gpus; x++)
+            for (int y = x + 1; y < n->gpus; y++)
+                e.routes[x][y].n = topo_node_route(n, x, y, e.routes[x][y].hops, TOPO_MAX_LINKS);
     zone(&e, c->name);
     switch (c->net.kind) {
     case TOPO_SWITCH: emit_switch(&e); break;
@@ -469,6 +482,7 @@ void topo_emit(const topo_cluster *c, topo_sink *k)
     case TOPO_TORUS: emit_torus(&e); break;
     }
     end(&e);
+    free(e.routes);
 }
 
 /* ---------------------------------------------------------- the XML sink */

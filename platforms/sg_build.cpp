@@ -18,7 +18,7 @@ namespace {
 struct S4uSink {
     topo_sink k;
     std::vector<sg4::NetZone*> zones;  // the open zones, root first
-    std::vector<sg4::NetZone*> unborn; // the root's finished children, not yet attached
+    sg4::NetZone* root = nullptr;      // SimGrid's root: holds the cluster's zone, nothing else
     std::unordered_map<std::string, NetPoint*> points; // hosts, routers, zones
     std::unordered_map<std::string, sg4::Link*> links;
     std::string error;
@@ -36,39 +36,29 @@ void fail(topo_sink* k, const std::string& msg)
  * link (a name check: a depth-first search of every zone) and every sealed
  * zone (NetZoneImpl::seal collects its hosts by filtering every host of the
  * platform): O(zones x hosts) in all, 142 s for Frontier. Both walks start at
- * the root, so the root's children are built detached from it (given the
- * root's models by hand, as set_parent would), their own children attached
- * to them and sealed while the walks cannot reach them, and each is attached
- * and sealed only when the root needs them: before the root's first route
- * (a Full zone sizes its table on the first one) or at its end. What remains
- * is one walk per child of the root, over the hosts attached before it. */
+ * SimGrid's root zone, so the cluster's zone is built detached from it (given
+ * the root's models by hand, as set_parent would), and attached to an empty
+ * root, "<name>-root", once complete: every walk during the build sees an
+ * empty platform, and the two seals at the end walk it once each. Routes are
+ * resolved in the cluster's zone or below, never in the root. */
 void zone_begin(topo_sink* k, const char* id)
 {
     S4uSink* s = self(k);
-    sg4::NetZone* z = sg4::create_full_zone(id);
-    if (s->zones.size() == 1) {
-        auto* root = s->zones.front()->get_impl();
-        auto* zi   = z->get_impl();
+    if (s->zones.empty()) {
+        auto* root = sg4::create_full_zone(std::string(id) + "-root")->get_impl();
+        sg4::NetZone* z = sg4::create_full_zone(id);
+        auto* zi        = z->get_impl();
         zi->set_network_model(root->get_network_model());
         zi->set_cpu_pm_model(root->get_cpu_pm_model());
         zi->set_cpu_vm_model(root->get_cpu_vm_model());
         zi->set_disk_model(root->get_disk_model());
         zi->set_host_model(root->get_host_model());
-    } else if (!s->zones.empty()) {
-        z->set_parent(s->zones.back());
+        s->root = root->get_iface();
+        s->zones.push_back(z);
+    } else {
+        s->zones.push_back(sg4::create_full_zone(id)->set_parent(s->zones.back()));
     }
-    s->zones.push_back(z);
-    s->points[id] = z->get_netpoint();
-}
-
-/* Attach the root's finished children to it, each sealed as it joins. */
-void attach_unborn(S4uSink* s)
-{
-    for (sg4::NetZone* z : s->unborn) {
-        z->set_parent(s->zones.front());
-        z->seal();
-    }
-    s->unborn.clear();
+    s->points[id] = s->zones.back()->get_netpoint();
 }
 
 void zone_end(topo_sink* k)
@@ -76,12 +66,9 @@ void zone_end(topo_sink* k)
     S4uSink* s = self(k);
     sg4::NetZone* z = s->zones.back();
     s->zones.pop_back();
-    if (s->zones.size() == 1) {
-        s->unborn.push_back(z); /* sealed when attached */
-        return;
-    }
-    if (s->zones.empty()) attach_unborn(s);
+    if (s->zones.empty()) z->set_parent(s->root);
     z->seal();
+    if (s->zones.empty()) s->root->seal();
 }
 
 void host(topo_sink* k, const char* id, double speed, int n, const char* const* keys, const char* const* vals)
@@ -136,7 +123,6 @@ void route(topo_sink* k, const char* src, const char* dst, const char* gs, const
     NetPoint *a = point(k, src), *b = point(k, dst);
     NetPoint *ga = gs ? point(k, gs) : nullptr, *gb = gd ? point(k, gd) : nullptr;
     if (k->bad) return;
-    if (s->zones.size() == 1) attach_unborn(s);
     s->zones.back()->add_route(a, b, ga, gb, path, true);
 }
 
