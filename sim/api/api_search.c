@@ -202,6 +202,21 @@ ts_status api_search_prepare(const ts_search_opts *o, ts_search_result *r, char 
     return TS_OK;
 }
 
+/* The top K's simulations of this rank: item k is the (rank + k size)-th. */
+typedef struct {
+    api_search_ctx *x;
+    const srch_cand *cand;
+    const size_t *order;
+    int rank, size;
+} top_job;
+
+static int simulate_top1(void *ctx, int k, void *out, size_t outlen, char *err, size_t errlen)
+{
+    const top_job *t = ctx;
+    (void)outlen;
+    return api_search_simulate(t->x, &t->cand[t->order[t->rank + (size_t)k * t->size]].l, out, err, errlen);
+}
+
 static void no_sum(double *buf, size_t n) { (void)buf, (void)n; }
 
 ts_status ts_search(const ts_search_opts *o, ts_search_result **out, char *msg, size_t msglen)
@@ -251,27 +266,43 @@ ts_status ts_search(const ts_search_opts *o, ts_search_result **out, char *msg, 
     size_t ntop = ne < (size_t)top ? ne : (size_t)top;
     srch_count(cand, n, &pv->k);
 
-    /* simulate the top K, split across ranks the same way */
+    /* simulate the top K, split across ranks the same way, and within a rank
+     * across forked processes (each loads the platform once) */
     int simulate_top = x->fid != -2, failed = 0;
     double *sim = pv->sim = ts_calloc(ntop ? ntop * SIM_NFIELDS : 1, sizeof *sim);
     size_t used = 0; /* of msg: one line per failed simulation */
-    for (size_t j = rank; simulate_top && j < ntop; j += size) {
-        const srch_cand *cc = &cand[order[j]];
+    int mine = simulate_top && (size_t)rank < ntop ? (int)((ntop - rank + size - 1) / size) : 0;
+    for (int k = 0; k < mine && !failed; k++) {
         mem_breakdown mb;
-        mem_estimate(x->m, &cc->l, x->p.seq, x->p.dtype, pv->gpu.hbm_bytes, &mb);
+        mem_estimate(x->m, &cand[order[rank + (size_t)k * size]].l, x->p.seq, x->p.dtype, pv->gpu.hbm_bytes, &mb);
         if (!mb.fits) { /* impossible: only estimated (fitting) layouts are ranked */
             ts_err(msg, msglen, "internal error: a layout that does not fit reached simulation");
             failed = 1;
-            break;
         }
-        char err[TS_ERRLEN];
-        if (api_search_simulate(x, &cc->l, sim + j * SIM_NFIELDS, err, sizeof err) < 0) {
+    }
+    if (!failed && mine > 0) {
+        top_job tj = {x, cand, order, rank, size};
+        double *rows = ts_malloc((size_t)mine * SIM_NFIELDS * sizeof *rows);
+        char *errs = ts_calloc((size_t)mine, TS_ERRLEN);
+        int *rcs = ts_malloc((size_t)mine * sizeof *rcs);
+        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+        int jobs = o->jobs > 0 ? o->jobs : ncpu / size > 1 ? (int)(ncpu / size) : 1;
+        progress(x, "simulate", 0, ntop);
+        ts_fork_map(jobs, mine, simulate_top1, &tj, rows, SIM_NFIELDS * sizeof *rows, errs, TS_ERRLEN, rcs);
+        for (int k = 0; k < mine; k++) {
+            size_t j = rank + (size_t)k * size;
+            memcpy(sim + j * SIM_NFIELDS, rows + (size_t)k * SIM_NFIELDS, SIM_NFIELDS * sizeof *sim);
+            if (rcs[k] == 0) continue;
             char lay[256];
-            wl_layout_format(&cc->l, lay, sizeof lay);
-            if (used < msglen) used += snprintf(msg + used, msglen - used, "%s%s: %s", used ? "\n" : "", lay, err);
+            wl_layout_format(&cand[order[j]].l, lay, sizeof lay);
+            if (used < msglen)
+                used += snprintf(msg + used, msglen - used, "%s%s: %s", used ? "\n" : "", lay, errs + (size_t)k * TS_ERRLEN);
             sim[j * SIM_NFIELDS + SIM_ITER] = -1;
         }
-        progress(x, "simulate", j + 1 > ntop - size ? ntop : j + 1, ntop);
+        progress(x, "simulate", ntop, ntop);
+        free(rows);
+        free(errs);
+        free(rcs);
     }
     sum(sim, ntop * SIM_NFIELDS);
     /* A simulation's last bits depend on the SimGrid clock it started from (the
