@@ -121,11 +121,15 @@ void eng_init(int *argc, char **argv)
 
 int eng_host_count(void) { return (int)sg_host_count(); }
 
+static size_t loaded_hosts; /* of the platform this process loaded (0: none yet) */
+
+size_t eng_loaded_hosts(void) { return loaded_hosts; }
+
 int eng_load_platform(const char *path, char *err, size_t errlen)
 {
     if (eng_platform_check(path, err, errlen) < 0) return -1;
     simgrid_load_platform(path);
-    if (sg_host_count() == 0) return ts_err(err, errlen, "%s: platform has no hosts", path);
+    if ((loaded_hosts = sg_host_count()) == 0) return ts_err(err, errlen, "%s: platform has no hosts", path);
     return 0;
 }
 
@@ -141,7 +145,9 @@ int eng_load(const char *spec, int nodes, const char *calib, char *err, size_t e
     if (topo_load(spec, nodes, &c, err, errlen) < 0 || (calib && topo_calibrate(&c, calib, err, errlen) < 0))
         return -1;
     coll_params_set(&c.coll); /* the collectives' cost parameters of this cluster, for this process */
-    return topo_sg_build(&c, err, errlen);
+    if (topo_sg_build(&c, err, errlen) < 0) return -1;
+    loaded_hosts = (size_t)c.nodes * c.node.gpus;
+    return 0;
 }
 
 static int host_cmp(const void *a, const void *b)
