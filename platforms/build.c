@@ -12,9 +12,16 @@
 #include "cluster.h"
 #include "util.h"
 
+/* The routes between two GPUs of a node, the same in every node: computed
+ * once (igraph shortest paths) rather than once per node. */
+typedef struct {
+    int n, hops[TOPO_MAX_LINKS];
+} node_route;
+
 typedef struct {
     topo_sink *k;
     const topo_cluster *c;
+    node_route (*routes)[TOPO_MAX_GPUS]; /* [x][y], x < y; mesh and graph fabrics */
 } emitter;
 
 static void zone(emitter *e, const char *id) { e->k->zone_begin(e->k, id); }
@@ -42,10 +49,9 @@ static void zroute(emitter *e, const char *src, const char *dst, const char *gs,
 
 /* ---------------------------------------------------------------- a node */
 
-/* A node's GPUs and links, with its own gateway router unless flat (GPUs
- * placed in the switch's zone). SimGrid's XML wants every host, router and
- * link of a zone before its routes: emit_node_routes comes after. */
-static void emit_node_resources(emitter *e, int k, int flat)
+/* A node's GPUs, gateway router and links. SimGrid's XML wants every host,
+ * router and link of a zone before its routes: emit_node_routes comes after. */
+static void emit_node_resources(emitter *e, int k)
 {
     const topo_cluster *c = e->c;
     const topo_node *n = &c->node;
@@ -62,10 +68,8 @@ static void emit_node_resources(emitter *e, int k, int flat)
         snprintf(a, sizeof a, "gpu-%ld", (long)k * n->gpus + g);
         e->k->host(e->k, a, c->gpu.flops, 5, keys, vp);
     }
-    if (!flat) {
-        snprintf(a, sizeof a, "n%d-gw", k);
-        e->k->router(e->k, a);
-    }
+    snprintf(a, sizeof a, "n%d-gw", k);
+    e->k->router(e->k, a);
     double ibw = n->bw * topo_bw_factor(c, c->coll.intra_tier);
     if (n->fabric == TOPO_NVSWITCH || n->fabric == TOPO_PCIE) {
         for (int g = 0; g < n->gpus; g++) {
@@ -84,8 +88,8 @@ static void emit_node_resources(emitter *e, int k, int flat)
     }
 }
 
-/* A node's intra-node routes, and GPU-to-gateway routes unless flat. */
-static void emit_node_routes(emitter *e, int k, int flat)
+/* A node's intra-node routes and GPU-to-gateway routes. */
+static void emit_node_routes(emitter *e, int k)
 {
     const topo_node *n = &e->c->node;
     char b[96], src[64], dst[64];
@@ -104,9 +108,10 @@ static void emit_node_routes(emitter *e, int k, int flat)
                 up[1] = 0;
                 nl = 2;
             } else {
-                int hops[TOPO_MAX_LINKS], nh = topo_node_route(n, x, y, hops, TOPO_MAX_LINKS), at = x;
-                for (int h = 0; h < nh; h++) {
-                    const topo_link *l = &n->links[hops[h]];
+                const node_route *r = &e->routes[x][y];
+                int at = x;
+                for (int h = 0; h < r->n; h++) {
+                    const topo_link *l = &n->links[r->hops[h]];
                     snprintf(names[nl], sizeof names[nl], "n%d-l%d-%d", k, l->a, l->b);
                     up[nl++] = l->a == at; /* UP runs from the lower GPU index to the higher */
                     at = l->a == at ? l->b : l->a;
@@ -115,7 +120,6 @@ static void emit_node_routes(emitter *e, int k, int flat)
             for (int i = 0; i < nl; i++) ls[i] = names[i];
             e->k->route(e->k, src, dst, NULL, NULL, nl, ls, up);
         }
-    if (flat) return;
     snprintf(b, sizeof b, "n%d-gw", k);
     for (int g = 0; g < n->gpus; g++) {
         snprintf(src, sizeof src, "gpu-%ld", (long)k * n->gpus + g);
@@ -131,8 +135,8 @@ static void emit_node(emitter *e, int k)
     char id[32];
     snprintf(id, sizeof id, "n%d", k);
     zone(e, id);
-    emit_node_resources(e, k, 0);
-    emit_node_routes(e, k, 0);
+    emit_node_resources(e, k);
+    emit_node_routes(e, k);
     end(e);
 }
 
@@ -140,43 +144,6 @@ static void emit_node(emitter *e, int k)
 static double node_port_bw(const topo_cluster *c)
 {
     return c->node.nnics * c->net.bw * topo_bw_factor(c, COLL_TIER_SWITCH);
-}
-
-/* A switch-level zone with the GPUs of nodes [lo, hi) directly inside (no
- * node zones): SimGrid 3.32 checks every new link and host name against every
- * zone of the platform, so fewer zones is what makes 75,000 GPUs load. */
-static void emit_flat_switch_zone(emitter *e, const char *prefix, int lo, int hi)
-{
-    const topo_cluster *c = e->c;
-    const topo_node *n = &c->node;
-    int G = n->gpus;
-    char id[96], sw[128], l[4][64], src[64], dst[64];
-    zone(e, prefix);
-    for (int k = lo; k < hi; k++) emit_node_resources(e, k, 1);
-    snprintf(sw, sizeof sw, "%s-sw", prefix);
-    e->k->router(e->k, sw);
-    for (int k = lo; k < hi; k++) {
-        snprintf(id, sizeof id, "n%d-up", k);
-        link_el(e, id, node_port_bw(c), c->net.lat);
-    }
-    for (int k = lo; k < hi; k++) emit_node_routes(e, k, 1);
-    const char *ls[4] = {l[0], l[1], l[2], l[3]};
-    int up4[4] = {1, 1, 0, 0};
-    for (long x = (long)lo * G; x < (long)hi * G; x++) {
-        int kx = (int)(x / G);
-        snprintf(src, sizeof src, "gpu-%ld", x);
-        snprintf(l[0], sizeof l[0], "n%d-nic%d", kx, topo_nic_of(n, (int)(x % G)));
-        snprintf(l[1], sizeof l[1], "n%d-up", kx);
-        for (long y = ((long)kx + 1) * G; y < (long)hi * G; y++) {
-            int ky = (int)(y / G);
-            snprintf(dst, sizeof dst, "gpu-%ld", y);
-            snprintf(l[2], sizeof l[2], "n%d-up", ky);
-            snprintf(l[3], sizeof l[3], "n%d-nic%d", ky, topo_nic_of(n, (int)(y % G)));
-            e->k->route(e->k, src, dst, NULL, NULL, 4, ls, up4);
-        }
-        e->k->route(e->k, src, sw, NULL, NULL, 2, ls, up4);
-    }
-    end(e);
 }
 
 /* A switch-level zone: nodes [lo, hi) under one switch `prefix`-sw. */
@@ -325,7 +292,7 @@ static void emit_dragonfly(emitter *e)
             if (lo > K) lo = K;
             if (hi > K) hi = K;
             snprintf(id, sizeof id, "g%ds%d", g, s);
-            emit_flat_switch_zone(e, id, lo, hi);
+            emit_switch_zone(e, id, lo, hi);
         }
         if (t->adaptive) {
             /* Adaptive routing spreads a switch's traffic to another switch
@@ -460,7 +427,12 @@ static void emit_switch(emitter *e)
 
 void topo_emit(const topo_cluster *c, topo_sink *k)
 {
-    emitter e = {k, c};
+    emitter e = {k, c, ts_calloc(TOPO_MAX_GPUS, sizeof *e.routes)};
+    const topo_node *n = &c->node;
+    if (n->fabric != TOPO_NVSWITCH && n->fabric != TOPO_PCIE)
+        for (int x = 0; x < n->gpus; x++)
+            for (int y = x + 1; y < n->gpus; y++)
+                e.routes[x][y].n = topo_node_route(n, x, y, e.routes[x][y].hops, TOPO_MAX_LINKS);
     zone(&e, c->name);
     switch (c->net.kind) {
     case TOPO_SWITCH: emit_switch(&e); break;
@@ -469,6 +441,7 @@ void topo_emit(const topo_cluster *c, topo_sink *k)
     case TOPO_TORUS: emit_torus(&e); break;
     }
     end(&e);
+    free(e.routes);
 }
 
 /* ---------------------------------------------------------- the XML sink */

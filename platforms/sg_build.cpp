@@ -1,5 +1,6 @@
 /* The in-process sink of the platform emitter: SimGrid S4U calls (the C API of
  * SimGrid 3.32 cannot create zones, links or routes). The only C++ file. */
+#include <simgrid/kernel/routing/NetZoneImpl.hpp>
 #include <simgrid/s4u.hpp>
 
 #include <cstdio>
@@ -16,7 +17,8 @@ namespace {
 
 struct S4uSink {
     topo_sink k;
-    std::vector<sg4::NetZone*> zones;
+    std::vector<sg4::NetZone*> zones;  // the open zones, root first
+    sg4::NetZone* root = nullptr;      // SimGrid's root: holds the cluster's zone, nothing else
     std::unordered_map<std::string, NetPoint*> points; // hosts, routers, zones
     std::unordered_map<std::string, sg4::Link*> links;
     std::string error;
@@ -30,20 +32,43 @@ void fail(topo_sink* k, const std::string& msg)
     k->bad = 1;
 }
 
+/* SimGrid 3.32 walks the whole attached platform for every new host and
+ * link (a name check: a depth-first search of every zone) and every sealed
+ * zone (NetZoneImpl::seal collects its hosts by filtering every host of the
+ * platform): O(zones x hosts) in all, 142 s for Frontier. Both walks start at
+ * SimGrid's root zone, so the cluster's zone is built detached from it (given
+ * the root's models by hand, as set_parent would), and attached to an empty
+ * root, "<name>-root", once complete: every walk during the build sees an
+ * empty platform, and the two seals at the end walk it once each. Routes are
+ * resolved in the cluster's zone or below, never in the root. */
 void zone_begin(topo_sink* k, const char* id)
 {
     S4uSink* s = self(k);
-    sg4::NetZone* z = sg4::create_full_zone(id);
-    if (!s->zones.empty()) z->set_parent(s->zones.back());
-    s->zones.push_back(z);
-    s->points[id] = z->get_netpoint();
+    if (s->zones.empty()) {
+        auto* root = sg4::create_full_zone(std::string(id) + "-root")->get_impl();
+        sg4::NetZone* z = sg4::create_full_zone(id);
+        auto* zi        = z->get_impl();
+        zi->set_network_model(root->get_network_model());
+        zi->set_cpu_pm_model(root->get_cpu_pm_model());
+        zi->set_cpu_vm_model(root->get_cpu_vm_model());
+        zi->set_disk_model(root->get_disk_model());
+        zi->set_host_model(root->get_host_model());
+        s->root = root->get_iface();
+        s->zones.push_back(z);
+    } else {
+        s->zones.push_back(sg4::create_full_zone(id)->set_parent(s->zones.back()));
+    }
+    s->points[id] = s->zones.back()->get_netpoint();
 }
 
 void zone_end(topo_sink* k)
 {
     S4uSink* s = self(k);
-    s->zones.back()->seal();
+    sg4::NetZone* z = s->zones.back();
     s->zones.pop_back();
+    if (s->zones.empty()) z->set_parent(s->root);
+    z->seal();
+    if (s->zones.empty()) s->root->seal();
 }
 
 void host(topo_sink* k, const char* id, double speed, int n, const char* const* keys, const char* const* vals)
@@ -61,15 +86,14 @@ void router(topo_sink* k, const char* id)
     s->points[id] = s->zones.back()->create_router(id);
 }
 
-/* Links are created in the root zone: SimGrid 3.32 checks each new link name
- * with a depth-first search from the root that stops at the first zone
- * holding it; keeping every link in the root's map (and the other zones'
- * maps empty) turns that quadratic cost into a logarithmic one. Routes hold
- * link pointers, so where a link is declared does not change any route. */
+/* Links are created in the zone that declares them, as in the XML: the name
+ * check's walk sees an empty platform during the build (zone_begin), and each
+ * zone's own map stays small (one map of every link in the cluster's zone made
+ * each insertion ~20 string compares). */
 void link(topo_sink* k, const char* id, double bw, double lat)
 {
     S4uSink* s = self(k);
-    sg4::SplitDuplexLink* l = s->zones.front()->create_split_duplex_link(id, bw);
+    sg4::SplitDuplexLink* l = s->zones.back()->create_split_duplex_link(id, bw);
     l->set_latency(lat);
     l->seal();
     s->links[id] = l;

@@ -62,7 +62,14 @@ int main(int argc, char **argv)
             fprintf(stderr, "test_trainsim: no suite named '%s'\n", argv[1]);
             return 2;
         }
-        CU_basic_run_suite(s);
+        /* and one test of it, by its description */
+        CU_pTest t = argc > 2 ? CU_get_test(s, argv[2]) : NULL;
+        if (argc > 2 && !t) {
+            fprintf(stderr, "test_trainsim: suite '%s' has no test '%s'\n", argv[1], argv[2]);
+            return 2;
+        }
+        if (t) CU_basic_run_test(s, t);
+        else CU_basic_run_suite(s);
     } else {
         CU_basic_run_tests();
     }

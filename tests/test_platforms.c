@@ -6,6 +6,7 @@
 #include <math.h>
 #include <simgrid/host.h>
 #include <simgrid/link.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -356,6 +357,113 @@ static void test_export_matches_build(void)
     }
 }
 
+/* ---------------------------------------------- the platform's structure */
+
+/* A platform loaded in this process as text: every host (name, speed,
+ * properties), every link (name, bandwidth, latency) and the routes (link
+ * names in order, latency) from a spread of sources to every host. Folded
+ * into a 64-bit FNV-1a digest with the counts. */
+static uint64_t fnv(uint64_t h, const char *s)
+{
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static int link_cmp(const void *a, const void *b)
+{
+    return strcmp(sg_link_get_name(*(sg_link_t const *)a), sg_link_get_name(*(sg_link_t const *)b));
+}
+
+static int describe_platform(void *arg, char *msg, size_t n)
+{
+    char err[TS_ERRLEN], line[512];
+    if (eng_load((const char *)arg, 0, NULL, err, sizeof err) < 0) {
+        snprintf(msg, n, "%s", err);
+        return -1;
+    }
+    uint64_t h = 14695981039346656037ull;
+    size_t nh = sg_host_count(), nl = sg_link_count(), nr = 0;
+    sg_host_t *hosts = sg_host_list(); /* sorted by name */
+    const char *keys[] = {"node", "gpu", "nic", "nvls", "hbm_bw"};
+    for (size_t i = 0; i < nh; i++) {
+        snprintf(line, sizeof line, "host %s %.17g", sg_host_get_name(hosts[i]), sg_host_get_speed(hosts[i]));
+        h = fnv(h, line);
+        for (int k = 0; k < 5; k++) {
+            const char *v = sg_host_get_property_value(hosts[i], keys[k]);
+            snprintf(line, sizeof line, " %s=%s", keys[k], v ? v : "-");
+            h = fnv(h, line);
+        }
+    }
+    sg_link_t *links = sg_link_list();
+    qsort(links, nl, sizeof *links, link_cmp);
+    for (size_t i = 0; i < nl; i++) {
+        snprintf(line, sizeof line, "link %s %.17g %.17g", sg_link_get_name(links[i]), sg_link_get_bandwidth(links[i]),
+                 sg_link_get_latency(links[i]));
+        h = fnv(h, line);
+    }
+    size_t stride = nh <= 256 ? 1 : nh / 61; /* 61: prime, so sources fall on every GPU index */
+    xbt_dynar_t route = xbt_dynar_new(sizeof(sg_link_t), NULL);
+    for (size_t i = 0; i < nh; i += stride)
+        for (size_t j = 0; j < nh; j++) {
+            if (i == j) continue;
+            xbt_dynar_reset(route);
+            sg_host_get_route(hosts[i], hosts[j], route);
+            snprintf(line, sizeof line, "route %zu %zu %.17g:", i, j, sg_host_get_route_latency(hosts[i], hosts[j]));
+            h = fnv(h, line);
+            unsigned k;
+            sg_link_t l;
+            xbt_dynar_foreach (route, k, l) h = fnv(fnv(h, " "), sg_link_get_name(l));
+            nr++;
+        }
+    xbt_dynar_free(&route);
+    free(hosts);
+    free(links);
+    snprintf(msg, n, "%zu hosts %zu links %zu routes digest %016llx", nh, nl, nr, (unsigned long long)h);
+    return 0;
+}
+
+/* The in-process build is the platform it was before the builder kept
+ * SimGrid's handles and stopped paying SimGrid's name walks: the digests
+ * below were taken from the builder at commit 06cee83 (routes, latencies,
+ * bandwidths, host properties), and the exported XML, loaded by SimGrid's
+ * own parser, gives the same digest. One cluster per kind of fabric, at a
+ * size with several leaves, pods or groups. */
+#define FT3 "{\"name\": \"ft3\", \"nodes\": 40, \"gpu\": \"h100\", \"node\": {\"gpus\": 2, \"fabric\": {\"type\": " \
+            "\"nvswitch\", \"bw\": 100e9, \"lat\": 1e-6}, \"nics\": {\"count\": 2, \"bw\": 10e9, \"lat\": 1e-6}}, " \
+            "\"network\": {\"type\": \"fat-tree\", \"levels\": 3, \"radix\": 8, \"oversubscription\": 2, " \
+            "\"rails\": true, \"bw\": 10e9, \"lat\": 0.5e-6}}"
+static const struct {
+    const char *cluster, *want;
+} structures[] = {
+    {"test-cluster", "16 hosts 73 links 240 routes digest f84c7254dd338fcb"},
+    {"dgx-h100-superpod:72", "576 hosts 2455 links 36800 routes digest 2f60f893a809606c"},
+    {"dgx-a100-superpod:45", "360 hosts 1537 links 25848 routes digest fb9154c37a47335d"},
+    {"perlmutter:300", "1200 hosts 6799 links 76736 routes digest 27a05ff5844a62b7"},
+    {"polaris:130", "520 hosts 2395 links 33735 routes digest cbcb201e4ea6f09b"},
+    {"frontier:260", "2080 hosts 9039 links 128898 routes digest 71d3255e4c884ab4"},
+    {"tests/data/torus.json", "16 hosts 129 links 240 routes digest 960c35f54a4c450f"},
+    {"tests/data/dragonfly-minimal-16.json", "128 hosts 1537 links 16256 routes digest e9c70eafcc71bfc9"},
+    {FT3, "80 hosts 427 links 6320 routes digest 047a89d2d7622eb4"},
+};
+
+static void test_platform_structure(void)
+{
+    for (size_t c = 0; c < sizeof structures / sizeof structures[0]; c++) {
+        char built[4096], xml[4096], path[256], args[4096], out[8192];
+        CU_ASSERT_EQUAL(test_child(describe_platform, (void *)structures[c].cluster, built, sizeof built), 0);
+        if (strcmp(built, structures[c].want))
+            fprintf(stderr, "\n%.40s: built %s, want %s\n", structures[c].cluster, built, structures[c].want);
+        CU_ASSERT_STRING_EQUAL(built, structures[c].want);
+        snprintf(path, sizeof path, "/tmp/trainsim-test-structure-%d.xml", (int)getpid());
+        snprintf(args, sizeof args, "platform export '%s' -o %s", structures[c].cluster, path);
+        CU_ASSERT_EQUAL_FATAL(test_cli(args, out, sizeof out), 0);
+        CU_ASSERT_EQUAL(test_child(describe_platform, path, xml, sizeof xml), 0);
+        if (strcmp(built, xml)) fprintf(stderr, "\n%.40s: built %s, XML %s\n", structures[c].cluster, built, xml);
+        CU_ASSERT_STRING_EQUAL(built, xml);
+        unlink(path);
+    }
+}
+
 static void test_show(void)
 {
     char out[16384];
@@ -570,6 +678,7 @@ void suite_platforms(void)
                    "dragonfly: global links and minimal routes", test_dragonfly,
                    "fat-tree 2:1 halves bisection and slows cross traffic", test_fattree_oversubscription,
                    "exported XML equals the in-process build", test_export_matches_build,
+                   "hosts, links and routes as built before, and as the XML", test_platform_structure,
                    "platform show figures", test_show,
                    "bad cluster descriptions", test_bad_clusters,
                    "9,408-node Frontier (75,264 GCDs) loads", test_full_frontier_loads,

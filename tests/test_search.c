@@ -264,29 +264,39 @@ static char *slurp(const char *path)
     return b;
 }
 
-/* Serial and MPI runs (-np 1, 2, 4, oversubscribed) print and write the same bytes. */
+/* Serial, forked (--jobs 2, 3, 8: fewer, as many and more processes than
+ * the layouts of a rank) and MPI runs (-np 1, 2, 4, oversubscribed; also with
+ * --jobs 2 inside each rank) print and write the same bytes. */
 static void test_mpi_identical(void)
 {
-    /* the Makefile builds the MPI side only where mpicc exists */
-    if (system("command -v mpirun >/dev/null 2>&1 && command -v mpicc >/dev/null 2>&1") != 0) {
-        printf("\n  (skipped: no mpirun or mpicc)\n");
-        return;
-    }
     const char *args = "search --cluster test-cluster --gpus 16 --model llama3-8b --gbs 64 --seq 2048 --top 6 "
                        "--space all --constraint 'mbs<=2,zero<=1,gx=1,gy=1,gz<=2'";
     char cmd[2048], sp[4][64]; /* per process: other checkouts may run this test at once */
     static const char *tag[4] = {"s.json", "s.txt", "m.json", "m.txt"};
     for (int i = 0; i < 4; i++) snprintf(sp[i], sizeof sp[i], "/tmp/ts_search_%d_%s", (int)getpid(), tag[i]);
-    snprintf(cmd, sizeof cmd, "bin/trainsim %s --json %s > %s 2>/dev/null", args, sp[0], sp[1]);
+    snprintf(cmd, sizeof cmd, "bin/trainsim %s --jobs 1 --json %s > %s 2>/dev/null", args, sp[0], sp[1]);
     CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
     char *s = slurp(sp[1]), *sj = slurp(sp[0]);
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
     CU_ASSERT_PTR_NOT_NULL(strstr(s, "6 simulated"));
-    static const int nps[] = {1, 2, 4};
+    static const int jobs[] = {2, 3, 8};
     for (int i = 0; i < 3; i++) {
+        snprintf(cmd, sizeof cmd, "bin/trainsim %s --jobs %d --json %s > %s 2>/dev/null", args, jobs[i], sp[2], sp[3]);
+        CU_ASSERT_EQUAL(system(cmd), 0);
+        char *m = slurp(sp[3]), *mj = slurp(sp[2]);
+        CU_ASSERT(m && strcmp(s, m) == 0);
+        CU_ASSERT(mj && sj && strcmp(sj, mj) == 0);
+        free(m);
+        free(mj);
+    }
+    /* the Makefile builds the MPI side only where mpicc exists */
+    int mpi = system("command -v mpirun >/dev/null 2>&1 && command -v mpicc >/dev/null 2>&1") == 0;
+    if (!mpi) printf("\n  (MPI part skipped: no mpirun or mpicc)\n");
+    static const int nps[] = {1, 2, 4, 2}, njobs[] = {1, 1, 1, 2};
+    for (int i = 0; mpi && i < 4; i++) {
         snprintf(cmd, sizeof cmd,
-                 "mpirun %s --oversubscribe -np %d bin/trainsim %s --json %s > %s 2>/dev/null",
-                 geteuid() == 0 ? "--allow-run-as-root" : "", nps[i], args, sp[2], sp[3]);
+                 "mpirun %s --oversubscribe -np %d bin/trainsim %s --jobs %d --json %s > %s 2>/dev/null",
+                 geteuid() == 0 ? "--allow-run-as-root" : "", nps[i], args, njobs[i], sp[2], sp[3]);
         CU_ASSERT_EQUAL(system(cmd), 0);
         char *m = slurp(sp[3]), *mj = slurp(sp[2]);
         CU_ASSERT(m && strcmp(s, m) == 0);
@@ -335,6 +345,6 @@ void suite_search(void)
                    "axonn: estimate equals the critical path", test_axonn_extrapolation,
                    "memory pruning (library)", test_memory_pruning_library, "best layout by construction",
                    test_best_by_construction, "no unfit layout simulated", test_no_unfit_simulated,
-                   "serial and MPI output identical", test_mpi_identical, "cli: explain, errors, plot",
+                   "serial, forked (--jobs) and MPI output identical", test_mpi_identical, "cli: explain, errors, plot",
                    test_cli_explain, NULL);
 }

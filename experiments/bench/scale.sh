@@ -37,7 +37,8 @@ measure() {
     t1=$(date +%s.%N)
     walls+=("$(echo "$t1 - $t0" | bc)")
     rsss+=("$peak")
-    cpus+=("$(awk '{printf "%.2f", $1 + $2}' "$tmp/time" 2> /dev/null || echo "?")")
+    # the last line: a stopped run's file starts with "Command terminated by signal"
+    cpus+=("$(awk 'END {printf "%.2f", $1 + $2}' "$tmp/time" 2> /dev/null || echo "?")")
     [ "$status" = ok ] || break
   done
   # the run with the median wall time

@@ -202,6 +202,52 @@ ts_status api_search_prepare(const ts_search_opts *o, ts_search_result *r, char 
     return TS_OK;
 }
 
+/* Part w of this rank's share of the candidates: candidates rank + size w,
+ * then every size x parts-th; out holds their EV_NFIELDS each, in that order,
+ * then the seconds spent in those that ended estimated and their count. */
+typedef struct {
+    api_search_ctx *x;
+    srch_cand *cand;
+    size_t n;
+    int rank, size, parts;
+} est_job;
+
+static int evaluate_part(void *ctx, int w, void *out, size_t outlen, char *err, size_t errlen)
+{
+    const est_job *j = ctx;
+    api_search_ctx *x = j->x;
+    double *e = out, t = 0, count = 0;
+    size_t per = (outlen / sizeof(double) - 2) / EV_NFIELDS;
+    (void)err, (void)errlen;
+    for (size_t i = j->rank + (size_t)j->size * w; i < j->n; i += (size_t)j->size * j->parts, e += EV_NFIELDS) {
+        srch_cand *c = &j->cand[i];
+        double te = ts_wtime();
+        srch_evaluate(x->m, &x->p, c, NULL, 0);
+        if (c->status == SRCH_ESTIMATED) t += ts_wtime() - te, count++;
+        e[EV_STATUS] = c->status, e[EV_MEM] = c->mem, e[EV_ITER] = c->iter;
+        e[EV_SCORE] = c->score, e[EV_BUBBLE] = c->bubble, e[EV_DP] = c->dp_exposed;
+        if (j->parts == 1) progress(x, "estimate", i + 1 > j->n - j->size ? j->n : i + 1, j->n);
+    }
+    ((double *)out)[per * EV_NFIELDS] = t;
+    ((double *)out)[per * EV_NFIELDS + 1] = count;
+    return 0;
+}
+
+/* The top K's simulations of this rank: item k is the (rank + k size)-th. */
+typedef struct {
+    api_search_ctx *x;
+    const srch_cand *cand;
+    const size_t *order;
+    int rank, size;
+} top_job;
+
+static int simulate_top1(void *ctx, int k, void *out, size_t outlen, char *err, size_t errlen)
+{
+    const top_job *t = ctx;
+    (void)outlen;
+    return api_search_simulate(t->x, &t->cand[t->order[t->rank + (size_t)k * t->size]].l, out, err, errlen);
+}
+
 static void no_sum(double *buf, size_t n) { (void)buf, (void)n; }
 
 ts_status ts_search(const ts_search_opts *o, ts_search_result **out, char *msg, size_t msglen)
@@ -224,19 +270,33 @@ ts_status ts_search(const ts_search_opts *o, ts_search_result **out, char *msg, 
     double t0 = ts_wtime();
     size_t n = pv->n = srch_enumerate(x->m, &x->p, &pv->cand);
     srch_cand *cand = pv->cand;
-    /* each rank evaluates every size-th candidate; the sums combine them (one non-zero term each) */
+    /* each rank evaluates every size-th candidate, its share split across
+     * forked processes; the sums combine them (one non-zero term each) */
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    int jobs = o->jobs > 0 ? o->jobs : ncpu / size > 1 ? (int)(ncpu / size) : 1;
     double *ev = ts_calloc(n ? n * EV_NFIELDS : 1, sizeof *ev);
     double t_estimates = 0; /* seconds in evaluations that ended estimated (checks included) */
     size_t my_estimates = 0;
-    for (size_t i = rank; i < n; i += size) {
-        double te = ts_wtime();
-        srch_evaluate(x->m, &x->p, &cand[i], NULL, 0);
-        if (cand[i].status == SRCH_ESTIMATED) t_estimates += ts_wtime() - te, my_estimates++;
-        double *e = ev + i * EV_NFIELDS;
-        e[EV_STATUS] = cand[i].status, e[EV_MEM] = cand[i].mem, e[EV_ITER] = cand[i].iter;
-        e[EV_SCORE] = cand[i].score, e[EV_BUBBLE] = cand[i].bubble, e[EV_DP] = cand[i].dp_exposed;
-        progress(x, "estimate", i + 1 > n - size ? n : i + 1, n);
+    size_t share = n > (size_t)rank ? (n - rank + size - 1) / size : 0; /* this rank's candidates */
+    int parts = share >= 64 ? jobs : 1; /* a process per part; tiny searches stay here */
+    est_job ej = {x, cand, n, rank, size, parts};
+    size_t per = (share + parts - 1) / parts, outlen = (per * EV_NFIELDS + 2) * sizeof(double);
+    double *parts_ev = ts_malloc(parts * outlen);
+    char *errs = ts_calloc(parts, TS_ERRLEN);
+    int *rcs = ts_malloc(parts * sizeof *rcs);
+    ts_fork_map(parts, parts, evaluate_part, &ej, parts_ev, outlen, errs, TS_ERRLEN, rcs);
+    for (int w = 0; w < parts; w++) {
+        double *pe = (double *)((char *)parts_ev + w * outlen);
+        if (rcs[w] != 0) evaluate_part(&ej, w, pe, outlen, errs, TS_ERRLEN); /* its child died: here */
+        size_t k = 0;
+        for (size_t i = rank + (size_t)size * w; i < n; i += (size_t)size * parts, k++)
+            memcpy(ev + i * EV_NFIELDS, pe + k * EV_NFIELDS, EV_NFIELDS * sizeof *ev);
+        t_estimates += pe[per * EV_NFIELDS], my_estimates += (size_t)pe[per * EV_NFIELDS + 1];
     }
+    free(parts_ev);
+    free(errs);
+    free(rcs);
+    progress(x, "estimate", n, n);
     sum(ev, n * EV_NFIELDS);
     for (size_t i = 0; i < n; i++) {
         const double *e = ev + i * EV_NFIELDS;
@@ -251,27 +311,41 @@ ts_status ts_search(const ts_search_opts *o, ts_search_result **out, char *msg, 
     size_t ntop = ne < (size_t)top ? ne : (size_t)top;
     srch_count(cand, n, &pv->k);
 
-    /* simulate the top K, split across ranks the same way */
+    /* simulate the top K, split across ranks the same way, and within a rank
+     * across forked processes (each loads the platform once) */
     int simulate_top = x->fid != -2, failed = 0;
     double *sim = pv->sim = ts_calloc(ntop ? ntop * SIM_NFIELDS : 1, sizeof *sim);
     size_t used = 0; /* of msg: one line per failed simulation */
-    for (size_t j = rank; simulate_top && j < ntop; j += size) {
-        const srch_cand *cc = &cand[order[j]];
+    int mine = simulate_top && (size_t)rank < ntop ? (int)((ntop - rank + size - 1) / size) : 0;
+    for (int k = 0; k < mine && !failed; k++) {
         mem_breakdown mb;
-        mem_estimate(x->m, &cc->l, x->p.seq, x->p.dtype, pv->gpu.hbm_bytes, &mb);
+        mem_estimate(x->m, &cand[order[rank + (size_t)k * size]].l, x->p.seq, x->p.dtype, pv->gpu.hbm_bytes, &mb);
         if (!mb.fits) { /* impossible: only estimated (fitting) layouts are ranked */
             ts_err(msg, msglen, "internal error: a layout that does not fit reached simulation");
             failed = 1;
-            break;
         }
-        char err[TS_ERRLEN];
-        if (api_search_simulate(x, &cc->l, sim + j * SIM_NFIELDS, err, sizeof err) < 0) {
+    }
+    if (!failed && mine > 0) {
+        top_job tj = {x, cand, order, rank, size};
+        double *rows = ts_malloc((size_t)mine * SIM_NFIELDS * sizeof *rows);
+        char *errs = ts_calloc((size_t)mine, TS_ERRLEN);
+        int *rcs = ts_malloc((size_t)mine * sizeof *rcs);
+        progress(x, "simulate", 0, ntop);
+        ts_fork_map(jobs, mine, simulate_top1, &tj, rows, SIM_NFIELDS * sizeof *rows, errs, TS_ERRLEN, rcs);
+        for (int k = 0; k < mine; k++) {
+            size_t j = rank + (size_t)k * size;
+            memcpy(sim + j * SIM_NFIELDS, rows + (size_t)k * SIM_NFIELDS, SIM_NFIELDS * sizeof *sim);
+            if (rcs[k] == 0) continue;
             char lay[256];
-            wl_layout_format(&cc->l, lay, sizeof lay);
-            if (used < msglen) used += snprintf(msg + used, msglen - used, "%s%s: %s", used ? "\n" : "", lay, err);
+            wl_layout_format(&cand[order[j]].l, lay, sizeof lay);
+            if (used < msglen)
+                used += snprintf(msg + used, msglen - used, "%s%s: %s", used ? "\n" : "", lay, errs + (size_t)k * TS_ERRLEN);
             sim[j * SIM_NFIELDS + SIM_ITER] = -1;
         }
-        progress(x, "simulate", j + 1 > ntop - size ? ntop : j + 1, ntop);
+        progress(x, "simulate", ntop, ntop);
+        free(rows);
+        free(errs);
+        free(rcs);
     }
     sum(sim, ntop * SIM_NFIELDS);
     /* A simulation's last bits depend on the SimGrid clock it started from (the

@@ -160,6 +160,9 @@ typedef struct ts_search_opts {
     int rank, nranks;
     void (*sum)(double *buf, size_t n);
     int progress;               /* a progress bar on stderr */
+    int jobs;                   /* processes simulating this process's share of the top K at once
+                                 * (forked, each loads the platform): 0 one per CPU (divided among
+                                 * nranks), 1 in this process; the results are the same */
 } ts_search_opts;
 
 typedef struct ts_search_layout {

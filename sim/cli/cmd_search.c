@@ -53,6 +53,8 @@ static const char search_help[] =
     "                     kernels, GEMM library, overlaps and ZeRO-3 structure\n"
     "                     (docs/compute.md)\n"
     "  --top K            layouts simulated and shown (default 5)\n"
+    "  --jobs J           simulate the top K in J processes at once (default: one per\n"
+    "                     CPU; 1: in this process); the output is the same byte for byte\n"
     "  --objective O      time (iteration time, default), mfu (model FLOPs utilisation),\n"
     "                     cost (GPU-seconds per token; also tries N/2, N/4, ... GPUs)\n"
     "  --space S          3d: tp, pp, dp (with vpp, schedule 1f1b/interleaved/zbh1, mbs,\n"
@@ -314,7 +316,7 @@ static int write_svg(const char *path, const search_ctx *x, const srch_cand *c, 
 int cmd_search(int argc, char **argv)
 {
     enum { O_CLUSTER = 256, O_GPUS, O_MODEL, O_GBS, O_SEQ, O_TOP, O_OBJ, O_SPACE, O_CONSTR, O_FID, O_CSV, O_JSON,
-           O_PLOT, O_EXPLAIN, O_DTYPE, O_CALIB, O_COLL, O_TUNING, O_STACK };
+           O_PLOT, O_EXPLAIN, O_DTYPE, O_CALIB, O_COLL, O_TUNING, O_STACK, O_JOBS };
     static const struct option longopts[] = {
         {"cluster", required_argument, 0, O_CLUSTER},  {"platform", required_argument, 0, O_CLUSTER},
         {"gpus", required_argument, 0, O_GPUS},        {"model", required_argument, 0, O_MODEL},
@@ -326,7 +328,8 @@ int cmd_search(int argc, char **argv)
         {"explain", required_argument, 0, O_EXPLAIN},  {"dtype", required_argument, 0, O_DTYPE},
         {"calibration", required_argument, 0, O_CALIB}, {"help", no_argument, 0, 'h'},
         {"coll", required_argument, 0, O_COLL},        {"tuning", required_argument, 0, O_TUNING},
-        {"stack", required_argument, 0, O_STACK},      {0, 0, 0, 0},
+        {"stack", required_argument, 0, O_STACK},      {"jobs", required_argument, 0, O_JOBS},
+        {0, 0, 0, 0},
     };
     ts_search_opts so;      /* what ts_search gets: the options' strings, checked here first */
     memset(&so, 0, sizeof so);
@@ -358,10 +361,11 @@ int cmd_search(int argc, char **argv)
         case O_GPUS:
         case O_GBS:
         case O_SEQ:
+        case O_JOBS:
         case O_TOP: {
-            int *dst = c == O_GPUS ? &so.gpus : c == O_GBS ? &so.gbs : c == O_SEQ ? &so.seq : &top;
+            int *dst = c == O_GPUS ? &so.gpus : c == O_GBS ? &so.gbs : c == O_SEQ ? &so.seq : c == O_JOBS ? &so.jobs : &top;
             if (cmd_parse_int(optarg, c == O_TOP ? 0 : 1, 100000000, dst) < 0) {
-                const char *opt = c == O_GPUS ? "--gpus" : c == O_GBS ? "--gbs" : c == O_SEQ ? "--seq" : "--top";
+                const char *opt = c == O_GPUS ? "--gpus" : c == O_GBS ? "--gbs" : c == O_SEQ ? "--seq" : c == O_JOBS ? "--jobs" : "--top";
                 rc = cmd_usage_error("search", "%s wants a %s count, not '%s'", opt,
                                      c == O_TOP ? "non-negative" : "positive", optarg);
                 goto out;

@@ -4,8 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmds.h"
+#include "engine.h"
 #include "util.h"
 
 static int cmd_help(int argc, char **argv);
@@ -134,5 +136,10 @@ int main(int argc, char **argv)
     }
     const struct cmd *c = find(argv[1]);
     if (!c) return unknown_command("trainsim", argv[1]);
-    return c->fn(argc - 1, argv + 1);
+    int rc = c->fn(argc - 1, argv + 1);
+    if (eng_loaded_hosts() > ENG_QUICK_EXIT_HOSTS) { /* the system frees a large platform faster */
+        fflush(NULL);
+        _exit(rc);
+    }
+    return rc;
 }

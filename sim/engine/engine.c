@@ -121,11 +121,15 @@ void eng_init(int *argc, char **argv)
 
 int eng_host_count(void) { return (int)sg_host_count(); }
 
+static size_t loaded_hosts; /* of the platform this process loaded (0: none yet) */
+
+size_t eng_loaded_hosts(void) { return loaded_hosts; }
+
 int eng_load_platform(const char *path, char *err, size_t errlen)
 {
     if (eng_platform_check(path, err, errlen) < 0) return -1;
     simgrid_load_platform(path);
-    if (sg_host_count() == 0) return ts_err(err, errlen, "%s: platform has no hosts", path);
+    if ((loaded_hosts = sg_host_count()) == 0) return ts_err(err, errlen, "%s: platform has no hosts", path);
     return 0;
 }
 
@@ -141,12 +145,35 @@ int eng_load(const char *spec, int nodes, const char *calib, char *err, size_t e
     if (topo_load(spec, nodes, &c, err, errlen) < 0 || (calib && topo_calibrate(&c, calib, err, errlen) < 0))
         return -1;
     coll_params_set(&c.coll); /* the collectives' cost parameters of this cluster, for this process */
-    return topo_sg_build(&c, err, errlen);
+    if (topo_sg_build(&c, err, errlen) < 0) return -1;
+    loaded_hosts = (size_t)c.nodes * c.node.gpus;
+    return 0;
 }
 
 static int host_cmp(const void *a, const void *b)
 {
     return ts_natcmp(sg_host_get_name(*(sg_host_t const *)a), sg_host_get_name(*(sg_host_t const *)b));
+}
+
+/* The platform's hosts in natural name order (gpu-0, gpu-1, ..., gpu-10),
+ * listed once: SimGrid 3.32's sg_host_count and sg_host_list each walk every
+ * host of the platform (0.1 s apiece on Frontier's 75,264), and a loaded
+ * platform never changes (one per process). NULL while none is loaded. */
+static sg_host_t *sorted_hosts(size_t *n)
+{
+    static sg_host_t *all;
+    static size_t nall;
+    if (!all) {
+        size_t k = sg_host_count();
+        if (k == 0) {
+            *n = 0;
+            return NULL;
+        }
+        all = sg_host_list(), nall = k;
+        qsort(all, nall, sizeof *all, host_cmp);
+    }
+    *n = nall;
+    return all;
 }
 
 /* Hosts by name. SimGrid 3.32's sg_host_by_name walks every zone (one per
@@ -169,20 +196,19 @@ static uint64_t name_hash(const char *s)
 static sg_host_t host_named(const char *name)
 {
     if (names.nhosts == 0) {
-        size_t nh = sg_host_count();
+        size_t nh;
+        sg_host_t *all = sorted_hosts(&nh);
         if (nh == 0) return NULL;
         size_t cap = 16;
         while (cap < 2 * nh) cap *= 2;
         names.slot = ts_calloc(cap, sizeof *names.slot);
         names.mask = cap - 1;
         names.nhosts = nh;
-        sg_host_t *all = sg_host_list();
         for (size_t i = 0; i < nh; i++) {
             size_t j = name_hash(sg_host_get_name(all[i])) & names.mask;
             while (names.slot[j]) j = (j + 1) & names.mask;
             names.slot[j] = all[i];
         }
-        free(all);
     }
     for (size_t j = name_hash(name) & names.mask; names.slot[j]; j = (j + 1) & names.mask)
         if (!strcmp(sg_host_get_name(names.slot[j]), name)) return names.slot[j];
@@ -231,13 +257,11 @@ coll_topo *eng_topo(const char *const *hosts, int n)
 
 char **eng_host_names(int *n)
 {
-    size_t nh = sg_host_count();
-    sg_host_t *all = sg_host_list();
-    qsort(all, nh, sizeof *all, host_cmp);
+    size_t nh;
+    sg_host_t *all = sorted_hosts(&nh);
     char **names = ts_malloc((nh + 1) * sizeof *names);
     for (size_t i = 0; i < nh; i++) names[i] = ts_strdup(sg_host_get_name(all[i]));
     names[nh] = NULL;
-    free(all);
     *n = (int)nh;
     return names;
 }
@@ -464,31 +488,26 @@ static void stream_actor(int argc, char **argv)
 
 static int place_ranks(const og_graph *g, char *err, size_t errlen)
 {
-    size_t nh = sg_host_count();
-    sg_host_t *all = sg_host_list();
-    qsort(all, nh, sizeof *all, host_cmp);
+    size_t nh;
+    sg_host_t *all = sorted_hosts(&nh);
     int named = 0;
     for (int r = 0; r < g->nranks; r++) named += g->ranks[r].host != NULL;
     if (!named && (size_t)g->nranks > nh) {
-        free(all);
         return ts_err(err, errlen, "%d ranks but the platform has only %zu hosts", g->nranks, nh);
     }
     for (int r = 0; r < g->nranks; r++) {
         if (g->ranks[r].host) {
             run.hosts[r] = host_named(g->ranks[r].host);
             if (!run.hosts[r]) {
-                free(all);
                 return ts_err(err, errlen, "rank %d: host '%s' is not in the platform", r,
                               g->ranks[r].host);
             }
         } else if ((size_t)r < nh) {
             run.hosts[r] = all[r];
         } else {
-            free(all);
             return ts_err(err, errlen, "rank %d has no host and the platform has only %zu", r, nh);
         }
     }
-    free(all);
     return 0;
 }
 

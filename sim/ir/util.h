@@ -62,6 +62,16 @@ const char *ts_config_dir(void);
 int ts_is_json_text(const char *s);
 
 /* Wall-clock seconds (monotonic), and peak resident set size in bytes. */
+/* Run fn(ctx, i, out + i * outlen, outlen, errs + i * errlen, errlen) for
+ * every item i < nitems in up to `jobs` forked children at once (items i,
+ * i + jobs, ... in child i % jobs; jobs <= 1: in this process), and put
+ * what each wrote back in place. rcs[i]: 0, -1 (fn failed, its message in
+ * errs) or -2 (its child died: a message in errs). fn must not rely on
+ * anything it changes in the caller's memory: a child's changes stay there. */
+typedef int (*ts_item_fn)(void *ctx, int i, void *out, size_t outlen, char *err, size_t errlen);
+int ts_fork_map(int jobs, int nitems, ts_item_fn fn, void *ctx, void *out, size_t outlen, char *errs,
+                size_t errlen, int *rcs);
+
 double ts_wtime(void);
 long ts_peak_rss(void);
 
