@@ -374,8 +374,9 @@ static double attn_time(const gen *G, double heads, double sq, double sk, double
     double fwd_flops = 4 * heads * sq * sk * d;
     if (G->attn != WL_ATTN_UNFUSED) {
         cm_attn k = G->attn == WL_ATTN_FLASH3 ? CM_ATTN_FLASH3 : G->attn == WL_ATTN_FLASH2 ? CM_ATTN_FLASH2 : CM_ATTN_FLASH;
-        double d = cm_attn_time(gpu, k, fwd_flops / 2, sk, 0), util = fwd_flops / 2 / d / gpu->peak[CM_BF16];
-        return (bwd ? cm_attn_time(gpu, k, fwd_flops / 2, sk, 1) : d) / cm_sustained(gpu, CM_BF16, util);
+        /* no sustained-load factor: attention draws less power than the GEMMs and
+         * keeps 0.96-0.99 of its rate at the power limit (h100_attn_sustained.csv) */
+        return cm_attn_time(gpu, k, fwd_flops / 2, sk, bwd);
     }
     double e = heads * sq * sk, softmax = G->st->fused ? 4 : 12;
     if (!bwd)

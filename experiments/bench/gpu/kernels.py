@@ -2,13 +2,16 @@
 attention by kernel (SDPA's flash, cuDNN and math backends), memory-bound kernels, the
 per-kernel launch cost. GEMMs are measured in C by validate/bench_gemm.c (trainsim-gemm).
 Writes CSV rows 'kind,kernel,b,h,s,d,dtype,pass,seconds,tflops_or_gbs' to stdout.
-Usage: python3 kernels.py [--reps N]"""
+Usage: python3 kernels.py [--reps N] [--sustain S]
+--sustain S: attention only (FA2 and cuDNN at 4K and 8K), each timed cold and after S seconds of
+back-to-back runs (the clock under sustained load, docs/compute.md), as 'attn-sustained' rows."""
 import sys
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 REPS = int(sys.argv[sys.argv.index("--reps") + 1]) if "--reps" in sys.argv else 20
+SUSTAIN = float(sys.argv[sys.argv.index("--sustain") + 1]) if "--sustain" in sys.argv else 0
 dev = "cuda"
 
 
@@ -28,7 +31,17 @@ def median_time(fn, reps=REPS, warm=3):
     return ts[len(ts) // 2]
 
 
-def attention(backend, name, b, h, s, d, causal=True):
+def hold(fn, seconds):
+    """Run fn back to back for the given seconds (the card settles at its power limit)."""
+    import time
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < seconds:
+        for _ in range(10):
+            fn()
+        torch.cuda.synchronize()
+
+
+def attention(backend, name, b, h, s, d, causal=True, sustain=0):
     q, k, v = (torch.randn(b, h, s, d, device=dev, dtype=torch.bfloat16, requires_grad=True) for _ in range(3))
     do = torch.randn(b, h, s, d, device=dev, dtype=torch.bfloat16)
     # reference on a slice, in float32, for the output check
@@ -49,9 +62,13 @@ def attention(backend, name, b, h, s, d, causal=True):
         o.backward(do)
 
     tf, tb = median_time(fwd), median_time(fwdbwd)
+    kind = "attn"
+    if sustain:
+        hold(fwdbwd, sustain)
+        tf, tb, kind = median_time(fwd), median_time(fwdbwd), "attn-sustained"
     mega = 4 * b * s * s * h * d  # Megatron's count: 2 GEMMs of 2 b s^2 (h d), non-causal
     for pas, t, fl in (("fwd", tf, mega), ("fwd+bwd", tb, 3 * mega)):
-        print(f"attn,{name},{b},{h},{s},{d},bf16,{pas},{t:.9g},{fl / t / 1e12:.2f}")
+        print(f"{kind},{name},{b},{h},{s},{d},bf16,{pas},{t:.9g},{fl / t / 1e12:.2f}")
     sys.stdout.flush()
 
 
@@ -102,6 +119,12 @@ def main():
     print(f"# {p.name}, {p.multi_processor_count} SMs, torch {torch.__version__}, CUDA {torch.version.cuda}, "
           f"cuDNN {torch.backends.cudnn.version()}")
     print("kind,kernel,b,h,s,d,dtype,pass,seconds,rate")
+    if SUSTAIN:
+        for s in (4096, 8192):
+            for backend, name in ((SDPBackend.FLASH_ATTENTION, "flash2"), (SDPBackend.CUDNN_ATTENTION, "cudnn")):
+                attention(backend, name, 16384 // s, 32, s, 128)
+                attention(backend, name, 16384 // s, 32, s, 128, sustain=SUSTAIN)
+        return
     launch()
     memkernels(16384, 8192)
     memkernels(8192, 4096)
