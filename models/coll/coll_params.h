@@ -65,6 +65,19 @@ typedef struct coll_params {
      * than the maximum move proportionally less bandwidth (0: no rule). */
     int max_channels;
     double chan_bytes[COLL_NPROTOS];
+    /* 1: every step of a ring that spans nodes costs the NIC tier's hop
+     * latency. A ring moves in lock-step (a rank's step s forwards what its
+     * predecessor sent at step s - 1, NCCL_STEPS slots deep), so where the
+     * network step is the slow one every step waits for it; NCCL's tuner
+     * counts only 2(M-1) network steps (0, the preset). */
+    int ring_lockstep;
+    /* Network rendezvous: a network message (a channel's share of one step,
+     * in wire bytes) larger than rdzv_bytes costs rdzv_lat more per network
+     * step (libfabric CXI: messages above FI_CXI_RDZV_THRESHOLD go by
+     * rendezvous, a read from the receiver). 0: none. Below it, an eager
+     * message costs msg / eager_bw more (copied out of the receiver's
+     * overflow buffers; 0: free). */
+    double rdzv_bytes, rdzv_lat, eager_bw;
     /* The fabric between nodes reduces in-network (SHARP): CollNet is
      * available to the selection. */
     int collnet;
