@@ -17,12 +17,14 @@
 #include "util.h"
 
 #define NCCL_DIR "../shared/data/nccl-tests"
+#define FLOOR_PLATEAU_BIG
 
 /* The error (%) `compare` reports for the one size S of LOG on CLUSTER. */
-static int compare_error(const char *log, const char *cluster, const char *algo, const char *size, double *err)
+static int compare_error_in(const char *dir, const char *log, const char *cluster, const char *extra, const char *algo,
+                            const char *size, double *err)
 {
     char cmd[1024], out[8192];
-    snprintf(cmd, sizeof cmd, "compare %s/%s --cluster %s %s%s -b %s -e %s", NCCL_DIR, log, cluster,
+    snprintf(cmd, sizeof cmd, "compare %s/%s --cluster %s %s %s%s -b %s -e %s", dir, log, cluster, extra,
              algo ? "--algo " : "", algo ? algo : "", size, size);
     if (test_cli(cmd, out, sizeof out) != 0) {
         fprintf(stderr, "\n  %s: %s", cmd, out);
@@ -38,6 +40,34 @@ static int compare_error(const char *log, const char *cluster, const char *algo,
         }
     }
     return -1;
+}
+
+static int compare_error(const char *log, const char *cluster, const char *algo, const char *size, double *err)
+{
+    return compare_error_in(NCCL_DIR, log, cluster, "", algo, size, err);
+}
+
+/* The same for the repository's own files (tests/data/accuracy): the
+ * Polaris sweeps at 2 to 540 nodes, uncalibrated, the library's choice. */
+static void test_floor_plateau_repo(void)
+{
+    static const struct {
+        const char *log, *extra, *floor, *plateau;
+    } logs[] = {
+        {"nccl_polaris_a100_2nodes_8gpu_all_gather_alcf.txt", "--nodes 2", "128", "1073741824"},
+        {"nccl_polaris_a100_8nodes_32gpu_all_reduce_alcf.txt", "--nodes 8 --gpus 32", "8", "1073741824"},
+        {"nccl_polaris_a100_8nodes_32gpu_all_gather_alcf.txt", "--nodes 8 --gpus 32", "512", "1073741824"},
+        FLOOR_PLATEAU_BIG
+    };
+    for (size_t i = 0; i < sizeof logs / sizeof logs[0]; i++) {
+        const char *sizes[2] = {logs[i].floor, logs[i].plateau};
+        for (int k = 0; k < 2; k++) {
+            if (!sizes[k]) continue;
+            double e = 1e9;
+            CU_ASSERT_EQUAL(compare_error_in("tests/data/accuracy", logs[i].log, "polaris", logs[i].extra, NULL, sizes[k], &e), 0);
+            CU_ASSERT(fabs(e) <= 10);
+        }
+    }
 }
 
 /* The smallest and the largest size of every shipped log within 10% with
@@ -229,6 +259,7 @@ static void test_overlay(void)
 void suite_coll_model(void)
 {
     test_add_suite("coll_model", "floor and plateau of every shipped log, uncalibrated", test_floor_plateau,
+                   "floor and plateau of the Polaris sweeps at 2 to 540 nodes, uncalibrated", test_floor_plateau_repo,
                    "NCCL tree on 2 and 16 DGX nodes: chain + tree closed form", test_tree_closed_form,
                    "CollNet (SHARP) on 16 DGX nodes: closed form, only on SHARP fabrics", test_collnet,
                    "parameter overlay", test_overlay, NULL);

@@ -185,7 +185,8 @@ static const double tree_corr[COLL_NPROTOS][23] = {
 static void nccl_corrections(const coll_plan *p, const coll_params *q, double *bw_scale, double *lat_scale)
 {
     *bw_scale = *lat_scale = 1;
-    if (q->lib != COLL_LIB_NCCL || p->coll != OG_ALLREDUCE) return;
+    /* a tuner of one's own (tuner_own: studies, test fixtures) is not NCCL's */
+    if (q->lib != COLL_LIB_NCCL || q->tuner_own || p->coll != OG_ALLREDUCE) return;
     coll_family fam = algos[p->algo].family;
     if (fam == COLL_FAM_TREE) {
         int k = -1;

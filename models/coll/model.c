@@ -58,7 +58,11 @@ static double nic_hop(const coll_plan *p, const coll_params *q, coll_family fam)
     return q->eager_bw > 0 && fam == COLL_FAM_TREE ? h + (double)p->bytes / 2 * msg_wire[p->proto] / q->eager_bw : h;
 }
 
-double coll_call_latency_with(const coll_plan *p, const coll_params *q)
+static double call_latency(const coll_plan *p, const coll_params *q, int lockstep);
+
+double coll_call_latency_with(const coll_plan *p, const coll_params *q) { return call_latency(p, q, q->ring_lockstep); }
+
+static double call_latency(const coll_plan *p, const coll_params *q, int lockstep)
 {
     if (p->n < 2 || p->nsteps == 0) return 0;
     coll_family fam = coll_family_of(p->algo);
@@ -77,7 +81,7 @@ double coll_call_latency_with(const coll_plan *p, const coll_params *q)
             steps = (twice ? 2 : 1) * (n - 1);
             xsteps = M > 1 ? (twice ? 2 : 1) * (M - 1) : 0;
         }
-        if (M > 1 && q->ring_lockstep) xsteps = steps;
+        if (M > 1 && lockstep) xsteps = steps;
         lat = (steps - xsteps) * intra + xsteps * inter;
         break;
     case COLL_FAM_TREE: /* the chain inside the node, the tree across nodes: up, and down for all-reduce */
@@ -93,13 +97,21 @@ double coll_call_latency_with(const coll_plan *p, const coll_params *q)
     return q->base_lat[fam][pr] + lat;
 }
 
-double coll_call_tail(const coll_plan *p, double alpha, int step)
+double coll_call_tail(const coll_plan *p, double alpha, int step, double busy)
 {
     if (p->n < 2 || p->nsteps == 0) return 0;
     const coll_params *q = coll_params_get();
     double base = q->base_lat[coll_family_of(p->algo)][p->proto], hops = coll_call_latency_with(p, q) - base;
     double wire = step ? p->nsteps * alpha : (p->nsteps - 1) * alpha;
-    return base + (step ? (hops > wire ? hops - wire : 0) : (hops > wire ? hops : wire));
+    if (step) return base + (hops > wire ? hops - wire : 0);
+    if (q->ring_lockstep && busy > 0) {
+        /* pipelined: the lock-step waits overlap the transfers (NCCL_STEPS
+         * slots in flight); what shows is the larger of the waits and the
+         * transfers, and at least the steps NCCL counts across nodes */
+        double own = call_latency(p, q, 0) - base, rest = hops - busy;
+        hops = own > rest ? own : rest;
+    }
+    return base + (hops > wire ? hops : wire);
 }
 
 double coll_call_time(const coll_plan *p, double gpu)
