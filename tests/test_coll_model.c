@@ -127,9 +127,11 @@ static int log2i(int n)
  * M) (the chain below the head, then the node tree). Latency (NCCL's closed
  * form): base + 2 ((L - 1) hop_nvlink + log2(M) hop_nic). Bandwidth,
  * pipelined: a chain member sends S (S/2 per tree) to each chain neighbour
- * over its NVLink, 2 S in all; a head with a parent and two child nodes sends
- * 3 x S/2 through its NIC (with one child node, as on 2 nodes, S/2); over the
- * tree protocol's fraction. */
+ * over its NVLink, 2 S in all; each node tree runs twice, headed at either
+ * end of the chain (a quarter of S each): a head's NIC sends 3 x S/4 where
+ * the node is inner (a parent and two child nodes) and S/4 where it is a
+ * leaf, S in all (with one child node, as on 2 nodes, S/2); over the tree
+ * protocol's fraction. */
 static void test_tree_closed_form(void)
 {
     coll_params q;
@@ -146,22 +148,29 @@ static void test_tree_closed_form(void)
         int a = coll_algo_find("tree", OG_ALLREDUCE, err, sizeof err);
         CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p, OG_ALLREDUCE, n, 0, S, NULL, a, t, err, sizeof err), 0);
         p.proto = COLL_SIMPLE;
-        int K = p.nchunks / 2, H = (L - 1) + (M == 2 ? 1 : 4);
+        int K = p.nchunks / 4, H = (L - 1) + (M == 2 ? 1 : 4);
         CU_ASSERT_EQUAL(p.nsteps, K + 2 * H - 1);
         double lat = q.base_lat[COLL_FAM_TREE][COLL_SIMPLE] +
                      2 * ((L - 1) * q.hop_lat[COLL_TIER_NVLINK][COLL_FAM_TREE][COLL_SIMPLE] +
                           log2i(M) * q.hop_lat[COLL_TIER_NIC][COLL_FAM_TREE][COLL_SIMPLE]);
         CU_ASSERT_DOUBLE_EQUAL(coll_call_latency(&p), lat, 1e-12);
-        double f = q.proto_bw[COLL_FAM_TREE][COLL_SIMPLE], nic = (M == 2 ? 0.5 : 1.5) * S / BN,
+        double f = q.proto_bw[COLL_FAM_TREE][COLL_SIMPLE], nic = (M == 2 ? 0.5 : 1.0) * S / BN,
                nvl = 2.0 * S / BI, want = lat + (nic > nvl ? nic : nvl) / f;
         double got = coll_cost(&p, COLL_COST_PIPELINED, dgx_route, NULL);
         fprintf(stderr, "\n  tree on %d DGX nodes: analytical %.6g s, closed form %.6g s", M, got, want);
-        CU_ASSERT(fabs(got - want) / want < 1e-6);
+        /* on 2 nodes exactly; on 16 the busiest NIC's bytes are a lower bound:
+         * under max-min sharing a head's NIC idles while one of its four
+         * trees' flows waits on another node's NIC (8.3% above it here) */
+        if (M == 2) {
+            CU_ASSERT(fabs(got - want) / want < 1e-6);
+        } else {
+            CU_ASSERT(got >= want * (1 - 1e-9) && got < want * 1.10);
+        }
         /* every member is in both trees, once as a chain member or head */
         coll_step *m = coll_step_new(p.merged_width + 1);
         for (int r = 0; r < n; r++) {
             coll_plan_merged(&p, r, m);
-            CU_ASSERT(m->nsend >= 1 && m->nsend <= 5);
+            CU_ASSERT(m->nsend >= 1 && m->nsend <= 8);
         }
         coll_step_free(m);
         coll_topo_free(t);
