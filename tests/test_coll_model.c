@@ -17,7 +17,6 @@
 #include "util.h"
 
 #define NCCL_DIR "../shared/data/nccl-tests"
-#define FLOOR_PLATEAU_BIG
 
 /* The error (%) `compare` reports for the one size S of LOG on CLUSTER. */
 static int compare_error_in(const char *dir, const char *log, const char *cluster, const char *extra, const char *algo,
@@ -48,7 +47,8 @@ static int compare_error(const char *log, const char *cluster, const char *algo,
 }
 
 /* The same for the repository's own files (tests/data/accuracy): the
- * Polaris sweeps at 2 to 540 nodes, uncalibrated, the library's choice. */
+ * Polaris sweeps at 2 to 540 nodes, uncalibrated, the library's choice
+ * (plateau NULL: not checked). */
 static void test_floor_plateau_repo(void)
 {
     static const struct {
@@ -57,7 +57,11 @@ static void test_floor_plateau_repo(void)
         {"nccl_polaris_a100_2nodes_8gpu_all_gather_alcf.txt", "--nodes 2", "128", "1073741824"},
         {"nccl_polaris_a100_8nodes_32gpu_all_reduce_alcf.txt", "--nodes 8 --gpus 32", "8", "1073741824"},
         {"nccl_polaris_a100_8nodes_32gpu_all_gather_alcf.txt", "--nodes 8 --gpus 32", "512", "1073741824"},
-        FLOOR_PLATEAU_BIG
+        /* 256 and 540 nodes: the floor; the 1 GiB plateau is 14% (all_reduce)
+         * and 13% (all_gather) off (docs/accuracy.md) */
+        {"nccl_polaris_a100_256nodes_1024gpu_all_reduce_alcf.txt", "--nodes 256 --gpus 1024", "8", NULL},
+        {"nccl_polaris_a100_256nodes_1024gpu_all_gather_alcf.txt", "--nodes 256 --gpus 1024", "16384", NULL},
+        {"nccl_polaris_a100_540nodes_2160gpu_all_reduce_alcf.txt", "--nodes 540 --gpus 2160", "8", NULL},
     };
     for (size_t i = 0; i < sizeof logs / sizeof logs[0]; i++) {
         const char *sizes[2] = {logs[i].floor, logs[i].plateau};
