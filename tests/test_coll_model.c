@@ -269,10 +269,80 @@ static void test_overlay(void)
     CU_ASSERT_EQUAL(r.intra_tier, COLL_TIER_XGMI);
 }
 
+/* The network's own structure (ring_lockstep, rdzv): a ring all_gather on
+ * 8 nodes of 4 costs 31 NIC hops when lock-stepped (NCCL's count: 24 NVLink
+ * and 7 NIC), plus the rendezvous per step from a block of 8 KiB (16 KiB of
+ * LL lines); a tree LL step adds its half buffer / eager_bw below it. The
+ * overlay takes the fields and refuses unknown rdzv keys. */
+static void test_network_terms(void)
+{
+    coll_params q;
+    coll_params_preset(&q, COLL_LIB_NCCL);
+    const int n = 32, L = 4;
+    int ids[32];
+    for (int r = 0; r < n; r++) ids[r] = r / L;
+    coll_topo *t = coll_topo_new(n, ids, 0);
+    char err[TS_ERRLEN];
+    int a = coll_algo_find("ring", OG_ALLGATHER, err, sizeof err);
+    coll_plan p;
+    CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p, OG_ALLGATHER, n, 0, (int64_t)n * 4096, NULL, a, t, err, sizeof err), 0);
+    p.proto = COLL_LL;
+    double base = q.base_lat[COLL_FAM_RING][COLL_LL], in = q.hop_lat[COLL_TIER_NVLINK][COLL_FAM_RING][COLL_LL];
+    q.hop_lat[COLL_TIER_NIC][COLL_FAM_RING][COLL_LL] = 8e-6;
+    CU_ASSERT_DOUBLE_EQUAL(coll_call_latency_with(&p, &q), base + 24 * in + 7 * 8e-6, 1e-12);
+    q.ring_lockstep = 1;
+    CU_ASSERT_DOUBLE_EQUAL(coll_call_latency_with(&p, &q), base + 31 * 8e-6, 1e-12);
+    q.rdzv_bytes = 16384, q.rdzv_lat = 22e-6, q.eager_bw = 3.5e9;
+    CU_ASSERT_DOUBLE_EQUAL(coll_call_latency_with(&p, &q), base + 31 * 8e-6, 1e-12); /* 8 KiB of lines: eager */
+    CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p, OG_ALLGATHER, n, 0, (int64_t)n * 8192, NULL, a, t, err, sizeof err), 0);
+    p.proto = COLL_LL;
+    CU_ASSERT_DOUBLE_EQUAL(coll_call_latency_with(&p, &q), base + 31 * 30e-6, 1e-12);
+    /* tree LL below the threshold: 2 log2(8) NIC steps, each + (S/2 x 2) / eager_bw */
+    int tr = coll_algo_find("tree", OG_ALLREDUCE, err, sizeof err);
+    CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p, OG_ALLREDUCE, n, 0, 4096, NULL, tr, t, err, sizeof err), 0);
+    p.proto = COLL_LL;
+    double h = q.hop_lat[COLL_TIER_NIC][COLL_FAM_TREE][COLL_LL] + 4096.0 / 3.5e9;
+    CU_ASSERT_DOUBLE_EQUAL(coll_call_latency_with(&p, &q),
+                           q.base_lat[COLL_FAM_TREE][COLL_LL] +
+                               2 * (3 * q.hop_lat[COLL_TIER_NVLINK][COLL_FAM_TREE][COLL_LL] + 3 * h), 1e-12);
+    coll_topo_free(t);
+    /* the overlay */
+    json_error_t je;
+    json_t *o = json_loads("{\"ring_lockstep\": true, \"rdzv\": {\"bytes\": 16384, \"lat\": 22e-6, \"eager_bw\": 3.5e9}}", 0, &je);
+    coll_params r;
+    coll_params_preset(&r, COLL_LIB_NCCL);
+    CU_ASSERT_EQUAL(coll_params_overlay(&r, o, "x.json", err, sizeof err), 0);
+    CU_ASSERT(r.ring_lockstep == 1 && r.rdzv_bytes == 16384 && r.rdzv_lat == 22e-6 && r.eager_bw == 3.5e9);
+    json_decref(o);
+    o = json_loads("{\"rdzv\": {\"size\": 1}}", 0, &je);
+    CU_ASSERT_EQUAL(coll_params_overlay(&r, o, "x.json", err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "unknown rdzv field"));
+    json_decref(o);
+    /* the tuner never sees them: NCCL's own model decides */
+    CU_ASSERT_EQUAL(coll_params_tuner()->ring_lockstep, 0);
+}
+
+/* A forced protocol the library does not run with that algorithm is refused
+ * at the command (exit 2), not costed as if it ran. */
+static void test_forced_protocol(void)
+{
+    char out[8192];
+    CU_ASSERT_EQUAL(test_cli("coll --cluster dgx-h100-superpod --nodes 1 --op all_reduce -b 1M -e 1M --algo nvls:ll", out,
+                             sizeof out), 2);
+    CU_ASSERT_EQUAL(test_cli("coll --cluster polaris --nodes 2 --op all_reduce -b 1M -e 1M --algo ring:ll128", out,
+                             sizeof out), 2);
+    CU_ASSERT_EQUAL(test_cli("coll --cluster dgx-h100-superpod --nodes 1 --op all_reduce -b 1M -e 1M --algo nvls:simple",
+                             out, sizeof out), 0);
+    CU_ASSERT_EQUAL(test_cli("coll --cluster polaris --nodes 2 --op all_reduce -b 1M -e 1M --algo ring:ll", out, sizeof out),
+                    0);
+}
+
 void suite_coll_model(void)
 {
     test_add_suite("coll_model", "floor and plateau of every shipped log, uncalibrated", test_floor_plateau,
                    "floor and plateau of the Polaris sweeps at 2 to 540 nodes, uncalibrated", test_floor_plateau_repo,
+                   "network terms: lock-step ring, rendezvous, eager copies", test_network_terms,
+                   "a forced protocol the library does not run is refused (exit 2)", test_forced_protocol,
                    "NCCL tree on 2 and 16 DGX nodes: chain + tree closed form", test_tree_closed_form,
                    "CollNet (SHARP) on 16 DGX nodes: closed form, only on SHARP fabrics", test_collnet,
                    "parameter overlay", test_overlay, NULL);
