@@ -19,10 +19,11 @@
 #define NCCL_DIR "../shared/data/nccl-tests"
 
 /* The error (%) `compare` reports for the one size S of LOG on CLUSTER. */
-static int compare_error(const char *log, const char *cluster, const char *algo, const char *size, double *err)
+static int compare_error_in(const char *dir, const char *log, const char *cluster, const char *extra, const char *algo,
+                            const char *size, double *err)
 {
     char cmd[1024], out[8192];
-    snprintf(cmd, sizeof cmd, "compare %s/%s --cluster %s %s%s -b %s -e %s", NCCL_DIR, log, cluster,
+    snprintf(cmd, sizeof cmd, "compare %s/%s --cluster %s %s %s%s -b %s -e %s", dir, log, cluster, extra,
              algo ? "--algo " : "", algo ? algo : "", size, size);
     if (test_cli(cmd, out, sizeof out) != 0) {
         fprintf(stderr, "\n  %s: %s", cmd, out);
@@ -38,6 +39,39 @@ static int compare_error(const char *log, const char *cluster, const char *algo,
         }
     }
     return -1;
+}
+
+static int compare_error(const char *log, const char *cluster, const char *algo, const char *size, double *err)
+{
+    return compare_error_in(NCCL_DIR, log, cluster, "", algo, size, err);
+}
+
+/* The same for the repository's own files (tests/data/accuracy): the
+ * Polaris sweeps at 2 to 540 nodes, uncalibrated, the library's choice
+ * (plateau NULL: not checked). */
+static void test_floor_plateau_repo(void)
+{
+    static const struct {
+        const char *log, *extra, *floor, *plateau;
+    } logs[] = {
+        {"nccl_polaris_a100_2nodes_8gpu_all_gather_alcf.txt", "--nodes 2", "128", "1073741824"},
+        {"nccl_polaris_a100_8nodes_32gpu_all_reduce_alcf.txt", "--nodes 8 --gpus 32", "8", "1073741824"},
+        {"nccl_polaris_a100_8nodes_32gpu_all_gather_alcf.txt", "--nodes 8 --gpus 32", "512", "1073741824"},
+        /* 256 and 540 nodes: the floor; the 1 GiB plateau is 14% (all_reduce)
+         * and 13% (all_gather) off (docs/accuracy.md) */
+        {"nccl_polaris_a100_256nodes_1024gpu_all_reduce_alcf.txt", "--nodes 256 --gpus 1024", "8", NULL},
+        {"nccl_polaris_a100_256nodes_1024gpu_all_gather_alcf.txt", "--nodes 256 --gpus 1024", "16384", NULL},
+        {"nccl_polaris_a100_540nodes_2160gpu_all_reduce_alcf.txt", "--nodes 540 --gpus 2160", "8", NULL},
+    };
+    for (size_t i = 0; i < sizeof logs / sizeof logs[0]; i++) {
+        const char *sizes[2] = {logs[i].floor, logs[i].plateau};
+        for (int k = 0; k < 2; k++) {
+            if (!sizes[k]) continue;
+            double e = 1e9;
+            CU_ASSERT_EQUAL(compare_error_in("tests/data/accuracy", logs[i].log, "polaris", logs[i].extra, NULL, sizes[k], &e), 0);
+            CU_ASSERT(fabs(e) <= 10);
+        }
+    }
 }
 
 /* The smallest and the largest size of every shipped log within 10% with
@@ -97,9 +131,11 @@ static int log2i(int n)
  * M) (the chain below the head, then the node tree). Latency (NCCL's closed
  * form): base + 2 ((L - 1) hop_nvlink + log2(M) hop_nic). Bandwidth,
  * pipelined: a chain member sends S (S/2 per tree) to each chain neighbour
- * over its NVLink, 2 S in all; a head with a parent and two child nodes sends
- * 3 x S/2 through its NIC (with one child node, as on 2 nodes, S/2); over the
- * tree protocol's fraction. */
+ * over its NVLink, 2 S in all; each node tree runs twice, headed at either
+ * end of the chain (a quarter of S each): a head's NIC sends 3 x S/4 where
+ * the node is inner (a parent and two child nodes) and S/4 where it is a
+ * leaf, S in all (with one child node, as on 2 nodes, S/2); over the tree
+ * protocol's fraction. */
 static void test_tree_closed_form(void)
 {
     coll_params q;
@@ -116,22 +152,29 @@ static void test_tree_closed_form(void)
         int a = coll_algo_find("tree", OG_ALLREDUCE, err, sizeof err);
         CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p, OG_ALLREDUCE, n, 0, S, NULL, a, t, err, sizeof err), 0);
         p.proto = COLL_SIMPLE;
-        int K = p.nchunks / 2, H = (L - 1) + (M == 2 ? 1 : 4);
+        int K = p.nchunks / 4, H = (L - 1) + (M == 2 ? 1 : 4);
         CU_ASSERT_EQUAL(p.nsteps, K + 2 * H - 1);
         double lat = q.base_lat[COLL_FAM_TREE][COLL_SIMPLE] +
                      2 * ((L - 1) * q.hop_lat[COLL_TIER_NVLINK][COLL_FAM_TREE][COLL_SIMPLE] +
                           log2i(M) * q.hop_lat[COLL_TIER_NIC][COLL_FAM_TREE][COLL_SIMPLE]);
         CU_ASSERT_DOUBLE_EQUAL(coll_call_latency(&p), lat, 1e-12);
-        double f = q.proto_bw[COLL_FAM_TREE][COLL_SIMPLE], nic = (M == 2 ? 0.5 : 1.5) * S / BN,
+        double f = q.proto_bw[COLL_FAM_TREE][COLL_SIMPLE], nic = (M == 2 ? 0.5 : 1.0) * S / BN,
                nvl = 2.0 * S / BI, want = lat + (nic > nvl ? nic : nvl) / f;
         double got = coll_cost(&p, COLL_COST_PIPELINED, dgx_route, NULL);
         fprintf(stderr, "\n  tree on %d DGX nodes: analytical %.6g s, closed form %.6g s", M, got, want);
-        CU_ASSERT(fabs(got - want) / want < 1e-6);
+        /* on 2 nodes exactly; on 16 the busiest NIC's bytes are a lower bound:
+         * under max-min sharing a head's NIC idles while one of its four
+         * trees' flows waits on another node's NIC (8.3% above it here) */
+        if (M == 2) {
+            CU_ASSERT(fabs(got - want) / want < 1e-6);
+        } else {
+            CU_ASSERT(got >= want * (1 - 1e-9) && got < want * 1.10);
+        }
         /* every member is in both trees, once as a chain member or head */
         coll_step *m = coll_step_new(p.merged_width + 1);
         for (int r = 0; r < n; r++) {
             coll_plan_merged(&p, r, m);
-            CU_ASSERT(m->nsend >= 1 && m->nsend <= 5);
+            CU_ASSERT(m->nsend >= 1 && m->nsend <= 8);
         }
         coll_step_free(m);
         coll_topo_free(t);
@@ -226,9 +269,80 @@ static void test_overlay(void)
     CU_ASSERT_EQUAL(r.intra_tier, COLL_TIER_XGMI);
 }
 
+/* The network's own structure (ring_lockstep, rdzv): a ring all_gather on
+ * 8 nodes of 4 costs 31 NIC hops when lock-stepped (NCCL's count: 24 NVLink
+ * and 7 NIC), plus the rendezvous per step from a block of 8 KiB (16 KiB of
+ * LL lines); a tree LL step adds its half buffer / eager_bw below it. The
+ * overlay takes the fields and refuses unknown rdzv keys. */
+static void test_network_terms(void)
+{
+    coll_params q;
+    coll_params_preset(&q, COLL_LIB_NCCL);
+    const int n = 32, L = 4;
+    int ids[32];
+    for (int r = 0; r < n; r++) ids[r] = r / L;
+    coll_topo *t = coll_topo_new(n, ids, 0);
+    char err[TS_ERRLEN];
+    int a = coll_algo_find("ring", OG_ALLGATHER, err, sizeof err);
+    coll_plan p;
+    CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p, OG_ALLGATHER, n, 0, (int64_t)n * 4096, NULL, a, t, err, sizeof err), 0);
+    p.proto = COLL_LL;
+    double base = q.base_lat[COLL_FAM_RING][COLL_LL], in = q.hop_lat[COLL_TIER_NVLINK][COLL_FAM_RING][COLL_LL];
+    q.hop_lat[COLL_TIER_NIC][COLL_FAM_RING][COLL_LL] = 8e-6;
+    CU_ASSERT_DOUBLE_EQUAL(coll_call_latency_with(&p, &q), base + 24 * in + 7 * 8e-6, 1e-12);
+    q.ring_lockstep = 1;
+    CU_ASSERT_DOUBLE_EQUAL(coll_call_latency_with(&p, &q), base + 31 * 8e-6, 1e-12);
+    q.rdzv_bytes = 16384, q.rdzv_lat = 22e-6, q.eager_bw = 3.5e9;
+    CU_ASSERT_DOUBLE_EQUAL(coll_call_latency_with(&p, &q), base + 31 * 8e-6, 1e-12); /* 8 KiB of lines: eager */
+    CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p, OG_ALLGATHER, n, 0, (int64_t)n * 8192, NULL, a, t, err, sizeof err), 0);
+    p.proto = COLL_LL;
+    CU_ASSERT_DOUBLE_EQUAL(coll_call_latency_with(&p, &q), base + 31 * 30e-6, 1e-12);
+    /* tree LL below the threshold: 2 log2(8) NIC steps, each + (S/2 x 2) / eager_bw */
+    int tr = coll_algo_find("tree", OG_ALLREDUCE, err, sizeof err);
+    CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p, OG_ALLREDUCE, n, 0, 4096, NULL, tr, t, err, sizeof err), 0);
+    p.proto = COLL_LL;
+    double h = q.hop_lat[COLL_TIER_NIC][COLL_FAM_TREE][COLL_LL] + 4096.0 / 3.5e9;
+    CU_ASSERT_DOUBLE_EQUAL(coll_call_latency_with(&p, &q),
+                           q.base_lat[COLL_FAM_TREE][COLL_LL] +
+                               2 * (3 * q.hop_lat[COLL_TIER_NVLINK][COLL_FAM_TREE][COLL_LL] + 3 * h), 1e-12);
+    coll_topo_free(t);
+    /* the overlay */
+    json_error_t je;
+    json_t *o = json_loads("{\"ring_lockstep\": true, \"rdzv\": {\"bytes\": 16384, \"lat\": 22e-6, \"eager_bw\": 3.5e9}}", 0, &je);
+    coll_params r;
+    coll_params_preset(&r, COLL_LIB_NCCL);
+    CU_ASSERT_EQUAL(coll_params_overlay(&r, o, "x.json", err, sizeof err), 0);
+    CU_ASSERT(r.ring_lockstep == 1 && r.rdzv_bytes == 16384 && r.rdzv_lat == 22e-6 && r.eager_bw == 3.5e9);
+    json_decref(o);
+    o = json_loads("{\"rdzv\": {\"size\": 1}}", 0, &je);
+    CU_ASSERT_EQUAL(coll_params_overlay(&r, o, "x.json", err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "unknown rdzv field"));
+    json_decref(o);
+    /* the tuner never sees them: NCCL's own model decides */
+    CU_ASSERT_EQUAL(coll_params_tuner()->ring_lockstep, 0);
+}
+
+/* A forced protocol the library does not run with that algorithm is refused
+ * at the command (exit 2), not costed as if it ran. */
+static void test_forced_protocol(void)
+{
+    char out[8192];
+    CU_ASSERT_EQUAL(test_cli("coll --cluster dgx-h100-superpod --nodes 1 --op all_reduce -b 1M -e 1M --algo nvls:ll", out,
+                             sizeof out), 2);
+    CU_ASSERT_EQUAL(test_cli("coll --cluster polaris --nodes 2 --op all_reduce -b 1M -e 1M --algo ring:ll128", out,
+                             sizeof out), 2);
+    CU_ASSERT_EQUAL(test_cli("coll --cluster dgx-h100-superpod --nodes 1 --op all_reduce -b 1M -e 1M --algo nvls:simple",
+                             out, sizeof out), 0);
+    CU_ASSERT_EQUAL(test_cli("coll --cluster polaris --nodes 2 --op all_reduce -b 1M -e 1M --algo ring:ll", out, sizeof out),
+                    0);
+}
+
 void suite_coll_model(void)
 {
     test_add_suite("coll_model", "floor and plateau of every shipped log, uncalibrated", test_floor_plateau,
+                   "floor and plateau of the Polaris sweeps at 2 to 540 nodes, uncalibrated", test_floor_plateau_repo,
+                   "network terms: lock-step ring, rendezvous, eager copies", test_network_terms,
+                   "a forced protocol the library does not run is refused (exit 2)", test_forced_protocol,
                    "NCCL tree on 2 and 16 DGX nodes: chain + tree closed form", test_tree_closed_form,
                    "CollNet (SHARP) on 16 DGX nodes: closed form, only on SHARP fabrics", test_collnet,
                    "parameter overlay", test_overlay, NULL);

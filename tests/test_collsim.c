@@ -79,7 +79,7 @@ static void closed_form(og_coll c, const char *algo, int n, double S, double wan
         else if (!strcmp(algo, "tree") && c == OG_ALLREDUCE && n == 2) {
             /* each step moves one chunk of each tree each way but the first
              * and last; pipelined: one flow of S each way */
-            double K = (int64_t)S / (2 << 20); /* pipeline chunks per tree */
+            double K = (int64_t)S / (4 << 20); /* pipeline chunks per tree (four trees of 1 MiB chunks) */
             want[0] = want[1] = (K + 1) * a + S / B;
         }
     }

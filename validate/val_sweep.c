@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "coll.h"
+#include "coll_params.h"
 #include "engine.h"
 #include "util.h"
 #include "val.h"
@@ -24,6 +25,13 @@ int val_sweep_open(val_sweep *s, og_coll op, int n, int root, og_dtype dtype, in
     int a;
     coll_proto pr;
     if (s->forced[0] && coll_algo_parse(s->forced, op, &a, &pr, err, errlen) < 0) return -1;
+    /* A forced protocol the library does not run with that algorithm here
+     * (proto_bw 0: NVLS is Simple only, LL128 off on Slingshot) would be
+     * costed as if it ran: refuse it. */
+    if (s->forced[0] && pr != COLL_PROTO_AUTO && coll_params_get()->proto_bw[coll_family_of(a)][pr] <= 0)
+        return ts_err(err, errlen, "--algo %s: %s does not run %s with protocol %s on this cluster (proto_bw.%s.%s = 0)",
+                      s->forced, coll_lib_name(coll_params_get()->lib), coll_algo_get(a)->name, coll_proto_name(pr),
+                      coll_family_name(coll_family_of(a)), coll_proto_name(pr));
     s->topo = eng_topo((const char *const *)s->hosts, s->n);
     return 0;
 }

@@ -135,7 +135,7 @@ void coll_hw_from_routes(coll_hw *hw, int n, const coll_topo *topo, coll_route_f
 /* The GPU's time of a plan under parameters q (the estimate without the
  * launch floor): with the tuner's parameters, what the selection compares,
  * as NCCL's tuner does. */
-static double gpu_estimate(const coll_plan *p, const coll_hw *hw, const coll_params *q)
+static double gpu_estimate(const coll_plan *p, const coll_hw *hw, const coll_params *q, double bw_scale, double lat_scale)
 {
     if (p->nsteps == 0) return 0;
     int tiers = p->topo && hw->inter_bw > 0;
@@ -167,12 +167,38 @@ static double gpu_estimate(const coll_plan *p, const coll_hw *hw, const coll_par
     /* the pipelined tail (coll_call_tail) under q */
     double base = q->base_lat[algos[p->algo].family][p->proto], hops = coll_call_latency_with(p, q) - base;
     double wire = (p->nsteps - 1) * alpha;
-    return base + (hops > wire ? hops : wire) + alpha + worst;
+    return lat_scale * (base + (hops > wire ? hops : wire)) + alpha + worst / bw_scale;
+}
+
+/* NCCL's tuner's corrections to its own model (src/graph/tuning.cc,
+ * ncclTopoGetAlgoTime, 2.19-2.21): the tree all-reduce's bandwidth times
+ * treeCorrectionFactor[protocol][log2(bytes / 64)] ("trees are not perfectly
+ * sticking to the model for medium sizes"), and the latency of a Simple ring
+ * all-reduce across nodes times 1.4 on compute capability 8.0 and later
+ * ("plateau effect of ring"; 1.9 before). Only the selection sees them. */
+static const double tree_corr[COLL_NPROTOS][23] = {
+    [COLL_LL] = {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+    [COLL_LL128] = {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},
+    [COLL_SIMPLE] = {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9},
+};
+
+static void nccl_corrections(const coll_plan *p, const coll_params *q, double *bw_scale, double *lat_scale)
+{
+    *bw_scale = *lat_scale = 1;
+    /* a tuner of one's own (tuner_own: studies, test fixtures) is not NCCL's */
+    if (q->lib != COLL_LIB_NCCL || q->tuner_own || p->coll != OG_ALLREDUCE) return;
+    coll_family fam = algos[p->algo].family;
+    if (fam == COLL_FAM_TREE) {
+        int k = -1;
+        for (int64_t b = p->bytes >> 6; b > 0; b >>= 1) k++;
+        if (k >= 0 && k < 23) *bw_scale = tree_corr[p->proto][k];
+    } else if (fam == COLL_FAM_RING && p->proto == COLL_SIMPLE && p->topo && p->topo->nnodes > 1)
+        *lat_scale = 1.4;
 }
 
 double coll_estimate_hw(const coll_plan *p, const coll_hw *hw)
 {
-    return coll_call_time(p, gpu_estimate(p, hw, coll_params_get()));
+    return coll_call_time(p, gpu_estimate(p, hw, coll_params_get(), 1, 1));
 }
 
 double coll_estimate(const coll_plan *p, double alpha, double bw)
@@ -192,7 +218,9 @@ static double estimate(og_coll coll, int n, int64_t bytes, int a, int pr, const 
     coll_plan p;
     if (coll_plan_init_topo(&p, coll, n, 0, bytes, NULL, a, hw->topo, NULL, 0) < 0) return -1;
     p.proto = pr;
-    return gpu_estimate(&p, hw, q);
+    double bs, ls;
+    nccl_corrections(&p, q, &bs, &ls);
+    return gpu_estimate(&p, hw, q, bs, ls);
 }
 
 coll_proto coll_best_proto(og_coll coll, int n, int64_t bytes, int algo, const coll_hw *hw)

@@ -252,6 +252,23 @@ int coll_params_overlay(coll_params *p, const void *json_obj, const char *where,
             q.max_channels = (int)x;
         } else if (strcmp(k, "chan_bytes") == 0) {
             if (proto_row(v, q.chan_bytes, 0, 1e9, where, k, err, errlen) < 0) return -1;
+        } else if (strcmp(k, "ring_lockstep") == 0) {
+            if (!json_is_boolean(v)) return ts_err(err, errlen, "%s: collectives: 'ring_lockstep' must be true or false", where);
+            q.ring_lockstep = json_is_true(v);
+        } else if (strcmp(k, "rdzv") == 0) {
+            if (!json_is_object(v)) return ts_err(err, errlen, "%s: collectives: 'rdzv' must be an object {bytes, lat, eager_bw}", where);
+            const char *rk;
+            json_t *rv;
+            json_object_foreach(v, rk, rv) {
+                snprintf(name, sizeof name, "rdzv.%s", rk);
+                if (strcmp(rk, "bytes") == 0) {
+                    if (num(rv, 0, 1e9, &q.rdzv_bytes, where, name, err, errlen) < 0) return -1;
+                } else if (strcmp(rk, "lat") == 0) {
+                    if (num(rv, 0, LAT_MAX, &q.rdzv_lat, where, name, err, errlen) < 0) return -1;
+                } else if (strcmp(rk, "eager_bw") == 0) {
+                    if (num(rv, 0, 1e13, &q.eager_bw, where, name, err, errlen) < 0) return -1;
+                } else return fail(err, errlen, where, "unknown rdzv field (bytes, lat, eager_bw)", rk);
+            }
         } else if (strcmp(k, "tuner_own") == 0) {
             if (!json_is_boolean(v)) return ts_err(err, errlen, "%s: collectives: 'tuner_own' must be true or false", where);
             q.tuner_own = json_is_true(v);
@@ -261,7 +278,7 @@ int coll_params_overlay(coll_params *p, const void *json_obj, const char *where,
         } else {
             return fail(err, errlen, where,
                         "unknown field (library, launch, base_lat, hop_lat, bw_frac, proto_bw, max_channels, "
-                        "chan_bytes, collnet, tuner_own)",
+                        "chan_bytes, ring_lockstep, rdzv, collnet, tuner_own)",
                         k);
         }
     }
@@ -306,6 +323,8 @@ void coll_params_write_json(FILE *f, const coll_params *p, int ind)
     put_fams(f, p->proto_bw, ind + 2);
     fprintf(f, ",\n%*s\"max_channels\": %d,\n%*s\"chan_bytes\": ", ind + 2, "", p->max_channels, ind + 2, "");
     put_row(f, p->chan_bytes, 1);
+    fprintf(f, ",\n%*s\"ring_lockstep\": %s,\n%*s\"rdzv\": {\"bytes\": %.6g, \"lat\": %.6g, \"eager_bw\": %.6g}", ind + 2, "",
+            p->ring_lockstep ? "true" : "false", ind + 2, "", p->rdzv_bytes, p->rdzv_lat, p->eager_bw);
     fprintf(f, ",\n%*s\"collnet\": %s,\n%*s\"tuner_own\": %s\n%*s}", ind + 2, "", p->collnet ? "true" : "false",
             ind + 2, "", p->tuner_own ? "true" : "false", ind, "");
 }

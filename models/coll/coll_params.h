@@ -65,6 +65,19 @@ typedef struct coll_params {
      * than the maximum move proportionally less bandwidth (0: no rule). */
     int max_channels;
     double chan_bytes[COLL_NPROTOS];
+    /* 1: every step of a ring that spans nodes costs the NIC tier's hop
+     * latency. A ring moves in lock-step (a rank's step s forwards what its
+     * predecessor sent at step s - 1, NCCL_STEPS slots deep), so where the
+     * network step is the slow one every step waits for it; NCCL's tuner
+     * counts only 2(M-1) network steps (0, the preset). */
+    int ring_lockstep;
+    /* Network rendezvous: a network message (a channel's share of one step,
+     * in wire bytes) larger than rdzv_bytes costs rdzv_lat more per network
+     * step (libfabric CXI: messages above FI_CXI_RDZV_THRESHOLD go by
+     * rendezvous, a read from the receiver). 0: none. Below it, an eager
+     * message costs msg / eager_bw more (copied out of the receiver's
+     * overflow buffers; 0: free). */
+    double rdzv_bytes, rdzv_lat, eager_bw;
     /* The fabric between nodes reduces in-network (SHARP): CollNet is
      * available to the selection. */
     int collnet;
@@ -132,13 +145,15 @@ const coll_params *coll_params_tuner(void);
 double coll_call_latency(const coll_plan *p);
 double coll_call_latency_with(const coll_plan *p, const coll_params *q);
 /* The latency a rank adds to its transfers' time at the end of a call, given
- * alpha, the largest route (wire) latency to its peers. hop_lat includes the
- * wire, and a step cannot take less than its wire latency: pipelined (one
- * flow per peer, which paid alpha once): base + max(hop sum, (nsteps - 1)
- * alpha); step (every step's flows paid their wire latency): base + max(0,
- * hop sum - nsteps alpha). With every software term 0 this is the plain
- * alpha-beta cost of the schedule. */
-double coll_call_tail(const coll_plan *p, double alpha, int step);
+ * alpha, the largest route (wire) latency to its peers, and busy, the time
+ * its transfers took. hop_lat includes the wire, and a step cannot take less
+ * than its wire latency: pipelined (one flow per peer, which paid alpha
+ * once): base + max(hop sum, (nsteps - 1) alpha), where with ring_lockstep
+ * the hop sum beyond NCCL's count overlaps the transfers (max(NCCL's hops,
+ * lock-step hops - busy)); step (every step's flows paid their wire
+ * latency): base + max(0, hop sum - nsteps alpha). With every software term
+ * 0 this is the plain alpha-beta cost of the schedule. */
+double coll_call_tail(const coll_plan *p, double alpha, int step, double busy);
 /* The call's time from its GPU time: max(launch, gpu) (0 for a call with
  * nothing to do). Every fidelity ends a call this way. */
 double coll_call_time(const coll_plan *p, double gpu);

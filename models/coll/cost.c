@@ -313,7 +313,7 @@ static double cost_steps(const coll_plan *p, const rcache *c, coll_route_fn rout
     }
     double t = 0, *alpha = rank_alpha(p, c, route, ctx);
     for (int r = 0; r < n; r++)
-        if (ready[r] + coll_call_tail(p, alpha[r], 1) > t) t = ready[r] + coll_call_tail(p, alpha[r], 1);
+        if (ready[r] + coll_call_tail(p, alpha[r], 1, 0) > t) t = ready[r] + coll_call_tail(p, alpha[r], 1, 0);
     t = coll_call_time(p, t);
     free(alpha);
     fluid_free(&fl);
@@ -353,7 +353,7 @@ static double cost_pipelined(const coll_plan *p, const rcache *c, coll_route_fn 
     }
     double t = 0, *alpha = rank_alpha(p, c, route, ctx);
     for (int r = 0; r < n; r++)
-        if (end[r] + coll_call_tail(p, alpha[r], 0) > t) t = end[r] + coll_call_tail(p, alpha[r], 0);
+        if (end[r] + coll_call_tail(p, alpha[r], 0, end[r]) > t) t = end[r] + coll_call_tail(p, alpha[r], 0, end[r]);
     t = coll_call_time(p, t);
     free(alpha);
     fluid_free(&fl);

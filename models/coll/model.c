@@ -20,13 +20,55 @@ static int log2_floor(int n)
 
 double coll_call_latency(const coll_plan *p) { return coll_call_latency_with(p, coll_params_get()); }
 
-double coll_call_latency_with(const coll_plan *p, const coll_params *q)
+/* The channels a call runs on (NCCL enqueue.cc: fewer while a channel would
+ * get less than threads x threadThreshold bytes; the ring's LL threshold
+ * scales with the rank count); 0 when the rule is off. */
+static double chan_count(const coll_plan *p, const coll_params *q, coll_family fam)
+{
+    if (q->max_channels <= 1 || q->chan_bytes[p->proto] <= 0 || fam == COLL_FAM_P2P || fam == COLL_FAM_MPI) return 0;
+    double per = q->chan_bytes[p->proto] * (fam == COLL_FAM_RING && p->proto == COLL_LL ? p->n : 1);
+    double nc = (double)p->bytes / per;
+    return nc < 1 ? 1 : nc > q->max_channels ? q->max_channels : nc;
+}
+
+/* Wire bytes per data byte of a network message: LL sends 8 bytes of data
+ * per 16-byte line (data and flag words), LL128 120 of 128. */
+static const double msg_wire[COLL_NPROTOS] = {[COLL_SIMPLE] = 1.0, [COLL_LL128] = 128.0 / 120.0, [COLL_LL] = 2.0};
+
+/* The latency one network step adds: the NIC tier's hop, and the
+ * rendezvous when the step's network message reaches the threshold (in wire
+ * bytes). A ring step sends a rank's block (S/n): on Polaris the step from
+ * eager to rendezvous comes at an 8 KiB block (16 KiB of LL lines) on 8 to
+ * 1,024 ranks, whatever the channel count. A tree step sends its channel's
+ * share of the buffer. An eager message (below the threshold) lands in the
+ * receiver's overflow buffers and is copied out (FI_CXI_RX_MATCH_MODE=software
+ * matches in software): on a tree, one tree's half of the buffer / eager_bw
+ * more per network step. */
+static double nic_hop(const coll_plan *p, const coll_params *q, coll_family fam)
+{
+    double h = q->hop_lat[COLL_TIER_NIC][fam][p->proto];
+    /* P2P and MPI-style hops are per peer, fitted whole */
+    if (q->rdzv_bytes <= 0 || q->rdzv_lat <= 0 || fam == COLL_FAM_P2P || fam == COLL_FAM_MPI) return h;
+    double nc = chan_count(p, q, fam);
+    double msg = (fam == COLL_FAM_RING ? (double)p->bytes / p->n : (double)p->bytes / (nc > 0 ? nc : 1)) * msg_wire[p->proto];
+    if (msg >= q->rdzv_bytes) return h + q->rdzv_lat;
+    /* the copy is per node, all the channels' messages of the step: one
+     * tree's half of the buffer, store-and-forward at every level. A ring's
+     * block per step is small beside it and overlaps the next step's. */
+    return q->eager_bw > 0 && fam == COLL_FAM_TREE ? h + (double)p->bytes / 2 * msg_wire[p->proto] / q->eager_bw : h;
+}
+
+static double call_latency(const coll_plan *p, const coll_params *q, int lockstep);
+
+double coll_call_latency_with(const coll_plan *p, const coll_params *q) { return call_latency(p, q, q->ring_lockstep); }
+
+static double call_latency(const coll_plan *p, const coll_params *q, int lockstep)
 {
     if (p->n < 2 || p->nsteps == 0) return 0;
     coll_family fam = coll_family_of(p->algo);
     coll_proto pr = p->proto;
     int n = p->n, M = p->topo ? p->topo->nnodes : n, L = n / M;
-    double intra = q->hop_lat[q->intra_tier][fam][pr], inter = q->hop_lat[COLL_TIER_NIC][fam][pr];
+    double intra = q->hop_lat[q->intra_tier][fam][pr], inter = M > 1 ? nic_hop(p, q, fam) : 0;
     double own = M > 1 ? inter : intra; /* a step that may cross nodes */
     int twice = p->coll == OG_ALLREDUCE || p->coll == OG_BARRIER, steps = 0, xsteps = 0;
     double lat;
@@ -39,6 +81,7 @@ double coll_call_latency_with(const coll_plan *p, const coll_params *q)
             steps = (twice ? 2 : 1) * (n - 1);
             xsteps = M > 1 ? (twice ? 2 : 1) * (M - 1) : 0;
         }
+        if (M > 1 && lockstep) xsteps = steps;
         lat = (steps - xsteps) * intra + xsteps * inter;
         break;
     case COLL_FAM_TREE: /* the chain inside the node, the tree across nodes: up, and down for all-reduce */
@@ -54,13 +97,21 @@ double coll_call_latency_with(const coll_plan *p, const coll_params *q)
     return q->base_lat[fam][pr] + lat;
 }
 
-double coll_call_tail(const coll_plan *p, double alpha, int step)
+double coll_call_tail(const coll_plan *p, double alpha, int step, double busy)
 {
     if (p->n < 2 || p->nsteps == 0) return 0;
     const coll_params *q = coll_params_get();
     double base = q->base_lat[coll_family_of(p->algo)][p->proto], hops = coll_call_latency_with(p, q) - base;
     double wire = step ? p->nsteps * alpha : (p->nsteps - 1) * alpha;
-    return base + (step ? (hops > wire ? hops - wire : 0) : (hops > wire ? hops : wire));
+    if (step) return base + (hops > wire ? hops - wire : 0);
+    if (q->ring_lockstep && busy > 0) {
+        /* pipelined: the lock-step waits overlap the transfers (NCCL_STEPS
+         * slots in flight); what shows is the larger of the waits and the
+         * transfers, and at least the steps NCCL counts across nodes */
+        double own = call_latency(p, q, 0) - base, rest = hops - busy;
+        hops = own > rest ? own : rest;
+    }
+    return base + (hops > wire ? hops : wire);
 }
 
 double coll_call_time(const coll_plan *p, double gpu)
@@ -82,12 +133,7 @@ int64_t coll_plan_wire_bytes_with(const coll_plan *p, int64_t bytes, const coll_
     double f = q->proto_bw[fam][p->proto], scale = f > 0 ? 1 / f : 1;
     /* Channels: a call too small to give every channel its minimum runs on
      * fewer channels and gets their share of the bandwidth. */
-    if (q->max_channels > 1 && q->chan_bytes[p->proto] > 0 && fam != COLL_FAM_P2P && fam != COLL_FAM_MPI) {
-        /* NCCL scales the ring's LL threshold by the rank count */
-        double per = q->chan_bytes[p->proto] * (fam == COLL_FAM_RING && p->proto == COLL_LL ? p->n : 1);
-        double nc = (double)p->bytes / per;
-        if (nc < 1) nc = 1;
-        if (nc < q->max_channels) scale *= q->max_channels / nc;
-    }
+    double nc = chan_count(p, q, fam);
+    if (nc > 0 && nc < q->max_channels) scale *= q->max_channels / nc;
     return scale == 1 ? bytes : (int64_t)((double)bytes * scale + 0.5);
 }

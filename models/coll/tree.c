@@ -3,8 +3,14 @@
  * half of the buffer cut into K pipeline chunks. All-reduce, as NCCL builds it
  * on multi-GPU nodes: the trees span the nodes, and inside each node the GPUs
  * form a chain hanging off the node's head (local 0 in tree 0, the last local
- * in tree 1, so the two trees leave through different NICs); a pipelined
- * reduce up both trees, then a broadcast down. Broadcast and reduce use the
+ * in tree 1, so the two trees leave through different NICs). NCCL runs a
+ * tree per channel, and its channels enter and leave the node through
+ * different GPUs and NICs: the all-reduce runs each node tree twice, with the
+ * chain's head at either end (trees 0 and 3 head at local 0, 1 and 2 at the
+ * last local; 2 and 3 have the node shapes of 0 and 1), each tree a quarter
+ * of the buffer, so that a node interior in one tree and a leaf in the other
+ * moves S through each head's NIC, not 3 S/2 through one. A pipelined reduce
+ * up the trees, then a broadcast down. Broadcast and reduce use the
  * down or the up half over the GPUs with both trees rooted at the root. */
 #include "coll_algos.h"
 
@@ -92,11 +98,14 @@ static int member_at(const coll_plan *p, geo g, int k, int j)
 
 /* Node <-> position in node tree t: tree 1 is tree 0 mirrored (M even) or
  * shifted by one (M odd), as NCCL does. */
-static int npos(geo g, int t, int k) { return t == 0 ? k : g.M % 2 ? coll_mod(k - 1, g.M) : g.M - 1 - k; }
-static int nnode(geo g, int t, int pos) { return t == 0 ? pos : g.M % 2 ? coll_mod(pos + 1, g.M) : g.M - 1 - pos; }
+static int npos(geo g, int t, int k) { return t % 2 == 0 ? k : g.M % 2 ? coll_mod(k - 1, g.M) : g.M - 1 - k; }
+static int nnode(geo g, int t, int pos) { return t % 2 == 0 ? pos : g.M % 2 ? coll_mod(pos + 1, g.M) : g.M - 1 - pos; }
 
-/* Chain index of local j in tree t (0: the node's head) and back. */
-static int chain_idx(geo g, int t, int j) { return t == 0 ? j : g.L - 1 - j; }
+/* Chain index of local j in tree t (0: the node's head) and back: trees 0
+ * and 3 head at local 0, 1 and 2 at the last local. */
+static int chain_idx(geo g, int t, int j) { return t == 0 || t == 3 ? j : g.L - 1 - j; }
+
+#define AR_TREES 4 /* the all-reduce's trees: two node shapes x two chain heads */
 
 /* Member me's place in all-reduce tree t: parent (-1 at the root), children,
  * height (steps from the farthest leaf below) and depth (from the root). */
@@ -122,19 +131,20 @@ static tnode tree_node(const coll_plan *p, geo g, int t, int me)
     return x;
 }
 
-static int tree_k(const coll_plan *p) { return p->nchunks / 2; }
+static int tree_k(const coll_plan *p) { return p->nchunks / (p->coll == OG_ALLREDUCE ? AR_TREES : 2); }
 
 void coll_tree_setup(coll_plan *p)
 {
-    int64_t k = p->bytes / (2 * TREE_CHUNK);
+    int trees = p->coll == OG_ALLREDUCE ? AR_TREES : 2;
+    int64_t k = p->bytes / (trees * TREE_CHUNK);
     if (k < 1) k = 1;
     if (k > 64) k = 64;
-    p->nchunks = 2 * (int)k;
+    p->nchunks = trees * (int)k;
     if (p->coll == OG_ALLREDUCE) {
         geo g = geometry(p);
         int H = g.L - 1 + coll_bt_height(0, g.M);
         p->nsteps = (int)k + 2 * H - 1;
-        p->width = p->merged_width = 8;
+        p->width = p->merged_width = 16;
         return;
     }
     p->nsteps = (int)k + coll_bt_height(0, p->n) - 1;
@@ -145,7 +155,7 @@ static void allreduce_step(const coll_plan *p, int me, int s, coll_step *out)
 {
     geo g = geometry(p);
     int K = tree_k(p), H = g.L - 1 + coll_bt_height(0, g.M);
-    for (int t = 0; t < 2; t++) {
+    for (int t = 0; t < AR_TREES; t++) {
         tnode x = tree_node(p, g, t, me);
         int base = t * K, c = s - x.height;
         if (x.parent >= 0 && c >= 0 && c < K) coll_add_range(p, out, 1, x.parent, base + c, 1, 1);

@@ -420,7 +420,7 @@ static void run_coll(const og_op *op, int rank)
         run_step(st, gr, rank, op->group, seq, &p, window, per_pair, comms, sink);
     }
     /* the steps' latencies and the call's base latency (coll_call_tail) */
-    double tail = coll_call_tail(&p, alpha, run.o->fidelity == ENG_STEP);
+    double tail = coll_call_tail(&p, alpha, run.o->fidelity == ENG_STEP, simgrid_get_clock() - t0);
     if (tail > 0) sg_actor_sleep_for(tail);
     /* the host's launch interval bounds the call from below (coll_call_time) */
     double rest = coll_call_time(&p, simgrid_get_clock() - t0) - (simgrid_get_clock() - t0);
