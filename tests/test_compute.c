@@ -2,6 +2,7 @@
  * from measured GEMM times. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "compute/compute.h"
@@ -191,6 +192,40 @@ static void test_sustained(void)
     CU_ASSERT_DOUBLE_EQUAL(cm_sustained(&g, CM_BF16, 0.83), 1, 1e-12);
 }
 
+/* A spec whose sustained factors or attention backward ratios are wrong is
+ * refused naming the field. */
+static void test_bad_spec(void)
+{
+    static const struct {
+        const char *from, *to, *want;
+    } cases[] = {
+        {"\"bf16\": 0.84, \"fp8\": 0.83}", "\"bf16\": 1.5}", "sustained.bf16 1.5 above 1"},
+        {"\"bf16\": 0.84, \"fp8\": 0.83}", "\"bf17\": 0.9}", "sustained: dtype 'bf17' unknown"},
+        {"{\"bf16\": 0.84, \"fp8\": 0.83}", "0.84", "sustained must be an object"},
+        {"{\"flash2\": 2.98,", "{\"flash9\": 2.98,", "unknown kernel 'flash9'"},
+        {"\"flash3\": 3.27}", "\"flash3\": -1}", "'flash3' must be positive"},
+    };
+    static char text[8192];
+    FILE *in = fopen("configs/gpus/h100.json", "r");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(in);
+    text[fread(text, 1, sizeof text - 1, in)] = 0;
+    fclose(in);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *at = strstr(text, cases[i].from), path[] = "/tmp/ts_gpu_XXXXXX.json", err[TS_ERRLEN];
+        CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+        int fd = mkstemps(path, 5);
+        CU_ASSERT_FATAL(fd >= 0);
+        FILE *f = fdopen(fd, "w");
+        fprintf(f, "%.*s%s%s", (int)(at - text), text, cases[i].to, at + strlen(cases[i].from));
+        fclose(f);
+        cm_gpu g;
+        CU_ASSERT_EQUAL(cm_gpu_load(path, &g, err, sizeof err), -1);
+        if (!strstr(err, cases[i].want)) printf("\n  got '%s', want '%s'", err, cases[i].want);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err, cases[i].want));
+        remove(path);
+    }
+}
+
 /* Tile and wave quantization: one more tile row past a full wave costs a wave. */
 static void test_gemm_quantization(void)
 {
@@ -247,5 +282,5 @@ void suite_compute(void)
 {
     test_add_suite("compute", "gpu specs", test_specs, "roofline", test_roofline, "gemm model vs hardware.md",
                    test_gemm_measured, "gemm model vs own H200 measurements", test_gemm_own,
-                   "sustained-load clock vs own H200 measurements", test_sustained, "gemm tile and wave quantization", test_gemm_quantization, "calibration from gemm table", test_calibration, NULL);
+                   "sustained-load clock vs own H100/H200 measurements", test_sustained, "bad gpu specs", test_bad_spec, "gemm tile and wave quantization", test_gemm_quantization, "calibration from gemm table", test_calibration, NULL);
 }

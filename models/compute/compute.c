@@ -39,6 +39,24 @@ static int get_pos(json_t *o, const char *key, const char *path, double *out, ch
     return 0;
 }
 
+/* An object "what" of dtype: fraction in (0, 1] (gemm.max, sustained) into
+ * out; each dtype must have a peak. */
+static int dtype_fractions(json_t *o, const char *what, const char *path, const cm_gpu *g, double *out, char *err,
+                           size_t errlen)
+{
+    if (!json_is_object(o)) return ts_err(err, errlen, "%s: %s must be an object of dtype: fraction", path, what);
+    const char *key;
+    json_t *v;
+    json_object_foreach(o, key, v) {
+        int t = cm_dtype_from_name(key);
+        if (t < 0 || g->peak[t] <= 0)
+            return ts_err(err, errlen, "%s: %s: dtype '%s' unknown or without a peak", path, what, key);
+        if (get_pos(o, key, path, &out[t], err, errlen) < 0) return -1;
+        if (out[t] > 1) return ts_err(err, errlen, "%s: %s.%s %g above 1", path, what, key, out[t]);
+    }
+    return 0;
+}
+
 int cm_gpu_load(const char *path, cm_gpu *g, char *err, size_t errlen)
 {
     json_error_t je;
@@ -91,50 +109,17 @@ int cm_gpu_load(const char *path, cm_gpu *g, char *err, size_t errlen)
         ts_err(err, errlen, "%s: hbm_achieved %g above hbm_bandwidth %g", path, g->hbm_eff, g->hbm_bw);
         goto out;
     }
-    static const char *const era_keys[CM_NERAS] = {"max", "max_2021"};
+    static const char *const era_keys[CM_NERAS] = {"gemm.max", "gemm.max_2021"};
     for (int e = 0; e < CM_NERAS; e++) {
-        json_t *mx = json_object_get(gemm, era_keys[e]);
-        if (!mx && e > 0) continue;
-        if (!json_is_object(mx)) {
-            ts_err(err, errlen, "%s: gemm.%s must be an object of dtype: fraction of peak", path, era_keys[e]);
-            goto out;
-        }
-        json_object_foreach(mx, key, v) {
-            int t = cm_dtype_from_name(key);
-            double f;
-            if (t < 0 || g->peak[t] <= 0) {
-                ts_err(err, errlen, "%s: gemm.%s: dtype '%s' unknown or without a peak", path, era_keys[e], key);
-                goto out;
-            }
-            if (get_pos(mx, key, path, &f, err, errlen) < 0) goto out;
-            if (f > 1) {
-                ts_err(err, errlen, "%s: gemm.%s.%s %g above 1", path, era_keys[e], key, f);
-                goto out;
-            }
-            g->gemm_max[e][t] = f;
-        }
+        json_t *mx = json_object_get(gemm, era_keys[e] + 5);
+        if ((mx || e == 0) && dtype_fractions(mx, era_keys[e], path, g, g->gemm_max[e], err, errlen) < 0) goto out;
     }
     if (g->gemm_max[0][CM_BF16] <= 0 && g->gemm_max[0][CM_FP16] <= 0) {
         ts_err(err, errlen, "%s: gemm.max has neither bf16 nor fp16", path);
         goto out;
     }
     json_t *sus = json_object_get(root, "sustained");
-    if (sus && !json_is_object(sus)) {
-        ts_err(err, errlen, "%s: 'sustained' must be an object of dtype: fraction of the burst rate", path);
-        goto out;
-    }
-    json_object_foreach(sus, key, v) {
-        int t = cm_dtype_from_name(key);
-        if (t < 0) {
-            ts_err(err, errlen, "%s: sustained: unknown dtype '%s'", path, key);
-            goto out;
-        }
-        if (get_pos(sus, key, path, &g->sustained[t], err, errlen) < 0) goto out;
-        if (g->sustained[t] > 1) {
-            ts_err(err, errlen, "%s: sustained.%s %g above 1", path, key, g->sustained[t]);
-            goto out;
-        }
-    }
+    if (sus && dtype_fractions(sus, "sustained", path, g, g->sustained, err, errlen) < 0) goto out;
     static const char *const attn_keys[CM_NATTN] = {"flash", "flash2", "flash3"};
     json_t *bwd = json_object_get(attn, "bwd_ratio");
     if (bwd && !json_is_object(bwd)) {
