@@ -1509,55 +1509,114 @@ static int ax_rank(gen *G, const axg *A)
     return 0;
 }
 
-/* The estimate's walk over one rank's streams: the clock of stream 0, the
- * free times of the gather, all-reduce, reduce-scatter and DP streams, and
- * when the previous GEMM became ready (its gather's successor may start). */
-typedef struct axwalk {
-    double t, ready, ag, ar, rs, dp;
-    int have_ready;
-} axwalk;
+/* The estimate's walk over one rank's streams, in closed form. The state is
+ * the clock of stream 0, when the previous GEMM became ready (its gather's
+ * successor may start; -inf before the first gather), and the free times of
+ * the gather, all-reduce, reduce-scatter and DP streams. Every update of the
+ * walk is a sum or a max, so a stretch of records is a max-plus linear map of
+ * the state, x'[i] = max_j (a[i][j] + x[j]): a layer is one map, L layers its
+ * L-th power (by squaring), a micro-batch the composition of its parts, and m
+ * micro-batches again a power. O(log L + log m) products of 6 x 6 maps,
+ * whichever stream is the bottleneck (when one is, its lag behind stream 0
+ * grows each layer and never repeats: the walk cannot stop early). */
+enum { AXW_T, AXW_READY, AXW_AG, AXW_AR, AXW_RS, AXW_DP, AXW_N };
 
-static void ax_walk(axwalk *w, const axrec *r, int n, double tail, int ov)
+typedef struct axform {     /* one state variable as a max-plus form of the initial state */
+    double a[AXW_N];
+} axform;
+
+typedef struct axmap {      /* a map: the form of every state variable */
+    axform v[AXW_N];
+} axmap;
+
+static axform axf_add(axform f, double c)
 {
-    for (int i = 0; i < n; i++, r++) {
-        if (!ov) {
-            w->t += r->pre + r->ag + r->g + r->ar + r->wg + r->rs;
-            continue;
-        }
-        w->t += r->pre;
-        double gs = w->t;
-        if (r->ag > 0) {
-            double st = w->have_ready && w->ready > w->ag ? w->ready : w->ag;
-            w->ag = st + r->ag;
-            w->ready = w->t, w->have_ready = 1;
-            if (w->ag > gs) gs = w->ag;
-        }
-        if (!r->bwd) {
-            w->t = gs + r->g + r->ar;
-            continue;
-        }
-        double d = gs + r->g, we = d + r->wg, are = d;
-        if (r->ar > 0) are = w->ar = (d > w->ar ? d : w->ar) + r->ar;
-        if (r->rs > 0) w->rs = (we > w->rs ? we : w->rs) + r->rs;
-        w->t = we > are ? we : are;
-    }
-    w->t += tail;
+    for (int j = 0; j < AXW_N; j++) f.a[j] += c;
+    return f;
 }
 
-static void ax_walk_mb(axwalk *w, const axstate *S, const int *seg, const double *tail, int layers, int ov,
-                       double dpc)
+static axform axf_max(axform f, const axform *g)
 {
-    ax_walk(w, S->rec, 0, tail[0], ov); /* embedding */
-    for (int li = 0; li < layers; li++) ax_walk(w, S->rec + seg[0], seg[1] - seg[0], tail[1], ov);
-    ax_walk(w, S->rec + seg[1], seg[2] - seg[1], tail[2], ov); /* logits, loss, logits backward */
-    for (int li = 0; li < layers; li++) {
-        ax_walk(w, S->rec + seg[2], seg[3] - seg[2], tail[3], ov);
-        if (dpc > 0) {
-            double st = w->t > w->dp ? w->t : w->dp;
-            if (ov && w->rs > st) st = w->rs;
-            w->dp = st + dpc;
+    for (int j = 0; j < AXW_N; j++)
+        if (g->a[j] > f.a[j]) f.a[j] = g->a[j];
+    return f;
+}
+
+static void axm_identity(axmap *m)
+{
+    for (int i = 0; i < AXW_N; i++)
+        for (int j = 0; j < AXW_N; j++) m->v[i].a[j] = i == j ? 0 : -INFINITY;
+}
+
+/* *out = b after a (a applied first); out may alias neither. */
+static void axm_then(axmap *out, const axmap *a, const axmap *b)
+{
+    for (int i = 0; i < AXW_N; i++)
+        for (int j = 0; j < AXW_N; j++) {
+            double x = -INFINITY;
+            for (int k = 0; k < AXW_N; k++) {
+                double y = b->v[i].a[k] + a->v[k].a[j];
+                if (y > x) x = y;
+            }
+            out->v[i].a[j] = x;
         }
+}
+
+static void axm_pow(axmap *out, const axmap *m, long k)
+{
+    axmap base = *m, t;
+    axm_identity(out);
+    for (; k > 0; k >>= 1) {
+        if (k & 1) axm_then(&t, out, &base), *out = t;
+        if (k > 1) axm_then(&t, &base, &base), base = t;
     }
+}
+
+/* The records r[0..n) then tail seconds of compute, applied to the map w
+ * (in place); the rules of the op graph (docs/workload.md, "Estimate"). */
+static void ax_walk(axmap *w, const axrec *r, int n, double tail, int ov)
+{
+    axform *t = &w->v[AXW_T], *ready = &w->v[AXW_READY], *ag = &w->v[AXW_AG];
+    axform *ar = &w->v[AXW_AR], *rs = &w->v[AXW_RS];
+    for (int i = 0; i < n; i++, r++) {
+        if (!ov) {
+            *t = axf_add(*t, r->pre + r->ag + r->g + r->ar + r->wg + r->rs);
+            continue;
+        }
+        *t = axf_add(*t, r->pre);
+        axform gs = *t;
+        if (r->ag > 0) {
+            /* the gather starts once the GEMM before the previous one could */
+            *ag = axf_add(axf_max(*ag, ready), r->ag);
+            *ready = *t;
+            gs = axf_max(gs, ag);
+        }
+        if (!r->bwd) {
+            *t = axf_add(axf_add(gs, r->g), r->ar);
+            continue;
+        }
+        axform d = axf_add(gs, r->g), we = axf_add(d, r->wg), are = d;
+        if (r->ar > 0) are = *ar = axf_add(axf_max(d, ar), r->ar);
+        if (r->rs > 0) *rs = axf_add(axf_max(we, rs), r->rs);
+        *t = axf_max(we, &are);
+    }
+    *t = axf_add(*t, tail);
+}
+
+/* A layer's DP all-reduce of dpc seconds, after its backward and (overlap) its
+ * reduce-scatters. */
+static void ax_walk_dp(axmap *w, double dpc, int ov)
+{
+    axform st = axf_max(w->v[AXW_T], &w->v[AXW_DP]);
+    if (ov) st = axf_max(st, &w->v[AXW_RS]);
+    w->v[AXW_DP] = axf_add(st, dpc);
+}
+
+/* The map of one segment of the dry run (seg: records [from, to)). */
+static void ax_seg(axmap *m, const axstate *S, int from, int to, double tail, int ov)
+{
+    axm_identity(m);
+    ax_walk(m, S->rec + from, to - from, tail, ov);
 }
 
 static int ax_estimate(gen *G, wl_est *e)
@@ -1584,22 +1643,36 @@ static int ax_estimate(gen *G, wl_est *e)
     double dense, expert;
     wl_layer_params(m, l, 0, &dense, &expert);
     double dpc = l->dp > 1 ? ax_cost(G, AX_D, OG_ALLREDUCE, dense * G->gb) : 0;
-    /* micro-batches repeat: once the streams' lag behind stream 0 repeats, jump to the last */
-    axwalk w = {0, 0, 0, 0, 0, 0, 0}, prev = w;
-    double t0 = 0;
-    for (int mb = 0; mb < G->mcount - 1; mb++) {
-        t0 = w.t;
-        ax_walk_mb(&w, S, seg, tail, m->layers, ov, 0);
-        double per = w.t - t0, eps = 1e-12 * w.t;
-        if (mb > 0 && fabs((w.ag - w.t) - (prev.ag - prev.t)) <= eps && fabs((w.rs - w.t) - (prev.rs - prev.t)) <= eps &&
-            fabs((w.ready - w.t) - (prev.ready - prev.t)) <= eps) {
-            double skip = (G->mcount - 2 - mb) * per;
-            w.t += skip, w.ready += skip, w.ag += skip, w.ar += skip, w.rs += skip;
-            break;
-        }
-        prev = w;
+    /* a micro-batch: embedding, L forward layers, logits, L backward layers
+     * (the last micro-batch's with their DP all-reduces); m - 1 of them, then the last */
+    long L = m->layers;
+    axmap emb, fwd, lgt, bwd, bwd_dp, fL, bL, t1, t2, mb, last;
+    ax_seg(&emb, S, 0, 0, tail[0], ov);
+    ax_seg(&fwd, S, seg[0], seg[1], tail[1], ov);
+    ax_seg(&lgt, S, seg[1], seg[2], tail[2], ov);
+    ax_seg(&bwd, S, seg[2], seg[3], tail[3], ov);
+    bwd_dp = bwd;
+    if (dpc > 0) ax_walk_dp(&bwd_dp, dpc, ov);
+    axm_pow(&fL, &fwd, L);
+    axm_then(&t1, &emb, &fL);
+    axm_then(&t2, &t1, &lgt);   /* t2: the micro-batch up to its backward */
+    axm_pow(&bL, &bwd, L);
+    axm_then(&mb, &t2, &bL);
+    axm_pow(&t1, &bwd_dp, L);
+    axm_then(&last, &t2, &t1);
+    axm_pow(&t1, &mb, G->mcount - 1);
+    axm_then(&t2, &t1, &last);
+    /* from t = 0, every stream free at 0, no GEMM ready yet */
+    const double x0[AXW_N] = {0, -INFINITY, 0, 0, 0, 0};
+    double x[AXW_N];
+    for (int i = 0; i < AXW_N; i++) {
+        x[i] = -INFINITY;
+        for (int j = 0; j < AXW_N; j++)
+            if (t2.v[i].a[j] + x0[j] > x[i]) x[i] = t2.v[i].a[j] + x0[j];
     }
-    ax_walk_mb(&w, S, seg, tail, m->layers, ov, dpc);
+    struct {
+        double t, rs, dp;
+    } w = {x[AXW_T], x[AXW_RS], x[AXW_DP]};
     double comm_end = ov && w.rs > w.t ? w.rs : w.t;
     double mbc = tail[0] + m->layers * (tail[1] + tail[3]) + tail[2], tf = 0, tb = 0, tw = 0;
     for (int i = 0; i < seg[3]; i++) {
