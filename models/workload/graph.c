@@ -1300,6 +1300,15 @@ static double grp_time(const an_net *net, int n, int stride, int rho, og_coll c,
     return t;
 }
 
+static int gcd_int(int a, int b)
+{
+    while (b) {
+        int r = a % b;
+        a = b, b = r;
+    }
+    return a;
+}
+
 /* Time of a collective over grid dimension dim (x, y, z or the dp group), on
  * the placement of its groups (rank x + gx (y + gy (z + gz d)) on node
  * rank / gpus_per_node), with the engine's algorithm selection (an_sched_time);
@@ -1316,24 +1325,32 @@ static double ax_cost(gen *G, int dim, og_coll c, double bytes)
         if (S->cost[i].dim == dim && S->cost[i].c == c && S->cost[i].bytes == bytes) return S->cost[i].t;
     int grid = l->gx * l->gy * l->gz, stride[4] = {1, l->gx, l->gx * l->gy, grid};
     int gpn = G->o->net->gpus_per_node > 0 ? G->o->net->gpus_per_node : 1;
-    char *seen = ts_calloc(gpn, 1);
+    /* a group of dim starts at each rank whose coordinate dim is 0, r = the sum
+     * over the other dimensions e < 3 of c_e stride[e]; its place in its node,
+     * r mod gpn, repeats in c_e with period gpn / gcd(stride[e], gpn), so the
+     * places are found on at most gpn values of each coordinate, not on every
+     * rank of the grid */
+    char sbuf[512], *at = 2 * gpn <= (int)sizeof sbuf ? sbuf : ts_malloc(2 * (size_t)gpn), *nx = at + gpn;
+    memset(at, 0, gpn);
+    at[0] = 1;
+    for (int e = 0; e < 3; e++) {
+        if (e == dim || size[e] <= 1) continue;
+        int period = gpn / gcd_int(stride[e], gpn), cmax = size[e] < period ? size[e] : period;
+        memset(nx, 0, gpn);
+        for (int rho = 0; rho < gpn; rho++)
+            if (at[rho])
+                for (int k = 0; k < cmax; k++) nx[(rho + (long)k * stride[e]) % gpn] = 1;
+        memcpy(at, nx, gpn);
+    }
+    /* members on nodes (rho + k stride) / gpn: only rho - rho mod gcd(stride, gpn) matters */
+    int a = gcd_int(stride[dim], gpn);
     double t = 0;
-    for (int r = 0; r < grid; r++) {
-        int x = r % l->gx, y = r / l->gx % l->gy, z = r / (l->gx * l->gy);
-        const int coord[4] = {x, y, z, 0};
-        int rho = r % gpn;
-        if (coord[dim] != 0 || seen[rho]) continue; /* r starts a group of dim */
-        seen[rho] = 1;
-        /* members on nodes (rho + k stride) / gpn: only rho - rho mod gcd(stride, gpn) matters */
-        int a = stride[dim], b = gpn;
-        while (b) {
-            int r0 = a % b;
-            a = b, b = r0;
-        }
+    for (int rho = 0; rho < gpn; rho++) {
+        if (!at[rho]) continue;
         double tt = grp_time(G->o->net, n, stride[dim], rho - rho % a, c, (int64_t)llround(bytes));
         if (tt > t) t = tt;
     }
-    free(seen);
+    if (at != sbuf) free(at);
     if (S->ncost < (int)(sizeof S->cost / sizeof S->cost[0])) S->cost[S->ncost++] = (axcost){dim, c, bytes, t};
     return t;
 }
