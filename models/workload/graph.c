@@ -1529,14 +1529,16 @@ static int ax_rank(gen *G, const axg *A)
 /* The estimate's walk over one rank's streams, in closed form. The state is
  * the clock of stream 0, when the previous GEMM became ready (its gather's
  * successor may start; -inf before the first gather), and the free times of
- * the gather, all-reduce, reduce-scatter and DP streams. Every update of the
+ * the gather, reduce-scatter and DP streams (the dX all-reduce stream is never
+ * behind stream 0 when the next one is issued: each waits for it, so it is
+ * not state). Every update of the
  * walk is a sum or a max, so a stretch of records is a max-plus linear map of
  * the state, x'[i] = max_j (a[i][j] + x[j]): a layer is one map, L layers its
  * L-th power (by squaring), a micro-batch the composition of its parts, and m
- * micro-batches again a power. O(log L + log m) products of 6 x 6 maps,
+ * micro-batches again a power. O(log L + log m) products of 5 x 5 maps,
  * whichever stream is the bottleneck (when one is, its lag behind stream 0
  * grows each layer and never repeats: the walk cannot stop early). */
-enum { AXW_T, AXW_READY, AXW_AG, AXW_AR, AXW_RS, AXW_DP, AXW_N };
+enum { AXW_T, AXW_READY, AXW_AG, AXW_RS, AXW_DP, AXW_N };
 
 typedef struct axform {     /* one state variable as a max-plus form of the initial state */
     double a[AXW_N];
@@ -1570,21 +1572,49 @@ static void axm_then(axmap *out, const axmap *a, const axmap *b)
 {
     for (int i = 0; i < AXW_N; i++)
         for (int j = 0; j < AXW_N; j++) {
-            double x = -INFINITY;
-            for (int k = 0; k < AXW_N; k++) {
+            double x = b->v[i].a[0] + a->v[0].a[j];
+#pragma GCC unroll 8
+            for (int k = 1; k < AXW_N; k++) {
                 double y = b->v[i].a[k] + a->v[k].a[j];
-                if (y > x) x = y;
+                x = y > x ? y : x;
             }
             out->v[i].a[j] = x;
         }
 }
 
+/* The state x after the map m (in place). */
+static void axm_apply(const axmap *m, double *x)
+{
+    double y[AXW_N];
+    for (int i = 0; i < AXW_N; i++) {
+        y[i] = -INFINITY;
+        for (int j = 0; j < AXW_N; j++)
+            if (m->v[i].a[j] + x[j] > y[i]) y[i] = m->v[i].a[j] + x[j];
+    }
+    memcpy(x, y, sizeof y);
+}
+
+/* *out = m^k, k >= 1, by squaring. */
 static void axm_pow(axmap *out, const axmap *m, long k)
 {
     axmap base = *m, t;
-    axm_identity(out);
+    int have = 0;
     for (; k > 0; k >>= 1) {
-        if (k & 1) axm_then(&t, out, &base), *out = t;
+        if (k & 1) {
+            if (have) axm_then(&t, out, &base), *out = t;
+            else *out = base, have = 1;
+        }
+        if (k > 1) axm_then(&t, &base, &base), base = t;
+    }
+}
+
+/* The state x after k applications of m (in place): squarings of m, and
+ * the state carried through those of k's bits. */
+static void axm_pow_apply(const axmap *m, long k, double *x)
+{
+    axmap base = *m, t;
+    for (; k > 0; k >>= 1) {
+        if (k & 1) axm_apply(&base, x);
         if (k > 1) axm_then(&t, &base, &base), base = t;
     }
 }
@@ -1593,8 +1623,7 @@ static void axm_pow(axmap *out, const axmap *m, long k)
  * (in place); the rules of the op graph (docs/workload.md, "Estimate"). */
 static void ax_walk(axmap *w, const axrec *r, int n, double tail, int ov)
 {
-    axform *t = &w->v[AXW_T], *ready = &w->v[AXW_READY], *ag = &w->v[AXW_AG];
-    axform *ar = &w->v[AXW_AR], *rs = &w->v[AXW_RS];
+    axform *t = &w->v[AXW_T], *ready = &w->v[AXW_READY], *ag = &w->v[AXW_AG], *rs = &w->v[AXW_RS];
     for (int i = 0; i < n; i++, r++) {
         if (!ov) {
             *t = axf_add(*t, r->pre + r->ag + r->g + r->ar + r->wg + r->rs);
@@ -1612,8 +1641,9 @@ static void ax_walk(axmap *w, const axrec *r, int n, double tail, int ov)
             *t = axf_add(axf_add(gs, r->g), r->ar);
             continue;
         }
+        /* the dX all-reduce: its stream ended by stream 0's clock (which waited for it) */
         axform d = axf_add(gs, r->g), we = axf_add(d, r->wg), are = d;
-        if (r->ar > 0) are = *ar = axf_add(axf_max(d, ar), r->ar);
+        if (r->ar > 0) are = axf_add(d, r->ar);
         if (r->rs > 0) *rs = axf_add(axf_max(we, rs), r->rs);
         *t = axf_max(we, &are);
     }
@@ -1663,29 +1693,31 @@ static int ax_estimate(gen *G, wl_est *e)
     /* a micro-batch: embedding, L forward layers, logits, L backward layers
      * (the last micro-batch's with their DP all-reduces); m - 1 of them, then the last */
     long L = m->layers;
-    axmap emb, fwd, lgt, bwd, bwd_dp, fL, bL, t1, t2, mb, last;
-    ax_seg(&emb, S, 0, 0, tail[0], ov);
+    axmap fwd, lgt, bwd, bwd_dp, fL, bL, bdL, t1, t2, mb;
     ax_seg(&fwd, S, seg[0], seg[1], tail[1], ov);
     ax_seg(&lgt, S, seg[1], seg[2], tail[2], ov);
     ax_seg(&bwd, S, seg[2], seg[3], tail[3], ov);
-    bwd_dp = bwd;
-    if (dpc > 0) ax_walk_dp(&bwd_dp, dpc, ov);
     axm_pow(&fL, &fwd, L);
-    axm_then(&t1, &emb, &fL);
-    axm_then(&t2, &t1, &lgt);   /* t2: the micro-batch up to its backward */
+    axm_then(&t1, &fL, &lgt);
     axm_pow(&bL, &bwd, L);
-    axm_then(&mb, &t2, &bL);
-    axm_pow(&t1, &bwd_dp, L);
-    axm_then(&last, &t2, &t1);
-    axm_pow(&t1, &mb, G->mcount - 1);
-    axm_then(&t2, &t1, &last);
-    /* from t = 0, every stream free at 0, no GEMM ready yet */
-    const double x0[AXW_N] = {0, -INFINITY, 0, 0, 0, 0};
-    double x[AXW_N];
+    axm_then(&t2, &t1, &bL);    /* a micro-batch but its embedding */
+    /* the embedding first: the clock of stream 0 advanced by tail[0] */
     for (int i = 0; i < AXW_N; i++) {
-        x[i] = -INFINITY;
-        for (int j = 0; j < AXW_N; j++)
-            if (t2.v[i].a[j] + x0[j] > x[i]) x[i] = t2.v[i].a[j] + x0[j];
+        mb.v[i] = t2.v[i];
+        mb.v[i].a[AXW_T] += tail[0];
+    }
+    /* from t = 0, every stream free at 0, no GEMM ready yet */
+    double x[AXW_N] = {0, -INFINITY, 0, 0, 0};
+    axm_pow_apply(&mb, G->mcount - 1, x);
+    x[AXW_T] += tail[0];
+    axm_apply(&t1, x);
+    if (dpc > 0) {
+        bwd_dp = bwd;
+        ax_walk_dp(&bwd_dp, dpc, ov);
+        axm_pow(&bdL, &bwd_dp, L);
+        axm_apply(&bdL, x);
+    } else {
+        axm_apply(&bL, x);
     }
     struct {
         double t, rs, dp;
