@@ -236,6 +236,15 @@ static double place_cost(const an_net *net, og_coll c, int n, int *rank, double 
 static double dp_cost(gen *G, og_coll c, int n, const dsel *ds, double bytes)
 {
     const wl_layout *l = G->l;
+    if (!l->axonn && !l->order[0] && !l->order[1] && n > 1) {
+        /* the default order (tp innermost, then cp, dp, pp): member j of the
+         * group (j = c + cp d) is rank ti + tp (j + cp dp pi), so the members
+         * are evenly spaced, tp st apart: place_cost's arithmetic case, without
+         * listing them (cp x dp of them, for each collective of the estimate) */
+        long r0 = G->ti + (long)l->tp * (ds->first + (long)l->cp * l->dp * G->pi);
+        int gpn = G->o->net->gpus_per_node > 0 ? G->o->net->gpus_per_node : 1;
+        return grp_time(G->o->net, n, l->tp * ds->st, (int)(r0 % gpn), c, (int64_t)llround(bytes));
+    }
     int *rank = ts_malloc((size_t)n * sizeof *rank);
     for (int i = 0; i < n; i++) {
         int j = ds->first + i * ds->st;
