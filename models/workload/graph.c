@@ -1603,11 +1603,12 @@ static void axm_apply(const axmap *m, double *x)
     memcpy(x, y, sizeof y);
 }
 
-/* *out = m^k, k >= 1, by squaring. */
+/* *out = m^k by squaring. */
 static void axm_pow(axmap *out, const axmap *m, long k)
 {
     axmap base = *m, t;
     int have = 0;
+    if (k < 1) axm_identity(out);
     for (; k > 0; k >>= 1) {
         if (k & 1) {
             if (have) axm_then(&t, out, &base), *out = t;
