@@ -236,6 +236,15 @@ static double place_cost(const an_net *net, og_coll c, int n, int *rank, double 
 static double dp_cost(gen *G, og_coll c, int n, const dsel *ds, double bytes)
 {
     const wl_layout *l = G->l;
+    if (!l->axonn && !l->order[0] && !l->order[1] && n > 1) {
+        /* the default order (tp innermost, then cp, dp, pp): member j of the
+         * group (j = c + cp d) is rank ti + tp (j + cp dp pi), so the members
+         * are evenly spaced, tp st apart: place_cost's arithmetic case, without
+         * listing them (cp x dp of them, for each collective of the estimate) */
+        long r0 = G->ti + (long)l->tp * (ds->first + (long)l->cp * l->dp * G->pi);
+        int gpn = G->o->net->gpus_per_node > 0 ? G->o->net->gpus_per_node : 1;
+        return grp_time(G->o->net, n, l->tp * ds->st, (int)(r0 % gpn), c, (int64_t)llround(bytes));
+    }
     int *rank = ts_malloc((size_t)n * sizeof *rank);
     for (int i = 0; i < n; i++) {
         int j = ds->first + i * ds->st;
@@ -1301,6 +1310,15 @@ static double grp_time(const an_net *net, int n, int stride, int rho, og_coll c,
     return t;
 }
 
+static int gcd_int(int a, int b)
+{
+    while (b) {
+        int r = a % b;
+        a = b, b = r;
+    }
+    return a;
+}
+
 /* Time of a collective over grid dimension dim (x, y, z or the dp group), on
  * the placement of its groups (rank x + gx (y + gy (z + gz d)) on node
  * rank / gpus_per_node), with the engine's algorithm selection (an_sched_time);
@@ -1317,24 +1335,32 @@ static double ax_cost(gen *G, int dim, og_coll c, double bytes)
         if (S->cost[i].dim == dim && S->cost[i].c == c && S->cost[i].bytes == bytes) return S->cost[i].t;
     int grid = l->gx * l->gy * l->gz, stride[4] = {1, l->gx, l->gx * l->gy, grid};
     int gpn = G->o->net->gpus_per_node > 0 ? G->o->net->gpus_per_node : 1;
-    char *seen = ts_calloc(gpn, 1);
+    /* a group of dim starts at each rank whose coordinate dim is 0, r = the sum
+     * over the other dimensions e < 3 of c_e stride[e]; its place in its node,
+     * r mod gpn, repeats in c_e with period gpn / gcd(stride[e], gpn), so the
+     * places are found on at most gpn values of each coordinate, not on every
+     * rank of the grid */
+    char sbuf[512], *at = 2 * gpn <= (int)sizeof sbuf ? sbuf : ts_malloc(2 * (size_t)gpn), *nx = at + gpn;
+    memset(at, 0, gpn);
+    at[0] = 1;
+    for (int e = 0; e < 3; e++) {
+        if (e == dim || size[e] <= 1) continue;
+        int period = gpn / gcd_int(stride[e], gpn), cmax = size[e] < period ? size[e] : period;
+        memset(nx, 0, gpn);
+        for (int rho = 0; rho < gpn; rho++)
+            if (at[rho])
+                for (int k = 0; k < cmax; k++) nx[(rho + (long)k * stride[e]) % gpn] = 1;
+        memcpy(at, nx, gpn);
+    }
+    /* members on nodes (rho + k stride) / gpn: only rho - rho mod gcd(stride, gpn) matters */
+    int a = gcd_int(stride[dim], gpn);
     double t = 0;
-    for (int r = 0; r < grid; r++) {
-        int x = r % l->gx, y = r / l->gx % l->gy, z = r / (l->gx * l->gy);
-        const int coord[4] = {x, y, z, 0};
-        int rho = r % gpn;
-        if (coord[dim] != 0 || seen[rho]) continue; /* r starts a group of dim */
-        seen[rho] = 1;
-        /* members on nodes (rho + k stride) / gpn: only rho - rho mod gcd(stride, gpn) matters */
-        int a = stride[dim], b = gpn;
-        while (b) {
-            int r0 = a % b;
-            a = b, b = r0;
-        }
+    for (int rho = 0; rho < gpn; rho++) {
+        if (!at[rho]) continue;
         double tt = grp_time(G->o->net, n, stride[dim], rho - rho % a, c, (int64_t)llround(bytes));
         if (tt > t) t = tt;
     }
-    free(seen);
+    if (at != sbuf) free(at);
     if (S->ncost < (int)(sizeof S->cost / sizeof S->cost[0])) S->cost[S->ncost++] = (axcost){dim, c, bytes, t};
     return t;
 }
@@ -1510,55 +1536,145 @@ static int ax_rank(gen *G, const axg *A)
     return 0;
 }
 
-/* The estimate's walk over one rank's streams: the clock of stream 0, the
- * free times of the gather, all-reduce, reduce-scatter and DP streams, and
- * when the previous GEMM became ready (its gather's successor may start). */
-typedef struct axwalk {
-    double t, ready, ag, ar, rs, dp;
-    int have_ready;
-} axwalk;
+/* The estimate's walk over one rank's streams, in closed form. The state is
+ * the clock of stream 0, when the previous GEMM became ready (its gather's
+ * successor may start; -inf before the first gather), and the free times of
+ * the gather, reduce-scatter and DP streams (the dX all-reduce stream is never
+ * behind stream 0 when the next one is issued: each waits for it, so it is
+ * not state). Every update of the
+ * walk is a sum or a max, so a stretch of records is a max-plus linear map of
+ * the state, x'[i] = max_j (a[i][j] + x[j]): a layer is one map, L layers its
+ * L-th power (by squaring), a micro-batch the composition of its parts, and m
+ * micro-batches again a power. O(log L + log m) products of 5 x 5 maps,
+ * whichever stream is the bottleneck (when one is, its lag behind stream 0
+ * grows each layer and never repeats: the walk cannot stop early). */
+enum { AXW_T, AXW_READY, AXW_AG, AXW_RS, AXW_DP, AXW_N };
 
-static void ax_walk(axwalk *w, const axrec *r, int n, double tail, int ov)
+typedef struct axform {     /* one state variable as a max-plus form of the initial state */
+    double a[AXW_N];
+} axform;
+
+typedef struct axmap {      /* a map: the form of every state variable */
+    axform v[AXW_N];
+} axmap;
+
+static axform axf_add(axform f, double c)
 {
-    for (int i = 0; i < n; i++, r++) {
-        if (!ov) {
-            w->t += r->pre + r->ag + r->g + r->ar + r->wg + r->rs;
-            continue;
-        }
-        w->t += r->pre;
-        double gs = w->t;
-        if (r->ag > 0) {
-            double st = w->have_ready && w->ready > w->ag ? w->ready : w->ag;
-            w->ag = st + r->ag;
-            w->ready = w->t, w->have_ready = 1;
-            if (w->ag > gs) gs = w->ag;
-        }
-        if (!r->bwd) {
-            w->t = gs + r->g + r->ar;
-            continue;
-        }
-        double d = gs + r->g, we = d + r->wg, are = d;
-        if (r->ar > 0) are = w->ar = (d > w->ar ? d : w->ar) + r->ar;
-        if (r->rs > 0) w->rs = (we > w->rs ? we : w->rs) + r->rs;
-        w->t = we > are ? we : are;
-    }
-    w->t += tail;
+    for (int j = 0; j < AXW_N; j++) f.a[j] += c;
+    return f;
 }
 
-static void ax_walk_mb(axwalk *w, const axstate *S, const int *seg, const double *tail, int layers, int ov,
-                       double dpc)
+static axform axf_max(axform f, const axform *g)
 {
-    ax_walk(w, S->rec, 0, tail[0], ov); /* embedding */
-    for (int li = 0; li < layers; li++) ax_walk(w, S->rec + seg[0], seg[1] - seg[0], tail[1], ov);
-    ax_walk(w, S->rec + seg[1], seg[2] - seg[1], tail[2], ov); /* logits, loss, logits backward */
-    for (int li = 0; li < layers; li++) {
-        ax_walk(w, S->rec + seg[2], seg[3] - seg[2], tail[3], ov);
-        if (dpc > 0) {
-            double st = w->t > w->dp ? w->t : w->dp;
-            if (ov && w->rs > st) st = w->rs;
-            w->dp = st + dpc;
+    for (int j = 0; j < AXW_N; j++)
+        if (g->a[j] > f.a[j]) f.a[j] = g->a[j];
+    return f;
+}
+
+static void axm_identity(axmap *m)
+{
+    for (int i = 0; i < AXW_N; i++)
+        for (int j = 0; j < AXW_N; j++) m->v[i].a[j] = i == j ? 0 : -INFINITY;
+}
+
+/* *out = b after a (a applied first); out may alias neither. */
+static void axm_then(axmap *out, const axmap *a, const axmap *b)
+{
+    for (int i = 0; i < AXW_N; i++)
+        for (int j = 0; j < AXW_N; j++) {
+            double x = b->v[i].a[0] + a->v[0].a[j];
+#pragma GCC unroll 8
+            for (int k = 1; k < AXW_N; k++) {
+                double y = b->v[i].a[k] + a->v[k].a[j];
+                x = y > x ? y : x;
+            }
+            out->v[i].a[j] = x;
         }
+}
+
+/* The state x after the map m (in place). */
+static void axm_apply(const axmap *m, double *x)
+{
+    double y[AXW_N];
+    for (int i = 0; i < AXW_N; i++) {
+        y[i] = -INFINITY;
+        for (int j = 0; j < AXW_N; j++)
+            if (m->v[i].a[j] + x[j] > y[i]) y[i] = m->v[i].a[j] + x[j];
     }
+    memcpy(x, y, sizeof y);
+}
+
+/* *out = m^k by squaring. */
+static void axm_pow(axmap *out, const axmap *m, long k)
+{
+    axmap base = *m, t;
+    int have = 0;
+    if (k < 1) axm_identity(out);
+    for (; k > 0; k >>= 1) {
+        if (k & 1) {
+            if (have) axm_then(&t, out, &base), *out = t;
+            else *out = base, have = 1;
+        }
+        if (k > 1) axm_then(&t, &base, &base), base = t;
+    }
+}
+
+/* The state x after k applications of m (in place): squarings of m, and
+ * the state carried through those of k's bits. */
+static void axm_pow_apply(const axmap *m, long k, double *x)
+{
+    axmap base = *m, t;
+    for (; k > 0; k >>= 1) {
+        if (k & 1) axm_apply(&base, x);
+        if (k > 1) axm_then(&t, &base, &base), base = t;
+    }
+}
+
+/* The records r[0..n) then tail seconds of compute, applied to the map w
+ * (in place); the rules of the op graph (docs/workload.md, "Estimate"). */
+static void ax_walk(axmap *w, const axrec *r, int n, double tail, int ov)
+{
+    axform *t = &w->v[AXW_T], *ready = &w->v[AXW_READY], *ag = &w->v[AXW_AG], *rs = &w->v[AXW_RS];
+    for (int i = 0; i < n; i++, r++) {
+        if (!ov) {
+            *t = axf_add(*t, r->pre + r->ag + r->g + r->ar + r->wg + r->rs);
+            continue;
+        }
+        *t = axf_add(*t, r->pre);
+        axform gs = *t;
+        if (r->ag > 0) {
+            /* the gather starts once the GEMM before the previous one could */
+            *ag = axf_add(axf_max(*ag, ready), r->ag);
+            *ready = *t;
+            gs = axf_max(gs, ag);
+        }
+        if (!r->bwd) {
+            *t = axf_add(axf_add(gs, r->g), r->ar);
+            continue;
+        }
+        /* the dX all-reduce: its stream ended by stream 0's clock (which waited for it) */
+        axform d = axf_add(gs, r->g), we = axf_add(d, r->wg), are = d;
+        if (r->ar > 0) are = axf_add(d, r->ar);
+        if (r->rs > 0) *rs = axf_add(axf_max(we, rs), r->rs);
+        *t = axf_max(we, &are);
+    }
+    *t = axf_add(*t, tail);
+}
+
+/* A layer's DP all-reduce of dpc seconds, after its backward and (overlap) its
+ * reduce-scatters. */
+static void ax_walk_dp(axmap *w, double dpc, int ov)
+{
+    axform st = axf_max(w->v[AXW_T], &w->v[AXW_DP]);
+    if (ov) st = axf_max(st, &w->v[AXW_RS]);
+    w->v[AXW_DP] = axf_add(st, dpc);
+}
+
+/* The map of one segment of the dry run (seg: records [from, to)). */
+static void ax_seg(axmap *m, const axstate *S, int from, int to, double tail, int ov)
+{
+    axm_identity(m);
+    ax_walk(m, S->rec + from, to - from, tail, ov);
 }
 
 static int ax_estimate(gen *G, wl_est *e)
@@ -1585,22 +1701,38 @@ static int ax_estimate(gen *G, wl_est *e)
     double dense, expert;
     wl_layer_params(m, l, 0, &dense, &expert);
     double dpc = l->dp > 1 ? ax_cost(G, AX_D, OG_ALLREDUCE, dense * G->gb) : 0;
-    /* micro-batches repeat: once the streams' lag behind stream 0 repeats, jump to the last */
-    axwalk w = {0, 0, 0, 0, 0, 0, 0}, prev = w;
-    double t0 = 0;
-    for (int mb = 0; mb < G->mcount - 1; mb++) {
-        t0 = w.t;
-        ax_walk_mb(&w, S, seg, tail, m->layers, ov, 0);
-        double per = w.t - t0, eps = 1e-12 * w.t;
-        if (mb > 0 && fabs((w.ag - w.t) - (prev.ag - prev.t)) <= eps && fabs((w.rs - w.t) - (prev.rs - prev.t)) <= eps &&
-            fabs((w.ready - w.t) - (prev.ready - prev.t)) <= eps) {
-            double skip = (G->mcount - 2 - mb) * per;
-            w.t += skip, w.ready += skip, w.ag += skip, w.ar += skip, w.rs += skip;
-            break;
-        }
-        prev = w;
+    /* a micro-batch: embedding, L forward layers, logits, L backward layers
+     * (the last micro-batch's with their DP all-reduces); m - 1 of them, then the last */
+    long L = m->layers;
+    axmap fwd, lgt, bwd, bwd_dp, fL, bL, bdL, t1, t2, mb;
+    ax_seg(&fwd, S, seg[0], seg[1], tail[1], ov);
+    ax_seg(&lgt, S, seg[1], seg[2], tail[2], ov);
+    ax_seg(&bwd, S, seg[2], seg[3], tail[3], ov);
+    axm_pow(&fL, &fwd, L);
+    axm_then(&t1, &fL, &lgt);
+    axm_pow(&bL, &bwd, L);
+    axm_then(&t2, &t1, &bL);    /* a micro-batch but its embedding */
+    /* the embedding first: the clock of stream 0 advanced by tail[0] */
+    for (int i = 0; i < AXW_N; i++) {
+        mb.v[i] = t2.v[i];
+        mb.v[i].a[AXW_T] += tail[0];
     }
-    ax_walk_mb(&w, S, seg, tail, m->layers, ov, dpc);
+    /* from t = 0, every stream free at 0, no GEMM ready yet */
+    double x[AXW_N] = {0, -INFINITY, 0, 0, 0};
+    axm_pow_apply(&mb, G->mcount - 1, x);
+    x[AXW_T] += tail[0];
+    axm_apply(&t1, x);
+    if (dpc > 0) {
+        bwd_dp = bwd;
+        ax_walk_dp(&bwd_dp, dpc, ov);
+        axm_pow(&bdL, &bwd_dp, L);
+        axm_apply(&bdL, x);
+    } else {
+        axm_apply(&bL, x);
+    }
+    struct {
+        double t, rs, dp;
+    } w = {x[AXW_T], x[AXW_RS], x[AXW_DP]};
     double comm_end = ov && w.rs > w.t ? w.rs : w.t;
     double mbc = tail[0] + m->layers * (tail[1] + tail[3]) + tail[2], tf = 0, tb = 0, tw = 0;
     for (int i = 0; i < seg[3]; i++) {

@@ -202,9 +202,27 @@ ts_status api_search_prepare(const ts_search_opts *o, ts_search_result *r, char 
     return TS_OK;
 }
 
-/* Part w of this rank's share of the candidates: candidates rank + size w,
- * then every size x parts-th; out holds their EV_NFIELDS each, in that order,
- * then the seconds spent in those that ended estimated and their count. */
+/* The candidates are dealt in blocks of EV_BLOCK consecutive ones (a grid's
+ * or a (tp, pp, cp, ep) family's options, which share their collectives:
+ * each process memoises collective costs, so a block kept together is costed
+ * once, where dealing single candidates made every process cost nearly every
+ * collective of the space). Part w of this rank's share: blocks rank + size w,
+ * then every size x parts-th. */
+#define EV_BLOCK 48
+#define FOR_PART(i, n, rank, size, parts, w)                                                                        \
+    for (size_t b_ = (size_t)(rank) + (size_t)(size) * (w); b_ * EV_BLOCK < (n); b_ += (size_t)(size) * (parts))  \
+        for (size_t i = b_ * EV_BLOCK; i < (n) && i < (b_ + 1) * EV_BLOCK; i++)
+
+static size_t part_count(size_t n, int rank, int size, int parts, int w)
+{
+    size_t k = 0;
+    for (size_t b = (size_t)rank + (size_t)size * w; b * EV_BLOCK < n; b += (size_t)size * parts)
+        k += n - b * EV_BLOCK < EV_BLOCK ? n - b * EV_BLOCK : EV_BLOCK;
+    return k;
+}
+
+/* out holds part w's candidates' EV_NFIELDS each, in that order, then the
+ * seconds spent in those that ended estimated and their count. */
 typedef struct {
     api_search_ctx *x;
     srch_cand *cand;
@@ -219,13 +237,14 @@ static int evaluate_part(void *ctx, int w, void *out, size_t outlen, char *err, 
     double *e = out, t = 0, count = 0;
     size_t per = (outlen / sizeof(double) - 2) / EV_NFIELDS;
     (void)err, (void)errlen;
-    for (size_t i = j->rank + (size_t)j->size * w; i < j->n; i += (size_t)j->size * j->parts, e += EV_NFIELDS) {
+    FOR_PART(i, j->n, j->rank, j->size, j->parts, w) {
         srch_cand *c = &j->cand[i];
         double te = ts_wtime();
         srch_evaluate(x->m, &x->p, c, NULL, 0);
         if (c->status == SRCH_ESTIMATED) t += ts_wtime() - te, count++;
         e[EV_STATUS] = c->status, e[EV_MEM] = c->mem, e[EV_ITER] = c->iter;
         e[EV_SCORE] = c->score, e[EV_BUBBLE] = c->bubble, e[EV_DP] = c->dp_exposed;
+        e += EV_NFIELDS;
         if (j->parts == 1) progress(x, "estimate", i + 1 > j->n - j->size ? j->n : i + 1, j->n);
     }
     ((double *)out)[per * EV_NFIELDS] = t;
@@ -270,17 +289,18 @@ ts_status ts_search(const ts_search_opts *o, ts_search_result **out, char *msg, 
     double t0 = ts_wtime();
     size_t n = pv->n = srch_enumerate(x->m, &x->p, &pv->cand);
     srch_cand *cand = pv->cand;
-    /* each rank evaluates every size-th candidate, its share split across
-     * forked processes; the sums combine them (one non-zero term each) */
+    /* each rank evaluates every size-th block of candidates, its share split
+     * across forked processes; the sums combine them (one non-zero term each) */
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     int jobs = o->jobs > 0 ? o->jobs : ncpu / size > 1 ? (int)(ncpu / size) : 1;
     double *ev = ts_calloc(n ? n * EV_NFIELDS : 1, sizeof *ev);
     double t_estimates = 0; /* seconds in evaluations that ended estimated (checks included) */
     size_t my_estimates = 0;
-    size_t share = n > (size_t)rank ? (n - rank + size - 1) / size : 0; /* this rank's candidates */
+    size_t share = part_count(n, rank, size, 1, 0); /* this rank's candidates */
     int parts = share >= 64 ? jobs : 1; /* a process per part; tiny searches stay here */
     est_job ej = {x, cand, n, rank, size, parts};
-    size_t per = (share + parts - 1) / parts, outlen = (per * EV_NFIELDS + 2) * sizeof(double);
+    size_t per = part_count(n, rank, size, parts, 0); /* part 0 has the most */
+    size_t outlen = (per * EV_NFIELDS + 2) * sizeof(double);
     double *parts_ev = ts_malloc(parts * outlen);
     char *errs = ts_calloc(parts, TS_ERRLEN);
     int *rcs = ts_malloc(parts * sizeof *rcs);
@@ -289,8 +309,7 @@ ts_status ts_search(const ts_search_opts *o, ts_search_result **out, char *msg, 
         double *pe = (double *)((char *)parts_ev + w * outlen);
         if (rcs[w] != 0) evaluate_part(&ej, w, pe, outlen, errs, TS_ERRLEN); /* its child died: here */
         size_t k = 0;
-        for (size_t i = rank + (size_t)size * w; i < n; i += (size_t)size * parts, k++)
-            memcpy(ev + i * EV_NFIELDS, pe + k * EV_NFIELDS, EV_NFIELDS * sizeof *ev);
+        FOR_PART(i, n, rank, size, parts, w) memcpy(ev + i * EV_NFIELDS, pe + k++ * EV_NFIELDS, EV_NFIELDS * sizeof *ev);
         t_estimates += pe[per * EV_NFIELDS], my_estimates += (size_t)pe[per * EV_NFIELDS + 1];
     }
     free(parts_ev);
