@@ -408,6 +408,9 @@ static void attention(gen *G, int layer, int mb, const char *what, double mult)
         timed(G, what, layer, mb, flops, full);
         return;
     }
+    /* ring attention runs one kernel per K/V block of seq/cp keys: its rate
+     * is the kernel's at that length (Megatron-Core/TE context parallelism) */
+    full = l->cp * attn_time(G, heads, G->tok / l->mbs, (double)G->o->seq / l->cp, hd, mult > 1);
     /* ring attention: cp steps; step j > 0 computes with the K/V block received in step j */
     double kv_bytes = mult * 2 * G->tok * kvd / t * G->dt; /* K and V (and dK, dV backward) */
     if (G->dry) {
