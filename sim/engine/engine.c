@@ -70,6 +70,7 @@ static struct {
     ts_sums pair_bytes; /* (src rank, dst rank) -> bytes, when links are reported */
     coll_topo **topo;   /* per group, for the topology-aware collectives */
     signed char *rails; /* per group: eng_rails_symmetric, -1 not checked (no all-to-all) */
+    double **far_alpha; /* per rail-symmetric group: per node, the largest latency to other nodes (-1: unknown) */
 } run;
 
 static int poisoned; /* a deadlocked run leaves blocked actors behind */
@@ -391,6 +392,17 @@ static int rails_mergeable(const coll_step *st, const coll_plan *p, const og_op 
     return 1;
 }
 
+/* The per-node inter-node latencies of a rail-symmetric group, allocated at
+ * its first merged all-to-all. */
+static double *rails_far_alpha(int group, const coll_topo *t)
+{
+    if (!run.far_alpha[group]) {
+        run.far_alpha[group] = ts_malloc(t->nnodes * sizeof(double));
+        for (int i = 0; i < t->nnodes; i++) run.far_alpha[group][i] = -1;
+    }
+    return run.far_alpha[group];
+}
+
 /* Merge a direct all-to-all's inter-node transfers of member me per other
  * node: one flow to (from) the member of the same local index carrying the
  * node's ppn chunks; intra-node transfers stay. Bytes become wire bytes (the
@@ -438,19 +450,39 @@ static void run_coll(const og_op *op, int rank)
     int per_pair = window < 0 || (run.o->fidelity == ENG_STEP && p.nsteps > 1);
     sg_comm_t *comms = ts_malloc(slots * sizeof *comms);
     void **sink = ts_malloc(slots * sizeof *sink);
-    /* alpha: the largest route latency to the rank's peers */
     coll_plan_merged_phys(&p, me, st);
+    /* the old posting (window < 0) never merges: the tests' reference */
+    int merge = window >= 0 && rails_mergeable(st, &p, op);
+    /* alpha: the largest route latency to the rank's peers (merged: the
+     * routes to a node's members have one latency; rails.c checks it), a
+     * route lookup each (SimGrid builds the route: 74% of a 512-GPU
+     * all-to-all's instructions when it was done for all n - 1 peers) */
+    if (merge) rails_merge(st, &p, me);
     double alpha = 0;
-    for (int i = 0; i < st->nsend; i++) {
+    /* merged, the inter-node part is the same for every member of a node
+     * (P and Q latencies alike): once per node */
+    double *far = merge ? rails_far_alpha(op->group, p.topo) : NULL;
+    int node = merge ? p.topo->node[me] : -1;
+    int nsend = far && far[node] >= 0 ? p.topo->ppn - 1 : st->nsend, nrecv = far && far[node] >= 0 ? nsend : st->nrecv;
+    for (int i = 0; i < nsend; i++) {
         double l = sg_host_get_route_latency(run.hosts[rank], run.hosts[gr->ranks[st->send[i].peer]]);
         if (l > alpha) alpha = l;
     }
-    for (int i = 0; i < st->nrecv; i++) {
+    for (int i = 0; i < nrecv; i++) {
         double l = sg_host_get_route_latency(run.hosts[gr->ranks[st->recv[i].peer]], run.hosts[rank]);
         if (l > alpha) alpha = l;
     }
-    /* the old posting (window < 0) never merges: the tests' reference */
-    int merge = window >= 0 && rails_mergeable(st, &p, op);
+    if (far && far[node] < 0) { /* the first member of its node here: remember the inter-node part */
+        far[node] = 0;
+        for (int i = p.topo->ppn - 1; i < st->nsend; i++) {
+            double l = sg_host_get_route_latency(run.hosts[rank], run.hosts[gr->ranks[st->send[i].peer]]);
+            double m = sg_host_get_route_latency(run.hosts[gr->ranks[st->recv[i].peer]], run.hosts[rank]);
+            if (l > far[node]) far[node] = l;
+            if (m > far[node]) far[node] = m;
+        }
+    } else if (far && far[node] > alpha) {
+        alpha = far[node];
+    }
     if (run.o->fidelity == ENG_STEP) {
         for (int s = 0; s < p.nsteps; s++) {
             coll_plan_step_phys(&p, me, s, st);
@@ -461,7 +493,6 @@ static void run_coll(const og_op *op, int rank)
         }
     } else {
         /* One flow per peer carrying all steps' bytes (st holds them). */
-        if (merge) rails_merge(st, &p, me);
         run_step(st, gr, rank, op->group, seq, &p, window, per_pair, merge, comms, sink);
     }
     /* the steps' latencies and the call's base latency (coll_call_tail) */
@@ -612,6 +643,7 @@ static int index_collectives(const og_graph *g, char *err, size_t errlen)
     run.topo = ts_calloc(g->ngroups ? g->ngroups : 1, sizeof *run.topo);
     sel_cache = ts_calloc(g->ngroups ? g->ngroups : 1, sizeof *sel_cache);
     run.rails = ts_malloc(g->ngroups ? g->ngroups : 1);
+    run.far_alpha = ts_calloc(g->ngroups ? g->ngroups : 1, sizeof *run.far_alpha);
     memset(run.rails, -1, g->ngroups ? g->ngroups : 1);
     for (int gi = 0; gi < g->ngroups; gi++) {
         const og_group *gr = &g->groups[gi];
@@ -820,6 +852,8 @@ static void run_free(const og_graph *g)
     for (int gi = 0; run.topo && gi < g->ngroups; gi++) coll_topo_free(run.topo[gi]);
     free(run.topo);
     free(run.rails);
+    for (int gi = 0; run.far_alpha && gi < g->ngroups; gi++) free(run.far_alpha[gi]);
+    free(run.far_alpha);
     free(sel_cache);
     sel_cache = NULL;
     free(run.coll_seq);
