@@ -85,10 +85,62 @@ static void test_small_windows(void)
     }
 }
 
+/* A direct all-to-all whose inter-node flows are merged per (source GPU,
+ * destination node) where the routes are rail-symmetric (sim/engine/rails.c)
+ * takes the same simulated time as every flow on its own (the posting of
+ * window -1, which never merges), at step and pipelined fidelity: a single
+ * switch, an oversubscribed rail-optimised fat-tree whose uplinks contend,
+ * NVLink-mesh nodes on a dragonfly, a DGX H100 SuperPOD. Where GPUs share a
+ * NIC the merge must not apply (as many flows as without it). */
+static void test_rails_merge(void)
+{
+    static const struct {
+        const char *spec;
+        int n, merged;
+    } cases[] = {
+        {"test-cluster", 16, 1},
+        {"rails-2to1.json", 32, 1},
+        {"perlmutter:4", 16, -1}, /* whether it merges is the check's call; equal either way */
+        {"dgx-h100-superpod:4", 32, 1},
+        {"rails-shared-nic.json", 16, 0},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        char spec[256];
+        const char *s = cases[c].spec;
+        if (strstr(s, ".json")) s = test_data(s);
+        snprintf(spec, sizeof spec, "%s", s);
+        int n = cases[c].n;
+        for (int f = 0; f < ENG_NFIDELITY; f++) {
+            og_graph *g = test_one_collective(n, OG_ALLTOALL, (int64_t)n << 22, "direct");
+            test_outcome old, now;
+            eng_opts oo = {f, 0, 0, -1}, on = {f, 0, 0, 0};
+            CU_ASSERT_EQUAL_FATAL(test_sim(spec, g, &oo, &old), 0);
+            CU_ASSERT_EQUAL_FATAL(test_sim(spec, g, &on, &now), 0);
+            og_free(g);
+            if (REL(now.makespan, old.makespan) >= 1e-9 || (cases[c].merged >= 0 && (now.ncomms < old.ncomms) != cases[c].merged))
+                fprintf(stderr, "\n  %s n=%d %s: merged %.12g s (%ld flows), every flow %.12g s (%ld flows)", cases[c].spec, n,
+                        eng_fidelity_name(f), now.makespan, now.ncomms, old.makespan, old.ncomms);
+            CU_ASSERT(REL(now.makespan, old.makespan) < 1e-9);
+            if (cases[c].merged >= 0) CU_ASSERT_EQUAL(now.ncomms < old.ncomms, cases[c].merged);
+        }
+    }
+    /* windows smaller than a rank's merged flows (3 intra-node + 7 nodes):
+     * every flow runs, and no faster than the NICs allow */
+    og_graph *g = test_one_collective(32, OG_ALLTOALL, (int64_t)32 << 22, "direct");
+    for (int w = 1; w <= 4; w *= 2) {
+        eng_opts o = {ENG_PIPELINED, 0, 0, w};
+        test_outcome t;
+        CU_ASSERT_EQUAL(test_sim(test_data("rails-2to1.json"), g, &o, &t), 0);
+        CU_ASSERT(t.makespan >= 28.0 * (4 << 20) / 10e9); /* 28 chunks of 4 MiB leave each node's GPU */
+    }
+    og_free(g);
+}
+
 void suite_posting(void)
 {
     test_add_suite("posting",
                    "every collective and algorithm: windowed posting equals all at once (2:1 fat-tree)",
                    test_fattree_equal,
-                   "windows smaller than the group: all-to-all completes, ring unchanged", test_small_windows, NULL);
+                   "windows smaller than the group: all-to-all completes, ring unchanged", test_small_windows,
+                   "all-to-all merged per rail equals every flow on its own (5 clusters)", test_rails_merge, NULL);
 }

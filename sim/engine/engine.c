@@ -22,6 +22,7 @@
 
 #include "cluster.h"
 #include "coll.h"
+#include "rails.h"
 #include "util.h"
 
 /* How many collectives of one group may be in flight at once before their
@@ -68,6 +69,9 @@ static struct {
     int deadlocked;     /* blocked actors still hold the rank's mutex/cond */
     ts_sums pair_bytes; /* (src rank, dst rank) -> bytes, when links are reported */
     coll_topo **topo;   /* per group, for the topology-aware collectives */
+    signed char *rails; /* per group: eng_rails_symmetric, -1 not checked (no all-to-all) */
+    double **far_alpha; /* per rail-symmetric group: per node, the largest latency to other nodes (-1: unknown) */
+    sg_mailbox_t **inbox; /* per group: [slot * n + member] per-receiver mailboxes, as looked up */
 } run;
 
 static int poisoned; /* a deadlocked run leaves blocked actors behind */
@@ -347,6 +351,19 @@ static sg_mailbox_t step_mailbox(int group, int seq, int src, int dst, int per_p
     return sg_mailbox_by_name(name);
 }
 
+/* step_mailbox of a transfer to member idx (global rank dst) of the group,
+ * remembered per group: the name's formatting and SimGrid's lookup by name
+ * were 14% of a merged 512-GPU all-to-all's instructions. */
+static sg_mailbox_t step_inbox(int group, int seq, int src, int dst, int idx, int per_pair)
+{
+    if (per_pair) return coll_mailbox(group, seq, src, dst);
+    int n = run.g->groups[group].n;
+    if (!run.inbox[group]) run.inbox[group] = ts_calloc((size_t)COLL_SEQ_SLOTS * n, sizeof(sg_mailbox_t));
+    sg_mailbox_t *m = &run.inbox[group][(seq % COLL_SEQ_SLOTS) * n + idx];
+    if (!*m) *m = step_mailbox(group, seq, src, dst, 0);
+    return *m;
+}
+
 /* Post the transfers of one (possibly merged) step and wait for all of them,
  * in batches of at most `window` per direction (window < 0: all at once).
  * Batch j of nb takes transfers j, j + nb, j + 2 nb, ...: every batch mixes
@@ -355,24 +372,76 @@ static sg_mailbox_t step_mailbox(int group, int seq, int src, int dst, int per_p
  * start together and on a symmetric fabric end together: SimGrid solves the
  * sharing once per batch rather than once per completion. */
 static void run_step(const coll_step *st, const og_group *gr, int me, int group, int seq, const coll_plan *p,
-                     int window, int per_pair, sg_comm_t *comms, void **sink)
+                     int window, int per_pair, int wired, sg_comm_t *comms, void **sink)
 {
     int most = st->nsend > st->nrecv ? st->nsend : st->nrecv;
     int nb = window < 0 || most <= window ? 1 : (most + window - 1) / window;
+    int mine = per_pair ? -1 : group_index(me, group);
     for (int j = 0; j < nb; j++) {
         int k = 0;
         for (int i = j; i < st->nsend; i += nb) {
             int dst = gr->ranks[st->send[i].peer];
-            int64_t b = coll_plan_wire_bytes(p, st->send[i].bytes);
-            comms[k++] = sg_mailbox_put_async(step_mailbox(group, seq, me, dst, per_pair), &payload_token, (long)b);
+            int64_t b = wired ? st->send[i].bytes : coll_plan_wire_bytes(p, st->send[i].bytes);
+            comms[k++] = sg_mailbox_put_async(step_inbox(group, seq, me, dst, st->send[i].peer, per_pair), &payload_token,
+                                              (long)b);
             account(me, dst, b);
         }
         for (int i = j; i < st->nrecv; i += nb, k++) {
             int src = gr->ranks[st->recv[i].peer];
-            comms[k] = sg_mailbox_get_async(step_mailbox(group, seq, src, me, per_pair), &sink[k]);
+            comms[k] = sg_mailbox_get_async(step_inbox(group, seq, src, me, mine, per_pair), &sink[k]);
         }
         sg_comm_wait_all(comms, k);
     }
+}
+
+/* Whether st is a direct all-to-all (every other member once as a send peer
+ * and once as a receive peer, one size throughout) on a rail-symmetric group
+ * (sim/engine/rails.c): its inter-node flows may then be merged. */
+static int rails_mergeable(const coll_step *st, const coll_plan *p, const og_op *op)
+{
+    if (op->coll != OG_ALLTOALL || p->nsteps != 1 || run.rails[op->group] != 1) return 0;
+    if (st->nsend != p->n - 1 || st->nrecv != p->n - 1 || st->nsend == 0) return 0;
+    int64_t b = st->send[0].bytes;
+    for (int i = 0; i < st->nsend; i++)
+        if (st->send[i].bytes != b || st->recv[i].bytes != b || st->send[i].peer >= p->n || st->recv[i].peer >= p->n)
+            return 0;
+    return 1;
+}
+
+/* The per-node inter-node latencies of a rail-symmetric group, allocated at
+ * its first merged all-to-all. */
+static double *rails_far_alpha(int group, const coll_topo *t)
+{
+    if (!run.far_alpha[group]) {
+        run.far_alpha[group] = ts_malloc(t->nnodes * sizeof(double));
+        for (int i = 0; i < t->nnodes; i++) run.far_alpha[group][i] = -1;
+    }
+    return run.far_alpha[group];
+}
+
+/* Merge a direct all-to-all's inter-node transfers of member me per other
+ * node: one flow to (from) the member of the same local index carrying the
+ * node's ppn chunks; intra-node transfers stay. Bytes become wire bytes (the
+ * sum of the chunks' own: a protocol's rounding stays per chunk). Send i goes
+ * to the peer whose receive i it is (intra-node peers local +1, +2, ..., then
+ * nodes +1, +2, ...; receives -1, -2, ...), as in the direct schedule: the
+ * windows of run_step then hold as many sends to a rank as it has receives. */
+static void rails_merge(coll_step *st, const coll_plan *p, int me)
+{
+    const coll_topo *t = p->topo;
+    int n = p->n, g = t->ppn, K = t->nnodes, node = t->node[me], local = t->local[me], k = 0;
+    int64_t b = coll_plan_wire_bytes(p, st->send[0].bytes);
+    for (int i = 1; i < g; i++, k++) {
+        int to = t->order[t->first[node] + (local + i) % g], from = t->order[t->first[node] + (local + g - i) % g];
+        st->send[k] = (coll_xfer){to, b, me * n + to, 1, 0};
+        st->recv[k] = (coll_xfer){from, b, from * n + me, 1, 0};
+    }
+    for (int m = 1; m < K; m++, k++) {
+        int to = t->order[t->first[(node + m) % K] + local], from = t->order[t->first[(node + K - m) % K] + local];
+        st->send[k] = (coll_xfer){to, b * g, me * n + to, g, 0};
+        st->recv[k] = (coll_xfer){from, b * g, from * n + me, g, 0};
+    }
+    st->nsend = st->nrecv = k;
 }
 
 static void run_coll(const og_op *op, int rank)
@@ -397,27 +466,50 @@ static void run_coll(const og_op *op, int rank)
     int per_pair = window < 0 || (run.o->fidelity == ENG_STEP && p.nsteps > 1);
     sg_comm_t *comms = ts_malloc(slots * sizeof *comms);
     void **sink = ts_malloc(slots * sizeof *sink);
-    /* alpha: the largest route latency to the rank's peers */
     coll_plan_merged_phys(&p, me, st);
+    /* the old posting (window < 0) never merges: the tests' reference */
+    int merge = window >= 0 && rails_mergeable(st, &p, op);
+    /* alpha: the largest route latency to the rank's peers (merged: the
+     * routes to a node's members have one latency; rails.c checks it), a
+     * route lookup each (SimGrid builds the route: 74% of a 512-GPU
+     * all-to-all's instructions when it was done for all n - 1 peers) */
+    if (merge) rails_merge(st, &p, me);
     double alpha = 0;
-    for (int i = 0; i < st->nsend; i++) {
+    /* merged, the inter-node part is the same for every member of a node
+     * (P and Q latencies alike): once per node */
+    double *far = merge ? rails_far_alpha(op->group, p.topo) : NULL;
+    int node = merge ? p.topo->node[me] : -1;
+    int nsend = far && far[node] >= 0 ? p.topo->ppn - 1 : st->nsend, nrecv = far && far[node] >= 0 ? nsend : st->nrecv;
+    for (int i = 0; i < nsend; i++) {
         double l = sg_host_get_route_latency(run.hosts[rank], run.hosts[gr->ranks[st->send[i].peer]]);
         if (l > alpha) alpha = l;
     }
-    for (int i = 0; i < st->nrecv; i++) {
+    for (int i = 0; i < nrecv; i++) {
         double l = sg_host_get_route_latency(run.hosts[gr->ranks[st->recv[i].peer]], run.hosts[rank]);
         if (l > alpha) alpha = l;
+    }
+    if (far && far[node] < 0) { /* the first member of its node here: remember the inter-node part */
+        far[node] = 0;
+        for (int i = p.topo->ppn - 1; i < st->nsend; i++) {
+            double l = sg_host_get_route_latency(run.hosts[rank], run.hosts[gr->ranks[st->send[i].peer]]);
+            double m = sg_host_get_route_latency(run.hosts[gr->ranks[st->recv[i].peer]], run.hosts[rank]);
+            if (l > far[node]) far[node] = l;
+            if (m > far[node]) far[node] = m;
+        }
+    } else if (far && far[node] > alpha) {
+        alpha = far[node];
     }
     if (run.o->fidelity == ENG_STEP) {
         for (int s = 0; s < p.nsteps; s++) {
             coll_plan_step_phys(&p, me, s, st);
             if (st->nsend + st->nrecv == 0) continue;
             coll_step_merge_peers(st);
-            run_step(st, gr, rank, op->group, seq, &p, window, per_pair, comms, sink);
+            if (merge) rails_merge(st, &p, me);
+            run_step(st, gr, rank, op->group, seq, &p, window, per_pair, merge, comms, sink);
         }
     } else {
         /* One flow per peer carrying all steps' bytes (st holds them). */
-        run_step(st, gr, rank, op->group, seq, &p, window, per_pair, comms, sink);
+        run_step(st, gr, rank, op->group, seq, &p, window, per_pair, merge, comms, sink);
     }
     /* the steps' latencies and the call's base latency (coll_call_tail) */
     double tail = coll_call_tail(&p, alpha, run.o->fidelity == ENG_STEP, simgrid_get_clock() - t0);
@@ -566,6 +658,10 @@ static int index_collectives(const og_graph *g, char *err, size_t errlen)
     int *seq = ts_calloc(g->ngroups ? g->ngroups : 1, sizeof(int));
     run.topo = ts_calloc(g->ngroups ? g->ngroups : 1, sizeof *run.topo);
     sel_cache = ts_calloc(g->ngroups ? g->ngroups : 1, sizeof *sel_cache);
+    run.rails = ts_malloc(g->ngroups ? g->ngroups : 1);
+    run.far_alpha = ts_calloc(g->ngroups ? g->ngroups : 1, sizeof *run.far_alpha);
+    run.inbox = ts_calloc(g->ngroups ? g->ngroups : 1, sizeof *run.inbox);
+    memset(run.rails, -1, g->ngroups ? g->ngroups : 1);
     for (int gi = 0; gi < g->ngroups; gi++) {
         const og_group *gr = &g->groups[gi];
         sg_host_t *hs = ts_malloc((gr->n ? gr->n : 1) * sizeof *hs);
@@ -604,6 +700,12 @@ static int index_collectives(const og_graph *g, char *err, size_t errlen)
                 return ts_err(err, errlen, "rank %d op %d: %s", r, i, msg);
             }
             run.coll_algo[r][i] = p.algo | pr << 8;
+            if (op->coll == OG_ALLTOALL && run.rails[op->group] < 0) {
+                sg_host_t *hs = ts_malloc((gr->n ? gr->n : 1) * sizeof *hs);
+                for (int m = 0; m < gr->n; m++) hs[m] = run.hosts[gr->ranks[m]];
+                run.rails[op->group] = (signed char)eng_rails_symmetric(hs, run.topo[op->group]);
+                free(hs);
+            }
         }
     }
     free(seq);
@@ -766,6 +868,11 @@ static void run_free(const og_graph *g)
     }
     for (int gi = 0; run.topo && gi < g->ngroups; gi++) coll_topo_free(run.topo[gi]);
     free(run.topo);
+    free(run.rails);
+    for (int gi = 0; run.far_alpha && gi < g->ngroups; gi++) free(run.far_alpha[gi]);
+    free(run.far_alpha);
+    for (int gi = 0; run.inbox && gi < g->ngroups; gi++) free(run.inbox[gi]);
+    free(run.inbox);
     free(sel_cache);
     sel_cache = NULL;
     free(run.coll_seq);

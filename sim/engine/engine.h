@@ -15,7 +15,8 @@ typedef struct eng_opts {
     int progress;       /* print progress lines on stderr */
     int window;         /* most transfers of one collective step an actor keeps in flight per
                          * direction: 0 the default (ENG_WINDOW), -1 all at once on a mailbox
-                         * per rank pair (the posting before windows; for equivalence tests) */
+                         * per rank pair, every all-to-all flow on its own (the posting before
+                         * windows and rail merging; for equivalence tests) */
 } eng_opts;
 
 /* A collective's transfers are posted in rounds (send to rank+1, +2, ...),

@@ -1,0 +1,135 @@
+/* Rail symmetry of a group's routes: when an all-to-all's flows from one GPU
+ * to the GPUs of another node may run as one flow to the GPU of the same
+ * local index (sim/engine/engine.c, run_coll) without changing the simulated
+ * time.
+ *
+ * Why it is exact: with routes P(a_i) + M(A, B) + Q(b_j), a node's P links
+ * (and its Q links) alike and used by nothing else, permuting the local
+ * indices of sources (or of destinations) maps the flows of an equal-size
+ * all-to-all onto themselves and the links onto links of the same capacity
+ * and latency. Max-min sharing is unique, so every flow from node A to node B
+ * gets the same rate at all times. Merging the ppn flows a_i -> b_* into one
+ * flow a_i -> b_i of ppn times the bytes then divides the number of flows on
+ * every inter-node link by ppn and multiplies their rates by ppn: the same
+ * loads, the same completion times. Intra-node flows share no link with them
+ * (checked) and are left alone. */
+#include "rails.h"
+
+#include <simgrid/link.h>
+#include <stdlib.h>
+#include <xbt/dynar.h>
+
+#include "util.h"
+
+typedef struct lset {
+    sg_link_t *l;
+    size_t n, cap;
+} lset;
+
+static int has(const lset *s, sg_link_t l)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->l[i] == l) return 1;
+    return 0;
+}
+
+static void add(lset *s, sg_link_t l)
+{
+    if (has(s, l)) return;
+    ts_grow(&s->l, sizeof *s->l, &s->cap, s->n + 1);
+    s->l[s->n++] = l;
+}
+
+static int disjoint(const lset *a, const lset *b)
+{
+    for (size_t i = 0; i < a->n; i++)
+        if (has(b, a->l[i])) return 0;
+    return 1;
+}
+
+static int same_link(sg_link_t a, sg_link_t b)
+{
+    return sg_link_get_bandwidth(a) == sg_link_get_bandwidth(b) && sg_link_get_latency(a) == sg_link_get_latency(b);
+}
+
+static sg_host_t member(const sg_host_t *hosts, const coll_topo *t, int node, int local)
+{
+    return hosts[t->order[t->first[node] + local]];
+}
+
+#define LINK(r, k) xbt_dynar_get_as((r), (k), sg_link_t)
+
+/* The routes between nodes a and b (a != b): P, Q and M into the sets. */
+static int pair_ok(const sg_host_t *hosts, const coll_topo *t, int a, int b, lset *P, lset *Q, lset *M,
+                   xbt_dynar_t *r)
+{
+    int g = t->ppn;
+    for (int i = 0; i < g; i++)
+        for (int j = 0; j < g; j++) {
+            xbt_dynar_reset(r[i * g + j]);
+            sg_host_get_route(member(hosts, t, a, i), member(hosts, t, b, j), r[i * g + j]);
+        }
+    unsigned long L = xbt_dynar_length(r[0]);
+    double lat = sg_host_get_route_latency(member(hosts, t, a, 0), member(hosts, t, b, 0));
+    if (L < 2) return 0;
+    for (int i = 0; i < g; i++)
+        for (int j = 0; j < g; j++) {
+            xbt_dynar_t x = r[i * g + j];
+            if (xbt_dynar_length(x) != L ||
+                sg_host_get_route_latency(member(hosts, t, a, i), member(hosts, t, b, j)) != lat)
+                return 0;
+            if (LINK(x, 0) != LINK(r[i * g], 0) || LINK(x, L - 1) != LINK(r[j], L - 1)) return 0;
+            for (unsigned long k = 1; k + 1 < L; k++)
+                if (LINK(x, k) != LINK(r[0], k)) return 0;
+        }
+    for (int i = 0; i < g; i++) {
+        sg_link_t p = LINK(r[i * g], 0), q = LINK(r[i], L - 1);
+        if (!same_link(p, LINK(r[0], 0)) || !same_link(q, LINK(r[0], L - 1))) return 0;
+        for (int k = 0; k < i; k++) /* distinct per member */
+            if (LINK(r[k * g], 0) == p || LINK(r[k], L - 1) == q) return 0;
+        add(P, p);
+        add(Q, q);
+    }
+    for (unsigned long k = 1; k + 1 < L; k++) add(M, LINK(r[0], k));
+    return 1;
+}
+
+int eng_rails_symmetric(const sg_host_t *hosts, const coll_topo *t)
+{
+    int g = t->ppn, nn = t->nnodes;
+    if (g < 2 || nn < 2) return 0;
+    /* node pairs sampled: the first two nodes, the middle one and the last
+     * (same leaf, other leaves, other pods on the fabrics built here) */
+    int s[4] = {0, 1, nn / 2, nn - 1}, ns = 0;
+    for (int i = 0; i < 4; i++) {
+        int dup = 0;
+        for (int k = 0; k < ns; k++) dup |= s[k] == s[i];
+        if (!dup) s[ns++] = s[i];
+    }
+    xbt_dynar_t *r = ts_malloc((size_t)g * g * sizeof *r);
+    for (int i = 0; i < g * g; i++) r[i] = xbt_dynar_new(sizeof(sg_link_t), NULL);
+    lset P = {0}, Q = {0}, M = {0}, in = {0};
+    int ok = 1;
+    for (int x = 0; x < ns && ok; x++) {
+        /* intra-node routes of the sampled nodes */
+        for (int i = 0; i < g && ok; i++)
+            for (int j = 0; j < g; j++) {
+                if (i == j) continue;
+                xbt_dynar_reset(r[0]);
+                sg_host_get_route(member(hosts, t, s[x], i), member(hosts, t, s[x], j), r[0]);
+                if (xbt_dynar_length(r[0]) == 0) ok = 0; /* two members on one host */
+                for (unsigned long k = 0; k < xbt_dynar_length(r[0]); k++) add(&in, LINK(r[0], k));
+            }
+        for (int y = 0; y < ns && ok; y++)
+            if (x != y) ok = pair_ok(hosts, t, s[x], s[y], &P, &Q, &M, r);
+    }
+    ok = ok && disjoint(&P, &Q) && disjoint(&P, &M) && disjoint(&Q, &M) && disjoint(&in, &P) &&
+         disjoint(&in, &Q) && disjoint(&in, &M);
+    for (int i = 0; i < g * g; i++) xbt_dynar_free(&r[i]);
+    free(r);
+    free(P.l);
+    free(Q.l);
+    free(M.l);
+    free(in.l);
+    return ok;
+}

@@ -1,0 +1,17 @@
+/* Whether an all-to-all's inter-node flows may be merged per (source GPU,
+ * destination node): the rail-symmetry check of sim/engine/rails.c. */
+#ifndef TS_RAILS_H
+#define TS_RAILS_H
+
+#include <simgrid/host.h>
+
+#include "coll.h"
+
+/* 1 when every route between members of different nodes of the group is
+ * P(source member) + M(source node, destination node) + Q(destination member),
+ * with a node's P links distinct, of equal bandwidth and latency (likewise its
+ * Q links), P, Q, M and the intra-node routes sharing no link; 0 otherwise.
+ * hosts[i] is member i's host. Checked on a sample of node pairs. */
+int eng_rails_symmetric(const sg_host_t *hosts, const coll_topo *t);
+
+#endif
