@@ -10,10 +10,12 @@
 
 #include "util.h"
 
-/* One item's slot in the shared area: its status, then out, then err. */
+/* One item's slot in the shared area: its status, then out (at HDR bytes, so
+ * that doubles in it are aligned), then err; slots are 16-byte multiples. */
+#define HDR 16
 static size_t slot_size(size_t outlen, size_t errlen)
 {
-    return (sizeof(int) + outlen + errlen + 15) / 16 * 16;
+    return (HDR + outlen + errlen + 15) / 16 * 16;
 }
 
 int ts_fork_map(int jobs, int nitems, ts_item_fn fn, void *ctx, void *out, size_t outlen, char *errs,
@@ -36,9 +38,9 @@ int ts_fork_map(int jobs, int nitems, ts_item_fn fn, void *ctx, void *out, size_
         if (pids[w] == 0) {
             for (int i = w; i < nitems; i += jobs) {
                 char *s = area + i * sz;
-                char *e = s + sizeof(int) + outlen;
+                char *e = s + HDR + outlen;
                 e[0] = 0;
-                int rc = fn(ctx, i, s + sizeof(int), outlen, e, errlen) < 0 ? -1 : 0;
+                int rc = fn(ctx, i, s + HDR, outlen, e, errlen) < 0 ? -1 : 0;
                 __atomic_store_n((int *)s, rc, __ATOMIC_RELEASE);
             }
             fflush(NULL);
@@ -50,13 +52,13 @@ int ts_fork_map(int jobs, int nitems, ts_item_fn fn, void *ctx, void *out, size_
     for (int w = 0; w < jobs; w++) /* fork failed: this worker's items here */
         for (int i = w; pids[w] < 0 && i < nitems; i += jobs) {
             char *s = area + i * sz;
-            *(int *)s = fn(ctx, i, s + sizeof(int), outlen, s + sizeof(int) + outlen, errlen) < 0 ? -1 : 0;
+            *(int *)s = fn(ctx, i, s + HDR, outlen, s + HDR + outlen, errlen) < 0 ? -1 : 0;
         }
     for (int i = 0; i < nitems; i++) {
         const char *s = area + i * sz;
         rcs[i] = *(const int *)s;
-        memcpy((char *)out + i * outlen, s + sizeof(int), outlen);
-        if (rcs[i] == -1) memcpy(errs + i * errlen, s + sizeof(int) + outlen, errlen);
+        memcpy((char *)out + i * outlen, s + HDR, outlen);
+        if (rcs[i] == -1) memcpy(errs + i * errlen, s + HDR + outlen, errlen);
         if (rcs[i] == -2) snprintf(errs + i * errlen, errlen, "the simulating child process died");
     }
     free(pids);
