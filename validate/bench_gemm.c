@@ -185,6 +185,7 @@ static double time_gemm(cublasLtHandle_t lt, const dtype *t, long m, long n, lon
         el = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     }
     float *ms = malloc(reps * sizeof *ms);
+    if (!ms) die("malloc", "out of memory");
     for (int r = 0; r < reps; r++) {
         int s = r % sets;
         CU(cudaEventRecord(e0, 0));
@@ -273,6 +274,7 @@ int main(int argc, char **argv)
     }
     long (*sh)[3] = malloc(4096 * sizeof *sh);
     int ns = 0;
+    if (!sh) die("malloc", "out of memory");
     if (shapes) {
         FILE *f = fopen(shapes, "r");
         if (!f) { fprintf(stderr, "trainsim-gemm: %s: cannot open\n", shapes); return 2; }
@@ -307,7 +309,10 @@ int main(int argc, char **argv)
     void *work;
     CU(cudaMalloc(&work, WORKSPACE));
     char list[64];
-    snprintf(list, sizeof list, "%s", dts);
+    if (snprintf(list, sizeof list, "%s", dts) >= (int)sizeof list) {
+        fprintf(stderr, "trainsim-gemm: --dtype '%s' too long (bf16, fp16, fp8, comma-separated)\n", dts);
+        return 2;
+    }
     for (char *d = strtok(list, ","); d; d = strtok(NULL, ",")) {
         const dtype *t = NULL;
         for (size_t i = 0; i < sizeof dtypes / sizeof *dtypes; i++)
