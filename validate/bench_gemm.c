@@ -272,6 +272,19 @@ int main(int argc, char **argv)
         else { fprintf(stderr, "trainsim-gemm: unknown option '%s'\n%s", a, usage); return 2; }
         i++;
     }
+    char check[64]; /* the dtype list, checked before any GPU call */
+    if (snprintf(check, sizeof check, "%s", dts) >= (int)sizeof check) {
+        fprintf(stderr, "trainsim-gemm: --dtype '%s' too long (bf16, fp16, fp8, comma-separated)\n", dts);
+        return 2;
+    }
+    for (char *d = strtok(check, ","); d; d = strtok(NULL, ",")) {
+        size_t i = 0;
+        while (i < sizeof dtypes / sizeof *dtypes && strcmp(d, dtypes[i].name)) i++;
+        if (i == sizeof dtypes / sizeof *dtypes) {
+            fprintf(stderr, "trainsim-gemm: unknown dtype '%s' (bf16, fp16, fp8)\n", d);
+            return 2;
+        }
+    }
     long (*sh)[3] = malloc(4096 * sizeof *sh);
     int ns = 0;
     if (!sh) die("malloc", "out of memory");
@@ -309,10 +322,7 @@ int main(int argc, char **argv)
     void *work;
     CU(cudaMalloc(&work, WORKSPACE));
     char list[64];
-    if (snprintf(list, sizeof list, "%s", dts) >= (int)sizeof list) {
-        fprintf(stderr, "trainsim-gemm: --dtype '%s' too long (bf16, fp16, fp8, comma-separated)\n", dts);
-        return 2;
-    }
+    snprintf(list, sizeof list, "%s", dts);
     for (char *d = strtok(list, ","); d; d = strtok(NULL, ",")) {
         const dtype *t = NULL;
         for (size_t i = 0; i < sizeof dtypes / sizeof *dtypes; i++)
