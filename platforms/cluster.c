@@ -404,6 +404,13 @@ static int coll_defaults(topo_cluster *cl, json_t *o, const char *path, char *er
     cl->coll.intra_tier = tiers[cl->node.fabric];
     if (cl->node.fabric == TOPO_GRAPH && cl->coll.lib == COLL_LIB_RCCL) cl->coll.intra_tier = COLL_TIER_XGMI;
     cl->coll.collnet = cl->net.sharp;
+    /* NCCL's channels across nodes: its ring search finds one ring per NIC
+     * of the node, and ncclTopoPostset doubles the search's channels
+     * (src/graph/connect.cc, "Duplication should be complete now":
+     * nChannels = min(MAXCHANNELS, 2 x nChannels)): 4 on a node of two NICs
+     * (Polaris), 8 of four (Perlmutter), 16 of eight (DGX). */
+    if (cl->coll.lib == COLL_LIB_NCCL && cl->node.nnics > 0)
+        cl->coll.max_channels = 2 * cl->node.nnics > 32 ? 32 : 2 * cl->node.nnics;
     return o ? coll_params_overlay(&cl->coll, o, path, err, errlen) : 0;
 }
 

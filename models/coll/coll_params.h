@@ -161,5 +161,9 @@ double coll_call_time(const coll_plan *p, double gpu);
  * the channel rule). */
 int64_t coll_plan_wire_bytes(const coll_plan *p, int64_t bytes);
 int64_t coll_plan_wire_bytes_with(const coll_plan *p, int64_t bytes, const coll_params *q);
+/* Network messages a channel sends per step of a Simple ring (NCCL's slices
+ * per chunk, 1 or 2, times the loops over the buffer); 1 for every other
+ * plan. A lock-step ring (ring_lockstep) pays the NIC hop per message. */
+int coll_ring_step_msgs(const coll_plan *p, const coll_params *q);
 
 #endif

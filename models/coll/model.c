@@ -5,6 +5,8 @@
 #include "coll_algos.h"
 #include "coll_params.h"
 
+#include <math.h>
+
 coll_family coll_family_of(int algo)
 {
     const coll_algo *a = coll_algo_get(algo);
@@ -44,18 +46,59 @@ static const double msg_wire[COLL_NPROTOS] = {[COLL_SIMPLE] = 1.0, [COLL_LL128] 
  * receiver's overflow buffers and is copied out (FI_CXI_RX_MATCH_MODE=software
  * matches in software): on a tree, one tree's half of the buffer / eager_bw
  * more per network step. */
-static double nic_hop(const coll_plan *p, const coll_params *q, coll_family fam)
+/* NCCL's Simple ring (src/device/prims_simple.h, enqueue.cc, collectives.h
+ * 2.18-2.21): a channel's buffer is NCCL_BUFFSIZE 4 MiB in NCCL_STEPS 8 steps;
+ * a ring chunk is CHUNKSTEPS 4 steps (2 MiB) and is sent in SlicePerChunk 2
+ * slices of SLICESTEPS 2 steps, each slice at least 1/32 of its steps (32 KiB):
+ * a chunk of at most 32 KiB goes as one slice, a larger one as two. The
+ * buffer is cut into loops of nChannels x nRanks chunks. */
+#define SIMPLE_CHUNK_MAX (4.0 * 1024 * 1024 / 8 * 4)
+#define SIMPLE_SLICE_MIN (4.0 * 1024 * 1024 / 8 * 2 / 32)
+
+/* Network messages per ring step of a channel: slices per chunk x loops. */
+int coll_ring_step_msgs(const coll_plan *p, const coll_params *q)
+{
+    if (p->proto != COLL_SIMPLE || coll_family_of(p->algo) != COLL_FAM_RING || p->n < 2) return 1;
+    if (p->coll == OG_BROADCAST || p->coll == OG_REDUCE) return 1;
+    double nc = chan_count(p, q, COLL_FAM_RING);
+    double chunk = (double)p->bytes / p->n / (nc > 0 ? nc : 1);
+    int loops = chunk > SIMPLE_CHUNK_MAX ? (int)ceil(chunk / SIMPLE_CHUNK_MAX) : 1;
+    return loops * (chunk / loops > SIMPLE_SLICE_MIN ? 2 : 1);
+}
+
+static double nic_hop(const coll_plan *p, const coll_params *q, coll_family fam, int lockstep)
 {
     double h = q->hop_lat[COLL_TIER_NIC][fam][p->proto];
     /* P2P and MPI-style hops are per peer, fitted whole */
-    if (q->rdzv_bytes <= 0 || q->rdzv_lat <= 0 || fam == COLL_FAM_P2P || fam == COLL_FAM_MPI) return h;
+    if (fam == COLL_FAM_P2P || fam == COLL_FAM_MPI) return h;
+    /* A lock-step ring (Slingshot) pays the network step per message: a
+     * Simple step of two slices costs two (the 2x in time where a channel's
+     * chunk passes 32 KiB: 256 KiB blocks on Polaris' 4 channels). */
+    int msgs = lockstep && fam == COLL_FAM_RING ? coll_ring_step_msgs(p, q) : 1;
+    if (q->rdzv_bytes <= 0 || q->rdzv_lat <= 0) return msgs * h;
     double nc = chan_count(p, q, fam);
     double msg = (fam == COLL_FAM_RING ? (double)p->bytes / p->n : (double)p->bytes / (nc > 0 ? nc : 1)) * msg_wire[p->proto];
-    if (msg >= q->rdzv_bytes) return h + q->rdzv_lat;
+    if (msg >= q->rdzv_bytes) return msgs * (h + q->rdzv_lat);
     /* the copy is per node, all the channels' messages of the step: one
      * tree's half of the buffer, store-and-forward at every level. A ring's
      * block per step is small beside it and overlaps the next step's. */
     return q->eager_bw > 0 && fam == COLL_FAM_TREE ? h + (double)p->bytes / 2 * msg_wire[p->proto] / q->eager_bw : h;
+}
+
+/* NCCL's grouped send/recv (all-to-all) runs its n - 1 rounds on channels
+ * side by side, not one after the other (enqueue.cc, channel.h
+ * ncclP2pChannelBaseForRound): on one node round r takes channel base r; across
+ * nodes the rounds to one node delta share a channel, NCCL_MAX_DEV_WORK_P2P_
+ * PER_BATCH (8) per work batch whose peers a block serves at once, so M x
+ * ceil(L / 8) batches spread over the p2p channels (comm->p2pnChannels, about
+ * the collective channels). The latency is one round per wave of channels. */
+#define P2P_PER_BATCH 8
+
+static int p2p_waves(const coll_plan *p, const coll_params *q, int M, int L)
+{
+    int pch = q->max_channels > 1 ? q->max_channels : 1;
+    int groups = M > 1 ? M * ((L + P2P_PER_BATCH - 1) / P2P_PER_BATCH) : p->n - 1;
+    return (groups + pch - 1) / pch;
 }
 
 static double call_latency(const coll_plan *p, const coll_params *q, int lockstep);
@@ -68,7 +111,7 @@ static double call_latency(const coll_plan *p, const coll_params *q, int lockste
     coll_family fam = coll_family_of(p->algo);
     coll_proto pr = p->proto;
     int n = p->n, M = p->topo ? p->topo->nnodes : n, L = n / M;
-    double intra = q->hop_lat[q->intra_tier][fam][pr], inter = M > 1 ? nic_hop(p, q, fam) : 0;
+    double intra = q->hop_lat[q->intra_tier][fam][pr], inter = M > 1 ? nic_hop(p, q, fam, lockstep) : 0;
     double own = M > 1 ? inter : intra; /* a step that may cross nodes */
     int twice = p->coll == OG_ALLREDUCE || p->coll == OG_BARRIER, steps = 0, xsteps = 0;
     double lat;
@@ -91,7 +134,7 @@ static double call_latency(const coll_plan *p, const coll_params *q, int lockste
     case COLL_FAM_NVLSTREE: lat = intra + 2 * log2_floor(M) * inter; break;
     case COLL_FAM_COLLNET: lat = 2 * (L - 1) * intra + inter; break;
     case COLL_FAM_PAT: lat = n * own; break; /* NCCL: a part still linear in the ranks */
-    case COLL_FAM_P2P: lat = (L - 1) * intra + (n - L) * inter; break; /* one send/recv round per peer */
+    case COLL_FAM_P2P: lat = p2p_waves(p, q, M, L) * (M > 1 ? inter : intra); break;
     default: lat = p->nsteps * own; break;   /* MPI-style: every step */
     }
     return q->base_lat[fam][pr] + lat;
