@@ -409,6 +409,7 @@ static int coll_defaults(topo_cluster *cl, json_t *o, const char *path, char *er
      * (src/graph/connect.cc, "Duplication should be complete now":
      * nChannels = min(MAXCHANNELS, 2 x nChannels)): 4 on a node of two NICs
      * (Polaris), 8 of four (Perlmutter), 16 of eight (DGX). */
+    if (cl->node.nnics > 0 && cl->node.gpus > cl->node.nnics) cl->coll.nic_gpus = cl->node.gpus / cl->node.nnics;
     if (cl->coll.lib == COLL_LIB_NCCL && cl->node.nnics > 0)
         cl->coll.max_channels = 2 * cl->node.nnics > 32 ? 32 : 2 * cl->node.nnics;
     return o ? coll_params_overlay(&cl->coll, o, path, err, errlen) : 0;

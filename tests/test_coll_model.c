@@ -409,6 +409,44 @@ static void test_p2p_rounds(void)
     }
 }
 
+/* GPUs sharing a NIC in the selection: past 2 nodes NCCL's tuner takes the
+ * inter-node graph bandwidth, found with the NICs shared (tuning.cc: bw =
+ * nNodes <= 2 ? bwIntra : bwInter). On Polaris (2 NICs for 4 GPUs) a ring's
+ * four GPUs push through two NICs, a tree's two heads through one each: at
+ * 1 GiB on 256 nodes the tree, as the log's 30 GB/s bus bandwidth says
+ * NCCL ran (the ring takes 2,046 lock-step steps); on 2 nodes the ring. */
+static void test_nic_sharing_selection(void)
+{
+    char err[TS_ERRLEN];
+    topo_cluster cl;
+    CU_ASSERT_EQUAL_FATAL(topo_load("polaris", 2, &cl, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(cl.coll.nic_gpus, 2);
+    CU_ASSERT_EQUAL_FATAL(topo_load("dgx-h100-superpod", 2, &cl, err, sizeof err), 0);
+    CU_ASSERT(cl.coll.nic_gpus <= 1);
+    static const struct {
+        const char *nodes, *algo;
+    } want[] = {{"256", "tree"}, {"2", "ring"}};
+    for (int i = 0; i < 2; i++) {
+        char cmd[512], out[8192], path[] = "/tmp/ts_nicshare_XXXXXX";
+        int fd = mkstemp(path);
+        CU_ASSERT_FATAL(fd >= 0);
+        close(fd);
+        snprintf(cmd, sizeof cmd, "coll --cluster polaris --nodes %s --op all_reduce -b 1G -e 1G --fidelity analytical --csv %s",
+                 want[i].nodes, path);
+        CU_ASSERT_EQUAL(test_cli(cmd, out, sizeof out), 0);
+        FILE *f = fopen(path, "r");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+        char line[1024], last[1024] = "";
+        while (fgets(line, sizeof line, f)) snprintf(last, sizeof last, "%s", line);
+        fclose(f);
+        unlink(path);
+        char algo[64] = "";
+        sscanf(last, "%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%63[^,]", algo);
+        fprintf(stderr, "\n  polaris %s nodes, 1 GiB all_reduce: %s", want[i].nodes, algo);
+        CU_ASSERT_STRING_EQUAL(algo, want[i].algo);
+    }
+}
+
 /* A forced protocol the library does not run with that algorithm is refused
  * at the command (exit 2), not costed as if it ran. */
 static void test_forced_protocol(void)
@@ -431,6 +469,8 @@ void suite_coll_model(void)
                    "network terms: lock-step ring, rendezvous, eager copies", test_network_terms,
                    "Simple ring slices: one network message per step to 32 KiB chunks, two above; channels = 2 x NICs",
                    test_ring_slices,
+                   "selection: GPUs sharing a NIC past 2 nodes (Polaris 256 nodes: tree at 1 GiB)",
+                   test_nic_sharing_selection,
                    "all-to-all: p2p rounds side by side on the channels, one latency per wave", test_p2p_rounds,
                    "a forced protocol the library does not run is refused (exit 2)", test_forced_protocol,
                    "NCCL tree on 2 and 16 DGX nodes: chain + tree closed form", test_tree_closed_form,

@@ -135,6 +135,20 @@ void coll_hw_from_routes(coll_hw *hw, int n, const coll_topo *topo, coll_route_f
 /* The GPU's time of a plan under parameters q (the estimate without the
  * launch floor): with the tuner's parameters, what the selection compares,
  * as NCCL's tuner does. */
+/* Wire bytes rank me sends and receives, [inside its node, to other nodes]. */
+static void rank_bytes(const coll_plan *p, const coll_params *q, coll_step *m, int me, int tiers, int64_t out[2], int64_t in[2])
+{
+    coll_plan_merged_phys(p, me, m);
+    for (int j = 0; j < m->nsend; j++) {
+        int peer = m->send[j].peer, far = tiers && peer < p->n && p->topo->node[peer] != p->topo->node[me];
+        out[far] += coll_plan_wire_bytes_with(p, m->send[j].bytes, q);
+    }
+    for (int j = 0; j < m->nrecv; j++) {
+        int peer = m->recv[j].peer, far = tiers && peer < p->n && p->topo->node[peer] != p->topo->node[me];
+        in[far] += coll_plan_wire_bytes_with(p, m->recv[j].bytes, q);
+    }
+}
+
 static double gpu_estimate(const coll_plan *p, const coll_hw *hw, const coll_params *q, double bw_scale, double lat_scale)
 {
     if (p->nsteps == 0) return 0;
@@ -145,15 +159,21 @@ static double gpu_estimate(const coll_plan *p, const coll_hw *hw, const coll_par
     coll_step *m = coll_step_new(p->merged_width + 1);
     for (int i = 0; i < 4; i++) {
         int me = probe[i];
-        coll_plan_merged_phys(p, me, m);
         int64_t out[2] = {0, 0}, in[2] = {0, 0}; /* [inside the node, to other nodes] */
-        for (int j = 0; j < m->nsend; j++) {
-            int peer = m->send[j].peer, far = tiers && peer < p->n && p->topo->node[peer] != p->topo->node[me];
-            out[far] += coll_plan_wire_bytes_with(p, m->send[j].bytes, q);
-        }
-        for (int j = 0; j < m->nrecv; j++) {
-            int peer = m->recv[j].peer, far = tiers && peer < p->n && p->topo->node[peer] != p->topo->node[me];
-            in[far] += coll_plan_wire_bytes_with(p, m->recv[j].bytes, q);
+        rank_bytes(p, q, m, me, tiers, out, in);
+        if (tiers && q->nic_gpus > 1 && p->topo->nnodes > 2) {
+            /* GPUs sharing a NIC: the node's traffic across nodes over its
+             * NICs, when that is more than the rank's own */
+            int k = p->topo->node[me], L = p->topo->first[k + 1] - p->topo->first[k];
+            int nics = (L + q->nic_gpus - 1) / q->nic_gpus;
+            int64_t so = 0, si = 0;
+            for (int x = p->topo->first[k]; x < p->topo->first[k + 1]; x++) {
+                int64_t o[2] = {0, 0}, r[2] = {0, 0};
+                rank_bytes(p, q, m, p->topo->order[x], tiers, o, r);
+                so += o[1], si += r[1];
+            }
+            if (so / nics > out[1]) out[1] = so / nics;
+            if (si / nics > in[1]) in[1] = si / nics;
         }
         for (int t = 0; t < 2; t++) {
             double b = t ? hw->inter_bw : hw->bw;

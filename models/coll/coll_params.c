@@ -347,6 +347,7 @@ static void make_tuner(void)
     tuner.collnet = active.collnet;
     tuner.intra_tier = active.intra_tier;
     tuner.max_channels = active.max_channels;
+    tuner.nic_gpus = active.nic_gpus;
     memcpy(tuner.chan_bytes, active.chan_bytes, sizeof tuner.chan_bytes);
     for (int f = 0; f < COLL_NFAMS; f++)
         for (int q = 0; q < COLL_NPROTOS; q++)

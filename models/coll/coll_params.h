@@ -78,6 +78,13 @@ typedef struct coll_params {
      * message costs msg / eager_bw more (copied out of the receiver's
      * overflow buffers; 0: free). */
     double rdzv_bytes, rdzv_lat, eager_bw;
+    /* GPUs that share one NIC on the cluster's nodes (0 or 1: a NIC per GPU;
+     * 2 on Polaris: 4 A100, 2 NICs), from the cluster. The selection spreads
+     * a node's traffic across nodes over its NICs on more than 2 nodes,
+     * where NCCL's tuner takes the inter-node graph bandwidth, found with
+     * the NICs shared (tuning.cc: bw = nNodes <= 2 ? bwIntra : bwInter).
+     * Host property: the tuner keeps the active set's. */
+    int nic_gpus;
     /* The fabric between nodes reduces in-network (SHARP): CollNet is
      * available to the selection. */
     int collnet;
