@@ -275,8 +275,10 @@ static void test_overlay(void)
 
 /* The network's own structure (ring_lockstep, rdzv): a ring all_gather on
  * 8 nodes of 4 costs 31 NIC hops when lock-stepped (NCCL's count: 24 NVLink
- * and 7 NIC), plus the rendezvous per step from a block of 8 KiB (16 KiB of
- * LL lines); a tree LL step adds its half buffer / eager_bw below it. The
+ * and 7 NIC), plus the rendezvous per step past a block of 8 KiB (16 KiB of
+ * LL lines: libfabric CXI sends eagerly up to its threshold + GET minimum,
+ * so 16 KiB itself goes eagerly, 32 KiB by rendezvous); a tree LL step adds
+ * its half buffer / eager_bw below it. The
  * overlay takes the fields and refuses unknown rdzv keys. */
 static void test_network_terms(void)
 {
@@ -299,6 +301,9 @@ static void test_network_terms(void)
     q.rdzv_bytes = 16384, q.rdzv_lat = 22e-6, q.eager_bw = 3.5e9;
     CU_ASSERT_DOUBLE_EQUAL(coll_call_latency_with(&p, &q), base + 31 * 8e-6, 1e-12); /* 8 KiB of lines: eager */
     CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p, OG_ALLGATHER, n, 0, (int64_t)n * 8192, NULL, a, t, err, sizeof err), 0);
+    p.proto = COLL_LL;
+    CU_ASSERT_DOUBLE_EQUAL(coll_call_latency_with(&p, &q), base + 31 * 8e-6, 1e-12); /* 16 KiB: still eager */
+    CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p, OG_ALLGATHER, n, 0, (int64_t)n * 16384, NULL, a, t, err, sizeof err), 0);
     p.proto = COLL_LL;
     CU_ASSERT_DOUBLE_EQUAL(coll_call_latency_with(&p, &q), base + 31 * 30e-6, 1e-12);
     /* tree LL below the threshold: 2 log2(8) NIC steps, each + (S/2 x 2) / eager_bw */

@@ -78,7 +78,10 @@ static double nic_hop(const coll_plan *p, const coll_params *q, coll_family fam,
     if (q->rdzv_bytes <= 0 || q->rdzv_lat <= 0) return msgs * h;
     double nc = chan_count(p, q, fam);
     double msg = (fam == COLL_FAM_RING ? (double)p->bytes / p->n : (double)p->bytes / (nc > 0 ? nc : 1)) * msg_wire[p->proto];
-    if (msg >= q->rdzv_bytes) return msgs * (h + q->rdzv_lat);
+    /* libfabric CXI sends eagerly up to max_eager_size = FI_CXI_RDZV_THRESHOLD
+     * + FI_CXI_RDZV_GET_MIN (prov/cxi cxip_txc_struct_init): a message of
+     * the threshold itself goes eagerly */
+    if (msg > q->rdzv_bytes) return msgs * (h + q->rdzv_lat);
     /* the copy is per node, all the channels' messages of the step: one
      * tree's half of the buffer, store-and-forward at every level. A ring's
      * block per step is small beside it and overlaps the next step's. */
