@@ -452,6 +452,51 @@ static void test_nic_sharing_selection(void)
     }
 }
 
+/* The library's version reaches the tuner: NCCL 2.20-2.22 priced a tree
+ * Simple step at 28 us on every tier with no base (tuning.cc), which keeps
+ * LL on the tree at 512 KiB-2 MiB on 256 Polaris nodes (NCCL 2.21.5; the
+ * log's 0.7-1.0 ms there are LL's, Simple's ~3 ms); the preset's figures
+ * (8.4 us base, 4 / 14 us steps) take Simple. The time's own figures do
+ * not move. */
+static void test_tuner_version(void)
+{
+    coll_params q, saved = *coll_params_get();
+    coll_params_preset(&q, COLL_LIB_NCCL);
+    char err[TS_ERRLEN];
+    json_error_t je;
+    json_t *o = json_loads("{\"version\": \"2.21.5\"}", 0, &je);
+    CU_ASSERT_EQUAL_FATAL(coll_params_overlay(&q, o, "x.json", err, sizeof err), 0);
+    json_decref(o);
+    CU_ASSERT_EQUAL(q.version, 22105);
+    CU_ASSERT_DOUBLE_EQUAL(q.hop_lat[COLL_TIER_NIC][COLL_FAM_TREE][COLL_SIMPLE], 14e-6, 1e-15);
+    coll_params_set(&q);
+    CU_ASSERT_DOUBLE_EQUAL(coll_params_tuner()->hop_lat[COLL_TIER_NIC][COLL_FAM_TREE][COLL_SIMPLE], 28e-6, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(coll_params_tuner()->base_lat[COLL_FAM_TREE][COLL_SIMPLE], 0, 1e-15);
+    q.version = 22305; /* 2.23: back to the preset's */
+    coll_params_set(&q);
+    CU_ASSERT_DOUBLE_EQUAL(coll_params_tuner()->hop_lat[COLL_TIER_NIC][COLL_FAM_TREE][COLL_SIMPLE], 14e-6, 1e-15);
+    coll_params_set(&saved);
+    o = json_loads("{\"version\": 2.21}", 0, &je);
+    CU_ASSERT_EQUAL(coll_params_overlay(&q, o, "x.json", err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "'version' must be a string"));
+    json_decref(o);
+    /* the choice on 256 Polaris nodes (the cluster names NCCL 2.21.5) */
+    char out[8192], path[] = "/tmp/ts_tunerver_XXXXXX";
+    int fd = mkstemp(path);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "coll --cluster polaris --nodes 256 --op all_reduce -b 1M -e 1M --fidelity analytical --csv %s", path);
+    CU_ASSERT_EQUAL(test_cli(cmd, out, sizeof out), 0);
+    FILE *f = fopen(path, "r");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    char line[1024], last[1024] = "";
+    while (fgets(line, sizeof line, f)) snprintf(last, sizeof last, "%s", line);
+    fclose(f);
+    unlink(path);
+    CU_ASSERT_PTR_NOT_NULL(strstr(last, ",tree,ll,"));
+}
+
 /* A forced protocol the library does not run with that algorithm is refused
  * at the command (exit 2), not costed as if it ran. */
 static void test_forced_protocol(void)
@@ -476,6 +521,7 @@ void suite_coll_model(void)
                    test_ring_slices,
                    "selection: GPUs sharing a NIC past 2 nodes (Polaris 256 nodes: tree at 1 GiB)",
                    test_nic_sharing_selection,
+                   "the library version reaches the tuner (NCCL 2.21 tree Simple latencies)", test_tuner_version,
                    "all-to-all: p2p rounds side by side on the channels, one latency per wave", test_p2p_rounds,
                    "a forced protocol the library does not run is refused (exit 2)", test_forced_protocol,
                    "NCCL tree on 2 and 16 DGX nodes: chain + tree closed form", test_tree_closed_form,

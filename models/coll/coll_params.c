@@ -252,6 +252,12 @@ int coll_params_overlay(coll_params *p, const void *json_obj, const char *where,
             q.max_channels = (int)x;
         } else if (strcmp(k, "chan_bytes") == 0) {
             if (proto_row(v, q.chan_bytes, 0, 1e9, where, k, err, errlen) < 0) return -1;
+        } else if (strcmp(k, "version") == 0) {
+            int ma = 0, mi = 0, pa = 0;
+            if (!json_is_string(v) || sscanf(json_string_value(v), "%d.%d.%d", &ma, &mi, &pa) < 2 || ma < 1 || mi < 0 ||
+                mi > 99 || pa < 0 || pa > 99)
+                return ts_err(err, errlen, "%s: collectives: 'version' must be a string like \"2.21.5\"", where);
+            q.version = ma * 10000 + mi * 100 + pa;
         } else if (strcmp(k, "ring_lockstep") == 0) {
             if (!json_is_boolean(v)) return ts_err(err, errlen, "%s: collectives: 'ring_lockstep' must be true or false", where);
             q.ring_lockstep = json_is_true(v);
@@ -278,7 +284,7 @@ int coll_params_overlay(coll_params *p, const void *json_obj, const char *where,
         } else {
             return fail(err, errlen, where,
                         "unknown field (library, launch, base_lat, hop_lat, bw_frac, proto_bw, max_channels, "
-                        "chan_bytes, ring_lockstep, rdzv, collnet, tuner_own)",
+                        "chan_bytes, version, ring_lockstep, rdzv, collnet, tuner_own)",
                         k);
         }
     }
@@ -323,6 +329,8 @@ void coll_params_write_json(FILE *f, const coll_params *p, int ind)
     put_fams(f, p->proto_bw, ind + 2);
     fprintf(f, ",\n%*s\"max_channels\": %d,\n%*s\"chan_bytes\": ", ind + 2, "", p->max_channels, ind + 2, "");
     put_row(f, p->chan_bytes, 1);
+    if (p->version > 0)
+        fprintf(f, ",\n%*s\"version\": \"%d.%d.%d\"", ind + 2, "", p->version / 10000, p->version / 100 % 100, p->version % 100);
     fprintf(f, ",\n%*s\"ring_lockstep\": %s,\n%*s\"rdzv\": {\"bytes\": %.6g, \"lat\": %.6g, \"eager_bw\": %.6g}", ind + 2, "",
             p->ring_lockstep ? "true" : "false", ind + 2, "", p->rdzv_bytes, p->rdzv_lat, p->eager_bw);
     fprintf(f, ",\n%*s\"collnet\": %s,\n%*s\"tuner_own\": %s\n%*s}", ind + 2, "", p->collnet ? "true" : "false",
@@ -347,6 +355,13 @@ static void make_tuner(void)
     tuner.collnet = active.collnet;
     tuner.intra_tier = active.intra_tier;
     tuner.max_channels = active.max_channels;
+    tuner.version = active.version;
+    /* NCCL 2.20-2.22 (src/graph/tuning.cc): Tree Simple baseLat 0 and hwLat
+     * 28 us on NVLink, PCI and NET alike */
+    if (active.lib == COLL_LIB_NCCL && active.version >= 22000 && active.version < 22300) {
+        tuner.base_lat[COLL_FAM_TREE][COLL_SIMPLE] = 0;
+        for (int t = 0; t < COLL_NTIERS; t++) tuner.hop_lat[t][COLL_FAM_TREE][COLL_SIMPLE] = 28e-6;
+    }
     tuner.nic_gpus = active.nic_gpus;
     memcpy(tuner.chan_bytes, active.chan_bytes, sizeof tuner.chan_bytes);
     for (int f = 0; f < COLL_NFAMS; f++)

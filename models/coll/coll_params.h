@@ -78,6 +78,12 @@ typedef struct coll_params {
      * message costs msg / eager_bw more (copied out of the receiver's
      * overflow buffers; 0: free). */
     double rdzv_bytes, rdzv_lat, eager_bw;
+    /* The library's version, as major * 10000 + minor * 100 + patch (NCCL
+     * 2.21.5: 22105; 0: unknown, the preset's figures). Only the tuner reads
+     * it: NCCL 2.20-2.22's tuning.cc had tree Simple at baseLat 0 and hwLat
+     * 28 us on every tier (8.4 and 4 / 5.7 / 14 before and after), which
+     * moves its tree LL / Simple choice. JSON "version": "2.21.5". */
+    int version;
     /* GPUs that share one NIC on the cluster's nodes (0 or 1: a NIC per GPU;
      * 2 on Polaris: 4 A100, 2 NICs), from the cluster. The selection spreads
      * a node's traffic across nodes over its NICs on more than 2 nodes,
