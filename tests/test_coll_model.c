@@ -452,7 +452,7 @@ static void test_nic_sharing_selection(void)
     }
 }
 
-/* The library's version reaches the tuner: NCCL 2.20-2.22 priced a tree
+/* The library's version reaches the tuner: NCCL 2.20-2.21 priced a tree
  * Simple step at 28 us on every tier with no base (tuning.cc), which keeps
  * LL on the tree at 512 KiB-2 MiB on 256 Polaris nodes (NCCL 2.21.5; the
  * log's 0.7-1.0 ms there are LL's, Simple's ~3 ms); the preset's figures

@@ -356,9 +356,10 @@ static void make_tuner(void)
     tuner.intra_tier = active.intra_tier;
     tuner.max_channels = active.max_channels;
     tuner.version = active.version;
-    /* NCCL 2.20-2.22 (src/graph/tuning.cc): Tree Simple baseLat 0 and hwLat
+    /* NCCL 2.20-2.21 (src/graph/tuning.cc with MNNVL and the ncclInfo
+     * interface; 2.23 has 8.4 / 4 / 14 again, 2.22 not checked): Tree Simple baseLat 0 and hwLat
      * 28 us on NVLink, PCI and NET alike */
-    if (active.lib == COLL_LIB_NCCL && active.version >= 22000 && active.version < 22300) {
+    if (active.lib == COLL_LIB_NCCL && active.version >= 22000 && active.version < 22200) {
         tuner.base_lat[COLL_FAM_TREE][COLL_SIMPLE] = 0;
         for (int t = 0; t < COLL_NTIERS; t++) tuner.hop_lat[t][COLL_FAM_TREE][COLL_SIMPLE] = 28e-6;
     }

@@ -80,7 +80,7 @@ typedef struct coll_params {
     double rdzv_bytes, rdzv_lat, eager_bw;
     /* The library's version, as major * 10000 + minor * 100 + patch (NCCL
      * 2.21.5: 22105; 0: unknown, the preset's figures). Only the tuner reads
-     * it: NCCL 2.20-2.22's tuning.cc had tree Simple at baseLat 0 and hwLat
+     * it: NCCL 2.20-2.21 tuning.cc had tree Simple at baseLat 0 and hwLat
      * 28 us on every tier (8.4 and 4 / 5.7 / 14 before and after), which
      * moves its tree LL / Simple choice. JSON "version": "2.21.5". */
     int version;
