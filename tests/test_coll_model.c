@@ -74,6 +74,26 @@ static void test_floor_plateau_repo(void)
     }
 }
 
+/* The 1 GiB plateau of the Perlmutter (4 NICs per node) and Frontier (one
+ * node, xGMI) sweeps from the PCCL reproducer, uncalibrated: the shipped
+ * perlmutter bw_frac.nic and frontier bw_frac.xgmi (docs/clusters.md). */
+static void test_plateau_pccl_repo(void)
+{
+    static const struct {
+        const char *log, *cluster, *extra;
+    } logs[] = {
+        {"nccl_perlmutter_a100_4nodes_16gpu_all_gather_pccl.txt", "perlmutter", "--nodes 4 --gpus 16"},
+        {"nccl_perlmutter_a100_16nodes_64gpu_all_gather_pccl.txt", "perlmutter", "--nodes 16 --gpus 64"},
+        {"rccl_frontier_mi250x_1node_8gcd_reduce_scatter_pccl.txt", "frontier", "--nodes 1 --gpus 8"},
+    };
+    for (size_t i = 0; i < sizeof logs / sizeof logs[0]; i++) {
+        double e = 1e9;
+        CU_ASSERT_EQUAL(compare_error_in("tests/data/accuracy", logs[i].log, logs[i].cluster, logs[i].extra, NULL,
+                                         "1073741824", &e), 0);
+        CU_ASSERT(fabs(e) <= 10);
+    }
+}
+
 /* The smallest and the largest size of every shipped log within 10% with
  * the shipped clusters' defaults (the H100 logs ran NCCL_ALGO=Ring: the ring
  * with the tuner's protocol). */
@@ -341,6 +361,7 @@ void suite_coll_model(void)
 {
     test_add_suite("coll_model", "floor and plateau of every shipped log, uncalibrated", test_floor_plateau,
                    "floor and plateau of the Polaris sweeps at 2 to 540 nodes, uncalibrated", test_floor_plateau_repo,
+                   "1 GiB plateau of the Perlmutter and Frontier PCCL sweeps, uncalibrated", test_plateau_pccl_repo,
                    "network terms: lock-step ring, rendezvous, eager copies", test_network_terms,
                    "a forced protocol the library does not run is refused (exit 2)", test_forced_protocol,
                    "NCCL tree on 2 and 16 DGX nodes: chain + tree closed form", test_tree_closed_form,
