@@ -48,6 +48,7 @@ typedef struct coll_topo {
     int *local;         /* index of member i among its node's members */
     int *first;         /* [nnodes + 1]: node k's members are order[first[k] .. first[k+1]) */
     int *order;         /* members sorted by (node, member index) */
+    unsigned long serial; /* distinct for every coll_topo_new: memos key on it */
 } coll_topo;
 
 /* node_ids: any integers per member (NULL: every member its own node). */

@@ -107,30 +107,6 @@ static int chain_idx(geo g, int t, int j) { return t == 0 || t == 3 ? j : g.L - 
 
 #define AR_TREES 4 /* the all-reduce's trees: two node shapes x two chain heads */
 
-/* Member me's place in all-reduce tree t: parent (-1 at the root), children,
- * height (steps from the farthest leaf below) and depth (from the root). */
-typedef struct {
-    int parent, nch, ch[3], height, depth;
-} tnode;
-
-static tnode tree_node(const coll_plan *p, geo g, int t, int me)
-{
-    tnode x = {-1, 0, {0, 0, 0}, 0, 0};
-    int k = node_of(p, g, me), i = chain_idx(g, t, local_of(p, g, me)), pos = npos(g, t, k);
-    if (i + 1 < g.L) x.ch[x.nch++] = member_at(p, g, k, chain_idx(g, t, i + 1));
-    if (i > 0) {
-        x.parent = member_at(p, g, k, chain_idx(g, t, i - 1));
-        x.height = g.L - 1 - i;
-    } else {
-        int par = coll_bt_parent(pos, g.M), ch[2], nc = coll_bt_children(pos, g.M, ch);
-        if (par >= 0) x.parent = member_at(p, g, nnode(g, t, par), chain_idx(g, t, 0));
-        for (int c = 0; c < nc; c++) x.ch[x.nch++] = member_at(p, g, nnode(g, t, ch[c]), chain_idx(g, t, 0));
-        x.height = g.L - 1 + coll_bt_height(pos, g.M);
-    }
-    x.depth = coll_bt_depth(pos, g.M) + i;
-    return x;
-}
-
 static int tree_k(const coll_plan *p) { return p->nchunks / (p->coll == OG_ALLREDUCE ? AR_TREES : 2); }
 
 void coll_tree_setup(coll_plan *p)
@@ -162,17 +138,50 @@ typedef struct {
 
 #define TREE_ROLES (AR_TREES * 8)
 
+/* Member me's roles in the four all-reduce trees. In tree t, a member at
+ * chain index i > 0 hangs off the member before it in its node's chain
+ * (height L - 1 - i below it); the chain's head (i = 0) sits at its node's
+ * place in the node tree, of height L - 1 + its node-tree height. Children:
+ * the next in the chain, then the node-tree children's heads. Depth: the
+ * node's depth in the node tree plus i. Trees 0, 2 and 1, 3 share the node
+ * tree, computed once per shape. */
 static int allreduce_roles(const coll_plan *p, int me, role *r)
 {
     geo g = geometry(p);
     int K = tree_k(p), H = g.L - 1 + coll_bt_height(0, g.M), nr = 0;
+    int k = node_of(p, g, me), j = local_of(p, g, me);
+    struct {
+        int pos, par, nch, ch[2], depth;
+    } nt[2];
+    for (int sh = 0; sh < 2; sh++) {
+        nt[sh].pos = npos(g, sh, k);
+        nt[sh].par = coll_bt_parent(nt[sh].pos, g.M);
+        nt[sh].nch = coll_bt_children(nt[sh].pos, g.M, nt[sh].ch);
+        nt[sh].depth = coll_bt_depth(nt[sh].pos, g.M);
+    }
     for (int t = 0; t < AR_TREES; t++) {
-        tnode x = tree_node(p, g, t, me);
-        int base = t * K;
-        if (x.parent >= 0) r[nr++] = (role){1, x.parent, x.height, base, 1};
-        for (int i = 0; i < x.nch; i++) r[nr++] = (role){0, x.ch[i], tree_node(p, g, t, x.ch[i]).height, base, 1};
-        for (int i = 0; i < x.nch; i++) r[nr++] = (role){1, x.ch[i], H + x.depth, base, 0};
-        if (x.parent >= 0) r[nr++] = (role){0, x.parent, H + x.depth - 1, base, 0};
+        const int i = chain_idx(g, t, j), base = t * K;
+        const int sh = t % 2, pos = nt[sh].pos, depth = nt[sh].depth + i;
+        int parent = -1, height, nch = 0, ch[3], chh[3];
+        if (i + 1 < g.L) {
+            ch[nch] = member_at(p, g, k, chain_idx(g, t, i + 1));
+            chh[nch++] = g.L - 2 - i;
+        }
+        if (i > 0) {
+            parent = member_at(p, g, k, chain_idx(g, t, i - 1));
+            height = g.L - 1 - i;
+        } else {
+            if (nt[sh].par >= 0) parent = member_at(p, g, nnode(g, t, nt[sh].par), chain_idx(g, t, 0));
+            for (int c = 0; c < nt[sh].nch; c++) {
+                ch[nch] = member_at(p, g, nnode(g, t, nt[sh].ch[c]), chain_idx(g, t, 0));
+                chh[nch++] = g.L - 1 + coll_bt_height(nt[sh].ch[c], g.M);
+            }
+            height = g.L - 1 + coll_bt_height(pos, g.M);
+        }
+        if (parent >= 0) r[nr++] = (role){1, parent, height, base, 1};
+        for (int c = 0; c < nch; c++) r[nr++] = (role){0, ch[c], chh[c], base, 1};
+        for (int c = 0; c < nch; c++) r[nr++] = (role){1, ch[c], H + depth, base, 0};
+        if (parent >= 0) r[nr++] = (role){0, parent, H + depth - 1, base, 0};
     }
     return nr;
 }
