@@ -3,6 +3,7 @@
  * Megatron-LM / DeepSpeed / AxoNN issue, with their message sizes, in the
  * order of the pipeline schedule (docs/workload.md describes every choice). */
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -173,11 +174,38 @@ static int timed(gen *G, const char *what, int layer, int mb, double flops, doub
 /* Seconds of an M x N x K GEMM (batch of them) as the stack runs it: FP8 GEMMs
  * (Transformer Engine) also cast their input operand, bf16 to fp8 plus the
  * transposed copy the weight gradient reads (4 bytes per element), one kernel. */
-static double gemm_time(const gen *G, double batch, double M, double N, double K, int flags)
+/* A memo of gemm_time, a pure function of its arguments, the GPU spec and
+ * the stack's choices it reads (searches time the same shapes for many
+ * layouts): direct-mapped, every key compared. The spec is compared whole
+ * once per estimate or build (gemm_memo_sync), not per GEMM. */
+typedef struct gmemo {
+    double batch, M, N, K, dt, gb, d;
+    int t, era, flags, fused, used;
+} gmemo;
+
+static struct {
+    cm_gpu gpu;     /* the spec the entries were computed with */
+    int valid;
+    gmemo e[2048];
+} gemm_memo;
+
+static size_t gpu_spec_size(const cm_gpu *g)
+{
+    return offsetof(cm_gpu, calib) + (size_t)(g->ncalib > 0 ? g->ncalib : 0) * sizeof(cm_calib);
+}
+
+static void gemm_memo_sync(const cm_gpu *gpu)
+{
+    if (gemm_memo.valid && gpu->ncalib == gemm_memo.gpu.ncalib && memcmp(gpu, &gemm_memo.gpu, gpu_spec_size(gpu)) == 0)
+        return;
+    memset(gemm_memo.e, 0, sizeof gemm_memo.e);
+    memcpy(&gemm_memo.gpu, gpu, gpu_spec_size(gpu));
+    gemm_memo.valid = 1;
+}
+
+static double gemm_time_uncached(const gen *G, cm_dtype t, double batch, double M, double N, double K, int flags)
 {
     const cm_gpu *gpu = G->o->gpu;
-    cm_dtype t = G->o->dtype;
-    if (t == CM_FP8 && (flags & GF_HIGH)) t = CM_BF16;
     /* a training step holds the card at its power limit: the sustained rate */
     double d = cm_gemm_time_era(gpu, G->era, t, batch, M, N, K), fl = 2 * batch * M * N * K;
     if (d > 0) d /= cm_sustained(gpu, t, fl / d / gpu->peak[t]);
@@ -186,6 +214,30 @@ static double gemm_time(const gen *G, double batch, double M, double N, double K
      * gradient), autograd's gradient is added to it by a kernel of its own:
      * read the gradient and the main gradient, write the main gradient */
     if ((flags & GF_WGRAD) && !G->st->grad_accum_fused) d += cm_mem_time(gpu, batch * M * N * (G->dt + 2 * G->gb), 1);
+    return d;
+}
+
+static double gemm_time(const gen *G, double batch, double M, double N, double K, int flags)
+{
+    cm_dtype t = G->o->dtype;
+    if (t == CM_FP8 && (flags & GF_HIGH)) t = CM_BF16;
+    int fused = G->st->grad_accum_fused != 0;
+    const double key[4] = {batch, M, N, K};
+    uint64_t h = 1469598103934665603ull, bits;
+    for (int i = 0; i < 4; i++) {
+        memcpy(&bits, &key[i], sizeof bits);
+        h = (h ^ bits) * 1099511628211ull;
+    }
+    h = (h ^ (uint64_t)(t | G->era << 4 | flags << 8 | fused << 16)) * 1099511628211ull;
+    h ^= h >> 31, h *= 0x94d049bb133111ebull, h ^= h >> 29;
+    gmemo *e = &gemm_memo.e[h % (sizeof gemm_memo.e / sizeof gemm_memo.e[0])];
+    if (!gemm_memo.valid || G->o->gpu->ncalib != gemm_memo.gpu.ncalib) /* a spec gemm_memo_sync has not seen */
+        return gemm_time_uncached(G, t, batch, M, N, K, flags);
+    if (e->used && e->batch == batch && e->M == M && e->N == N && e->K == K && e->t == (int)t && e->era == (int)G->era &&
+        e->flags == flags && e->fused == fused && e->dt == G->dt && e->gb == G->gb)
+        return e->d;
+    double d = gemm_time_uncached(G, t, batch, M, N, K, flags);
+    *e = (gmemo){batch, M, N, K, G->dt, G->gb, d, (int)t, (int)G->era, flags, fused, 1};
     return d;
 }
 
@@ -1768,6 +1820,7 @@ static int add_group(og_graph *g, int n, int *members)
  * bf16; only GEMM inputs are cast). */
 static void gen_stack(gen *G)
 {
+    gemm_memo_sync(G->o->gpu);
     G->st = G->o->stack ? G->o->stack : wl_stack_default();
     G->attn = G->l->attn != WL_ATTN_STACK ? G->l->attn : G->st->attn;
     G->era = G->st->gemm_era == WL_GEMM_2021 ? CM_ERA_2021 : CM_ERA_CURRENT;
