@@ -167,6 +167,8 @@ void coll_plan_merged(const coll_plan *p, int me, coll_step *out);
  * directions at once. out needs room for width + 1 (merged_width + 1). */
 void coll_plan_step_phys(const coll_plan *p, int me, int s, coll_step *out);
 void coll_plan_merged_phys(const coll_plan *p, int me, coll_step *out);
+/* Whether coll_plan_merged_phys keeps the last plan's views (default 1). */
+void coll_view_memo(int on);
 
 /* Size of chunk c when `bytes` is cut into k near-equal chunks. */
 int64_t coll_chunk_bytes(int64_t bytes, int k, int c);

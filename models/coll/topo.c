@@ -151,6 +151,15 @@ static struct {
     size_t nalloc;
 } mview;
 
+static int mview_on = 1;
+
+void coll_view_memo(int on)
+{
+    mview_on = on;
+    free(mview.have);
+    mview.have = NULL; /* forget the last plan either way */
+}
+
 static int mview_same(const coll_plan *p)
 {
     const coll_plan *q = &mview.p;
@@ -163,7 +172,7 @@ static int mview_same(const coll_plan *p)
 /* The cached view slot of member me of p (NULL when p is not kept). */
 static int mview_slot(const coll_plan *p, int me)
 {
-    if (p->vbytes || (p->topo && !p->topo->serial) || coll_algo_get(p->algo)->step == coll_msccl_step) return -1;
+    if (!mview_on || p->vbytes || (p->topo && !p->topo->serial) || coll_algo_get(p->algo)->step == coll_msccl_step) return -1;
     int cap = p->merged_width + 1;
     if ((int64_t)p->n * cap > MVIEW_MAX_XFERS) return -1;
     if (!mview_same(p)) {

@@ -188,6 +188,7 @@ static struct {
     int valid;
     gmemo e[2048];
 } gemm_memo;
+static int memo_on = 1; /* wl_memo: the GEMM and collective memos */
 
 static size_t gpu_spec_size(const cm_gpu *g)
 {
@@ -231,7 +232,7 @@ static double gemm_time(const gen *G, double batch, double M, double N, double K
     h = (h ^ (uint64_t)(t | G->era << 4 | flags << 8 | fused << 16)) * 1099511628211ull;
     h ^= h >> 31, h *= 0x94d049bb133111ebull, h ^= h >> 29;
     gmemo *e = &gemm_memo.e[h % (sizeof gemm_memo.e / sizeof gemm_memo.e[0])];
-    if (!gemm_memo.valid || G->o->gpu->ncalib != gemm_memo.gpu.ncalib) /* a spec gemm_memo_sync has not seen */
+    if (!memo_on || !gemm_memo.valid || G->o->gpu->ncalib != gemm_memo.gpu.ncalib) /* a spec gemm_memo_sync has not seen */
         return gemm_time_uncached(G, t, batch, M, N, K, flags);
     if (e->used && e->batch == batch && e->M == M && e->N == N && e->K == K && e->t == (int)t && e->era == (int)G->era &&
         e->flags == flags && e->fused == fused && e->dt == G->dt && e->gb == G->gb)
@@ -1351,7 +1352,7 @@ static double grp_time(const an_net *net, int n, int stride, int rho, og_coll c,
     h ^= h >> 31, h *= 0x94d049bb133111ebull, h ^= h >> 29; /* FNV's low bits see only the keys' low bits */
     axmemo *e = &ax_memo[h % (sizeof ax_memo / sizeof ax_memo[0])];
     unsigned gen = coll_params_generation();
-    if (e->used && e->gen == gen && e->n == n && e->stride == stride && e->rho == rho && e->c == c && e->bytes == bytes &&
+    if (memo_on && e->used && e->gen == gen && e->n == n && e->stride == stride && e->rho == rho && e->c == c && e->bytes == bytes &&
         e->net.gpus_per_node == net->gpus_per_node && e->net.intra_bw == net->intra_bw &&
         e->net.intra_lat == net->intra_lat && e->net.inter_bw == net->inter_bw && e->net.inter_lat == net->inter_lat &&
         e->net.nvls == net->nvls && e->net.policy == net->policy)
@@ -2177,4 +2178,12 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
     e->optimizer = cm_op_time(o->gpu, o->dtype, 0, owned * 30, 1);
     e->iter = e->pipeline + e->dp_exposed + e->optimizer;
     return 0;
+}
+
+void wl_memo(int on)
+{
+    memo_on = on;
+    memset(ax_memo, 0, sizeof ax_memo);
+    gemm_memo.valid = 0;
+    coll_view_memo(on);
 }
