@@ -141,14 +141,18 @@ void coll_plan_step_phys(const coll_plan *p, int me, int s, coll_step *out) { lo
  * all-to-allv's the caller's sizes, so those are not kept. */
 #define MVIEW_MAX_XFERS ((int64_t)1 << 19) /* 12 MiB of views */
 
+/* Member k's view is kept when stamp[k] == cur: a new plan only advances
+ * cur (O(1)), so plans that alternate (the engine's groups) cost nothing
+ * beyond the views they compute anyway. */
 static struct {
     coll_plan p;
     unsigned long serial;
     int cap;                /* entries per direction per member */
-    char *have;             /* per member: view computed */
+    unsigned cur, *stamp;
     int *nsend, *nrecv;
     coll_xfer *send, *recv; /* member me's at me * cap */
-    size_t nalloc;
+    size_t nmem, nalloc;    /* members and entries allocated */
+    int valid;
 } mview;
 
 static int mview_on = 1;
@@ -156,23 +160,23 @@ static int mview_on = 1;
 void coll_view_memo(int on)
 {
     mview_on = on;
-    free(mview.have);
-    mview.have = NULL; /* forget the last plan either way */
+    mview.valid = 0; /* forget the last plan either way */
 }
 
 static int mview_same(const coll_plan *p)
 {
     const coll_plan *q = &mview.p;
-    return mview.have && q->coll == p->coll && q->n == p->n && q->root == p->root && q->bytes == p->bytes &&
+    return mview.valid && q->coll == p->coll && q->n == p->n && q->root == p->root && q->bytes == p->bytes &&
            q->algo == p->algo && q->proto == p->proto && q->nsteps == p->nsteps && q->nchunks == p->nchunks &&
            q->width == p->width && q->merged_width == p->merged_width &&
            mview.serial == (p->topo ? p->topo->serial : 0);
 }
 
-/* The cached view slot of member me of p (NULL when p is not kept). */
+/* The cached view slot of member me of p (-1 when p is not kept). */
 static int mview_slot(const coll_plan *p, int me)
 {
-    if (!mview_on || p->vbytes || (p->topo && !p->topo->serial) || coll_algo_get(p->algo)->step == coll_msccl_step) return -1;
+    if (!mview_on || p->vbytes || (p->topo && !p->topo->serial) || coll_algo_get(p->algo)->step == coll_msccl_step)
+        return -1;
     int cap = p->merged_width + 1;
     if ((int64_t)p->n * cap > MVIEW_MAX_XFERS) return -1;
     if (!mview_same(p)) {
@@ -182,15 +186,21 @@ static int mview_slot(const coll_plan *p, int me)
             mview.recv = ts_realloc(mview.recv, need * sizeof *mview.recv);
             mview.nalloc = need;
         }
-        free(mview.have);
-        free(mview.nsend);
-        free(mview.nrecv);
-        mview.have = ts_calloc(p->n, 1);
-        mview.nsend = ts_malloc(p->n * sizeof *mview.nsend);
-        mview.nrecv = ts_malloc(p->n * sizeof *mview.nrecv);
+        if ((size_t)p->n > mview.nmem) {
+            mview.stamp = ts_realloc(mview.stamp, p->n * sizeof *mview.stamp);
+            mview.nsend = ts_realloc(mview.nsend, p->n * sizeof *mview.nsend);
+            mview.nrecv = ts_realloc(mview.nrecv, p->n * sizeof *mview.nrecv);
+            memset(mview.stamp + mview.nmem, 0, (p->n - mview.nmem) * sizeof *mview.stamp);
+            mview.nmem = p->n;
+        }
+        if (++mview.cur == 0) { /* wrapped: no stamp may match */
+            memset(mview.stamp, 0, mview.nmem * sizeof *mview.stamp);
+            mview.cur = 1;
+        }
         mview.p = *p;
         mview.serial = p->topo ? p->topo->serial : 0;
         mview.cap = cap;
+        mview.valid = 1;
     }
     return me;
 }
@@ -205,14 +215,14 @@ void coll_plan_merged_phys(const coll_plan *p, int me, coll_step *out)
         return;
     }
     coll_xfer *s = mview.send + (size_t)k * mview.cap, *r = mview.recv + (size_t)k * mview.cap;
-    if (!mview.have[k]) {
+    if (mview.stamp[k] != mview.cur) {
         lower(p, me, out, 0, 1);
         if (out->nsend > mview.cap || out->nrecv > mview.cap) return; /* not kept */
         mview.nsend[k] = out->nsend;
         mview.nrecv[k] = out->nrecv;
         memcpy(s, out->send, out->nsend * sizeof *s);
         memcpy(r, out->recv, out->nrecv * sizeof *r);
-        mview.have[k] = 1;
+        mview.stamp[k] = mview.cur;
         return;
     }
     out->nsend = mview.nsend[k];
