@@ -71,5 +71,6 @@ void coll_collnet_setup(coll_plan *p);
 void coll_collnet_step(const coll_plan *p, int me, int s, coll_step *out);
 void coll_pat_setup(coll_plan *p);
 void coll_pat_step(const coll_plan *p, int me, int s, coll_step *out);
+void coll_pat_merged(const coll_plan *p, int me, coll_step *out);
 
 #endif
