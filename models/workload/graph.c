@@ -1661,7 +1661,36 @@ static void axm_apply(const axmap *m, double *x)
 }
 
 /* *out = m^k by squaring. */
+static void axm_pow_sq(axmap *out, const axmap *m, long k);
+
+/* Layouts of a search that differ only in what the walk does not see (the
+ * ZeRO stage, often) raise the same layer maps to the same powers: the last
+ * powers are kept, keyed on the map's bits and k. */
+static struct {
+    axmap m, p;
+    long k;
+    int used;
+} axpow_memo[16];
+
 static void axm_pow(axmap *out, const axmap *m, long k)
+{
+    uint64_t h = (uint64_t)k * 0x9E3779B97F4A7C15ull, w;
+    const unsigned char *b = (const unsigned char *)m;
+    for (size_t i = 0; i < sizeof *m; i += sizeof w) {
+        memcpy(&w, b + i, sizeof w);
+        h = (h ^ w) * 1099511628211ull;
+    }
+    h ^= h >> 29;
+    int slot = (int)(h % (sizeof axpow_memo / sizeof axpow_memo[0]));
+    if (memo_on && axpow_memo[slot].used && axpow_memo[slot].k == k && memcmp(&axpow_memo[slot].m, m, sizeof *m) == 0) {
+        *out = axpow_memo[slot].p;
+        return;
+    }
+    axm_pow_sq(out, m, k);
+    axpow_memo[slot].m = *m, axpow_memo[slot].p = *out, axpow_memo[slot].k = k, axpow_memo[slot].used = 1;
+}
+
+static void axm_pow_sq(axmap *out, const axmap *m, long k)
 {
     axmap base = *m, t;
     int have = 0;
@@ -1677,7 +1706,44 @@ static void axm_pow(axmap *out, const axmap *m, long k)
 
 /* The state x after k applications of m (in place): squarings of m, and
  * the state carried through those of k's bits. */
+static void axm_pow_apply_sq(const axmap *m, long k, double *x);
+
+static struct {
+    axmap m;
+    double x[AXW_N], y[AXW_N];
+    long k;
+    int used;
+} axapply_memo[16];
+
+/* Memoised like axm_pow, on the map's and the state's bits and k. */
 static void axm_pow_apply(const axmap *m, long k, double *x)
+{
+    uint64_t h = (uint64_t)k * 0x9E3779B97F4A7C15ull, w;
+    const unsigned char *b = (const unsigned char *)m;
+    for (size_t i = 0; i < sizeof *m; i += sizeof w) {
+        memcpy(&w, b + i, sizeof w);
+        h = (h ^ w) * 1099511628211ull;
+    }
+    for (int i = 0; i < AXW_N; i++) {
+        memcpy(&w, &x[i], sizeof w);
+        h = (h ^ w) * 1099511628211ull;
+    }
+    h ^= h >> 29;
+    int slot = (int)(h % (sizeof axapply_memo / sizeof axapply_memo[0]));
+    if (memo_on && axapply_memo[slot].used && axapply_memo[slot].k == k &&
+        memcmp(axapply_memo[slot].x, x, sizeof axapply_memo[slot].x) == 0 &&
+        memcmp(&axapply_memo[slot].m, m, sizeof *m) == 0) {
+        memcpy(x, axapply_memo[slot].y, sizeof axapply_memo[slot].y);
+        return;
+    }
+    axapply_memo[slot].m = *m, axapply_memo[slot].k = k;
+    memcpy(axapply_memo[slot].x, x, sizeof axapply_memo[slot].x);
+    axm_pow_apply_sq(m, k, x);
+    memcpy(axapply_memo[slot].y, x, sizeof axapply_memo[slot].y);
+    axapply_memo[slot].used = 1;
+}
+
+static void axm_pow_apply_sq(const axmap *m, long k, double *x)
 {
     axmap base = *m, t;
     for (; k > 0; k >>= 1) {
@@ -2184,6 +2250,8 @@ void wl_memo(int on)
 {
     memo_on = on;
     memset(ax_memo, 0, sizeof ax_memo);
+    memset(axpow_memo, 0, sizeof axpow_memo);
+    memset(axapply_memo, 0, sizeof axapply_memo);
     gemm_memo.valid = 0;
     coll_view_memo(on);
 }
