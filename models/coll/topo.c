@@ -133,13 +133,14 @@ static void lower(const coll_plan *p, int me, coll_step *out, int s, int merged)
 }
 
 void coll_plan_step_phys(const coll_plan *p, int me, int s, coll_step *out) { lower(p, me, out, s, 0); }
+
 /* The merged views of the last plan asked about, member by member as they
  * are asked for: the analytical cost (coll_cost) walks every member's view
  * three times (routes, flows, alpha) and the engine once. A merged view is a
  * pure function of the plan and its topology (coll_topo_new's serial stands
  * for the topology's contents); MSCCL's steps read the loaded program, and
  * all-to-allv's the caller's sizes, so those are not kept. */
-#define MVIEW_MAX_XFERS ((int64_t)1 << 19) /* 12 MiB of views */
+#define MVIEW_MAX_XFERS ((int64_t)1 << 19) /* entries per direction: 12 MiB each */
 
 /* Member k's view is kept when stamp[k] == cur: a new plan only advances
  * cur (O(1)), so plans that alternate (the engine's groups) cost nothing

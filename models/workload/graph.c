@@ -171,9 +171,6 @@ static int timed(gen *G, const char *what, int layer, int mb, double flops, doub
     return add_fixed(G, d, what, layer, mb);
 }
 
-/* Seconds of an M x N x K GEMM (batch of them) as the stack runs it: FP8 GEMMs
- * (Transformer Engine) also cast their input operand, bf16 to fp8 plus the
- * transposed copy the weight gradient reads (4 bytes per element), one kernel. */
 /* A memo of gemm_time, a pure function of its arguments, the GPU spec and
  * the stack's choices it reads (searches time the same shapes for many
  * layouts): direct-mapped, every key compared. The spec is compared whole
@@ -204,6 +201,9 @@ static void gemm_memo_sync(const cm_gpu *gpu)
     gemm_memo.valid = 1;
 }
 
+/* Seconds of an M x N x K GEMM (batch of them) as the stack runs it: FP8 GEMMs
+ * (Transformer Engine) also cast their input operand, bf16 to fp8 plus the
+ * transposed copy the weight gradient reads (4 bytes per element), one kernel. */
 static double gemm_time_uncached(const gen *G, cm_dtype t, double batch, double M, double N, double K, int flags)
 {
     const cm_gpu *gpu = G->o->gpu;
