@@ -259,6 +259,7 @@ static void test_search_top_k_extrapolated(void)
  * 76B model of the search benchmark on 1,024 (4 per node, the A100 network)
  * with every grid. fn is called with each valid layout and its estimate. */
 typedef void (*sample_fn)(void *ctx, const char *lay, const wl_est *e);
+static int sample_every = 1; /* estimate one valid layout in sample_every (fn sees the others with e NULL) */
 
 static void sample_4d(sample_fn fn, void *ctx)
 {
@@ -288,6 +289,11 @@ static void sample_4d(sample_fn fn, void *ctx)
                                 if (wl_layout_parse(s, &l, err, sizeof err) < 0 ||
                                     wl_layout_check(&l, m, seq, n, err, sizeof err) < 0)
                                     continue;
+                                static long k;
+                                if (sample_every > 1 && k++ % sample_every) {
+                                    fn(ctx, s, NULL);
+                                    continue;
+                                }
                                 CU_ASSERT_EQUAL_FATAL(wl_estimate(m, &l, &o, &e, err, sizeof err), 0);
                                 fn(ctx, s, &e);
                             }
@@ -361,6 +367,70 @@ static void test_estimate_recorded(void)
     CU_ASSERT(r.rows > 1000);
 }
 
+/* The memos (collective times per group shape and size, GEMM times, coll's
+ * merged views) change no figure: the sample estimated with every memo off,
+ * one layout in 7, equals bit for bit the sample estimated with them on
+ * (warm, in sample order), and both equal the recorded sample exactly. */
+typedef struct memo_run {
+    int n, cap, pass, bad;
+    wl_est *e;
+} memo_run;
+
+static void memo_one(void *ctx, const char *lay, const wl_est *e)
+{
+    memo_run *r = ctx;
+    int i = r->n++;
+    if (r->pass == 0) {
+        if (i >= r->cap) return;
+        r->e[i] = *e;
+        return;
+    }
+    if (!e || i >= r->cap) return;
+    const double a[9] = {EST_FIELDS((*e))}, b[9] = {EST_FIELDS(r->e[i])};
+    for (int k = 0; k < 9; k++)
+        if (a[k] != b[k] && r->bad++ < 5) fprintf(stderr, "\n%s: field %d uncached %.17g, memoised %.17g\n", lay, k, a[k], b[k]);
+}
+
+static void test_estimate_memo_exact(void)
+{
+    if (setup() < 0) {
+        CU_FAIL("setup");
+        return;
+    }
+    memo_run r = {0, 4096, 0, 0, NULL};
+    r.e = calloc(r.cap, sizeof *r.e);
+    wl_memo(1);
+    sample_4d(memo_one, &r);
+    int rows = r.n;
+    CU_ASSERT(rows > 1000 && rows <= r.cap);
+    /* the memoised figures are the recorded ones, exactly */
+    recorded rec = {fopen(test_data("axonn_estimates.csv"), "r"), 0, 0};
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rec.f);
+    char line[512], key[256];
+    for (int i = 0; i < rows && fgets(line, sizeof line, rec.f); i++) {
+        wl_est x;
+        CU_ASSERT_EQUAL_FATAL(sscanf(line, "%255[^;];%lf;%lf;%lf;%lf;%lf;%lf;%lf;%lf;%lf", key, &x.iter, &x.compute,
+                                     &x.pipeline, &x.tp_exposed, &x.dp_exposed, &x.optimizer, &x.tf, &x.tb, &x.tw), 10);
+        const double a[9] = {EST_FIELDS(r.e[i])}, b[9] = {EST_FIELDS(x)};
+        for (int k = 0; k < 9; k++)
+            if (a[k] != b[k] && rec.bad++ < 5) fprintf(stderr, "\n%s: field %d %.17g, recorded %.17g\n", key, k, a[k], b[k]);
+        rec.rows++;
+    }
+    fclose(rec.f);
+    CU_ASSERT_EQUAL(rec.rows, rows);
+    CU_ASSERT_EQUAL(rec.bad, 0);
+    /* every memo off: the same figures, bit for bit */
+    wl_memo(0);
+    r.n = 0, r.pass = 1;
+    sample_every = 7;
+    sample_4d(memo_one, &r);
+    sample_every = 1;
+    wl_memo(1);
+    CU_ASSERT_EQUAL(r.n, rows);
+    CU_ASSERT_EQUAL(r.bad, 0);
+    free(r.e);
+}
+
 void suite_axonn(void)
 {
     test_add_suite("axonn", "estimate equals the op graph's critical path", test_estimate_matches_graph,
@@ -368,5 +438,6 @@ void suite_axonn(void)
                    "overlap never slower", test_overlap_helps, "hand count of the y all-reduces",
                    test_hand_allreduces, "layout key overlap, zero=3 refused", test_layout_overlap,
                    "search top K (1 and 2 micro-batches, extrapolated) equals run", test_search_top_k_extrapolated,
-                   "estimate equals the recorded step-by-step walk", test_estimate_recorded, NULL);
+                   "estimate equals the recorded step-by-step walk", test_estimate_recorded,
+                   "memoised and uncached estimates agree exactly", test_estimate_memo_exact, NULL);
 }

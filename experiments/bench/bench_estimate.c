@@ -52,7 +52,7 @@ int main(int argc, char **argv)
                                 }
     double wall = ts_wtime() - t0;
     printf("%d gpus: %ld layouts tried, %ld valid, %ld fit and estimated in %.3f s: %.0f layouts/s "
-           "(%.0f estimates/s); best %.4f s: %s\n",
+           "(%.0f estimates/s; target > 10,000/s per core); best %.4f s: %s\n",
            ngpus, tried, valid, fit, wall, tried / wall, fit / wall, best, bestl);
     return 0;
 }

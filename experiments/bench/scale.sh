@@ -100,8 +100,8 @@ if want 8; then
 fi
 if want 9; then
   measure $bin/trainsim search --cluster perlmutter --gpus 1024 --model megatron-gpt-76b --gbs 1024 --seq 2048 \
-    --space 4d --top 10 --fidelity estimate
-  row 9 "analytical estimates/s/core, AxoNN 4D space (76B, 1,024)" ">= 100,000/s" \
+    --space 4d --top 10 --fidelity estimate --jobs 1
+  row 9 "analytical estimates/s/core, AxoNN 4D space (76B, 1,024; --jobs 1)" ">= 100,000/s" \
     "$(grep -o '([0-9]* estimates/s)' "$tmp/err" | tr -d '()') ($(result))"
 fi
 if want 10; then

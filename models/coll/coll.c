@@ -28,7 +28,7 @@ static const coll_algo algos[] = {
      BIT(OG_ALLTOALL) | BIT(OG_ALLTOALLV), coll_direct_setup, coll_direct_step, coll_direct_merged, NULL, COLL_TUNER_YES, COLL_FAM_P2P},
 
     {"tree", "double binary tree, pipelined (NCCL Tree)",
-     BIT(OG_ALLREDUCE) | BIT(OG_BROADCAST) | BIT(OG_REDUCE), coll_tree_setup, coll_tree_step, NULL, NULL, COLL_TUNER_YES, COLL_FAM_TREE},
+     BIT(OG_ALLREDUCE) | BIT(OG_BROADCAST) | BIT(OG_REDUCE), coll_tree_setup, coll_tree_step, coll_tree_merged, NULL, COLL_TUNER_YES, COLL_FAM_TREE},
 
     {"rhd", "recursive doubling (all-reduce, all-gather) / halving (reduce-scatter)",
      BIT(OG_ALLREDUCE) | BIT(OG_ALLGATHER) | BIT(OG_REDUCESCATTER), coll_rhd_setup, coll_rhd_step, NULL, NULL, COLL_TUNER_NO, COLL_FAM_MPI},
@@ -43,7 +43,7 @@ static const coll_algo algos[] = {
      BIT(OG_BARRIER), coll_bruck_setup, coll_bruck_step, NULL, NULL, COLL_TUNER_YES, COLL_FAM_MPI},
 
     {"pat", "parallel aggregated trees (NCCL PAT): log2(n) steps, one rank per node",
-     BIT(OG_ALLGATHER) | BIT(OG_REDUCESCATTER), coll_pat_setup, coll_pat_step, NULL, NULL, COLL_TUNER_ONE_PER_NODE, COLL_FAM_PAT},
+     BIT(OG_ALLGATHER) | BIT(OG_REDUCESCATTER), coll_pat_setup, coll_pat_step, coll_pat_merged, NULL, COLL_TUNER_ONE_PER_NODE, COLL_FAM_PAT},
 
     {"hierarchical", "ring reduce-scatter in the node, ring all-reduce per rail across nodes, all-gather in the node",
      BIT(OG_ALLREDUCE), coll_hier_setup, coll_hier_step, NULL, coll_hier_unfit, COLL_TUNER_NO, COLL_FAM_MPI},

@@ -48,6 +48,7 @@ typedef struct coll_topo {
     int *local;         /* index of member i among its node's members */
     int *first;         /* [nnodes + 1]: node k's members are order[first[k] .. first[k+1]) */
     int *order;         /* members sorted by (node, member index) */
+    unsigned long serial; /* distinct for every coll_topo_new: memos key on it */
 } coll_topo;
 
 /* node_ids: any integers per member (NULL: every member its own node). */
@@ -60,6 +61,8 @@ void coll_topo_free(coll_topo *t);
  * into it; receiving from it reads the buffer. */
 static inline int coll_is_switch(int n, int peer) { return peer >= n; }
 
+/* A field added here that changes the schedule must also be compared by
+ * topo.c's mview_same (the memo of merged views). */
 typedef struct coll_plan {
     og_coll coll;
     int n;                  /* group size */
@@ -166,6 +169,8 @@ void coll_plan_merged(const coll_plan *p, int me, coll_step *out);
  * directions at once. out needs room for width + 1 (merged_width + 1). */
 void coll_plan_step_phys(const coll_plan *p, int me, int s, coll_step *out);
 void coll_plan_merged_phys(const coll_plan *p, int me, coll_step *out);
+/* Whether coll_plan_merged_phys keeps the last plan's views (default 1). */
+void coll_view_memo(int on);
 
 /* Size of chunk c when `bytes` is cut into k near-equal chunks. */
 int64_t coll_chunk_bytes(int64_t bytes, int k, int c);

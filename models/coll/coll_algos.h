@@ -46,6 +46,7 @@ void coll_bruck_setup(coll_plan *p);
 void coll_bruck_step(const coll_plan *p, int me, int s, coll_step *out);
 void coll_tree_setup(coll_plan *p);
 void coll_tree_step(const coll_plan *p, int me, int s, coll_step *out);
+void coll_tree_merged(const coll_plan *p, int me, coll_step *out);
 int coll_bt_parent(int pos, int n);
 int coll_bt_children(int pos, int n, int ch[2]);
 int coll_bt_height(int pos, int n);
@@ -70,5 +71,6 @@ void coll_collnet_setup(coll_plan *p);
 void coll_collnet_step(const coll_plan *p, int me, int s, coll_step *out);
 void coll_pat_setup(coll_plan *p);
 void coll_pat_step(const coll_plan *p, int me, int s, coll_step *out);
+void coll_pat_merged(const coll_plan *p, int me, coll_step *out);
 
 #endif

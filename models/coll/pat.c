@@ -35,3 +35,25 @@ void coll_pat_step(const coll_plan *p, int me, int s, coll_step *out)
         tree_chunks(p, out, 0, me, coll_mod(me + d, n), d, 1);
     }
 }
+
+/* Bytes of the chunks position q passes on at distance d (tree_chunks). */
+static int64_t tree_bytes(const coll_plan *p, int q, int d)
+{
+    int64_t b = 0;
+    for (int o = 0; o + d < p->n; o += 2 * d) b += coll_chunk_bytes(p->bytes, p->nchunks, coll_mod(q - o, p->n));
+    return b;
+}
+
+/* The steps merged per peer (coll_plan_merged), in step order: the distances
+ * differ and are below n, so every step has a peer of its own each way. */
+void coll_pat_merged(const coll_plan *p, int me, coll_step *out)
+{
+    int n = p->n, L = p->nsteps, ag = p->coll == OG_ALLGATHER;
+    for (int s = 0; s < L; s++) {
+        int d = ag ? 1 << (L - 1 - s) : 1 << s, up = coll_mod(me + d, n), down = coll_mod(me - d, n);
+        coll_xfer x = {ag ? up : down, tree_bytes(p, ag ? me : down, d), 0, 0, !ag};
+        coll_step_add_merged(out, 1, &x);
+        x = (coll_xfer){ag ? down : up, tree_bytes(p, ag ? down : me, d), 0, 0, !ag};
+        coll_step_add_merged(out, 0, &x);
+    }
+}

@@ -6,20 +6,29 @@
 
 #include "coll_algos.h"
 #include "coll_params.h"
+#include "msccl.h"
 #include "util.h"
+
+static unsigned long topo_serial;
 
 coll_topo *coll_topo_new(int n, const int *node_ids, int nvls)
 {
     coll_topo *t = ts_calloc(1, sizeof *t);
+    t->serial = ++topo_serial;
     t->n = n;
     t->nvls = nvls;
     t->node = ts_malloc(n * sizeof(int));
     t->local = ts_malloc(n * sizeof(int));
     t->order = ts_malloc(n * sizeof(int));
     int *ids = ts_malloc(n * sizeof(int)); /* distinct node ids, in order of appearance */
+    int top = 0;                           /* the largest id so far */
     for (int i = 0; i < n; i++) {
         int k = t->nnodes;
-        if (node_ids)
+        /* placements list members node by node: the last node, or a new
+         * largest id, are found without a search */
+        if (node_ids && k > 0 && ids[k - 1] == node_ids[i]) k--;
+        else if (node_ids && (k == 0 || node_ids[i] > top)) top = node_ids[i];
+        else if (node_ids)
             for (k = 0; k < t->nnodes && ids[k] != node_ids[i]; k++)
                 ;
         if (k == t->nnodes) ids[t->nnodes++] = node_ids ? node_ids[i] : i;
@@ -124,9 +133,101 @@ static void lower(const coll_plan *p, int me, coll_step *out, int s, int merged)
 }
 
 void coll_plan_step_phys(const coll_plan *p, int me, int s, coll_step *out) { lower(p, me, out, s, 0); }
+
+/* The merged views of the last plan asked about, member by member as they
+ * are asked for: the analytical cost (coll_cost) walks every member's view
+ * three times (routes, flows, alpha) and the engine once. A merged view is a
+ * pure function of the plan and its topology (coll_topo_new's serial stands
+ * for the topology's contents); MSCCL's steps read the loaded program, and
+ * all-to-allv's the caller's sizes, so those are not kept. */
+#define MVIEW_MAX_XFERS ((int64_t)1 << 19) /* entries per direction: 12 MiB each */
+
+/* Member k's view is kept when stamp[k] == cur: a new plan only advances
+ * cur (O(1)), so plans that alternate (the engine's groups) cost nothing
+ * beyond the views they compute anyway. */
+static struct {
+    coll_plan p;
+    unsigned long serial;
+    int cap;                /* entries per direction per member */
+    unsigned cur, *stamp;
+    int *nsend, *nrecv;
+    coll_xfer *send, *recv; /* member me's at me * cap */
+    size_t nmem, nalloc;    /* members and entries allocated */
+    int valid;
+} mview;
+
+static int mview_on = 1;
+
+void coll_view_memo(int on)
+{
+    mview_on = on;
+    mview.valid = 0; /* forget the last plan either way */
+}
+
+static int mview_same(const coll_plan *p)
+{
+    const coll_plan *q = &mview.p;
+    return mview.valid && q->coll == p->coll && q->n == p->n && q->root == p->root && q->bytes == p->bytes &&
+           q->algo == p->algo && q->proto == p->proto && q->nsteps == p->nsteps && q->nchunks == p->nchunks &&
+           q->width == p->width && q->merged_width == p->merged_width &&
+           mview.serial == (p->topo ? p->topo->serial : 0);
+}
+
+/* The cached view slot of member me of p (-1 when p is not kept). */
+static int mview_slot(const coll_plan *p, int me)
+{
+    if (!mview_on || p->vbytes || (p->topo && !p->topo->serial) || coll_algo_get(p->algo)->step == coll_msccl_step)
+        return -1;
+    int cap = p->merged_width + 1;
+    if ((int64_t)p->n * cap > MVIEW_MAX_XFERS) return -1;
+    if (!mview_same(p)) {
+        size_t need = (size_t)p->n * cap;
+        if (need > mview.nalloc) {
+            mview.send = ts_realloc(mview.send, need * sizeof *mview.send);
+            mview.recv = ts_realloc(mview.recv, need * sizeof *mview.recv);
+            mview.nalloc = need;
+        }
+        if ((size_t)p->n > mview.nmem) {
+            mview.stamp = ts_realloc(mview.stamp, p->n * sizeof *mview.stamp);
+            mview.nsend = ts_realloc(mview.nsend, p->n * sizeof *mview.nsend);
+            mview.nrecv = ts_realloc(mview.nrecv, p->n * sizeof *mview.nrecv);
+            memset(mview.stamp + mview.nmem, 0, (p->n - mview.nmem) * sizeof *mview.stamp);
+            mview.nmem = p->n;
+        }
+        if (++mview.cur == 0) { /* wrapped: no stamp may match */
+            memset(mview.stamp, 0, mview.nmem * sizeof *mview.stamp);
+            mview.cur = 1;
+        }
+        mview.p = *p;
+        mview.serial = p->topo ? p->topo->serial : 0;
+        mview.cap = cap;
+        mview.valid = 1;
+    }
+    return me;
+}
+
 void coll_plan_merged_phys(const coll_plan *p, int me, coll_step *out)
 {
     out->nsend = out->nrecv = 0;
     if (p->nsteps == 0) return;
-    lower(p, me, out, 0, 1);
+    int k = mview_slot(p, me);
+    if (k < 0) {
+        lower(p, me, out, 0, 1);
+        return;
+    }
+    coll_xfer *s = mview.send + (size_t)k * mview.cap, *r = mview.recv + (size_t)k * mview.cap;
+    if (mview.stamp[k] != mview.cur) {
+        lower(p, me, out, 0, 1);
+        if (out->nsend > mview.cap || out->nrecv > mview.cap) return; /* not kept */
+        mview.nsend[k] = out->nsend;
+        mview.nrecv[k] = out->nrecv;
+        memcpy(s, out->send, out->nsend * sizeof *s);
+        memcpy(r, out->recv, out->nrecv * sizeof *r);
+        mview.stamp[k] = mview.cur;
+        return;
+    }
+    out->nsend = mview.nsend[k];
+    out->nrecv = mview.nrecv[k];
+    memcpy(out->send, s, out->nsend * sizeof *s);
+    memcpy(out->recv, r, out->nrecv * sizeof *r);
 }

@@ -107,30 +107,6 @@ static int chain_idx(geo g, int t, int j) { return t == 0 || t == 3 ? j : g.L - 
 
 #define AR_TREES 4 /* the all-reduce's trees: two node shapes x two chain heads */
 
-/* Member me's place in all-reduce tree t: parent (-1 at the root), children,
- * height (steps from the farthest leaf below) and depth (from the root). */
-typedef struct {
-    int parent, nch, ch[3], height, depth;
-} tnode;
-
-static tnode tree_node(const coll_plan *p, geo g, int t, int me)
-{
-    tnode x = {-1, 0, {0, 0, 0}, 0, 0};
-    int k = node_of(p, g, me), i = chain_idx(g, t, local_of(p, g, me)), pos = npos(g, t, k);
-    if (i + 1 < g.L) x.ch[x.nch++] = member_at(p, g, k, chain_idx(g, t, i + 1));
-    if (i > 0) {
-        x.parent = member_at(p, g, k, chain_idx(g, t, i - 1));
-        x.height = g.L - 1 - i;
-    } else {
-        int par = coll_bt_parent(pos, g.M), ch[2], nc = coll_bt_children(pos, g.M, ch);
-        if (par >= 0) x.parent = member_at(p, g, nnode(g, t, par), chain_idx(g, t, 0));
-        for (int c = 0; c < nc; c++) x.ch[x.nch++] = member_at(p, g, nnode(g, t, ch[c]), chain_idx(g, t, 0));
-        x.height = g.L - 1 + coll_bt_height(pos, g.M);
-    }
-    x.depth = coll_bt_depth(pos, g.M) + i;
-    return x;
-}
-
 static int tree_k(const coll_plan *p) { return p->nchunks / (p->coll == OG_ALLREDUCE ? AR_TREES : 2); }
 
 void coll_tree_setup(coll_plan *p)
@@ -151,53 +127,129 @@ void coll_tree_setup(coll_plan *p)
     p->width = p->merged_width = 6;
 }
 
-static void allreduce_step(const coll_plan *p, int me, int s, coll_step *out)
+/* A member's transfers over the whole schedule as roles: in step s a role
+ * moves chunk base + s - off of its tree when 0 <= s - off < K (one chunk per
+ * step, pipelined). The roles come in the order a step lists its transfers:
+ * per tree, up (send to the parent, receive from each child), then down
+ * (send to each child, receive from the parent). */
+typedef struct {
+    int send, peer, off, base, reduce;
+} role;
+
+#define TREE_ROLES (AR_TREES * 8)
+
+/* Member me's roles in the four all-reduce trees. In tree t, a member at
+ * chain index i > 0 hangs off the member before it in its node's chain
+ * (height L - 1 - i below it); the chain's head (i = 0) sits at its node's
+ * place in the node tree, of height L - 1 + its node-tree height. Children:
+ * the next in the chain, then the node-tree children's heads. Depth: the
+ * node's depth in the node tree plus i. Trees 0, 2 and 1, 3 share the node
+ * tree, computed once per shape. */
+static int allreduce_roles(const coll_plan *p, int me, role *r)
 {
     geo g = geometry(p);
-    int K = tree_k(p), H = g.L - 1 + coll_bt_height(0, g.M);
-    for (int t = 0; t < AR_TREES; t++) {
-        tnode x = tree_node(p, g, t, me);
-        int base = t * K, c = s - x.height;
-        if (x.parent >= 0 && c >= 0 && c < K) coll_add_range(p, out, 1, x.parent, base + c, 1, 1);
-        for (int i = 0; i < x.nch; i++) {
-            tnode y = tree_node(p, g, t, x.ch[i]);
-            c = s - y.height;
-            if (c >= 0 && c < K) coll_add_range(p, out, 0, x.ch[i], base + c, 1, 1);
-        }
-        c = s - H - x.depth; /* down: the reduced chunk, one hop per step from the root */
-        for (int i = 0; i < x.nch; i++)
-            if (c >= 0 && c < K) coll_add_range(p, out, 1, x.ch[i], base + c, 1, 0);
-        c = s - H - x.depth + 1;
-        if (x.parent >= 0 && c >= 0 && c < K) coll_add_range(p, out, 0, x.parent, base + c, 1, 0);
+    int K = tree_k(p), H = g.L - 1 + coll_bt_height(0, g.M), nr = 0;
+    int k = node_of(p, g, me), j = local_of(p, g, me);
+    struct {
+        int pos, par, nch, ch[2], depth;
+    } nt[2];
+    for (int sh = 0; sh < 2; sh++) {
+        nt[sh].pos = npos(g, sh, k);
+        nt[sh].par = coll_bt_parent(nt[sh].pos, g.M);
+        nt[sh].nch = coll_bt_children(nt[sh].pos, g.M, nt[sh].ch);
+        nt[sh].depth = coll_bt_depth(nt[sh].pos, g.M);
     }
+    for (int t = 0; t < AR_TREES; t++) {
+        const int i = chain_idx(g, t, j), base = t * K;
+        const int sh = t % 2, pos = nt[sh].pos, depth = nt[sh].depth + i;
+        int parent = -1, height, nch = 0, ch[3], chh[3];
+        if (i + 1 < g.L) {
+            ch[nch] = member_at(p, g, k, chain_idx(g, t, i + 1));
+            chh[nch++] = g.L - 2 - i;
+        }
+        if (i > 0) {
+            parent = member_at(p, g, k, chain_idx(g, t, i - 1));
+            height = g.L - 1 - i;
+        } else {
+            if (nt[sh].par >= 0) parent = member_at(p, g, nnode(g, t, nt[sh].par), chain_idx(g, t, 0));
+            for (int c = 0; c < nt[sh].nch; c++) {
+                ch[nch] = member_at(p, g, nnode(g, t, nt[sh].ch[c]), chain_idx(g, t, 0));
+                chh[nch++] = g.L - 1 + coll_bt_height(nt[sh].ch[c], g.M);
+            }
+            height = g.L - 1 + coll_bt_height(pos, g.M);
+        }
+        if (parent >= 0) r[nr++] = (role){1, parent, height, base, 1};
+        for (int c = 0; c < nch; c++) r[nr++] = (role){0, ch[c], chh[c], base, 1};
+        for (int c = 0; c < nch; c++) r[nr++] = (role){1, ch[c], H + depth, base, 0};
+        if (parent >= 0) r[nr++] = (role){0, parent, H + depth - 1, base, 0};
+    }
+    return nr;
+}
+
+static int rooted_roles(const coll_plan *p, int me, role *r)
+{
+    int n = p->n, K = tree_k(p), nr = 0;
+    int up = p->coll != OG_BROADCAST, down = p->coll != OG_REDUCE;
+    for (int t = 0; t < 2; t++) {
+        int pos = to_pos(p, t, me), par = coll_bt_parent(pos, n), ch[2], nch = coll_bt_children(pos, n, ch);
+        int base = t * K;
+        if (up) {
+            if (par >= 0) r[nr++] = (role){1, to_rank(p, t, par), coll_bt_height(pos, n), base, 1};
+            for (int i = 0; i < nch; i++) r[nr++] = (role){0, to_rank(p, t, ch[i]), coll_bt_height(ch[i], n), base, 1};
+        }
+        if (down) {
+            int d = coll_bt_depth(pos, n);
+            for (int i = 0; i < nch; i++) r[nr++] = (role){1, to_rank(p, t, ch[i]), d, base, 0};
+            if (par >= 0) r[nr++] = (role){0, to_rank(p, t, par), d - 1, base, 0};
+        }
+    }
+    return nr;
+}
+
+static int tree_roles(const coll_plan *p, int me, role *r)
+{
+    return p->coll == OG_ALLREDUCE ? allreduce_roles(p, me, r) : rooted_roles(p, me, r);
 }
 
 void coll_tree_step(const coll_plan *p, int me, int s, coll_step *out)
 {
-    if (p->coll == OG_ALLREDUCE) {
-        allreduce_step(p, me, s, out);
-        return;
+    role r[TREE_ROLES];
+    int nr = tree_roles(p, me, r), K = tree_k(p);
+    for (int i = 0; i < nr; i++) {
+        int c = s - r[i].off;
+        if (c >= 0 && c < K) coll_add_range(p, out, r[i].send, r[i].peer, r[i].base + c, 1, r[i].reduce);
     }
-    int n = p->n, K = tree_k(p);
-    int up = p->coll != OG_BROADCAST, down = p->coll != OG_REDUCE;
-    for (int t = 0; t < 2; t++) {
-        int pos = to_pos(p, t, me), par = coll_bt_parent(pos, n), ch[2], nch = coll_bt_children(pos, n, ch);
-        int base = t * K, c;
-        if (up) {
-            c = s - coll_bt_height(pos, n);
-            if (par >= 0 && c >= 0 && c < K) coll_add_range(p, out, 1, to_rank(p, t, par), base + c, 1, 1);
-            for (int i = 0; i < nch; i++) {
-                c = s - coll_bt_height(ch[i], n);
-                if (c >= 0 && c < K) coll_add_range(p, out, 0, to_rank(p, t, ch[i]), base + c, 1, 1);
-            }
-        }
-        if (down) {
-            int d = coll_bt_depth(pos, n);
-            c = s - d;
-            for (int i = 0; i < nch; i++)
-                if (c >= 0 && c < K) coll_add_range(p, out, 1, to_rank(p, t, ch[i]), base + c, 1, 0);
-            c = s - d + 1;
-            if (par >= 0 && c >= 0 && c < K) coll_add_range(p, out, 0, to_rank(p, t, par), base + c, 1, 0);
-        }
+}
+
+/* Bytes of chunks [a, b) of the plan's nchunks (coll_chunk_bytes summed). */
+static int64_t chunks_bytes(const coll_plan *p, int a, int b)
+{
+    int64_t q = p->bytes / p->nchunks, rem = p->bytes % p->nchunks, lo = a < rem ? a : rem, hi = b < rem ? b : rem;
+    return (b - a) * q + (hi > lo ? hi - lo : 0);
+}
+
+/* The merge of every step's transfers (coll_plan_merged), from the roles:
+ * each role's chunks are those whose step falls in 0..nsteps-1; a peer's
+ * entry sits where its earliest transfer first appears (step, then the
+ * step's order) and sums its bytes, keeping that transfer's reduce flag. */
+void coll_tree_merged(const coll_plan *p, int me, coll_step *out)
+{
+    role r[TREE_ROLES];
+    int nr = tree_roles(p, me, r), K = tree_k(p), first[TREE_ROLES], idx[TREE_ROLES], ni = 0;
+    int64_t bytes[TREE_ROLES];
+    for (int i = 0; i < nr; i++) {
+        int a = r[i].off < 0 ? -r[i].off : 0, b = p->nsteps - r[i].off < K ? p->nsteps - r[i].off : K;
+        if (b <= a) continue;
+        first[i] = a + r[i].off;
+        bytes[i] = chunks_bytes(p, r[i].base + a, r[i].base + b);
+        /* insertion by (first step, role order): stable for equal steps */
+        int j = ni++;
+        while (j > 0 && first[idx[j - 1]] > first[i]) idx[j] = idx[j - 1], j--;
+        idx[j] = i;
+    }
+    out->nsend = out->nrecv = 0;
+    for (int k = 0; k < ni; k++) {
+        const role *x = &r[idx[k]];
+        coll_step_add_merged(out, x->send, &(coll_xfer){x->peer, bytes[idx[k]], 0, 0, x->reduce});
     }
 }

@@ -100,10 +100,12 @@ static void stage_memory(const wl_model *m, const wl_layout *l, int seq, cm_dtyp
     default: inflight = pp - stage < mcount ? pp - stage : mcount; break; /* 1F1B, ZB-H1 */
     }
     o->inflight = inflight;
-    double act = 0;
+    double act = 0, per_kind[2];
+    int have[2] = {0, 0}; /* a layer's activations depend on it only through dense or MoE */
     for (int i = stage * per; i < (stage + 1) * per; i++) {
         int moe = m->experts && i >= m->dense_layers;
-        act += layer_activations(m, l, seq, moe, t == CM_FP8);
+        if (!have[moe]) per_kind[moe] = layer_activations(m, l, seq, moe, t == CM_FP8), have[moe] = 1;
+        act += per_kind[moe];
     }
     o->act_layer = layer_activations(m, l, seq, m->experts && m->dense_layers == 0, t == CM_FP8);
     act *= inflight;

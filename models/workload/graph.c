@@ -3,6 +3,7 @@
  * Megatron-LM / DeepSpeed / AxoNN issue, with their message sizes, in the
  * order of the pipeline schedule (docs/workload.md describes every choice). */
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -170,14 +171,42 @@ static int timed(gen *G, const char *what, int layer, int mb, double flops, doub
     return add_fixed(G, d, what, layer, mb);
 }
 
+/* A memo of gemm_time, a pure function of its arguments, the GPU spec and
+ * the stack's choices it reads (searches time the same shapes for many
+ * layouts): direct-mapped, every key compared. The spec is compared whole
+ * once per estimate or build (gemm_memo_sync), not per GEMM. */
+typedef struct gmemo {
+    double batch, M, N, K, dt, gb, d;
+    int t, era, flags, fused, used;
+} gmemo;
+
+static struct {
+    cm_gpu gpu;     /* the spec the entries were computed with */
+    int valid;
+    gmemo e[2048];
+} gemm_memo;
+static int memo_on = 1; /* wl_memo: the GEMM and collective memos */
+
+static size_t gpu_spec_size(const cm_gpu *g)
+{
+    return offsetof(cm_gpu, calib) + (size_t)(g->ncalib > 0 ? g->ncalib : 0) * sizeof(cm_calib);
+}
+
+static void gemm_memo_sync(const cm_gpu *gpu)
+{
+    if (gemm_memo.valid && gpu->ncalib == gemm_memo.gpu.ncalib && memcmp(gpu, &gemm_memo.gpu, gpu_spec_size(gpu)) == 0)
+        return;
+    memset(gemm_memo.e, 0, sizeof gemm_memo.e);
+    memcpy(&gemm_memo.gpu, gpu, gpu_spec_size(gpu));
+    gemm_memo.valid = 1;
+}
+
 /* Seconds of an M x N x K GEMM (batch of them) as the stack runs it: FP8 GEMMs
  * (Transformer Engine) also cast their input operand, bf16 to fp8 plus the
  * transposed copy the weight gradient reads (4 bytes per element), one kernel. */
-static double gemm_time(const gen *G, double batch, double M, double N, double K, int flags)
+static double gemm_time_uncached(const gen *G, cm_dtype t, double batch, double M, double N, double K, int flags)
 {
     const cm_gpu *gpu = G->o->gpu;
-    cm_dtype t = G->o->dtype;
-    if (t == CM_FP8 && (flags & GF_HIGH)) t = CM_BF16;
     /* a training step holds the card at its power limit: the sustained rate */
     double d = cm_gemm_time_era(gpu, G->era, t, batch, M, N, K), fl = 2 * batch * M * N * K;
     if (d > 0) d /= cm_sustained(gpu, t, fl / d / gpu->peak[t]);
@@ -186,6 +215,30 @@ static double gemm_time(const gen *G, double batch, double M, double N, double K
      * gradient), autograd's gradient is added to it by a kernel of its own:
      * read the gradient and the main gradient, write the main gradient */
     if ((flags & GF_WGRAD) && !G->st->grad_accum_fused) d += cm_mem_time(gpu, batch * M * N * (G->dt + 2 * G->gb), 1);
+    return d;
+}
+
+static double gemm_time(const gen *G, double batch, double M, double N, double K, int flags)
+{
+    cm_dtype t = G->o->dtype;
+    if (t == CM_FP8 && (flags & GF_HIGH)) t = CM_BF16;
+    int fused = G->st->grad_accum_fused != 0;
+    const double key[4] = {batch, M, N, K};
+    uint64_t h = 1469598103934665603ull, bits;
+    for (int i = 0; i < 4; i++) {
+        memcpy(&bits, &key[i], sizeof bits);
+        h = (h ^ bits) * 1099511628211ull;
+    }
+    h = (h ^ (uint64_t)(t | G->era << 4 | flags << 8 | fused << 16)) * 1099511628211ull;
+    h ^= h >> 31, h *= 0x94d049bb133111ebull, h ^= h >> 29;
+    gmemo *e = &gemm_memo.e[h % (sizeof gemm_memo.e / sizeof gemm_memo.e[0])];
+    if (!memo_on || !gemm_memo.valid || G->o->gpu->ncalib != gemm_memo.gpu.ncalib) /* a spec gemm_memo_sync has not seen */
+        return gemm_time_uncached(G, t, batch, M, N, K, flags);
+    if (e->used && e->batch == batch && e->M == M && e->N == N && e->K == K && e->t == (int)t && e->era == (int)G->era &&
+        e->flags == flags && e->fused == fused && e->dt == G->dt && e->gb == G->gb)
+        return e->d;
+    double d = gemm_time_uncached(G, t, batch, M, N, K, flags);
+    *e = (gmemo){batch, M, N, K, G->dt, G->gb, d, (int)t, (int)G->era, flags, fused, 1};
     return d;
 }
 
@@ -1299,7 +1352,7 @@ static double grp_time(const an_net *net, int n, int stride, int rho, og_coll c,
     h ^= h >> 31, h *= 0x94d049bb133111ebull, h ^= h >> 29; /* FNV's low bits see only the keys' low bits */
     axmemo *e = &ax_memo[h % (sizeof ax_memo / sizeof ax_memo[0])];
     unsigned gen = coll_params_generation();
-    if (e->used && e->gen == gen && e->n == n && e->stride == stride && e->rho == rho && e->c == c && e->bytes == bytes &&
+    if (memo_on && e->used && e->gen == gen && e->n == n && e->stride == stride && e->rho == rho && e->c == c && e->bytes == bytes &&
         e->net.gpus_per_node == net->gpus_per_node && e->net.intra_bw == net->intra_bw &&
         e->net.intra_lat == net->intra_lat && e->net.inter_bw == net->inter_bw && e->net.inter_lat == net->inter_lat &&
         e->net.nvls == net->nvls && e->net.policy == net->policy)
@@ -1608,7 +1661,36 @@ static void axm_apply(const axmap *m, double *x)
 }
 
 /* *out = m^k by squaring. */
+static void axm_pow_sq(axmap *out, const axmap *m, long k);
+
+/* Layouts of a search that differ only in what the walk does not see (the
+ * ZeRO stage, often) raise the same layer maps to the same powers: the last
+ * powers are kept, keyed on the map's bits and k. */
+static struct {
+    axmap m, p;
+    long k;
+    int used;
+} axpow_memo[16];
+
 static void axm_pow(axmap *out, const axmap *m, long k)
+{
+    uint64_t h = (uint64_t)k * 0x9E3779B97F4A7C15ull, w;
+    const unsigned char *b = (const unsigned char *)m;
+    for (size_t i = 0; i < sizeof *m; i += sizeof w) {
+        memcpy(&w, b + i, sizeof w);
+        h = (h ^ w) * 1099511628211ull;
+    }
+    h ^= h >> 29;
+    int slot = (int)(h % (sizeof axpow_memo / sizeof axpow_memo[0]));
+    if (memo_on && axpow_memo[slot].used && axpow_memo[slot].k == k && memcmp(&axpow_memo[slot].m, m, sizeof *m) == 0) {
+        *out = axpow_memo[slot].p;
+        return;
+    }
+    axm_pow_sq(out, m, k);
+    axpow_memo[slot].m = *m, axpow_memo[slot].p = *out, axpow_memo[slot].k = k, axpow_memo[slot].used = 1;
+}
+
+static void axm_pow_sq(axmap *out, const axmap *m, long k)
 {
     axmap base = *m, t;
     int have = 0;
@@ -1624,7 +1706,44 @@ static void axm_pow(axmap *out, const axmap *m, long k)
 
 /* The state x after k applications of m (in place): squarings of m, and
  * the state carried through those of k's bits. */
+static void axm_pow_apply_sq(const axmap *m, long k, double *x);
+
+static struct {
+    axmap m;
+    double x[AXW_N], y[AXW_N];
+    long k;
+    int used;
+} axapply_memo[16];
+
+/* Memoised like axm_pow, on the map's and the state's bits and k. */
 static void axm_pow_apply(const axmap *m, long k, double *x)
+{
+    uint64_t h = (uint64_t)k * 0x9E3779B97F4A7C15ull, w;
+    const unsigned char *b = (const unsigned char *)m;
+    for (size_t i = 0; i < sizeof *m; i += sizeof w) {
+        memcpy(&w, b + i, sizeof w);
+        h = (h ^ w) * 1099511628211ull;
+    }
+    for (int i = 0; i < AXW_N; i++) {
+        memcpy(&w, &x[i], sizeof w);
+        h = (h ^ w) * 1099511628211ull;
+    }
+    h ^= h >> 29;
+    int slot = (int)(h % (sizeof axapply_memo / sizeof axapply_memo[0]));
+    if (memo_on && axapply_memo[slot].used && axapply_memo[slot].k == k &&
+        memcmp(axapply_memo[slot].x, x, sizeof axapply_memo[slot].x) == 0 &&
+        memcmp(&axapply_memo[slot].m, m, sizeof *m) == 0) {
+        memcpy(x, axapply_memo[slot].y, sizeof axapply_memo[slot].y);
+        return;
+    }
+    axapply_memo[slot].m = *m, axapply_memo[slot].k = k;
+    memcpy(axapply_memo[slot].x, x, sizeof axapply_memo[slot].x);
+    axm_pow_apply_sq(m, k, x);
+    memcpy(axapply_memo[slot].y, x, sizeof axapply_memo[slot].y);
+    axapply_memo[slot].used = 1;
+}
+
+static void axm_pow_apply_sq(const axmap *m, long k, double *x)
 {
     axmap base = *m, t;
     for (; k > 0; k >>= 1) {
@@ -1768,6 +1887,7 @@ static int add_group(og_graph *g, int n, int *members)
  * bf16; only GEMM inputs are cast). */
 static void gen_stack(gen *G)
 {
+    gemm_memo_sync(G->o->gpu);
     G->st = G->o->stack ? G->o->stack : wl_stack_default();
     G->attn = G->l->attn != WL_ATTN_STACK ? G->l->attn : G->st->attn;
     G->era = G->st->gemm_era == WL_GEMM_2021 ? CM_ERA_2021 : CM_ERA_CURRENT;
@@ -2124,4 +2244,14 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
     e->optimizer = cm_op_time(o->gpu, o->dtype, 0, owned * 30, 1);
     e->iter = e->pipeline + e->dp_exposed + e->optimizer;
     return 0;
+}
+
+void wl_memo(int on)
+{
+    memo_on = on;
+    memset(ax_memo, 0, sizeof ax_memo);
+    memset(axpow_memo, 0, sizeof axpow_memo);
+    memset(axapply_memo, 0, sizeof axapply_memo);
+    gemm_memo.valid = 0;
+    coll_view_memo(on);
 }

@@ -604,9 +604,14 @@ void wl_stage_params(const wl_model *m, const wl_layout *l, int stage, wl_rank_p
     double V = wl_padded_vocab(m, l), h = m->hidden;
     memset(out, 0, sizeof *out);
     out->stage = stage;
+    /* layer_params depends on the layer only through whether it is an MoE
+     * layer: computed once for each kind, summed layer by layer as before */
+    double kp[2][3];
+    int have[2] = {0, 0};
     for (int i = stage * per; i < (stage + 1) * per; i++) {
-        double a, b, c;
-        layer_params(m, i, &a, &b, &c);
+        int k = is_moe_layer(m, i) != 0;
+        if (!have[k]) layer_params(m, i, &kp[k][0], &kp[k][1], &kp[k][2]), have[k] = 1;
+        double a = kp[k][0], b = kp[k][1], c = kp[k][2];
         double dense = a / t + b, expert = c / ((double)l->ep * t);
         out->dense += dense;
         out->expert += expert;

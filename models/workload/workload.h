@@ -176,4 +176,9 @@ typedef struct wl_est {
 } wl_est;
 int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est *e, char *err, size_t errlen);
 
+/* The memos behind estimates and builds (collective times per group shape
+ * and size, GEMM times, the AxoNN walk's powers, coll's merged views): on by default; off, every
+ * figure is computed anew (tests compare the two: they must agree exactly). */
+void wl_memo(int on);
+
 #endif
