@@ -17,6 +17,11 @@ typedef struct eng_opts {
                          * direction: 0 the default (ENG_WINDOW), -1 all at once on a mailbox
                          * per rank pair, every all-to-all flow on its own (the posting before
                          * windows and rail merging; for equivalence tests) */
+    int alone;          /* 1: the graph's collectives run alone on the network, their members
+                         * starting together (one collective measured on its own, as
+                         * val_sweep does): a merged all-to-all (rail-symmetric group) is then
+                         * solved as flow classes by the fluid model of sim/engine/fluid.c
+                         * instead of flow by flow on SimGrid (the same max-min sharing) */
 } eng_opts;
 
 /* A collective's transfers are posted in rounds (send to rank+1, +2, ...),
