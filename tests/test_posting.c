@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "coll.h"
+#include "fluid.h"
 #include "tests.h"
 #include "util.h"
 
@@ -165,11 +166,43 @@ static void test_rails_merge(void)
     og_free(g);
 }
 
+/* The fluid model by hand: on a 12 B/s link, class A (2 flows, penalty 1,
+ * 9.6 B each) and class B (1 flow, penalty 2, 12 B) fill to level 12 / (2 / 1
+ * + 1 / 2) = 4.8: A at 4.8 B/s, B at 2.4 B/s; A ends at 2 s, then B alone at
+ * 12 B/s carries its last 7.2 B in 0.6 s. C waits 1 s of latency, then has
+ * its own 5 B/s link (and a 4 B/s cap): 8 B end at 3 s. A FATPIPE link gives
+ * every flow its whole capacity: D and E, 6 B each on a 3 B/s one, end at 2 s. */
+static void test_fluid_by_hand(void)
+{
+    fl_sys *s = fl_new();
+    static const char l1, l2, l3;
+    int r1 = fl_resource(s, &l1, 12, 1), r2 = fl_resource(s, &l2, 5, 1), r3 = fl_resource(s, &l3, 3, 0);
+    CU_ASSERT_EQUAL(fl_resource(s, &l1, 12, 1), r1); /* one resource per key */
+    int a = fl_flow(s, 9.6, 0, -1, 1);
+    fl_use(s, r1, 2);
+    int b = fl_flow(s, 12, 0, -1, 2);
+    fl_use(s, r1, 1);
+    int c = fl_flow(s, 8, 1, 4, 1);
+    fl_use(s, r2, 1);
+    int d = fl_flow(s, 6, 0, -1, 1);
+    fl_use(s, r3, 1);
+    int e = fl_flow(s, 6, 0, -1, 1);
+    fl_use(s, r3, 1);
+    fl_run(s);
+    CU_ASSERT(fabs(fl_finish(s, a) - 2.0) < 1e-12);
+    CU_ASSERT(fabs(fl_finish(s, b) - 2.6) < 1e-12);
+    CU_ASSERT(fabs(fl_finish(s, c) - 3.0) < 1e-12);
+    CU_ASSERT(fabs(fl_finish(s, d) - 2.0) < 1e-12);
+    CU_ASSERT(fabs(fl_finish(s, e) - 2.0) < 1e-12);
+    fl_free(s);
+}
+
 void suite_posting(void)
 {
     test_add_suite("posting",
                    "every collective and algorithm: windowed posting equals all at once (2:1 fat-tree)",
                    test_fattree_equal,
                    "windows smaller than the group: all-to-all completes, ring unchanged", test_small_windows,
-                   "all-to-all merged per rail equals every flow on its own (5 clusters)", test_rails_merge, NULL);
+                   "all-to-all merged per rail equals every flow on its own (5 clusters)", test_rails_merge,
+                   "fluid model: weighted max-min shares, latency, caps and FATPIPE by hand", test_fluid_by_hand, NULL);
 }
