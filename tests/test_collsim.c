@@ -28,7 +28,7 @@ static void uniform_route(void *ctx, int a, int b, double *lat, double *bw)
 static double simulate(const char *platform, int n, og_coll c, int64_t S, const char *algo, eng_fidelity f)
 {
     og_graph *g = test_one_collective(n, c, S, algo);
-    eng_opts o = {f, 0, 0, 0};
+    eng_opts o = {f, 0, 0, 0, 0};
     test_outcome t;
     int rc = test_sim(platform, g, &o, &t);
     if (rc) fprintf(stderr, "%s/%s n=%d: %s\n", og_coll_name(c), algo, n, t.err);
@@ -259,7 +259,7 @@ static void test_topology(void)
     coll_topo_free(one8);
     /* without NVLS on the hosts the engine refuses nvls, naming the property */
     og_graph *g = test_one_collective(4, OG_ALLREDUCE, S, "nvls");
-    eng_opts o = {ENG_PIPELINED, 0, 0, 0};
+    eng_opts o = {ENG_PIPELINED, 0, 0, 0, 0};
     test_outcome out;
     CU_ASSERT_EQUAL(test_sim(two_nodes(0), g, &o, &out), -1);
     CU_ASSERT_PTR_NOT_NULL(strstr(out.err, "algorithm 'nvls' needs NVLS-capable nodes (host property nvls=\"1\")"));
@@ -376,7 +376,7 @@ static void test_fattree(void)
             snprintf(h, sizeof h, "gpu-%d", ft_host(r, across));
             og_set_host(g, r, h);
         }
-        eng_opts o = {ENG_PIPELINED, 0, 0, 0};
+        eng_opts o = {ENG_PIPELINED, 0, 0, 0, 0};
         test_outcome t;
         CU_ASSERT_EQUAL_FATAL(test_sim(test_data("fattree-2to1.xml"), g, &o, &t), 0);
         og_free(g);
@@ -400,7 +400,7 @@ static void test_fattree(void)
 static void test_bad_sizes(void)
 {
     og_graph *g = test_one_collective(3, OG_ALLGATHER, 1000, NULL);
-    eng_opts o = {ENG_PIPELINED, 0, 0, 0};
+    eng_opts o = {ENG_PIPELINED, 0, 0, 0, 0};
     test_outcome t;
     CU_ASSERT_EQUAL(test_sim(test_crossbar(3, BW, LAT), g, &o, &t), -1);
     CU_ASSERT_PTR_NOT_NULL(strstr(t.err, "rank 0 op 0: all_gather of 1000 bytes on 3 ranks: not a multiple of 3 ranks x 4-byte elements"));

@@ -18,7 +18,7 @@ static void test_p2p_closed_form(void)
         og_graph *g = og_new(2);
         og_send(g, 0, 0, 1, sizes[i], 0);
         og_recv(g, 1, 0, 0, sizes[i], 0);
-        eng_opts o = {ENG_PIPELINED, 0, 0, 0};
+        eng_opts o = {ENG_PIPELINED, 0, 0, 0, 0};
         test_outcome t;
         CU_ASSERT_EQUAL_FATAL(test_sim(test_data("p2p.xml"), g, &o, &t), 0);
         double want = lat + sizes[i] / bw;
@@ -43,7 +43,7 @@ static void test_ring_allreduce_closed_form(void)
             int n = ns[i];
             int64_t S = (int64_t)64 << 20; /* divisible by every n */
             og_graph *g = test_one_collective(n, OG_ALLREDUCE, S, "ring");
-            eng_opts o = {f, 0, 0, 0};
+            eng_opts o = {f, 0, 0, 0, 0};
             test_outcome t;
             CU_ASSERT_EQUAL_FATAL(test_sim(test_crossbar(n, bw, lat), g, &o, &t), 0);
             double want = 2.0 * (n - 1) / n * S / bw + 2.0 * (n - 1) * alpha;
@@ -76,7 +76,7 @@ static void test_ring_family_closed_form(void)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         og_graph *g = test_one_collective(n, cases[i].c, S, cases[i].algo);
-        eng_opts o = {ENG_STEP, 0, 0, 0};
+        eng_opts o = {ENG_STEP, 0, 0, 0, 0};
         test_outcome t;
         CU_ASSERT_EQUAL_FATAL(test_sim(test_crossbar(n, bw, lat), g, &o, &t), 0);
         if (REL(t.makespan, cases[i].want) >= 1e-6)
@@ -96,7 +96,7 @@ static void test_two_streams_overlap(void)
     int64_t bytes = 200000000;    /* 8 ms + 2 us on the wire */
     og_send(g, 0, 1, 1, bytes, 0);
     og_recv(g, 1, 0, 0, bytes, 0);
-    eng_opts o = {ENG_PIPELINED, 0, 0, 0};
+    eng_opts o = {ENG_PIPELINED, 0, 0, 0, 0};
     test_outcome t;
     CU_ASSERT_EQUAL_FATAL(test_sim(test_data("p2p.xml"), g, &o, &t), 0);
     double comp = 1e12 / 100e12, xfer = lat + bytes / bw;
@@ -120,7 +120,7 @@ static void test_cross_stream_dependency(void)
     og_op *s = og_send(g, 0, 1, 1, 250000000, 0);  /* op 1, 10 ms + 2 us, after op 0 */
     og_add_dep(s, 0);
     og_recv(g, 1, 0, 0, 250000000, 0);
-    eng_opts o = {ENG_PIPELINED, 0, 0, 0};
+    eng_opts o = {ENG_PIPELINED, 0, 0, 0, 0};
     test_outcome t;
     CU_ASSERT_EQUAL_FATAL(test_sim(test_data("p2p.xml"), g, &o, &t), 0);
     CU_ASSERT(REL(t.makespan, 0.01 + 0.01 + 2e-6) < 1e-9);
@@ -134,7 +134,7 @@ static void test_stream_order(void)
     og_compute_fixed(g, 0, 0, 0.003);
     og_compute_fixed(g, 0, 0, 0.004);
     og_compute_fixed(g, 0, 2, 0.005);
-    eng_opts o = {ENG_PIPELINED, 0, 0, 0};
+    eng_opts o = {ENG_PIPELINED, 0, 0, 0, 0};
     test_outcome t;
     CU_ASSERT_EQUAL_FATAL(test_sim(test_data("p2p.xml"), g, &o, &t), 0);
     CU_ASSERT(REL(t.makespan, 0.007) < 1e-12);
@@ -150,7 +150,7 @@ static void test_deadlock_reported(void)
         og_recv(g, r, 0, (r + 1) % 3, 1024, 0);
         og_send(g, r, 0, (r + 2) % 3, 1024, 0);
     }
-    eng_opts o = {ENG_PIPELINED, 0, 0, 0};
+    eng_opts o = {ENG_PIPELINED, 0, 0, 0, 0};
     test_outcome t;
     double w0 = ts_wtime();
     int rc = test_sim(test_crossbar(3, 1e9, 1e-6), g, &o, &t);
@@ -172,7 +172,7 @@ static void test_placement(void)
     og_set_host(g, 1, "gpu-0");
     og_send(g, 0, 0, 1, 1000, 0);
     og_recv(g, 1, 0, 0, 1000, 0);
-    eng_opts o = {ENG_PIPELINED, 0, 0, 0};
+    eng_opts o = {ENG_PIPELINED, 0, 0, 0, 0};
     test_outcome t;
     CU_ASSERT_EQUAL(test_sim(test_data("p2p.xml"), g, &o, &t), 0);
     og_set_host(g, 1, "gpu-7");

@@ -35,7 +35,7 @@ static int measure(const char *cluster, int src, int dst, double *lat, double *b
         og_set_host(g, 1, h);
         og_send(g, 0, 0, 1, sizes[i], 0);
         og_recv(g, 1, 0, 0, sizes[i], 0);
-        eng_opts o = {ENG_PIPELINED, 0, 0, 0};
+        eng_opts o = {ENG_PIPELINED, 0, 0, 0, 0};
         test_outcome out;
         int rc = test_sim(cluster, g, &o, &out);
         og_free(g);
@@ -289,7 +289,7 @@ static void test_fattree_oversubscription(void)
 
     /* a permutation across the tree: 4 flows each way share the leaf uplink */
     const int64_t S = 1000000000;
-    eng_opts o = {ENG_PIPELINED, 0, 0, 0};
+    eng_opts o = {ENG_PIPELINED, 0, 0, 0, 0};
     test_outcome t1, t2;
     og_graph *g = permutation(8, S);
     CU_ASSERT_EQUAL_FATAL(test_sim(test_data("ft-1.json"), g, &o, &t1), 0);
@@ -336,7 +336,7 @@ static void test_export_matches_build(void)
             og_set_host(g, r, h);
             og_set_algo(og_collective(g, r, 0, OG_ALLREDUCE, 0, 64 << 20, OG_F32), "ring");
         }
-        eng_opts o = {ENG_PIPELINED, 0, 0, 0};
+        eng_opts o = {ENG_PIPELINED, 0, 0, 0, 0};
         test_outcome a, b;
         /* an XML platform carries the links (achievable bandwidths in); the
          * collective model's parameters are the cluster's, set as the

@@ -406,7 +406,7 @@ static void test_op_order_matching(void)
     CU_ASSERT_DOUBLE_EQUAL(res->makespan, 2e-3 + trs, 1e-12);
     eng_result_free(res);
     /* the engine on a crossbar with the same route (2 x 1 us, 25 GB/s) */
-    eng_opts o = {ENG_PIPELINED, 0, 0, 0};
+    eng_opts o = {ENG_PIPELINED, 0, 0, 0, 0};
     test_outcome t;
     CU_ASSERT_EQUAL(test_sim(test_crossbar(2, bw, lat / 2), g, &o, &t), 0);
     /* it matches them alike, and runs both at once over the same two links (max-min shares):

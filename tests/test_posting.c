@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "coll.h"
+#include "fluid.h"
 #include "tests.h"
 #include "util.h"
 
@@ -16,7 +17,7 @@ static double sim_window(const char *platform, int n, og_coll c, int64_t S, cons
                          int window)
 {
     og_graph *g = test_one_collective(n, c, S, algo);
-    eng_opts o = {f, 0, 0, window};
+    eng_opts o = {f, 0, 0, window, 0};
     test_outcome t;
     int rc = test_sim(platform, g, &o, &t);
     if (rc) fprintf(stderr, "%s/%s n=%d window %d: %s\n", og_coll_name(c), algo, n, window, t.err);
@@ -38,7 +39,7 @@ static int compare_all(const char *platform, int n)
             int64_t S = c == OG_BARRIER ? 0 : (int64_t)n * 4 << 20;
             for (int f = 0; f < ENG_NFIDELITY; f++) {
                 og_graph *g = test_one_collective(n, c, S, al->name);
-                eng_opts o = {f, 0, 0, -1};
+                eng_opts o = {f, 0, 0, -1, 0};
                 test_outcome t;
                 int rc = test_sim(platform, g, &o, &t); /* unfit here (NVLS without NVSwitch...) */
                 og_free(g);
@@ -112,11 +113,17 @@ static void test_rails_merge(void)
         int n = cases[c].n;
         for (int f = 0; f < ENG_NFIDELITY; f++) {
             og_graph *g = test_one_collective(n, OG_ALLTOALL, (int64_t)n << 22, "direct");
-            test_outcome old, now;
-            eng_opts oo = {f, 0, 0, -1}, on = {f, 0, 0, 0};
+            test_outcome old, now, fl;
+            eng_opts oo = {f, 0, 0, -1, 0}, on = {f, 0, 0, 0, 0}, oa = {f, 0, 0, 0, 1};
             CU_ASSERT_EQUAL_FATAL(test_sim(spec, g, &oo, &old), 0);
             CU_ASSERT_EQUAL_FATAL(test_sim(spec, g, &on, &now), 0);
+            CU_ASSERT_EQUAL_FATAL(test_sim(spec, g, &oa, &fl), 0); /* the fluid model where merged */
             og_free(g);
+            if (REL(fl.makespan, old.makespan) >= 1e-9)
+                fprintf(stderr, "\n  %s n=%d %s: fluid %.12g s, every flow %.12g s", cases[c].spec, n,
+                        eng_fidelity_name(f), fl.makespan, old.makespan);
+            CU_ASSERT(REL(fl.makespan, old.makespan) < 1e-9);
+            CU_ASSERT_EQUAL(fl.ncomms, now.ncomms);
             if (REL(now.makespan, old.makespan) >= 1e-9 || (cases[c].merged >= 0 && (now.ncomms < old.ncomms) != cases[c].merged))
                 fprintf(stderr, "\n  %s n=%d %s: merged %.12g s (%ld flows), every flow %.12g s (%ld flows)", cases[c].spec, n,
                         eng_fidelity_name(f), now.makespan, now.ncomms, old.makespan, old.ncomms);
@@ -124,16 +131,70 @@ static void test_rails_merge(void)
             if (cases[c].merged >= 0) CU_ASSERT_EQUAL(now.ncomms < old.ncomms, cases[c].merged);
         }
     }
+    /* Larger: 40 SuperPOD nodes (a full leaf of 32 and one of 8: flows of
+     * three latencies, NIC and leaf uplinks) and a 2:1 fat-tree of 24 nodes
+     * (3 leaves), the fluid model against the merged flows all posted at once
+     * on SimGrid (equal to every flow on its own, above) */
+    static const struct {
+        const char *spec;
+        int n;
+    } big[] = {{"dgx-h100-superpod:40", 320}, {"rails-2to1.json", 96}};
+    for (size_t c = 0; c < sizeof big / sizeof *big; c++) {
+        const char *spec = strstr(big[c].spec, ".json") ? test_data(big[c].spec) : big[c].spec;
+        char sp[256];
+        snprintf(sp, sizeof sp, "%s%s", spec, c == 1 ? ":24" : "");
+        og_graph *g = test_one_collective(big[c].n, OG_ALLTOALL, (int64_t)big[c].n << 20, "direct");
+        test_outcome all, fl;
+        eng_opts oa = {ENG_PIPELINED, 0, 0, 1 << 20, 0}, of = {ENG_PIPELINED, 0, 0, 0, 1};
+        CU_ASSERT_EQUAL_FATAL(test_sim(sp, g, &oa, &all), 0);
+        CU_ASSERT_EQUAL_FATAL(test_sim(sp, g, &of, &fl), 0);
+        og_free(g);
+        if (REL(fl.makespan, all.makespan) >= 1e-9)
+            fprintf(stderr, "\n  %s n=%d: fluid %.12g s, all at once %.12g s", sp, big[c].n, fl.makespan, all.makespan);
+        CU_ASSERT(REL(fl.makespan, all.makespan) < 1e-9);
+        CU_ASSERT_EQUAL(fl.ncomms, all.ncomms);
+    }
     /* windows smaller than a rank's merged flows (3 intra-node + 7 nodes):
      * every flow runs, and no faster than the NICs allow */
     og_graph *g = test_one_collective(32, OG_ALLTOALL, (int64_t)32 << 22, "direct");
     for (int w = 1; w <= 4; w *= 2) {
-        eng_opts o = {ENG_PIPELINED, 0, 0, w};
+        eng_opts o = {ENG_PIPELINED, 0, 0, w, 0};
         test_outcome t;
         CU_ASSERT_EQUAL(test_sim(test_data("rails-2to1.json"), g, &o, &t), 0);
         CU_ASSERT(t.makespan >= 28.0 * (4 << 20) / 10e9); /* 28 chunks of 4 MiB leave each node's GPU */
     }
     og_free(g);
+}
+
+/* The fluid model by hand: on a 12 B/s link, class A (2 flows, penalty 1,
+ * 9.6 B each) and class B (1 flow, penalty 2, 12 B) fill to level 12 / (2 / 1
+ * + 1 / 2) = 4.8: A at 4.8 B/s, B at 2.4 B/s; A ends at 2 s, then B alone at
+ * 12 B/s carries its last 7.2 B in 0.6 s. C waits 1 s of latency, then has
+ * its own 5 B/s link (and a 4 B/s cap): 8 B end at 3 s. A FATPIPE link gives
+ * every flow its whole capacity: D and E, 6 B each on a 3 B/s one, end at 2 s. */
+static void test_fluid_by_hand(void)
+{
+    fl_sys *s = fl_new();
+    static const char l1, l2, l3;
+    int r1 = fl_resource(s, &l1, 12, 1), r2 = fl_resource(s, &l2, 5, 1), r3 = fl_resource(s, &l3, 3, 0);
+    CU_ASSERT_EQUAL(fl_resource(s, &l1, 12, 1), r1); /* one resource per key */
+    int a = fl_flow(s, 9.6, 0, -1, 1);
+    fl_use(s, r1, 2);
+    int b = fl_flow(s, 12, 0, -1, 2);
+    fl_use(s, r1, 1);
+    int c = fl_flow(s, 8, 1, 4, 1);
+    fl_use(s, r2, 1);
+    int d = fl_flow(s, 6, 0, -1, 1);
+    fl_use(s, r3, 1);
+    int e = fl_flow(s, 6, 0, -1, 1);
+    fl_use(s, r3, 1);
+    fl_run(s);
+    CU_ASSERT(fabs(fl_finish(s, a) - 2.0) < 1e-12);
+    CU_ASSERT(fabs(fl_finish(s, b) - 2.6) < 1e-12);
+    CU_ASSERT(fabs(fl_finish(s, c) - 3.0) < 1e-12);
+    CU_ASSERT(fabs(fl_finish(s, d) - 2.0) < 1e-12);
+    CU_ASSERT(fabs(fl_finish(s, e) - 2.0) < 1e-12);
+    fl_free(s);
 }
 
 void suite_posting(void)
@@ -142,5 +203,6 @@ void suite_posting(void)
                    "every collective and algorithm: windowed posting equals all at once (2:1 fat-tree)",
                    test_fattree_equal,
                    "windows smaller than the group: all-to-all completes, ring unchanged", test_small_windows,
-                   "all-to-all merged per rail equals every flow on its own (5 clusters)", test_rails_merge, NULL);
+                   "all-to-all merged per rail equals every flow on its own (5 clusters)", test_rails_merge,
+                   "fluid model: weighted max-min shares, latency, caps and FATPIPE by hand", test_fluid_by_hand, NULL);
 }

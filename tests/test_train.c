@@ -126,7 +126,7 @@ static void test_reduced_vs_full(void)
             t[full][0] = res->makespan;
             eng_result_free(res);
             test_outcome out;
-            eng_opts eo = {ENG_PIPELINED, 0, 0, 0};
+            eng_opts eo = {ENG_PIPELINED, 0, 0, 0, 0};
             CU_ASSERT_EQUAL(test_sim("dgx-h100-superpod:8", g, &eo, &out), 0);
             t[full][1] = out.makespan;
             og_free(g);

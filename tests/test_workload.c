@@ -559,7 +559,7 @@ static void test_engine_agrees(void)
     eng_result *res = NULL;
     CU_ASSERT_EQUAL_FATAL(an_run(g, &zero_net, &res, err, sizeof err), 0);
     const char *plat = test_crossbar(8, 1e15, 0);
-    eng_opts o = {ENG_PIPELINED, 0, 0, 0};
+    eng_opts o = {ENG_PIPELINED, 0, 0, 0, 0};
     test_outcome t;
     CU_ASSERT_EQUAL(test_sim(plat, g, &o, &t), 0);
     CU_ASSERT(fabs(t.makespan - res->makespan) / res->makespan < 1e-3);

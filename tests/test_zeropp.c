@@ -320,7 +320,7 @@ static int nic_bytes(void *arg, char *msg, size_t n)
             return -1;
         wl_opts o = {512, CM_BF16, &gpu, &zpp_net, 0, 0, NULL};
         if (wl_build(&m, &l, &o, &g, &info, msg, n) < 0) return -1;
-        eng_opts eo = {ENG_PIPELINED, 100000, 0, 0};
+        eng_opts eo = {ENG_PIPELINED, 100000, 0, 0, 0};
         eng_result *res = NULL;
         int rc = eng_run(g, &eo, &res, msg, n);
         og_free(g);

@@ -112,7 +112,8 @@ int val_sweep_size(val_sweep *s, int64_t bytes, val_point *res, char *err, size_
     snprintf(spec, sizeof spec, "%s:%s", coll_algo_get(a)->name, coll_proto_name(pr));
     og_graph *g = coll_graph(s->op, n, bytes, s->dtype, s->root, spec);
     for (int i = 0; s->placed && i < n; i++) og_set_host(g, i, s->hosts[i]);
-    eng_opts eo = {(eng_fidelity)s->fidelity, 0, 0, 0};
+    /* one collective alone on the network, its members starting together */
+    eng_opts eo = {(eng_fidelity)s->fidelity, 0, 0, 0, 1};
     eng_result *er = NULL;
     int rc = eng_run(g, &eo, &er, err, errlen);
     if (rc == 0) res->time = er->makespan;

@@ -48,7 +48,7 @@ int main(int argc, char **argv)
         return 1;
     }
     double load = ts_wtime() - t0;
-    eng_opts o = {fid, 0, 0, 0};
+    eng_opts o = {fid, 0, 0, 0, 0};
     eng_result *res;
     if (eng_run(g, &o, &res, err, sizeof err) < 0) {
         fprintf(stderr, "bench_ring: %s\n", err);

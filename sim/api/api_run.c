@@ -83,7 +83,7 @@ ts_status ts_run(const ts_run_opts *o, ts_run_result **out, char *msg, size_t ms
     if (o->links && analytical)
         return ts_err(msg, msglen, "--links needs a SimGrid fidelity (pipelined or step), not '%s'", fid_name),
                TS_BAD_INPUT;
-    eng_opts eo = {ENG_PIPELINED, o->links, o->progress, 0};
+    eng_opts eo = {ENG_PIPELINED, o->links, o->progress, 0, 0};
     if (fid_name && !analytical) {
         int f = eng_fidelity_from_name(fid_name);
         if (f < 0)

@@ -53,7 +53,7 @@ static int simulate1(api_search_ctx *x, const wl_layout *l, double *out, char *e
             if (api_engine(&c, need > nodes ? need : nodes, err, errlen) < 0) goto out;
             x->loaded = 1;
         }
-        eng_opts eo = {(eng_fidelity)x->fid, 0, 0, 0};
+        eng_opts eo = {(eng_fidelity)x->fid, 0, 0, 0, 0};
         if (eng_run(g, &eo, &res, err, errlen) < 0) goto out;
         an_wait_as_idle(g, res);
     }

@@ -66,7 +66,7 @@ int cmd_replay(int argc, char **argv)
     tr_info info = {0};
     tr_opts to = {.format = NULL, .info = &info};
     int trc;
-    eng_opts eo = {ENG_PIPELINED, 0, 0, 0};
+    eng_opts eo = {ENG_PIPELINED, 0, 0, 0, 0};
     double tol = 0.03;
     int write = 0, c, rc = EXIT_USAGE, ntr = 0;
     char **sgv = ts_calloc((size_t)argc + 1, sizeof *sgv), **ours = ts_calloc((size_t)argc + 1, sizeof *ours);

@@ -190,7 +190,7 @@ int cmd_sim(int argc, char **argv)
     int nodes = 0;
     char **traces = ts_calloc((size_t)argc + 1, sizeof *traces);
     int ntrace = 0;
-    eng_opts o = {ENG_PIPELINED, 0, isatty(2), 0};
+    eng_opts o = {ENG_PIPELINED, 0, isatty(2), 0, 0};
     int quiet = 0, all_steps = 0, trc;
     tr_info info = {0};
     tr_opts to = {.info = &info};

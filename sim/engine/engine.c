@@ -72,7 +72,16 @@ static struct {
     signed char *rails; /* per group: eng_rails_symmetric, -1 not checked (no all-to-all) */
     double **far_alpha; /* per rail-symmetric group: per node, the largest latency to other nodes (-1: unknown) */
     sg_mailbox_t **inbox; /* per group: [slot * n + member] per-receiver mailboxes, as looked up */
+    struct fluid_ends **fluid; /* per group: the fluid model's last all-to-all (eng_opts.alone) */
 } run;
+
+/* One merged all-to-all solved by the fluid model: each member's end and
+ * alpha, computed by the first member to start it, read by the others. */
+typedef struct fluid_ends {
+    int seq, ok;        /* ok: the collective qualifies (rails_mergeable) */
+    int64_t chunk;      /* wire bytes per member pair */
+    double *end, *alpha;
+} fluid_ends;
 
 static int poisoned; /* a deadlocked run leaves blocked actors behind */
 static const coll_policy *policy; /* eng_set_policy */
@@ -421,16 +430,15 @@ static double *rails_far_alpha(int group, const coll_topo *t)
 
 /* Merge a direct all-to-all's inter-node transfers of member me per other
  * node: one flow to (from) the member of the same local index carrying the
- * node's ppn chunks; intra-node transfers stay. Bytes become wire bytes (the
- * sum of the chunks' own: a protocol's rounding stays per chunk). Send i goes
+ * node's ppn chunks; intra-node transfers stay. Bytes become wire bytes (b,
+ * one chunk's: a protocol's rounding stays per chunk). Send i goes
  * to the peer whose receive i it is (intra-node peers local +1, +2, ..., then
  * nodes +1, +2, ...; receives -1, -2, ...), as in the direct schedule: the
  * windows of run_step then hold as many sends to a rank as it has receives. */
-static void rails_merge(coll_step *st, const coll_plan *p, int me)
+static void rails_merge(coll_step *st, const coll_plan *p, int me, int64_t b)
 {
     const coll_topo *t = p->topo;
     int n = p->n, g = t->ppn, K = t->nnodes, node = t->node[me], local = t->local[me], k = 0;
-    int64_t b = coll_plan_wire_bytes(p, st->send[0].bytes);
     for (int i = 1; i < g; i++, k++) {
         int to = t->order[t->first[node] + (local + i) % g], from = t->order[t->first[node] + (local + g - i) % g];
         st->send[k] = (coll_xfer){to, b, me * n + to, 1, 0};
@@ -444,6 +452,50 @@ static void rails_merge(coll_step *st, const coll_plan *p, int me)
     st->nsend = st->nrecv = k;
 }
 
+/* eng_opts.alone: a direct all-to-all that rails_merge may merge, solved by
+ * the fluid model (sim/engine/fluid.c) instead of flow by flow: the members'
+ * ends and alphas, computed once per collective by its first member (members
+ * start together, so one solution holds for all). Returns 0, having done
+ * nothing, where the collective does not qualify; else 1, the transfers'
+ * time slept and *alpha set as run_coll's own loop would. */
+static int fluid_coll(const og_op *op, int rank, int me, int seq, const coll_plan *p, double *alpha)
+{
+    int window = run.o->window ? run.o->window : ENG_WINDOW;
+    if (window < 0 || op->coll != OG_ALLTOALL || p->nsteps != 1 || run.rails[op->group] != 1) return 0;
+    fluid_ends *f = run.fluid[op->group];
+    const og_group *gr = &run.g->groups[op->group];
+    if (!f || f->seq != seq) {
+        if (!f) {
+            f = run.fluid[op->group] = ts_calloc(1, sizeof *f);
+            f->end = ts_malloc(gr->n * sizeof *f->end);
+            f->alpha = ts_malloc(gr->n * sizeof *f->alpha);
+        }
+        /* every member's step has the same shape: one member's decides */
+        coll_step *st = coll_step_new(p->merged_width + 1);
+        coll_plan_merged_phys(p, me, st);
+        f->ok = rails_mergeable(st, p, op);
+        f->chunk = f->ok ? coll_plan_wire_bytes(p, st->send[0].bytes) : 0;
+        coll_step_free(st);
+        f->seq = seq;
+        if (f->ok) {
+            sg_host_t *hs = ts_malloc(gr->n * sizeof *hs);
+            for (int i = 0; i < gr->n; i++) hs[i] = run.hosts[gr->ranks[i]];
+            eng_rails_fluid(hs, p->topo, (double)f->chunk, f->end, f->alpha, NULL);
+            free(hs);
+        }
+    }
+    if (!f->ok) return 0;
+    coll_step *st = coll_step_new(p->topo->ppn + p->topo->nnodes);
+    rails_merge(st, p, me, f->chunk);
+    for (int i = 0; i < st->nsend; i++) account(rank, gr->ranks[st->send[i].peer], st->send[i].bytes);
+    coll_step_free(st);
+    *alpha = f->alpha[me];
+    if (f->end[me] > 0) sg_actor_sleep_for(f->end[me]);
+    return 1;
+}
+
+static double run_transfers(const og_op *op, int rank, int me, int seq, coll_plan *pp);
+
 static void run_coll(const og_op *op, int rank)
 {
     const og_group *gr = &run.g->groups[op->group];
@@ -456,7 +508,22 @@ static void run_coll(const og_op *op, int rank)
                             run.topo[op->group], err, sizeof err) < 0 || p.nsteps == 0)
         return;
     p.proto = code >> 8;
-    double t0 = simgrid_get_clock();
+    double t0 = simgrid_get_clock(), alpha = 0;
+    if (!(run.o->alone && fluid_coll(op, rank, me, seq, &p, &alpha))) alpha = run_transfers(op, rank, me, seq, &p);
+    /* the steps' latencies and the call's base latency (coll_call_tail) */
+    double tail = coll_call_tail(&p, alpha, run.o->fidelity == ENG_STEP, simgrid_get_clock() - t0);
+    if (tail > 0) sg_actor_sleep_for(tail);
+    /* the host's launch interval bounds the call from below (coll_call_time) */
+    double rest = coll_call_time(&p, simgrid_get_clock() - t0) - (simgrid_get_clock() - t0);
+    if (rest > 0) sg_actor_sleep_for(rest);
+}
+
+/* Post the collective's transfers flow by flow; returns alpha, the largest
+ * route latency to or from the member's peers. */
+static double run_transfers(const og_op *op, int rank, int me, int seq, coll_plan *pp)
+{
+    const og_group *gr = &run.g->groups[op->group];
+    coll_plan p = *pp;
     int cap = (run.o->fidelity == ENG_STEP ? p.width : p.merged_width) + 1;
     if (cap < p.merged_width + 1) cap = p.merged_width + 1;
     coll_step *st = coll_step_new(cap);
@@ -473,7 +540,8 @@ static void run_coll(const og_op *op, int rank)
      * routes to a node's members have one latency; rails.c checks it), a
      * route lookup each (SimGrid builds the route: 74% of a 512-GPU
      * all-to-all's instructions when it was done for all n - 1 peers) */
-    if (merge) rails_merge(st, &p, me);
+    int64_t chunk = merge ? coll_plan_wire_bytes(&p, st->send[0].bytes) : 0;
+    if (merge) rails_merge(st, &p, me, chunk);
     double alpha = 0;
     /* merged, the inter-node part is the same for every member of a node
      * (P and Q latencies alike): once per node */
@@ -504,22 +572,17 @@ static void run_coll(const og_op *op, int rank)
             coll_plan_step_phys(&p, me, s, st);
             if (st->nsend + st->nrecv == 0) continue;
             coll_step_merge_peers(st);
-            if (merge) rails_merge(st, &p, me);
+            if (merge) rails_merge(st, &p, me, chunk);
             run_step(st, gr, rank, op->group, seq, &p, window, per_pair, merge, comms, sink);
         }
     } else {
         /* One flow per peer carrying all steps' bytes (st holds them). */
         run_step(st, gr, rank, op->group, seq, &p, window, per_pair, merge, comms, sink);
     }
-    /* the steps' latencies and the call's base latency (coll_call_tail) */
-    double tail = coll_call_tail(&p, alpha, run.o->fidelity == ENG_STEP, simgrid_get_clock() - t0);
-    if (tail > 0) sg_actor_sleep_for(tail);
-    /* the host's launch interval bounds the call from below (coll_call_time) */
-    double rest = coll_call_time(&p, simgrid_get_clock() - t0) - (simgrid_get_clock() - t0);
-    if (rest > 0) sg_actor_sleep_for(rest);
     free(sink);
     free(comms);
     coll_step_free(st);
+    return alpha;
 }
 
 static int deps_done(const rank_ctx *rc, const og_op *op)
@@ -661,6 +724,7 @@ static int index_collectives(const og_graph *g, char *err, size_t errlen)
     run.rails = ts_malloc(g->ngroups ? g->ngroups : 1);
     run.far_alpha = ts_calloc(g->ngroups ? g->ngroups : 1, sizeof *run.far_alpha);
     run.inbox = ts_calloc(g->ngroups ? g->ngroups : 1, sizeof *run.inbox);
+    run.fluid = ts_calloc(g->ngroups ? g->ngroups : 1, sizeof *run.fluid);
     memset(run.rails, -1, g->ngroups ? g->ngroups : 1);
     for (int gi = 0; gi < g->ngroups; gi++) {
         const og_group *gr = &g->groups[gi];
@@ -873,6 +937,9 @@ static void run_free(const og_graph *g)
     free(run.far_alpha);
     for (int gi = 0; run.inbox && gi < g->ngroups; gi++) free(run.inbox[gi]);
     free(run.inbox);
+    for (int gi = 0; run.fluid && gi < g->ngroups; gi++)
+        if (run.fluid[gi]) free(run.fluid[gi]->end), free(run.fluid[gi]->alpha), free(run.fluid[gi]);
+    free(run.fluid);
     free(sel_cache);
     sel_cache = NULL;
     free(run.coll_seq);

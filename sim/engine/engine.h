@@ -17,6 +17,11 @@ typedef struct eng_opts {
                          * direction: 0 the default (ENG_WINDOW), -1 all at once on a mailbox
                          * per rank pair, every all-to-all flow on its own (the posting before
                          * windows and rail merging; for equivalence tests) */
+    int alone;          /* 1: the graph's collectives run alone on the network, their members
+                         * starting together (one collective measured on its own, as
+                         * val_sweep does): a merged all-to-all (rail-symmetric group) is then
+                         * solved as flow classes by the fluid model of sim/engine/fluid.c
+                         * instead of flow by flow on SimGrid (the same max-min sharing) */
 } eng_opts;
 
 /* A collective's transfers are posted in rounds (send to rank+1, +2, ...),
@@ -73,8 +78,9 @@ int eng_host_count(void);
 size_t eng_loaded_hosts(void);
 /* Past this many hosts a main that is done may skip SimGrid's teardown,
  * which frees a platform host by host, link by link and route by route at
- * exit (1.3 s for Frontier's 75,264 GCDs): fflush(NULL), then _exit. */
-#define ENG_QUICK_EXIT_HOSTS 8192
+ * exit (1.3 s for Frontier's 75,264 GCDs; 6% of a 4,096-GPU all-reduce's
+ * instructions): fflush(NULL), then _exit. */
+#define ENG_QUICK_EXIT_HOSTS 2048
 
 /* Load what --platform/--cluster names: a SimGrid XML file, or a cluster
  * (shipped name, NAME:NODES or cluster JSON) built in-process; nodes > 0 and

@@ -17,8 +17,10 @@
 
 #include <simgrid/link.h>
 #include <stdlib.h>
+#include <xbt/config.h>
 #include <xbt/dynar.h>
 
+#include "fluid.h"
 #include "util.h"
 
 typedef struct lset {
@@ -132,4 +134,101 @@ int eng_rails_symmetric(const sg_host_t *hosts, const coll_topo *t)
     free(M.l);
     free(in.l);
     return ok;
+}
+
+/* The route from a to b into r; its latency (the sum of its links'). */
+static double route_of(sg_host_t a, sg_host_t b, xbt_dynar_t r)
+{
+    xbt_dynar_reset(r);
+    sg_host_get_route(a, b, r);
+    double lat = 0;
+    for (unsigned long k = 0; k < xbt_dynar_length(r); k++) lat += sg_link_get_latency(LINK(r, k));
+    return lat;
+}
+
+/* One flow class of the fluid model over route r, as SimGrid 3.32's CM02
+ * model makes a comm of it (NetworkCm02Model::communicate): the route's
+ * latency first, then a share weighted by 1 / penalty, penalty = the latency
+ * plus weight-S / bandwidth per link (1 for a route without latency), capped
+ * at the route's smallest bandwidth and at TCP-gamma / (2 latency). coef
+ * flows on each link, except mult on the middle links when mult > 0 (the
+ * first and last links stand for one member's NIC each). */
+static int add_flow(fl_sys *s, xbt_dynar_t r, double bytes, double lat, int mult)
+{
+    static double gamma = -1, wS;
+    if (gamma < 0) gamma = sg_cfg_get_double("network/TCP-gamma"), wS = sg_cfg_get_double("network/weight-S");
+    unsigned long L = xbt_dynar_length(r);
+    double pen = lat, bound = lat > 0 ? gamma / (2 * lat) : -1;
+    for (unsigned long k = 0; k < L; k++) {
+        double bw = sg_link_get_bandwidth(LINK(r, k));
+        if (wS > 0) pen += wS / bw;
+        if (bound < 0 || bw < bound) bound = bw;
+    }
+    int f = fl_flow(s, bytes, lat, bound, lat > 0 ? pen : 1);
+    for (unsigned long k = 0; k < L; k++) {
+        sg_link_t l = LINK(r, k);
+        int q = fl_resource(s, l, sg_link_get_bandwidth(l), sg_link_is_shared(l));
+        fl_use(s, q, mult > 0 && k > 0 && k + 1 < L ? mult : 1);
+    }
+    return f;
+}
+
+static void upto(double *x, double v)
+{
+    if (v > *x) *x = v;
+}
+
+int eng_rails_fluid(const sg_host_t *hosts, const coll_topo *t, double chunk, double *end, double *alpha,
+                    long *events)
+{
+    int g = t->ppn, K = t->nnodes;
+    fl_sys *s = fl_new();
+    xbt_dynar_t r = xbt_dynar_new(sizeof(sg_link_t), NULL);
+    int *intra = ts_malloc((size_t)K * g * g * sizeof *intra), *inter = ts_malloc((size_t)K * K * sizeof *inter);
+    double *ilat = ts_malloc((size_t)K * g * g * sizeof *ilat), *xlat = ts_malloc((size_t)K * K * sizeof *xlat);
+    for (int X = 0; X < K; X++)
+        for (int i = 0; i < g; i++)
+            for (int j = 0; j < g; j++) {
+                size_t k = ((size_t)X * g + i) * g + j;
+                if (i == j) continue;
+                ilat[k] = route_of(member(hosts, t, X, i), member(hosts, t, X, j), r);
+                intra[k] = add_flow(s, r, chunk, ilat[k], 0);
+            }
+    /* node A to node B: the g flows a_i -> b_i (one per local index, each
+     * carrying g chunks) as one class over the route of a_0 -> b_0 */
+    for (int A = 0; A < K; A++)
+        for (int B = 0; B < K; B++) {
+            if (A == B) continue;
+            size_t k = (size_t)A * K + B;
+            xlat[k] = route_of(member(hosts, t, A, 0), member(hosts, t, B, 0), r);
+            inter[k] = add_flow(s, r, chunk * g, xlat[k], g);
+        }
+    xbt_dynar_free(&r);
+    fl_run(s);
+    for (int X = 0; X < K; X++) {
+        double e = 0, a = 0; /* the node's inter-node part */
+        for (int B = 0; B < K; B++) {
+            if (B == X) continue;
+            upto(&e, fl_finish(s, inter[(size_t)X * K + B]));
+            upto(&e, fl_finish(s, inter[(size_t)B * K + X]));
+            upto(&a, xlat[(size_t)X * K + B]);
+            upto(&a, xlat[(size_t)B * K + X]);
+        }
+        for (int i = 0; i < g; i++) {
+            int m = t->order[t->first[X] + i];
+            end[m] = e, alpha[m] = a;
+            for (int j = 0; j < g; j++) {
+                if (i == j) continue;
+                size_t out = ((size_t)X * g + i) * g + j, in = ((size_t)X * g + j) * g + i;
+                upto(&end[m], fl_finish(s, intra[out]));
+                upto(&end[m], fl_finish(s, intra[in]));
+                upto(&alpha[m], ilat[out]);
+                upto(&alpha[m], ilat[in]);
+            }
+        }
+    }
+    if (events) *events = fl_events(s);
+    free(intra), free(inter), free(ilat), free(xlat);
+    fl_free(s);
+    return 0;
 }

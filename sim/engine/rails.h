@@ -14,4 +14,14 @@
  * hosts[i] is member i's host. Checked on a sample of node pairs. */
 int eng_rails_symmetric(const sg_host_t *hosts, const coll_topo *t);
 
+/* A merged direct all-to-all of chunk (wire) bytes per member pair on a
+ * rail-symmetric group, every member starting at once and nothing else on
+ * the network: each member's end (s after the start) and largest latency to
+ * or from its merged peers, from the max-min fluid model of the flow classes
+ * (sim/engine/fluid.c): one class per ordered node pair (its ppn flows have
+ * one rate at all times, the argument above) and every intra-node flow on its
+ * own. events: the model's rate solves (may be NULL). */
+int eng_rails_fluid(const sg_host_t *hosts, const coll_topo *t, double chunk, double *end, double *alpha,
+                    long *events);
+
 #endif
