@@ -265,6 +265,59 @@ static void test_p2p_2021(void)
     }
 }
 
+/* Iteration of the closed-form estimate of llama2-70b at lay, fp8, on net. */
+static double est_iter(const char *lay, const an_net *net, const wl_stack *st)
+{
+    char err[TS_ERRLEN];
+    wl_model m;
+    wl_layout l;
+    cm_gpu gpu;
+    wl_est e;
+    CU_ASSERT_EQUAL_FATAL(wl_model_find("llama2-70b", "configs/models", &m, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(cm_gpu_find("h100", "configs/gpus", &gpu, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(wl_layout_parse(lay, &l, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(wl_layout_check(&l, &m, 4096, 0, err, sizeof err), 0);
+    wl_opts o = {4096, CM_FP8, &gpu, net, 1, 1, st};
+    CU_ASSERT_EQUAL_FATAL(wl_estimate(&m, &l, &o, &e, err, sizeof err), 0);
+    return e.iter;
+}
+
+/* Transformer Engine's backward of a column-parallel linear (tp_bwd_async,
+ * megatron-core): the SP input re-gather runs beside the dgrad GEMM, the
+ * dgrad's reduce-scatter beside the wgrad GEMM. Of a layer's ten equal SP
+ * collectives (forward: 2 all-gathers, 2 reduce-scatters; backward: 2
+ * all-gathers of the output gradient, 2 re-gathers, 2 reduce-scatters) the
+ * four GEMM-covered ones leave the critical path: the iteration loses 4/10 of
+ * its TP time (the estimate on an infinitely fast network has none). Without
+ * SP, the two backward all-reduces of four, less what the QKV wgrad GEMM
+ * (0.16 ms) cannot cover of its all-reduce (twice a reduce-scatter's bytes on
+ * the wire: 0.22 ms on NVLink4). Userbuffers (tp_overlap) replace it. */
+static void test_tp_bwd_async(void)
+{
+    char err[TS_ERRLEN];
+    an_net net;
+    CU_ASSERT_EQUAL_FATAL(an_net_default("H100", &net), 0);
+    const wl_stack *core = wl_stack_find("megatron-core", err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(core);
+    CU_ASSERT(core->tp_bwd_async);
+    CU_ASSERT(!wl_stack_find("megatron-2021", err, sizeof err)->tp_bwd_async);
+    wl_stack sync = *core;
+    sync.tp_bwd_async = 0;
+    const char *lay[2] = {"tp=4,pp=1,dp=1,mbs=1,gbs=2,sp=on", "tp=4,pp=1,dp=1,mbs=1,gbs=2"};
+    const double lo[2] = {0.38, 0.3}, hi[2] = {0.42, 0.5};
+    for (int k = 0; k < 2; k++) {
+        double a = est_iter(lay[k], &net, core), s = est_iter(lay[k], &net, &sync);
+        double none = est_iter(lay[k], &fast_net, &sync);
+        CU_ASSERT_FATAL(s > none);
+        double saved = (s - a) / (s - none);
+        if (saved < lo[k] || saved > hi[k]) fprintf(stderr, "\n  %s: %.3f of TP time saved\n", lay[k], saved);
+        CU_ASSERT(saved >= lo[k] && saved <= hi[k]);
+    }
+    /* userbuffers: the stack flag changes nothing */
+    const char *ub = "tp=4,pp=1,dp=1,mbs=1,gbs=2,sp=on,tp_overlap=on";
+    CU_ASSERT_DOUBLE_EQUAL(est_iter(ub, &net, core), est_iter(ub, &net, &sync), 1e-12);
+}
+
 static char out[1 << 16];
 
 static double iteration_of(const char *text)
@@ -306,5 +359,6 @@ void suite_kernels(void)
                    test_fp8_messages, "attention kernels", test_attention_kernels,
                    "attention vs own H200 measurements", test_attention_measured, "memory by attention kernel",
                    test_memory_kernels, "stack presets", test_stacks, "Megatron-LM 2021 pipeline messages", test_p2p_2021,
+                   "TE backward: TP re-gather and reduce-scatter beside the GEMMs", test_tp_bwd_async,
                    "--stack on run and search", test_stack_cli, NULL);
 }

@@ -58,6 +58,7 @@ typedef struct gen {
     int gk;                 /* data-parallel ranks of the inner gradient level (hgz, or a node for qgZ) */
     int gfinal;             /* the gradients being reduced are the iteration's last */
     double tp_hide;         /* tp_overlap: seconds of the GEMM the next TP collective pipelines with */
+    int tp_async;           /* tp_hide is a GEMM the collective runs beside, whole, on NCCL's stream */
     int tp_intra;           /* the TP group sits inside a node */
     double tok;             /* tokens of one micro-batch on a TP group (mbs * seq / cp) */
     double gb, pb;          /* gradient and parameter bytes per element */
@@ -299,6 +300,7 @@ static double tp_exposed(const gen *G, double t)
 {
     double g = G->tp_hide, n = G->l->tp;
     if (g <= 0 || n < 2) return t;
+    if (G->tp_async) return t > g ? t - g : 0;
     return t / n + (n - 1) / n * (t > g ? t - g : 0);
 }
 
@@ -365,6 +367,30 @@ static void tp_coll(gen *G, og_coll c, double bytes, const char *what, int layer
 static double ov_gemm(const gen *G, double M, double N, double K, int wg)
 {
     return G->l->tp_overlap ? gemm_time(G, 1, M, N, K, wg ? GF_WGRAD : GF_CAST) : 0;
+}
+
+/* The backward of a column-parallel linear (QKV, fc1) without tp_overlap,
+ * under a stack that issues its TP collectives asynchronously (tp_bwd_async,
+ * Transformer Engine's Linear/LayerNormLinear backward): the re-gather of the
+ * sequence-parallel input (wg 0) is issued before the dgrad GEMM and awaited
+ * after it; the dgrad's reduce-scatter (all-reduce without SP; wg 1) is issued
+ * after the dgrad GEMM and awaited after the wgrad GEMM. Each costs the compute
+ * stream only what the GEMM beside it does not cover. A deferred wgrad (ZB-H1)
+ * leaves the reduce-scatter nothing to run beside. Under tp_overlap the
+ * userbuffers pipelines (ov_gemm) apply instead. */
+static void tp_coll_bwd(gen *G, og_coll c, double bytes, const char *what, int layer, int mb, double M, double N,
+                        double K, int wg)
+{
+    if (G->l->tp_overlap || !G->st->tp_bwd_async || (wg && G->zb)) {
+        tp_coll_ov(G, c, bytes, what, layer, mb, ov_gemm(G, M, N, K, wg));
+        return;
+    }
+    G->tp_async = 1;
+    int analytic = G->o->fuse && G->tp_intra;
+    G->tp_hide = gemm_time(G, 1, M, N, K, wg ? GF_WGRAD : GF_CAST);
+    coll(G, WL_S_COMPUTE, "tp", c, G->tpg, G->l->tp, bytes, analytic, G->tp_intra, TP_GROUP, -1, what, layer, mb);
+    G->tp_hide = 0;
+    G->tp_async = 0;
 }
 
 /* ---- one transformer layer ---- */
@@ -790,7 +816,7 @@ static void layer_bwd(gen *G, int li, int mb, int chunk)
     ds_reduce(G, li, mb, f * h / t);
     elem(G, "act_bwd", li, mb, tokm * f * (g + 2) / t * G->dt, EK_ACT);
     if (!is_moe(m, li) && l->sp)
-        tp_coll_ov(G, OG_ALLGATHER, act, "mlp_in_regather", li, mb, ov_gemm(G, tokm, h, f * g / t, 0));
+        tp_coll_bwd(G, OG_ALLGATHER, act, "mlp_in_regather", li, mb, tokm, h, f * g / t, 0);
     if (ds) ds_fetch(G, li, mb, "param_bwd_fc1", h * f * g / t);
     gemm(G, "fc1_dgrad", li, mb, tokm, h, f * g / t);
     wgrad_gemm(G, li, mb, chunk, h, f * g / t, tokm);
@@ -800,7 +826,7 @@ static void layer_bwd(gen *G, int li, int mb, int chunk)
         coll(G, WL_S_COMPUTE, "ep", OG_ALLTOALL, G->epg, l->ep, tokm * h * G->dt / t, 0, G->ep_intra, NULL, -1, "dispatch_bwd", li, mb);
         gemm(G, "router_dgrad", li, mb, tok / t, h, m->experts);
     } else {
-        tp_coll_ov(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "mlp_in_bwd", li, mb, ov_gemm(G, h, f * g / t, tokm, 1));
+        tp_coll_bwd(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "mlp_in_bwd", li, mb, h, f * g / t, tokm, 1);
     }
     elem(G, "ln2_bwd", li, mb, 4 * act / seqpart, EK_NORM);
     /* attention */
@@ -811,12 +837,12 @@ static void layer_bwd(gen *G, int li, int mb, int chunk)
     ds_reduce(G, li, mb, h * h / t);
     if (l->recompute == WL_RC_SELECTIVE) attention(G, li, mb, "attn_recompute", 1);
     attention(G, li, mb, "attn_bwd", 2); /* twice the forward FLOPs (Megatron's count) */
-    if (l->sp) tp_coll_ov(G, OG_ALLGATHER, act, "attn_in_regather", li, mb, ov_gemm(G, tok, h, (h + 2 * kvd) / t, 0));
+    if (l->sp) tp_coll_bwd(G, OG_ALLGATHER, act, "attn_in_regather", li, mb, tok, h, (h + 2 * kvd) / t, 0);
     if (ds) ds_fetch(G, li, mb, "param_bwd_qkv", h * (h + 2 * kvd) / t);
     gemm(G, "qkv_dgrad", li, mb, tok, h, (h + 2 * kvd) / t);
     wgrad_gemm(G, li, mb, chunk, h, (h + 2 * kvd) / t, tok);
     ds_reduce(G, li, mb, h * (h + 2 * kvd) / t);
-    tp_coll_ov(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "attn_in_bwd", li, mb, ov_gemm(G, h, (h + 2 * kvd) / t, tok, 1));
+    tp_coll_bwd(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "attn_in_bwd", li, mb, h, (h + 2 * kvd) / t, tok, 1);
     elem(G, "ln1_bwd", li, mb, 2 * act / seqpart, EK_NORM);
     G->slow = 0;
 }
