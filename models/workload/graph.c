@@ -59,6 +59,7 @@ typedef struct gen {
     int gfinal;             /* the gradients being reduced are the iteration's last */
     double tp_hide;         /* tp_overlap: seconds of the GEMM the next TP collective pipelines with */
     int tp_async;           /* tp_hide is a GEMM the collective runs beside, whole, on NCCL's stream */
+    int sm_margin;          /* SMs the GEMM being costed leaves to a userbuffers reduce-scatter (0: none) */
     int tp_intra;           /* the TP group sits inside a node */
     double tok;             /* tokens of one micro-batch on a TP group (mbs * seq / cp) */
     double gb, pb;          /* gradient and parameter bytes per element */
@@ -182,6 +183,9 @@ static double gemm_time(const gen *G, double batch, double M, double N, double K
     /* a training step holds the card at its power limit: the sustained rate */
     double d = cm_gemm_time_era(gpu, G->era, t, batch, M, N, K), fl = 2 * batch * M * N * K;
     if (d > 0) d /= cm_sustained(gpu, t, fl / d / gpu->peak[t]);
+    /* tp_overlap's pipelined reduce-scatter: the GEMM runs on the SMs its
+     * communication kernel leaves (ub_rs_sms) */
+    if (G->sm_margin > 0 && gpu->sms > G->sm_margin) d *= (double)gpu->sms / (gpu->sms - G->sm_margin);
     if (t == CM_FP8 && (flags & GF_CAST)) d += cm_mem_time(gpu, batch * M * K * 4, 1);
     /* without gradient-accumulation fusion (the GEMM adding into the main
      * gradient), autograd's gradient is added to it by a kernel of its own:
@@ -391,6 +395,35 @@ static void tp_coll_bwd(gen *G, og_coll c, double bytes, const char *what, int l
     coll(G, WL_S_COMPUTE, "tp", c, G->tpg, G->l->tp, bytes, analytic, G->tp_intra, TP_GROUP, -1, what, layer, mb);
     G->tp_hide = 0;
     G->tp_async = 0;
+}
+
+/* tp_overlap: SMs Transformer Engine's userbuffers give the pipelined
+ * reduce-scatter after the forward projection (proj) and fc2 GEMMs, with
+ * set_sm_margin: the GEMM is launched on the rest. NeMo's H100 configs for
+ * hidden 8192 at tp=4 (tp_overlap_configs/userbuffers.py, proj_fprop and
+ * fc2_fprop: PipelineOverlapCfg(num_sm=24 / 16, set_sm_margin=True)); TE's own
+ * default for a pipelined overlap is 16 with the margin (docs/compute.md). The
+ * ring-exchange all-gathers use copy engines and one SM; the bulk overlaps of
+ * the backward (2-24 SMs, no margin) are not modelled. */
+#define WL_UB_RS_SMS_PROJ 24
+#define WL_UB_RS_SMS_FC2 16
+
+/* A forward GEMM followed by its pipelined reduce-scatter: with tp_overlap it
+ * runs on the SMs left by the communication kernel (sms of them taken). */
+static void gemm_rs(gen *G, const char *what, int li, int mb, double M, double N, double K, int sms)
+{
+    G->sm_margin = G->l->tp_overlap ? sms : 0;
+    gemm(G, what, li, mb, M, N, K);
+    G->sm_margin = 0;
+}
+
+/* ov_gemm of such a GEMM: the time the reduce-scatter pipelines with. */
+static double ov_gemm_rs(gen *G, double M, double N, double K, int sms)
+{
+    G->sm_margin = G->l->tp_overlap ? sms : 0;
+    double d = ov_gemm(G, M, N, K, 0);
+    G->sm_margin = 0;
+    return d;
 }
 
 /* ---- one transformer layer ---- */
@@ -753,8 +786,9 @@ static void layer_fwd(gen *G, int li, int mb, int recomp)
     gemm(G, "qkv", li, mb, tok, (h + 2 * kvd) / t, h);
     attention(G, li, mb, recomp ? "attn_recompute" : "attn", 1);
     if (ds) ds_fetch(G, li, mb, "param_fwd_proj", h * h / t);
-    gemm(G, "proj", li, mb, tok, h, h / t);
-    tp_coll_ov(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "attn_out", li, mb, ov_gemm(G, tok, h, h / t, 0));
+    gemm_rs(G, "proj", li, mb, tok, h, h / t, WL_UB_RS_SMS_PROJ);
+    tp_coll_ov(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "attn_out", li, mb,
+               ov_gemm_rs(G, tok, h, h / t, WL_UB_RS_SMS_PROJ));
     elem(G, "ln2", li, mb, 4 * act / seqpart, EK_NORM);
     if (is_moe(m, li)) {
         gemm(G, "router", li, mb, tok / t, m->experts, h);
@@ -767,7 +801,7 @@ static void layer_fwd(gen *G, int li, int mb, int recomp)
     gemm(G, "fc1", li, mb, tokm, f * g / t, h);
     elem(G, "act", li, mb, tokm * f * (g + 1) / t * G->dt, EK_ACT);
     if (ds) ds_fetch(G, li, mb, "param_fwd_fc2", f * h / t);
-    gemm(G, "fc2", li, mb, tokm, h, f / t);
+    gemm_rs(G, "fc2", li, mb, tokm, h, f / t, is_moe(m, li) ? 0 : WL_UB_RS_SMS_FC2);
     if (is_moe(m, li)) {
         if (t > 1) tp_coll(G, OG_REDUCESCATTER, tokm * h * G->dt, "expert_out", li, mb);
         coll(G, WL_S_COMPUTE, "ep", OG_ALLTOALL, G->epg, l->ep, tokm * h * G->dt / t, 0, G->ep_intra, NULL, -1, "combine", li, mb);
@@ -777,7 +811,8 @@ static void layer_fwd(gen *G, int li, int mb, int recomp)
             gemm(G, "shared_fc2", li, mb, tok, h, fs / t);
         }
     } else {
-        tp_coll_ov(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "mlp_out", li, mb, ov_gemm(G, tokm, h, f / t, 0));
+        tp_coll_ov(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "mlp_out", li, mb,
+                   ov_gemm_rs(G, tokm, h, f / t, WL_UB_RS_SMS_FC2));
     }
     elem(G, "residual", li, mb, 3 * act / seqpart, EK_RESID);
     G->slow = 0;
@@ -845,6 +880,17 @@ static void layer_bwd(gen *G, int li, int mb, int chunk)
     tp_coll_bwd(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "attn_in_bwd", li, mb, h, (h + 2 * kvd) / t, tok, 1);
     elem(G, "ln1_bwd", li, mb, 2 * act / seqpart, EK_NORM);
     G->slow = 0;
+}
+
+/* The cross-entropy over n logits, forward (bwd 0) or backward, as the stack
+ * runs it (ce_fwd / ce_bwd bytes per logit; default 8 bytes, one kernel). */
+static void loss_op(gen *G, int mb, double n, int bwd)
+{
+    const wl_stack *st = G->st;
+    double b = bwd ? st->ce_bwd : st->ce_fwd;
+    int k = bwd ? st->ce_bwd_k : st->ce_fwd_k;
+    if (!(b > 0)) b = 8, k = 1;
+    timed(G, bwd ? "loss_bwd" : "loss", -1, mb, 0, cm_mem_time(G->o->gpu, n * b, k));
 }
 
 /* ---- data-parallel gradient buckets (Megatron DDP: reverse layer order) ---- */
@@ -1088,7 +1134,7 @@ static void do_F(gen *G, int mb, int c)
         double V = wl_padded_vocab(m, l);
         param_wait(G, m->layers, mb);
         gemm_x(G, "logits", -1, mb, G->tok, V / l->tp, m->hidden, GF_HIGH);
-        elem(G, "loss", -1, mb, G->tok * V / l->tp * 4 * 2, EK_PLAIN);
+        loss_op(G, mb, G->tok * V / l->tp, 0);
     } else {
         int dep = last0(G), peer = built(G, G->ti, G->ci, G->di, (G->pi + 1) % p);
         og_op *s = og_send(G->g, G->r, WL_S_PP_FWD, peer, (int64_t)llround(pp_bytes(G)), tag_of(G, 0, (vs + 1) / p, mb));
@@ -1112,7 +1158,7 @@ static void do_B(gen *G, int mb, int c)
     } else {
         pp_after_recv(G, 0, mb);
         double V = wl_padded_vocab(m, l);
-        elem(G, "loss_bwd", -1, mb, G->tok * V / l->tp * 4 * 2, EK_PLAIN);
+        loss_op(G, mb, G->tok * V / l->tp, 1);
         gemm_x(G, "logits_dgrad", -1, mb, G->tok, m->hidden, V / l->tp, GF_HIGH);
         wgrad_gemm(G, m->layers, mb, c, m->hidden, V / l->tp, G->tok);
         if (final) grads_ready(G, m->layers, last0(G), mb);

@@ -30,6 +30,10 @@ typedef struct wl_stack {
                                  * input runs on NCCL's stream during the dgrad GEMM, and the dgrad's
                                  * reduce-scatter (all-reduce without SP) during the wgrad GEMM (Transformer
                                  * Engine Linear/LayerNormLinear, Megatron-Core's async TP linear) */
+    /* the vocab-parallel cross-entropy: bytes moved per logit and kernels, forward and
+     * backward (0: 8 bytes, one kernel each way) */
+    double ce_fwd, ce_bwd;
+    int ce_fwd_k, ce_bwd_k;
     /* data parallelism (c2): add overlap / bucket fields here, one column per field */
     int overlap_grad_reduce;    /* gradient reduce-scatter/all-reduce overlapped with backward */
     int overlap_param_gather;   /* distributed optimizer's parameter all-gather overlapped with forward */
