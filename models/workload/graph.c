@@ -60,6 +60,7 @@ typedef struct gen {
     double tp_hide;         /* tp_overlap: seconds of the GEMM the next TP collective pipelines with */
     int tp_async;           /* tp_hide is a GEMM the collective runs beside, whole, on NCCL's stream */
     int sm_margin;          /* SMs the GEMM being costed leaves to a userbuffers reduce-scatter (0: none) */
+    int tp_wait;            /* tp_bwd_async, simulated: the re-gather the next wgrad GEMM waits for (-1: none) */
     int tp_intra;           /* the TP group sits inside a node */
     double tok;             /* tokens of one micro-batch on a TP group (mbs * seq / cp) */
     double gb, pb;          /* gradient and parameter bytes per element */
@@ -383,18 +384,47 @@ static double ov_gemm(const gen *G, double M, double N, double K, int wg)
  * leaves the reduce-scatter nothing to run beside. Under tp_overlap the
  * userbuffers pipelines (ov_gemm) apply instead. */
 static void tp_coll_bwd(gen *G, og_coll c, double bytes, const char *what, int layer, int mb, double M, double N,
-                        double K, int wg)
+                        double K, int wg, int dgrad)
 {
     if (G->l->tp_overlap || !G->st->tp_bwd_async || (wg && G->zb)) {
         tp_coll_ov(G, c, bytes, what, layer, mb, ov_gemm(G, M, N, K, wg));
         return;
     }
-    G->tp_async = 1;
     int analytic = G->o->fuse && G->tp_intra;
-    G->tp_hide = gemm_time(G, 1, M, N, K, wg ? GF_WGRAD : GF_CAST);
-    coll(G, WL_S_COMPUTE, "tp", c, G->tpg, G->l->tp, bytes, analytic, G->tp_intra, TP_GROUP, -1, what, layer, mb);
-    G->tp_hide = 0;
-    G->tp_async = 0;
+    if (analytic || G->dry) {
+        G->tp_async = 1;
+        G->tp_hide = gemm_time(G, 1, M, N, K, wg ? GF_WGRAD : GF_CAST);
+        coll(G, WL_S_COMPUTE, "tp", c, G->tpg, G->l->tp, bytes, analytic, G->tp_intra, TP_GROUP, -1, what, layer, mb);
+        G->tp_hide = 0;
+        G->tp_async = 0;
+        return;
+    }
+    /* a simulated collective on a stream of its own: the re-gather starts after
+     * the compute so far and the next wgrad GEMM waits for it (tp_wait); the
+     * reduce-scatter starts after the dgrad GEMM and the compute stream waits
+     * for it here, after the wgrad GEMM */
+    int id = coll(G, WL_S_TP_ASYNC, "tp", c, G->tpg, G->l->tp, bytes, 0, G->tp_intra, TP_GROUP,
+                  wg ? dgrad : last0(G), what, layer, mb);
+    if (id < 0) return;
+    if (!wg) {
+        G->tp_wait = id;
+        return;
+    }
+    last0(G);
+    og_op *w = og_compute_fixed(G->g, G->r, WL_S_COMPUTE, 0);
+    og_add_dep(w, id);
+    set_label(G, w, "comp.wait_tp.l%d.mb%d", layer, mb);
+}
+
+/* Before a wgrad GEMM: the compute stream waits for the re-gather of its input. */
+static void tp_wait_regather(gen *G, int layer, int mb)
+{
+    if (G->dry || G->tp_wait < 0) return;
+    last0(G);
+    og_op *w = og_compute_fixed(G->g, G->r, WL_S_COMPUTE, 0);
+    og_add_dep(w, G->tp_wait);
+    set_label(G, w, "comp.wait_tp.l%d.mb%d", layer, mb);
+    G->tp_wait = -1;
 }
 
 /* tp_overlap: SMs Transformer Engine's userbuffers give the pipelined
@@ -851,9 +881,10 @@ static void layer_bwd(gen *G, int li, int mb, int chunk)
     ds_reduce(G, li, mb, f * h / t);
     elem(G, "act_bwd", li, mb, tokm * f * (g + 2) / t * G->dt, EK_ACT);
     if (!is_moe(m, li) && l->sp)
-        tp_coll_bwd(G, OG_ALLGATHER, act, "mlp_in_regather", li, mb, tokm, h, f * g / t, 0);
+        tp_coll_bwd(G, OG_ALLGATHER, act, "mlp_in_regather", li, mb, tokm, h, f * g / t, 0, -1);
     if (ds) ds_fetch(G, li, mb, "param_bwd_fc1", h * f * g / t);
-    gemm(G, "fc1_dgrad", li, mb, tokm, h, f * g / t);
+    int dg = gemm(G, "fc1_dgrad", li, mb, tokm, h, f * g / t);
+    tp_wait_regather(G, li, mb);
     wgrad_gemm(G, li, mb, chunk, h, f * g / t, tokm);
     ds_reduce(G, li, mb, h * f * g / t);
     if (is_moe(m, li)) {
@@ -861,7 +892,7 @@ static void layer_bwd(gen *G, int li, int mb, int chunk)
         coll(G, WL_S_COMPUTE, "ep", OG_ALLTOALL, G->epg, l->ep, tokm * h * G->dt / t, 0, G->ep_intra, NULL, -1, "dispatch_bwd", li, mb);
         gemm(G, "router_dgrad", li, mb, tok / t, h, m->experts);
     } else {
-        tp_coll_bwd(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "mlp_in_bwd", li, mb, h, f * g / t, tokm, 1);
+        tp_coll_bwd(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "mlp_in_bwd", li, mb, h, f * g / t, tokm, 1, dg);
     }
     elem(G, "ln2_bwd", li, mb, 4 * act / seqpart, EK_NORM);
     /* attention */
@@ -872,12 +903,13 @@ static void layer_bwd(gen *G, int li, int mb, int chunk)
     ds_reduce(G, li, mb, h * h / t);
     if (l->recompute == WL_RC_SELECTIVE) attention(G, li, mb, "attn_recompute", 1);
     attention(G, li, mb, "attn_bwd", 2); /* twice the forward FLOPs (Megatron's count) */
-    if (l->sp) tp_coll_bwd(G, OG_ALLGATHER, act, "attn_in_regather", li, mb, tok, h, (h + 2 * kvd) / t, 0);
+    if (l->sp) tp_coll_bwd(G, OG_ALLGATHER, act, "attn_in_regather", li, mb, tok, h, (h + 2 * kvd) / t, 0, -1);
     if (ds) ds_fetch(G, li, mb, "param_bwd_qkv", h * (h + 2 * kvd) / t);
-    gemm(G, "qkv_dgrad", li, mb, tok, h, (h + 2 * kvd) / t);
+    dg = gemm(G, "qkv_dgrad", li, mb, tok, h, (h + 2 * kvd) / t);
+    tp_wait_regather(G, li, mb);
     wgrad_gemm(G, li, mb, chunk, h, (h + 2 * kvd) / t, tok);
     ds_reduce(G, li, mb, h * (h + 2 * kvd) / t);
-    tp_coll_bwd(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "attn_in_bwd", li, mb, h, (h + 2 * kvd) / t, tok, 1);
+    tp_coll_bwd(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "attn_in_bwd", li, mb, h, (h + 2 * kvd) / t, tok, 1, dg);
     elem(G, "ln1_bwd", li, mb, 2 * act / seqpart, EK_NORM);
     G->slow = 0;
 }
@@ -1265,6 +1297,7 @@ static int build_rank(gen *G)
     G->z3dep = -1;
     G->z3rs_last = -1;
     G->pp_pending = -1;
+    G->tp_wait = -1;
     int ndp = l->dp * l->cp;
     if (l->param_overlap && ndp > 1) {
         plan_buckets(G);
