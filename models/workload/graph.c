@@ -386,7 +386,7 @@ static double ov_gemm(const gen *G, double M, double N, double K, int wg)
 static void tp_coll_bwd(gen *G, og_coll c, double bytes, const char *what, int layer, int mb, double M, double N,
                         double K, int wg, int dgrad)
 {
-    if (G->l->tp_overlap || !G->st->tp_bwd_async || (wg && G->zb)) {
+    if (G->l->tp_overlap || !G->st->tp_bwd_async || (wg && G->l->schedule == WL_ZBH1)) {
         tp_coll_ov(G, c, bytes, what, layer, mb, ov_gemm(G, M, N, K, wg));
         return;
     }
