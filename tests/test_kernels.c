@@ -265,6 +265,119 @@ static void test_p2p_2021(void)
     }
 }
 
+/* Iteration of the closed-form estimate of llama2-70b at lay, fp8, on net. */
+static double est_iter(const char *lay, const an_net *net, const wl_stack *st)
+{
+    char err[TS_ERRLEN];
+    wl_model m;
+    wl_layout l;
+    cm_gpu gpu;
+    wl_est e;
+    CU_ASSERT_EQUAL_FATAL(wl_model_find("llama2-70b", "configs/models", &m, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(cm_gpu_find("h100", "configs/gpus", &gpu, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(wl_layout_parse(lay, &l, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(wl_layout_check(&l, &m, 4096, 0, err, sizeof err), 0);
+    wl_opts o = {4096, CM_FP8, &gpu, net, 1, 1, st};
+    CU_ASSERT_EQUAL_FATAL(wl_estimate(&m, &l, &o, &e, err, sizeof err), 0);
+    return e.iter;
+}
+
+/* Transformer Engine's backward of a column-parallel linear (tp_bwd_async,
+ * megatron-core): the SP input re-gather runs beside the dgrad GEMM, the
+ * dgrad's reduce-scatter beside the wgrad GEMM. Of a layer's ten equal SP
+ * collectives (forward: 2 all-gathers, 2 reduce-scatters; backward: 2
+ * all-gathers of the output gradient, 2 re-gathers, 2 reduce-scatters) the
+ * four GEMM-covered ones leave the critical path: the iteration loses 4/10 of
+ * its TP time (the estimate on an infinitely fast network has none). Without
+ * SP, the two backward all-reduces of four, less what the QKV wgrad GEMM
+ * (0.16 ms) cannot cover of its all-reduce (twice a reduce-scatter's bytes on
+ * the wire: 0.22 ms on NVLink4). Userbuffers (tp_overlap) replace it. */
+static void test_tp_bwd_async(void)
+{
+    char err[TS_ERRLEN];
+    an_net net;
+    CU_ASSERT_EQUAL_FATAL(an_net_default("H100", &net), 0);
+    const wl_stack *core = wl_stack_find("megatron-core", err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(core);
+    CU_ASSERT(core->tp_bwd_async);
+    CU_ASSERT(!wl_stack_find("megatron-2021", err, sizeof err)->tp_bwd_async);
+    wl_stack sync = *core;
+    sync.tp_bwd_async = 0;
+    const char *lay[2] = {"tp=4,pp=1,dp=1,mbs=1,gbs=2,sp=on", "tp=4,pp=1,dp=1,mbs=1,gbs=2"};
+    const double lo[2] = {0.38, 0.3}, hi[2] = {0.42, 0.5};
+    for (int k = 0; k < 2; k++) {
+        double a = est_iter(lay[k], &net, core), s = est_iter(lay[k], &net, &sync);
+        double none = est_iter(lay[k], &fast_net, &sync);
+        CU_ASSERT_FATAL(s > none);
+        double saved = (s - a) / (s - none);
+        if (saved < lo[k] || saved > hi[k]) fprintf(stderr, "\n  %s: %.3f of TP time saved\n", lay[k], saved);
+        CU_ASSERT(saved >= lo[k] && saved <= hi[k]);
+    }
+    /* userbuffers: the stack flag changes nothing */
+    const char *ub = "tp=4,pp=1,dp=1,mbs=1,gbs=2,sp=on,tp_overlap=on";
+    CU_ASSERT_DOUBLE_EQUAL(est_iter(ub, &net, core), est_iter(ub, &net, &sync), 1e-12);
+}
+
+/* Seconds of the compute ops of rank 0 whose label starts with prefix (the
+ * whole iteration, ops unfused). */
+static double ops_time(const char *model, const char *lay, int seq, const wl_stack *st, const char *prefix)
+{
+    char err[TS_ERRLEN];
+    wl_model m;
+    wl_layout l;
+    cm_gpu gpu;
+    CU_ASSERT_EQUAL_FATAL(wl_model_find(model, "configs/models", &m, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(cm_gpu_find("h100", "configs/gpus", &gpu, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(wl_layout_parse(lay, &l, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(wl_layout_check(&l, &m, seq, 0, err, sizeof err), 0);
+    wl_opts o = {seq, CM_FP8, &gpu, &fast_net, 0, 1, st};
+    og_graph *g = NULL;
+    wl_info info;
+    CU_ASSERT_EQUAL_FATAL(wl_build(&m, &l, &o, &g, &info, err, sizeof err), 0);
+    double sum = 0;
+    og_rank *rk = &g->ranks[0];
+    for (int i = 0; i < rk->nops; i++)
+        if (rk->ops[i].kind == OG_COMPUTE && rk->ops[i].label && !strncmp(rk->ops[i].label, prefix, strlen(prefix)))
+            sum += rk->ops[i].duration;
+    og_free(g);
+    return sum;
+}
+
+/* tp_overlap: the forward projection and fc2 GEMMs run on the SMs their
+ * pipelined reduce-scatter leaves (NeMo's userbuffers config: 24 and 16 of
+ * the H100's 132), so they take up to 132/108 and 132/116 of their time (less:
+ * the input cast is a kernel of its own); QKV and fc1, whose all-gathers are
+ * ring exchanges on copy engines, and the backward GEMMs keep theirs. */
+static void test_ub_sm_margin(void)
+{
+    const char *off = "tp=4,pp=1,dp=1,mbs=1,gbs=1,sp=on", *on = "tp=4,pp=1,dp=1,mbs=1,gbs=1,sp=on,tp_overlap=on";
+    const char *name[4] = {"comp.proj.", "comp.fc2.", "comp.qkv.", "comp.fc2_dgrad."};
+    const double lo[4] = {1.15, 1.09, 1, 1}, hi[4] = {132.0 / 108, 132.0 / 116, 1, 1};
+    for (int i = 0; i < 4; i++) {
+        double a = ops_time("llama3-70b", off, 8192, NULL, name[i]), b = ops_time("llama3-70b", on, 8192, NULL, name[i]);
+        CU_ASSERT_FATAL(a > 0);
+        CU_ASSERT(b / a >= lo[i] - 1e-9 && b / a <= hi[i] + 1e-9);
+    }
+}
+
+/* The cross-entropy over the logits: Megatron-Core's fused vocab-parallel
+ * kernels move 22 bytes per logit forward (4 kernels) and 14 backward (2),
+ * the other stacks' default 8 and 8 (one kernel each): at Llama-3's 128K
+ * vocabulary (1.05e9 logits per 8K-token micro-batch) the ratio is the bytes'. */
+static void test_cross_entropy_bytes(void)
+{
+    char err[TS_ERRLEN];
+    const wl_stack *core = wl_stack_find("megatron-core", err, sizeof err), *fsdp = wl_stack_find("fsdp2", err, sizeof err);
+    const char *lay = "tp=1,pp=1,dp=1,mbs=1,gbs=1";
+    double cf = ops_time("llama3-8b", lay, 8192, core, "comp.loss.mb"), ff = ops_time("llama3-8b", lay, 8192, fsdp, "comp.loss.mb");
+    double cb = ops_time("llama3-8b", lay, 8192, core, "comp.loss_bwd."), fb = ops_time("llama3-8b", lay, 8192, fsdp, "comp.loss_bwd.");
+    CU_ASSERT_FATAL(ff > 0 && fb > 0);
+    CU_ASSERT_DOUBLE_EQUAL(cf / ff, 22.0 / 8, 0.01);
+    CU_ASSERT_DOUBLE_EQUAL(cb / fb, 14.0 / 8, 0.01);
+    /* a 3 ms pass at 2.97 TB/s at least: the logits are not small */
+    CU_ASSERT(ff > 2.5e-3);
+}
+
 static char out[1 << 16];
 
 static double iteration_of(const char *text)
@@ -306,5 +419,8 @@ void suite_kernels(void)
                    test_fp8_messages, "attention kernels", test_attention_kernels,
                    "attention vs own H200 measurements", test_attention_measured, "memory by attention kernel",
                    test_memory_kernels, "stack presets", test_stacks, "Megatron-LM 2021 pipeline messages", test_p2p_2021,
+                   "TE backward: TP re-gather and reduce-scatter beside the GEMMs", test_tp_bwd_async,
+                   "tp_overlap: proj and fc2 GEMMs leave SMs to the reduce-scatter", test_ub_sm_margin,
+                   "cross-entropy bytes per logit by stack", test_cross_entropy_bytes,
                    "--stack on run and search", test_stack_cli, NULL);
 }

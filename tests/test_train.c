@@ -429,7 +429,11 @@ static void test_tp_overlap(void)
     CU_ASSERT_EQUAL_FATAL(val_train_predict(&r, &a, err, sizeof err), 0);
     snprintf(r.layout, sizeof r.layout, "tp=4,pp=8,vpp=5,dp=2,mbs=1,gbs=16,sp=on,zero=1,tp_overlap=on");
     CU_ASSERT_EQUAL_FATAL(val_train_predict(&r, &b, err, sizeof err), 0);
-    CU_ASSERT(b.iter < 0.95 * a.iter); /* about 20% of this iteration is exposed TP without it */
+    /* without it, 9% of this iteration is exposed TP (TE's async backward
+     * re-gathers and reduce-scatters already hide 4 of a layer's 10 SP
+     * collectives); the pipelines hide most of the rest, less the SMs the
+     * reduce-scatters take from the proj and fc2 GEMMs */
+    CU_ASSERT(b.iter < 0.97 * a.iter);
     CU_ASSERT(b.iter > 0.7 * a.iter);
     wl_layout l;
     CU_ASSERT(wl_layout_parse("tp=4,tp_overlap=on", &l, err, sizeof err) < 0);

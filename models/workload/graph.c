@@ -59,6 +59,9 @@ typedef struct gen {
     int gk;                 /* data-parallel ranks of the inner gradient level (hgz, or a node for qgZ) */
     int gfinal;             /* the gradients being reduced are the iteration's last */
     double tp_hide;         /* tp_overlap: seconds of the GEMM the next TP collective pipelines with */
+    int tp_async;           /* tp_hide is a GEMM the collective runs beside, whole, on NCCL's stream */
+    int sm_margin;          /* SMs the GEMM being costed leaves to a userbuffers reduce-scatter (0: none) */
+    int tp_wait;            /* tp_bwd_async, simulated: the re-gather the next wgrad GEMM waits for (-1: none) */
     int tp_intra;           /* the TP group sits inside a node */
     double tok;             /* tokens of one micro-batch on a TP group (mbs * seq / cp) */
     double gb, pb;          /* gradient and parameter bytes per element */
@@ -210,6 +213,9 @@ static double gemm_time_uncached(const gen *G, cm_dtype t, double batch, double 
     /* a training step holds the card at its power limit: the sustained rate */
     double d = cm_gemm_time_era(gpu, G->era, t, batch, M, N, K), fl = 2 * batch * M * N * K;
     if (d > 0) d /= cm_sustained(gpu, t, fl / d / gpu->peak[t]);
+    /* tp_overlap's pipelined reduce-scatter: the GEMM runs on the SMs its
+     * communication kernel leaves (ub_rs_sms) */
+    if (G->sm_margin > 0 && gpu->sms > G->sm_margin) d *= (double)gpu->sms / (gpu->sms - G->sm_margin);
     if (t == CM_FP8 && (flags & GF_CAST)) d += cm_mem_time(gpu, batch * M * K * 4, 1);
     /* without gradient-accumulation fusion (the GEMM adding into the main
      * gradient), autograd's gradient is added to it by a kernel of its own:
@@ -352,6 +358,7 @@ static double tp_exposed(const gen *G, double t)
 {
     double g = G->tp_hide, n = G->l->tp;
     if (g <= 0 || n < 2) return t;
+    if (G->tp_async) return t > g ? t - g : 0;
     return t / n + (n - 1) / n * (t > g ? t - g : 0);
 }
 
@@ -418,6 +425,88 @@ static void tp_coll(gen *G, og_coll c, double bytes, const char *what, int layer
 static double ov_gemm(const gen *G, double M, double N, double K, int wg)
 {
     return G->l->tp_overlap ? gemm_time(G, 1, M, N, K, wg ? GF_WGRAD : GF_CAST) : 0;
+}
+
+/* The backward of a column-parallel linear (QKV, fc1) without tp_overlap,
+ * under a stack that issues its TP collectives asynchronously (tp_bwd_async,
+ * Transformer Engine's Linear/LayerNormLinear backward): the re-gather of the
+ * sequence-parallel input (wg 0) is issued before the dgrad GEMM and awaited
+ * after it; the dgrad's reduce-scatter (all-reduce without SP; wg 1) is issued
+ * after the dgrad GEMM and awaited after the wgrad GEMM. Each costs the compute
+ * stream only what the GEMM beside it does not cover. A deferred wgrad (ZB-H1)
+ * leaves the reduce-scatter nothing to run beside. Under tp_overlap the
+ * userbuffers pipelines (ov_gemm) apply instead. */
+static void tp_coll_bwd(gen *G, og_coll c, double bytes, const char *what, int layer, int mb, double M, double N,
+                        double K, int wg, int dgrad)
+{
+    if (G->l->tp_overlap || !G->st->tp_bwd_async || (wg && G->l->schedule == WL_ZBH1)) {
+        tp_coll_ov(G, c, bytes, what, layer, mb, ov_gemm(G, M, N, K, wg));
+        return;
+    }
+    int analytic = G->o->fuse && G->tp_intra;
+    if (analytic || G->dry) {
+        G->tp_async = 1;
+        G->tp_hide = gemm_time(G, 1, M, N, K, wg ? GF_WGRAD : GF_CAST);
+        coll(G, WL_S_COMPUTE, "tp", c, G->tpg, G->l->tp, bytes, analytic, G->tp_intra, TP_GROUP, -1, what, layer, mb);
+        G->tp_hide = 0;
+        G->tp_async = 0;
+        return;
+    }
+    /* a simulated collective on a stream of its own: the re-gather starts after
+     * the compute so far and the next wgrad GEMM waits for it (tp_wait); the
+     * reduce-scatter starts after the dgrad GEMM and the compute stream waits
+     * for it here, after the wgrad GEMM */
+    int id = coll(G, WL_S_TP_ASYNC, "tp", c, G->tpg, G->l->tp, bytes, 0, G->tp_intra, TP_GROUP,
+                  wg ? dgrad : last0(G), what, layer, mb);
+    if (id < 0) return;
+    if (!wg) {
+        G->tp_wait = id;
+        return;
+    }
+    last0(G);
+    og_op *w = og_compute_fixed(G->g, G->r, WL_S_COMPUTE, 0);
+    og_add_dep(w, id);
+    set_label(G, w, "comp.wait_tp.l%d.mb%d", layer, mb);
+}
+
+/* Before a wgrad GEMM: the compute stream waits for the re-gather of its input. */
+static void tp_wait_regather(gen *G, int layer, int mb)
+{
+    if (G->dry || G->tp_wait < 0) return;
+    last0(G);
+    og_op *w = og_compute_fixed(G->g, G->r, WL_S_COMPUTE, 0);
+    og_add_dep(w, G->tp_wait);
+    set_label(G, w, "comp.wait_tp.l%d.mb%d", layer, mb);
+    G->tp_wait = -1;
+}
+
+/* tp_overlap: SMs Transformer Engine's userbuffers give the pipelined
+ * reduce-scatter after the forward projection (proj) and fc2 GEMMs, with
+ * set_sm_margin: the GEMM is launched on the rest. NeMo's H100 configs for
+ * hidden 8192 at tp=4 (tp_overlap_configs/userbuffers.py, proj_fprop and
+ * fc2_fprop: PipelineOverlapCfg(num_sm=24 / 16, set_sm_margin=True)); TE's own
+ * default for a pipelined overlap is 16 with the margin (docs/compute.md). The
+ * ring-exchange all-gathers use copy engines and one SM; the bulk overlaps of
+ * the backward (2-24 SMs, no margin) are not modelled. */
+#define WL_UB_RS_SMS_PROJ 24
+#define WL_UB_RS_SMS_FC2 16
+
+/* A forward GEMM followed by its pipelined reduce-scatter: with tp_overlap it
+ * runs on the SMs left by the communication kernel (sms of them taken). */
+static void gemm_rs(gen *G, const char *what, int li, int mb, double M, double N, double K, int sms)
+{
+    G->sm_margin = G->l->tp_overlap ? sms : 0;
+    gemm(G, what, li, mb, M, N, K);
+    G->sm_margin = 0;
+}
+
+/* ov_gemm of such a GEMM: the time the reduce-scatter pipelines with. */
+static double ov_gemm_rs(gen *G, double M, double N, double K, int sms)
+{
+    G->sm_margin = G->l->tp_overlap ? sms : 0;
+    double d = ov_gemm(G, M, N, K, 0);
+    G->sm_margin = 0;
+    return d;
 }
 
 /* ---- one transformer layer ---- */
@@ -780,8 +869,9 @@ static void layer_fwd(gen *G, int li, int mb, int recomp)
     gemm(G, "qkv", li, mb, tok, (h + 2 * kvd) / t, h);
     attention(G, li, mb, recomp ? "attn_recompute" : "attn", 1);
     if (ds) ds_fetch(G, li, mb, "param_fwd_proj", h * h / t);
-    gemm(G, "proj", li, mb, tok, h, h / t);
-    tp_coll_ov(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "attn_out", li, mb, ov_gemm(G, tok, h, h / t, 0));
+    gemm_rs(G, "proj", li, mb, tok, h, h / t, WL_UB_RS_SMS_PROJ);
+    tp_coll_ov(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "attn_out", li, mb,
+               ov_gemm_rs(G, tok, h, h / t, WL_UB_RS_SMS_PROJ));
     elem(G, "ln2", li, mb, 4 * act / seqpart, EK_NORM);
     if (is_moe(m, li)) {
         gemm(G, "router", li, mb, tok / t, m->experts, h);
@@ -794,7 +884,7 @@ static void layer_fwd(gen *G, int li, int mb, int recomp)
     gemm(G, "fc1", li, mb, tokm, f * g / t, h);
     elem(G, "act", li, mb, tokm * f * (g + 1) / t * G->dt, EK_ACT);
     if (ds) ds_fetch(G, li, mb, "param_fwd_fc2", f * h / t);
-    gemm(G, "fc2", li, mb, tokm, h, f / t);
+    gemm_rs(G, "fc2", li, mb, tokm, h, f / t, is_moe(m, li) ? 0 : WL_UB_RS_SMS_FC2);
     if (is_moe(m, li)) {
         if (t > 1) tp_coll(G, OG_REDUCESCATTER, tokm * h * G->dt, "expert_out", li, mb);
         coll(G, WL_S_COMPUTE, "ep", OG_ALLTOALL, G->epg, l->ep, tokm * h * G->dt / t, 0, G->ep_intra, NULL, -1, "combine", li, mb);
@@ -804,7 +894,8 @@ static void layer_fwd(gen *G, int li, int mb, int recomp)
             gemm(G, "shared_fc2", li, mb, tok, h, fs / t);
         }
     } else {
-        tp_coll_ov(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "mlp_out", li, mb, ov_gemm(G, tokm, h, f / t, 0));
+        tp_coll_ov(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "mlp_out", li, mb,
+                   ov_gemm_rs(G, tokm, h, f / t, WL_UB_RS_SMS_FC2));
     }
     elem(G, "residual", li, mb, 3 * act / seqpart, EK_RESID);
     G->slow = 0;
@@ -843,9 +934,10 @@ static void layer_bwd(gen *G, int li, int mb, int chunk)
     ds_reduce(G, li, mb, f * h / t);
     elem(G, "act_bwd", li, mb, tokm * f * (g + 2) / t * G->dt, EK_ACT);
     if (!is_moe(m, li) && l->sp)
-        tp_coll_ov(G, OG_ALLGATHER, act, "mlp_in_regather", li, mb, ov_gemm(G, tokm, h, f * g / t, 0));
+        tp_coll_bwd(G, OG_ALLGATHER, act, "mlp_in_regather", li, mb, tokm, h, f * g / t, 0, -1);
     if (ds) ds_fetch(G, li, mb, "param_bwd_fc1", h * f * g / t);
-    gemm(G, "fc1_dgrad", li, mb, tokm, h, f * g / t);
+    int dg = gemm(G, "fc1_dgrad", li, mb, tokm, h, f * g / t);
+    tp_wait_regather(G, li, mb);
     wgrad_gemm(G, li, mb, chunk, h, f * g / t, tokm);
     ds_reduce(G, li, mb, h * f * g / t);
     if (is_moe(m, li)) {
@@ -853,7 +945,7 @@ static void layer_bwd(gen *G, int li, int mb, int chunk)
         coll(G, WL_S_COMPUTE, "ep", OG_ALLTOALL, G->epg, l->ep, tokm * h * G->dt / t, 0, G->ep_intra, NULL, -1, "dispatch_bwd", li, mb);
         gemm(G, "router_dgrad", li, mb, tok / t, h, m->experts);
     } else {
-        tp_coll_ov(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "mlp_in_bwd", li, mb, ov_gemm(G, h, f * g / t, tokm, 1));
+        tp_coll_bwd(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "mlp_in_bwd", li, mb, h, f * g / t, tokm, 1, dg);
     }
     elem(G, "ln2_bwd", li, mb, 4 * act / seqpart, EK_NORM);
     /* attention */
@@ -864,14 +956,26 @@ static void layer_bwd(gen *G, int li, int mb, int chunk)
     ds_reduce(G, li, mb, h * h / t);
     if (l->recompute == WL_RC_SELECTIVE) attention(G, li, mb, "attn_recompute", 1);
     attention(G, li, mb, "attn_bwd", 2); /* twice the forward FLOPs (Megatron's count) */
-    if (l->sp) tp_coll_ov(G, OG_ALLGATHER, act, "attn_in_regather", li, mb, ov_gemm(G, tok, h, (h + 2 * kvd) / t, 0));
+    if (l->sp) tp_coll_bwd(G, OG_ALLGATHER, act, "attn_in_regather", li, mb, tok, h, (h + 2 * kvd) / t, 0, -1);
     if (ds) ds_fetch(G, li, mb, "param_bwd_qkv", h * (h + 2 * kvd) / t);
-    gemm(G, "qkv_dgrad", li, mb, tok, h, (h + 2 * kvd) / t);
+    dg = gemm(G, "qkv_dgrad", li, mb, tok, h, (h + 2 * kvd) / t);
+    tp_wait_regather(G, li, mb);
     wgrad_gemm(G, li, mb, chunk, h, (h + 2 * kvd) / t, tok);
     ds_reduce(G, li, mb, h * (h + 2 * kvd) / t);
-    tp_coll_ov(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "attn_in_bwd", li, mb, ov_gemm(G, h, (h + 2 * kvd) / t, tok, 1));
+    tp_coll_bwd(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "attn_in_bwd", li, mb, h, (h + 2 * kvd) / t, tok, 1, dg);
     elem(G, "ln1_bwd", li, mb, 2 * act / seqpart, EK_NORM);
     G->slow = 0;
+}
+
+/* The cross-entropy over n logits, forward (bwd 0) or backward, as the stack
+ * runs it (ce_fwd / ce_bwd bytes per logit; default 8 bytes, one kernel). */
+static void loss_op(gen *G, int mb, double n, int bwd)
+{
+    const wl_stack *st = G->st;
+    double b = bwd ? st->ce_bwd : st->ce_fwd;
+    int k = bwd ? st->ce_bwd_k : st->ce_fwd_k;
+    if (!(b > 0)) b = 8, k = 1;
+    timed(G, bwd ? "loss_bwd" : "loss", -1, mb, 0, cm_mem_time(G->o->gpu, n * b, k));
 }
 
 /* ---- data-parallel gradient buckets (Megatron DDP: reverse layer order) ---- */
@@ -1115,7 +1219,7 @@ static void do_F(gen *G, int mb, int c)
         double V = wl_padded_vocab(m, l);
         param_wait(G, m->layers, mb);
         gemm_x(G, "logits", -1, mb, G->tok, V / l->tp, m->hidden, GF_HIGH);
-        elem(G, "loss", -1, mb, G->tok * V / l->tp * 4 * 2, EK_PLAIN);
+        loss_op(G, mb, G->tok * V / l->tp, 0);
     } else {
         int dep = last0(G), peer = built(G, G->ti, G->ci, G->di, (G->pi + 1) % p);
         og_op *s = og_send(G->g, G->r, WL_S_PP_FWD, peer, (int64_t)llround(pp_bytes(G)), tag_of(G, 0, (vs + 1) / p, mb));
@@ -1139,7 +1243,7 @@ static void do_B(gen *G, int mb, int c)
     } else {
         pp_after_recv(G, 0, mb);
         double V = wl_padded_vocab(m, l);
-        elem(G, "loss_bwd", -1, mb, G->tok * V / l->tp * 4 * 2, EK_PLAIN);
+        loss_op(G, mb, G->tok * V / l->tp, 1);
         gemm_x(G, "logits_dgrad", -1, mb, G->tok, m->hidden, V / l->tp, GF_HIGH);
         wgrad_gemm(G, m->layers, mb, c, m->hidden, V / l->tp, G->tok);
         if (final) grads_ready(G, m->layers, last0(G), mb);
@@ -1246,6 +1350,7 @@ static int build_rank(gen *G)
     G->z3dep = -1;
     G->z3rs_last = -1;
     G->pp_pending = -1;
+    G->tp_wait = -1;
     int ndp = l->dp * l->cp;
     if (l->param_overlap && ndp > 1) {
         plan_buckets(G);

@@ -24,30 +24,41 @@ int wl_attn_from_name(const char *s)
  * three 530B rows (docs/workload.md, "DeepSpeed 2021"). */
 #define WL_DS2021_EFF 0.107
 
+/* Megatron-Core's fused vocab-parallel cross-entropy (cross_entropy_loss_fusion,
+ * on in the NeMo / Megatron-Bridge GPT configs; megatron/core/fusions/
+ * fused_cross_entropy.py over tensor_parallel/cross_entropy.py), per logit:
+ * forward: cast to fp32 with the row max (read 2, write 4), subtract the max,
+ * exp and row sum (read 4, write 4: two kernels), softmax divide in place
+ * (read 4, write 4) = 22 bytes, 4 kernels; backward: gradient times the loss
+ * gradient in place (read 4, write 4), cast to bf16 for the output layer's
+ * GEMMs (read 4, write 2) = 14 bytes, 2 kernels. Other stacks keep 8 and 8. */
+#define WL_CE_FUSED 22, 14, 4, 2
+#define WL_CE_DEFAULT 0, 0, 0, 0
+
 static const wl_stack stacks[] = {
     {"megatron-core", "Megatron-Core with Transformer Engine (2024-): TE's attention (cuDNN fused attention, "
                       "FA3-class, on Hopper; FlashAttention-2 before), fused kernels, TE FP8, overlapped DP",
      "Megatron-Core docs (distributed optimizer, --overlap-grad-reduce, --overlap-param-gather); "
      "Transformer Engine docs (FP8 delayed scaling) and its backend selection (FusedAttention preferred "
      "on sm90+, dot_product_attention/utils.py); FlashAttention-2/3 papers",
-     WL_ATTN_FLASH3, 1, WL_GEMM_CURRENT, 1, 1, 1, 1, 0, 0, 0},
+     WL_ATTN_FLASH3, 1, WL_GEMM_CURRENT, 1, 1, 1, WL_CE_FUSED, 1, 1, 0, 0, 0},
     {"megatron-2021", "Megatron-LM April 2021 (SC'21 paper): unfused attention with the fused scaled-masked "
                       "softmax kernel, fused bias-GeLU and bias-dropout-add, cuBLAS 11 of 2021, fp16",
      "Narayanan et al. SC'21 (arXiv 2104.04473); Megatron-LM commit 50a4b5fa (2021-04-08) README",
-     WL_ATTN_UNFUSED, 1, WL_GEMM_2021, 0, 0, 0, 0, 0, 0, 1}, /* 2021's DDP all-reduced the gradient buffer after the backward */
+     WL_ATTN_UNFUSED, 1, WL_GEMM_2021, 0, 0, 0, WL_CE_DEFAULT, 0, 0, 0, 0, 1}, /* 2021's DDP all-reduced the gradient buffer after the backward */
     {"deepspeed-2021", "DeepSpeed ZeRO-3 of spring 2021 (v0.3.13-0.3.16) on Megatron-LM's 2021 model code: the "
                        "megatron-2021 kernels, per-weight gathers and reduce-scatters with host synchronisation",
      "Narayanan et al. SC'21 Table 2; microsoft/DeepSpeed deepspeed/runtime/zero/stage3.py and "
      "partition_parameters.py of v0.3.13-0.3.16 (docs/workload.md)",
-     WL_ATTN_UNFUSED, 1, WL_GEMM_2021, 0, 0, 1, 0, 1, WL_DS2021_EFF, 1}, /* overlap_comm: reduce-scatters on their own stream */
+     WL_ATTN_UNFUSED, 1, WL_GEMM_2021, 0, 0, 0, WL_CE_DEFAULT, 1, 0, 1, WL_DS2021_EFF, 1}, /* overlap_comm: reduce-scatters on their own stream */
     {"deepspeed", "DeepSpeed ZeRO with PyTorch modules: FlashAttention-2 through PyTorch SDPA, unfused "
                   "elementwise kernels, overlapped communication",
      "DeepSpeed ZeRO docs (overlap_comm, stage3_prefetch_bucket_size); PyTorch SDPA docs",
-     WL_ATTN_FLASH2, 0, WL_GEMM_CURRENT, 1, 0, 1, 0, 0, 0, 0}, /* ZeRO-1/2 all-gather the updated parameters in step() */
+     WL_ATTN_FLASH2, 0, WL_GEMM_CURRENT, 1, 0, 0, WL_CE_DEFAULT, 1, 0, 0, 0, 0}, /* ZeRO-1/2 all-gather the updated parameters in step() */
     {"fsdp2", "PyTorch FSDP2 (torchtitan): FlashAttention-2 through SDPA, unfused elementwise kernels "
               "(no torch.compile), prefetched all-gathers",
      "torchtitan docs and benchmarks; PyTorch FSDP2 (fully_shard) docs",
-     WL_ATTN_FLASH2, 0, WL_GEMM_CURRENT, 1, 0, 1, 1, 0, 0, 0},
+     WL_ATTN_FLASH2, 0, WL_GEMM_CURRENT, 1, 0, 0, WL_CE_DEFAULT, 1, 1, 0, 0, 0},
 };
 
 #define NSTACKS ((int)(sizeof stacks / sizeof *stacks))

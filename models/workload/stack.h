@@ -26,6 +26,14 @@ typedef struct wl_stack {
     wl_gemm_era gemm_era;
     int fp8_te;                 /* --dtype fp8 as Transformer Engine: GEMMs FP8, the rest BF16 */
     int grad_accum_fused;       /* weight-gradient GEMMs accumulate into the main gradient (no extra pass) */
+    int tp_bwd_async;           /* backward of a column-parallel linear: the sequence-parallel re-gather of its
+                                 * input runs on NCCL's stream during the dgrad GEMM, and the dgrad's
+                                 * reduce-scatter (all-reduce without SP) during the wgrad GEMM (Transformer
+                                 * Engine Linear/LayerNormLinear, Megatron-Core's async TP linear) */
+    /* the vocab-parallel cross-entropy: bytes moved per logit and kernels, forward and
+     * backward (0: 8 bytes, one kernel each way) */
+    double ce_fwd, ce_bwd;
+    int ce_fwd_k, ce_bwd_k;
     /* data parallelism (c2): add overlap / bucket fields here, one column per field */
     int overlap_grad_reduce;    /* gradient reduce-scatter/all-reduce overlapped with backward */
     int overlap_param_gather;   /* distributed optimizer's parameter all-gather overlapped with forward */

@@ -133,7 +133,9 @@ typedef struct wl_opts {
 } wl_opts;
 
 /* Streams of a rank in the generated graph. */
-enum { WL_S_COMPUTE, WL_S_PP_FWD, WL_S_PP_BWD, WL_S_DP, WL_S_ZERO3, WL_S_CP_SEND, WL_S_CP_RECV, WL_NSTREAMS };
+enum { WL_S_COMPUTE, WL_S_PP_FWD, WL_S_PP_BWD, WL_S_DP, WL_S_ZERO3, WL_S_CP_SEND, WL_S_CP_RECV,
+       WL_S_TP_ASYNC, /* TE's asynchronous TP collectives of the backward (stack tp_bwd_async) */
+       WL_NSTREAMS };
 /* AxoNN's overlapped collectives (it has no pipeline and no CP): weight
  * all-gathers, input-gradient all-reduces, weight-gradient reduce-scatters. */
 enum { WL_S_AX_AG = WL_S_ZERO3, WL_S_AX_AR = WL_S_PP_FWD, WL_S_AX_RS = WL_S_PP_BWD };
