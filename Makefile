@@ -16,6 +16,9 @@ override CFLAGS  += -std=c11 -D_GNU_SOURCE -fPIC -Wall -Wextra -Werror $(SIM_INC
 override CXXFLAGS += -std=c++17 -fPIC -Wall -Wextra -Werror -Iplatforms -Imodels/coll $(SIM_INC)
 FLAGS_SEEN := $(CC) $(CFLAGS) | $(CXX) $(CXXFLAGS)
 
+# A bare `make` builds everything (the config rule below would otherwise be the first goal).
+.DEFAULT_GOAL := all
+
 DEB_PACKAGES := build-essential g++ pkg-config libsimgrid-dev libigraph-dev libgsl-dev \
                 libopenmpi-dev openmpi-bin libxml2-dev libcunit1-dev libjansson-dev zlib1g-dev \
                 clang-14 libclang-rt-14-dev

@@ -209,7 +209,7 @@ static void test_stacks(void)
     CU_ASSERT_EQUAL(old->attn, WL_ATTN_UNFUSED);
     CU_ASSERT(core->attn != WL_ATTN_UNFUSED);
     CU_ASSERT_PTR_NULL(wl_stack_find("megatron-2019", err, sizeof err));
-    CU_ASSERT_PTR_NOT_NULL(strstr(err, "valid: megatron-core, megatron-2021, deepspeed-2021, deepspeed, fsdp2"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "valid: megatron-core, megatron-2021, deepspeed-2021, deepspeed, megatron-deepspeed, fsdp2, torchtitan"));
     for (int i = 0; i < wl_stack_count(); i++) {
         const wl_stack *s = wl_stack_at(i);
         CU_ASSERT(strlen(s->description) > 20 && strlen(s->sources) > 20);
@@ -378,6 +378,45 @@ static void test_cross_entropy_bytes(void)
     CU_ASSERT(ff > 2.5e-3);
 }
 
+/* torchtitan's Llama in eager PyTorch (stack torchtitan): its RMSNorm is
+ * x.float() (2+4 B per element), pow (4+4), mean (4), x * rsqrt (4+4),
+ * type_as (4+2), * weight (2+2), 7 kernels and 2 per-row ones (eps, rsqrt);
+ * the backward of those ops 76 B in 12 kernels; the rotary embedding of q and
+ * k is float() (2+4), a complex multiply (4+4) and type_as (4+2) per tensor.
+ * Costed at the memory rate with one launch per kernel; only rotary models
+ * get the rotary term; fsdp2 (the same FSDP2, fused norm) has neither. */
+static void test_eager_ops(void)
+{
+    char err[TS_ERRLEN];
+    cm_gpu gpu;
+    CU_ASSERT_EQUAL_FATAL(cm_gpu_find("a100", "configs/gpus", &gpu, err, sizeof err), 0);
+    const wl_stack *tt = wl_stack_find("torchtitan", err, sizeof err), *fs = wl_stack_find("fsdp2", err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tt);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(fs);
+    const char *lay = "tp=1,pp=1,dp=1,mbs=1,gbs=1";
+    double e = 4096.0 * 5120, ekv = e; /* Llama-2 13B: 40 heads, no GQA */
+    double fwd = 2 + 4 + 4 + 4 + 4 + 4 + 4 + 4 + 2 + 2 + 2, rope = 2 + 4 + 4 + 4 + 4 + 2;
+    CU_ASSERT_DOUBLE_EQUAL(fwd, 36, 0);
+    double ln1 = layer_time("llama2-13b", lay, 4096, CM_BF16, "a100", tt, 1, "comp.ln1.");
+    CU_ASSERT_DOUBLE_EQUAL(ln1, cm_mem_time(&gpu, e * fwd, 9), 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(layer_time("llama2-13b", lay, 4096, CM_BF16, "a100", tt, 1, "comp.ln1_bwd."),
+                           cm_mem_time(&gpu, e * 76, 12), 1e-12);
+    CU_ASSERT(ln1 > 5 * layer_time("llama2-13b", lay, 4096, CM_BF16, "a100", fs, 1, "comp.ln1."));
+    CU_ASSERT_DOUBLE_EQUAL(layer_time("llama2-13b", lay, 4096, CM_BF16, "a100", tt, 1, "comp.rope."),
+                           cm_mem_time(&gpu, (e + ekv) * rope, 6), 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(layer_time("llama2-13b", lay, 4096, CM_BF16, "a100", tt, 1, "comp.rope_bwd."),
+                           cm_mem_time(&gpu, (e + ekv) * rope, 6), 1e-12);
+    CU_ASSERT_EQUAL(layer_time("llama2-13b", lay, 4096, CM_BF16, "a100", fs, 1, "comp.rope"), 0);
+    /* GQA: k has kv_heads x head_dim columns (Llama-3 70B: 8 x 128 of 8192) */
+    double e70 = 8192.0 * 8192;
+    CU_ASSERT_DOUBLE_EQUAL(layer_time("llama3-70b", lay, 8192, CM_BF16, "a100", tt, 1, "comp.rope."),
+                           cm_mem_time(&gpu, (e70 + e70 / 8) * rope, 6), 1e-12);
+    /* learned positions (GPT): the norms run eagerly, there is no rotary embedding */
+    CU_ASSERT_EQUAL(layer_time("megatron-gpt-1.7b", lay, 2048, CM_BF16, "a100", tt, 1, "comp.rope"), 0);
+    CU_ASSERT(layer_time("megatron-gpt-1.7b", lay, 2048, CM_BF16, "a100", tt, 1, "comp.ln1.") >
+              5 * layer_time("megatron-gpt-1.7b", lay, 2048, CM_BF16, "a100", fs, 1, "comp.ln1."));
+}
+
 static char out[1 << 16];
 
 static double iteration_of(const char *text)
@@ -416,7 +455,7 @@ static void test_stack_cli(void)
 void suite_kernels(void)
 {
     test_add_suite("kernels", "fp8 speedup of a 175b layer", test_fp8_layer, "fp8 messages stay 16-bit",
-                   test_fp8_messages, "attention kernels", test_attention_kernels,
+                   test_fp8_messages, "torchtitan's eager RMSNorm and rotary embedding", test_eager_ops, "attention kernels", test_attention_kernels,
                    "attention vs own H200 measurements", test_attention_measured, "memory by attention kernel",
                    test_memory_kernels, "stack presets", test_stacks, "Megatron-LM 2021 pipeline messages", test_p2p_2021,
                    "TE backward: TP re-gather and reduce-scatter beside the GEMMs", test_tp_bwd_async,

@@ -238,7 +238,8 @@ static double gemm_time(const gen *G, double batch, double M, double N, double K
     h = (h ^ (uint64_t)(t | G->era << 4 | flags << 8 | fused << 16)) * 1099511628211ull;
     h ^= h >> 31, h *= 0x94d049bb133111ebull, h ^= h >> 29;
     gmemo *e = &gemm_memo.e[h % (sizeof gemm_memo.e / sizeof gemm_memo.e[0])];
-    if (!memo_on || !gemm_memo.valid || G->o->gpu->ncalib != gemm_memo.gpu.ncalib) /* a spec gemm_memo_sync has not seen */
+    /* a spec gemm_memo_sync has not seen, or a GEMM on fewer SMs (tp_overlap's margin, not in the key) */
+    if (!memo_on || !gemm_memo.valid || G->o->gpu->ncalib != gemm_memo.gpu.ncalib || G->sm_margin)
         return gemm_time_uncached(G, t, batch, M, N, K, flags);
     if (e->used && e->batch == batch && e->M == M && e->N == N && e->K == K && e->t == (int)t && e->era == (int)G->era &&
         e->flags == flags && e->fused == fused && e->dt == G->dt && e->gb == G->gb)
@@ -265,6 +266,46 @@ static int elem(gen *G, const char *what, int layer, int mb, double bytes, ekind
     double x = fused ? ekinds[k].fused_x : ekinds[k].unfused_x;
     int nk = fused ? ekinds[k].fused_k : ekinds[k].unfused_k;
     return timed(G, what, layer, mb, 0, cm_mem_time(G->o->gpu, bytes * x, nk));
+}
+
+/* Eager model code (stack eager_ops, torchtitan's Llama without torch.compile):
+ * each PyTorch op is a kernel of its own and reads and writes its operands in
+ * full. Bytes per element of the hidden state (RMSNorm) or of q and k (rotary
+ * embedding), 16-bit activations upcast to fp32, and kernels per call
+ * (docs/compute.md, "Eager model code"):
+ * - RMSNorm forward, x * rsqrt(mean(x.float()^2) + eps) .type_as(x) * w:
+ *   float() 2+4, pow 4+4, mean 4, mul 4+4, type_as 4+2, * w 2+2 = 36 B;
+ *   7 kernels plus 2 per-row ones (add eps, rsqrt);
+ * - its autograd backward: * w (input grad 2+2, weight grad 2+2+2 and its sum
+ *   2), type_as 2+4, mul (x grad 4+4; rstd grad 4+4+4 and its sum 4), pow
+ *   (2x 4+4, times the broadcast grad 4+4), sum of the two x grads 4+4+4,
+ *   float() 4+2 = 76 B; 12 kernels;
+ * - rotary embedding of q or k, view_as_complex(t.float()) * freqs, then
+ *   type_as: 2+4, 4+4, 4+2 = 20 B in 3 kernels, the backward the same in
+ *   reverse (casts and a multiply by the conjugate). */
+enum { EAGER_NORM_FWD, EAGER_NORM_BWD, EAGER_ROPE_FWD, EAGER_ROPE_BWD, EAGER_NKINDS };
+static const struct {
+    double bytes; /* per element */
+    int kernels;
+} eager[EAGER_NKINDS] = {{36, 9}, {76, 12}, {20, 3}, {20, 3}};
+
+/* A norm over elems elements of the hidden state: the stack's kernel (bytes
+ * as fused), or the eager ops. */
+static int norm_op(gen *G, const char *what, int layer, int mb, double bytes, double elems, int bwd)
+{
+    if (!G->st->eager_ops) return elem(G, what, layer, mb, bytes, EK_NORM);
+    int k = bwd ? EAGER_NORM_BWD : EAGER_NORM_FWD;
+    return timed(G, what, layer, mb, 0, cm_mem_time(G->o->gpu, elems * eager[k].bytes, eager[k].kernels));
+}
+
+/* Rotary embedding of q and k (q_elems + k_elems elements) under eager ops;
+ * the fused stacks fold it into their attention input (not costed). */
+static void rope_op(gen *G, int layer, int mb, double q_elems, double k_elems, int bwd)
+{
+    if (!G->st->eager_ops || G->m->learned_pos) return;
+    int k = bwd ? EAGER_ROPE_BWD : EAGER_ROPE_FWD;
+    timed(G, bwd ? "rope_bwd" : "rope", layer, mb, 0,
+          cm_mem_time(G->o->gpu, (q_elems + k_elems) * eager[k].bytes, 2 * eager[k].kernels));
 }
 
 /* Members of a data-parallel collective: positions first + i st (i < n) in
@@ -863,16 +904,17 @@ static void layer_fwd(gen *G, int li, int mb, int recomp)
     G->slow = ds_layer(G, li) ? ds_slow(G) : 0;
     if (l->zero == 3 && !recomp && !ds_layer(G, li)) zero3_gather(G, li, mb, "param_fwd", 0);
     if (!recomp) param_wait(G, li, mb);
-    elem(G, "ln1", li, mb, 2 * act / seqpart, EK_NORM);
+    norm_op(G, "ln1", li, mb, 2 * act / seqpart, tok * h / seqpart, 0);
     if (l->sp) tp_coll_ov(G, OG_ALLGATHER, act, "attn_in", li, mb, ov_gemm(G, tok, (h + 2 * kvd) / t, h, 0));
     if (ds) ds_fetch(G, li, mb, "param_fwd_qkv", h * (h + 2 * kvd) / t);
     gemm(G, "qkv", li, mb, tok, (h + 2 * kvd) / t, h);
+    rope_op(G, li, mb, tok * h / t, tok * kvd / t, 0);
     attention(G, li, mb, recomp ? "attn_recompute" : "attn", 1);
     if (ds) ds_fetch(G, li, mb, "param_fwd_proj", h * h / t);
     gemm_rs(G, "proj", li, mb, tok, h, h / t, WL_UB_RS_SMS_PROJ);
     tp_coll_ov(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "attn_out", li, mb,
                ov_gemm_rs(G, tok, h, h / t, WL_UB_RS_SMS_PROJ));
-    elem(G, "ln2", li, mb, 4 * act / seqpart, EK_NORM);
+    norm_op(G, "ln2", li, mb, 4 * act / seqpart, tok * h / seqpart, 0);
     if (is_moe(m, li)) {
         gemm(G, "router", li, mb, tok / t, m->experts, h);
         coll(G, WL_S_COMPUTE, "ep", OG_ALLTOALL, G->epg, l->ep, tokm * h * G->dt / t, 0, G->ep_intra, NULL, -1, "dispatch", li, mb);
@@ -947,7 +989,7 @@ static void layer_bwd(gen *G, int li, int mb, int chunk)
     } else {
         tp_coll_bwd(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "mlp_in_bwd", li, mb, h, f * g / t, tokm, 1, dg);
     }
-    elem(G, "ln2_bwd", li, mb, 4 * act / seqpart, EK_NORM);
+    norm_op(G, "ln2_bwd", li, mb, 4 * act / seqpart, tok * h / seqpart, 1);
     /* attention */
     if (l->sp) tp_coll_ov(G, OG_ALLGATHER, act, "attn_out_bwd", li, mb, ov_gemm(G, tok, h / t, h, 0));
     if (ds) ds_fetch(G, li, mb, "param_bwd_proj", h * h / t);
@@ -956,6 +998,7 @@ static void layer_bwd(gen *G, int li, int mb, int chunk)
     ds_reduce(G, li, mb, h * h / t);
     if (l->recompute == WL_RC_SELECTIVE) attention(G, li, mb, "attn_recompute", 1);
     attention(G, li, mb, "attn_bwd", 2); /* twice the forward FLOPs (Megatron's count) */
+    rope_op(G, li, mb, tok * h / t, tok * kvd / t, 1);
     if (l->sp) tp_coll_bwd(G, OG_ALLGATHER, act, "attn_in_regather", li, mb, tok, h, (h + 2 * kvd) / t, 0, -1);
     if (ds) ds_fetch(G, li, mb, "param_bwd_qkv", h * (h + 2 * kvd) / t);
     dg = gemm(G, "qkv_dgrad", li, mb, tok, h, (h + 2 * kvd) / t);
@@ -963,7 +1006,7 @@ static void layer_bwd(gen *G, int li, int mb, int chunk)
     wgrad_gemm(G, li, mb, chunk, h, (h + 2 * kvd) / t, tok);
     ds_reduce(G, li, mb, h * (h + 2 * kvd) / t);
     tp_coll_bwd(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "attn_in_bwd", li, mb, h, (h + 2 * kvd) / t, tok, 1, dg);
-    elem(G, "ln1_bwd", li, mb, 2 * act / seqpart, EK_NORM);
+    norm_op(G, "ln1_bwd", li, mb, 2 * act / seqpart, tok * h / seqpart, 1);
     G->slow = 0;
 }
 

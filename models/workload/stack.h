@@ -46,6 +46,10 @@ typedef struct wl_stack {
     /* pipeline (c4) */
     int p2p_2021;               /* Megatron-LM 2021's pipeline messages: scatter/gather over the TP group, and
                                  * a send awaited (with every stream) once the next receive is posted */
+    /* compute (c1, continued) */
+    int eager_ops;              /* the model's own PyTorch code run eagerly (torchtitan's Llama, no torch.compile):
+                                 * RMSNorm as separate ops on an fp32 upcast, rotary embedding through complex
+                                 * fp32 multiplies, each op a kernel (docs/compute.md, "Eager model code") */
 } wl_stack;
 
 /* The default preset (megatron-core) and lookup by name; on failure err lists
