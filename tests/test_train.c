@@ -474,6 +474,82 @@ static void test_fp8_speedup_pairs(void)
     free(rows);
 }
 
+
+/* One layout on an H100 cluster with the SM sharing of overlapped collectives
+ * off (on 0) or on: estimate, graph critical path (reduced detail) and the
+ * graph's kernel seconds per rank. */
+static void sm_share_run(const char *model, const char *lay, const char *cluster, const char *gpu_name, int seq,
+                         int on, double out[4])
+{
+    an_net net;
+    cluster_net(cluster, &net);
+    cm_gpu gpu;
+    char err[TS_ERRLEN];
+    CU_ASSERT_EQUAL_FATAL(cm_gpu_find(gpu_name, "configs/gpus", &gpu, err, sizeof err), 0);
+    wl_model m;
+    CU_ASSERT_EQUAL_FATAL(wl_model_find(model, "configs/models", &m, err, sizeof err), 0);
+    wl_layout l;
+    CU_ASSERT_EQUAL_FATAL(wl_layout_parse(lay, &l, err, sizeof err), 0);
+    wl_opts o = {seq, CM_BF16, &gpu, &net, 1, 1, NULL};
+    /* the cluster's collective parameters (its channel rule), as `trainsim run` sets them */
+    coll_params saved = *coll_params_get();
+    topo_cluster cl;
+    CU_ASSERT_EQUAL_FATAL(topo_load(cluster, 0, &cl, err, sizeof err), 0);
+    coll_params_set(&cl.coll);
+    out[3] = coll_params_channels(1e9);
+    wl_sm_share(on);
+    wl_est e;
+    CU_ASSERT_EQUAL_FATAL(wl_estimate(&m, &l, &o, &e, err, sizeof err), 0);
+    og_graph *g = NULL;
+    wl_info info;
+    CU_ASSERT_EQUAL_FATAL(wl_build(&m, &l, &o, &g, &info, err, sizeof err), 0);
+    eng_result *res = NULL;
+    CU_ASSERT_EQUAL_FATAL(an_run(g, &net, &res, err, sizeof err), 0);
+    out[0] = e.iter, out[1] = res->makespan, out[2] = info.compute_s / info.ranks_built;
+    eng_result_free(res);
+    og_free(g);
+    wl_sm_share(1);
+    coll_params_set(&saved);
+}
+
+/* A collective beside compute holds one SM per NCCL channel (docs/compute.md):
+ * FSDP-style ZeRO-3 on 8 H100s (gathers and reduce-scatters in flight during
+ * every layer) gets slower, its kernels by at most channels / (sms - channels)
+ * of their time, the estimate and the graph by the same amount; a layout whose
+ * gradient all-reduce runs after the backward (overlap_grad=off) and one
+ * without data parallelism do not move. */
+static void test_sm_share(void)
+{
+    const char *h100 = "configs/clusters/dgx-h100-superpod.json", *a100 = "configs/clusters/dgx-a100-superpod.json";
+    double off[4], on[4];
+    cm_gpu gpu;
+    char err[TS_ERRLEN];
+    CU_ASSERT_EQUAL_FATAL(cm_gpu_find("h100", "configs/gpus", &gpu, err, sizeof err), 0);
+    sm_share_run("llama3-8b", "tp=1,pp=1,dp=8,mbs=1,gbs=32,zero=3", h100, "h100", 8192, 0, off);
+    sm_share_run("llama3-8b", "tp=1,pp=1,dp=8,mbs=1,gbs=32,zero=3", h100, "h100", 8192, 1, on);
+    int ch = (int)on[3];
+    CU_ASSERT_FATAL(ch > 0 && ch < gpu.sms);
+    double bound = (double)ch / (gpu.sms - ch);
+    for (int k = 0; k < 3; k++) CU_ASSERT(on[k] > off[k] * 1.01);
+    double kern = on[2] - off[2];
+    CU_ASSERT(kern <= bound * off[2] * (1 + 1e-9));
+    /* the iteration grows by what the kernels lose, at most */
+    CU_ASSERT(on[1] - off[1] <= kern * (1 + 1e-6));
+    CU_ASSERT(on[0] - off[0] <= bound * off[0]);
+    /* estimate and graph move alike */
+    double de = on[0] - off[0], dg = on[1] - off[1];
+    if (fabs(de - dg) > 0.02 * on[1])
+        fprintf(stderr, "\n  sm share: estimate +%.4f s, graph +%.4f s of %.4f s\n", de, dg, on[1]);
+    CU_ASSERT(fabs(de - dg) <= 0.02 * on[1]);
+    static const char *still[] = {"tp=1,pp=1,dp=32,gbs=32,recompute=full,overlap_grad=off",
+                                  "tp=8,pp=4,dp=1,gbs=16,recompute=full"};
+    for (size_t i = 0; i < sizeof still / sizeof still[0]; i++) {
+        sm_share_run("megatron-gpt-1.7b", still[i], a100, "a100", 2048, 0, off);
+        sm_share_run("megatron-gpt-1.7b", still[i], a100, "a100", 2048, 1, on);
+        for (int k = 0; k < 3; k++) CU_ASSERT_DOUBLE_EQUAL(on[k], off[k], 1e-12 * off[k]);
+    }
+}
+
 void suite_train(void)
 {
     test_add_suite("train", "--detail replicas runs every shipped training row", test_replicas_rows,
@@ -486,5 +562,5 @@ void suite_train(void)
                    "Llama-3 8B seq 8192 without recompute fits 80 GB at the published layouts", test_llama3_8b_memory,
                    "tp_overlap: TE userbuffers hide the SP collectives behind their GEMMs", test_tp_overlap,
                    "FP8 speedup of llm-foundry's measured BF16/FP8 pairs", test_fp8_speedup_pairs,
-                   NULL);
+                   "collectives beside compute take SMs", test_sm_share, NULL);
 }

@@ -390,6 +390,14 @@ const coll_params *coll_params_get(void)
     return &active;
 }
 
+int coll_params_channels(double bytes)
+{
+    const coll_params *q = coll_params_get();
+    if (q->max_channels < 1) return 0;
+    double per = q->chan_bytes[COLL_SIMPLE], nc = per > 0 ? bytes / per : q->max_channels;
+    return nc < 1 ? 1 : nc > q->max_channels ? q->max_channels : (int)nc;
+}
+
 const coll_params *coll_params_tuner(void)
 {
     coll_params_get();

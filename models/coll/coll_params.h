@@ -143,6 +143,12 @@ const coll_params *coll_params_get(void);
  * active set, so a fitted or calibrated figure changes the time of the
  * library's choice, never the choice. */
 const coll_params *coll_params_tuner(void);
+/* Channels a large collective call of `bytes` bytes runs on with the active
+ * set (Simple protocol: max_channels, fewer while a channel would carry less
+ * than chan_bytes); NCCL launches one thread block per channel (src/enqueue.cc,
+ * ncclLaunchKernel: grid = nChannels), each resident on an SM for the whole
+ * kernel. 0 when the set has no channel rule. */
+int coll_params_channels(double bytes);
 
 /* ---- What the model derives from the parameters (cost.c, coll.c); the
  * engine, the analytical cost and the selection all call these. ---- */

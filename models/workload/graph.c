@@ -94,6 +94,9 @@ typedef struct gen {
     int dry;                /* costing only (wl_estimate): no graph, times accumulate */
     double acc, acc_w, acc_side;
     double slow;            /* compute time multiplier of the layer being built (0: 1; ds_slow) */
+    double ov_left;         /* seconds of data-parallel collectives in flight beside the compute stream (ov_slow) */
+    int ov_ch;              /* the NCCL channels (SMs) they hold */
+    int ov_skip;            /* the collective being issued is left out of ov_left (expert gradients) */
     double zeff;            /* achieved fraction of the modelled rate of the collective being issued (0: 1) */
     long ops_before;        /* ops of the ranks built before this one */
     struct axstate *ax;     /* AxoNN: overlap bookkeeping, collective costs, dry-run records */
@@ -165,10 +168,55 @@ static int add_fixed(gen *G, double d, const char *what, int layer, int mb)
     return op->id;
 }
 
+/* SM sharing with overlapped collectives (docs/compute.md): an NCCL kernel
+ * holds one SM per channel for its whole run, so a kernel of d seconds (on all
+ * SMs) runs at (sms - ch)/sms of its rate while G->ov_left seconds of such
+ * collectives are in flight beside it; the collectives' seconds are consumed
+ * in program order (the side stream runs them back to back). Returns the
+ * kernel's time. */
+static int sm_share_on = 1; /* wl_sm_share */
+
+static double ov_slow(gen *G, double d)
+{
+    int sms = G->o->gpu->sms, ch = G->ov_ch;
+    if (!sm_share_on || G->ov_left <= 0 || d <= 0 || sms <= 0 || ch <= 0 || ch >= sms) return d;
+    double f = (double)(sms - ch) / sms;
+    if (G->ov_left >= d / f) {
+        G->ov_left -= d / f;
+        return d / f;
+    }
+    d = G->ov_left + (d - G->ov_left * f);
+    G->ov_left = 0;
+    return d;
+}
+
+/* A collective of t seconds issued on a side stream beside the compute. The
+ * estimate (dry) sums them per stage and applies the same rate in closed form
+ * (ov_extra). DeepSpeed 2021's layers carry their own factor (ds_slow). */
+static void ov_issue(gen *G, double t, double bytes)
+{
+    if (t <= 0 || G->slow > 0) return;
+    int ch = coll_params_channels(bytes);
+    if (ch > G->ov_ch) G->ov_ch = ch;
+    G->ov_left += t;
+}
+
+/* Seconds the compute of c seconds gains beside s seconds of collectives on
+ * ch channels: each second of overlap runs the compute at (sms - ch)/sms, up
+ * to all of it (ov_slow in closed form). */
+static double ov_extra(const gen *G, double c, double s)
+{
+    int sms = G->o->gpu->sms, ch = G->ov_ch;
+    if (!sm_share_on || s <= 0 || c <= 0 || sms <= 0 || ch <= 0 || ch >= sms) return 0;
+    double f = (double)(sms - ch) / sms, o = s < c / f ? s : c / f;
+    return o * (1 - f);
+}
+
 /* An op of known duration d doing flops (counted for TFLOP/s). */
 static int timed(gen *G, const char *what, int layer, int mb, double flops, double d)
 {
     if (G->slow > 0) d *= G->slow;
+    else if (!G->dry) d = ov_slow(G, d);
     G->flops += flops;
     G->busy += d;
     return add_fixed(G, d, what, layer, mb);
@@ -410,13 +458,19 @@ static int coll(gen *G, int s, const char *cat, og_coll c, int grp, int n, doubl
 {
     if (n <= 1 || bytes <= 0) return -1;
     double eff = ds && ds != TP_GROUP && G->zeff > 0 ? G->zeff : 1;
+    int side_dp = s != WL_S_COMPUTE && ds && ds != TP_GROUP && !G->ov_skip;
     if (G->dry) {
         double t = coll_time_eff(G, c, n, bytes, intra, ds, eff);
         if (ds == TP_GROUP) t = tp_exposed(G, t);
         if (s == WL_S_COMPUTE) G->acc += t;
         else G->acc_side += t;
+        if (side_dp && G->slow <= 0) {
+            int ch = coll_params_channels(bytes);
+            if (ch > G->ov_ch) G->ov_ch = ch;
+        }
         return -1;
     }
+    if (side_dp) ov_issue(G, coll_time_eff(G, c, n, bytes, intra, ds, eff), bytes);
     og_op *op;
     if (analytic) {
         double t = coll_time_eff(G, c, n, bytes, intra, ds, eff);
@@ -1091,8 +1145,10 @@ static void grads_ready(gen *G, int li, int dep, int mb)
     }
     if (expert > 0 && l->dp / l->ep > 1) {
         dsel eds = {G->di % l->ep * l->cp + G->ci, l->ep * l->cp};
+        G->ov_skip = 1; /* the estimate amortises them apart (dp_exposed) */
         int id = coll(G, WL_S_DP, "dp", l->zero == 0 ? OG_ALLREDUCE : OG_REDUCESCATTER, G->edpg, l->dp / l->ep,
                       whole(expert * G->gb, l->dp / l->ep), G->o->one_replica, 0, &eds, dep, "expert_grads", li, mb);
+        G->ov_skip = 0;
         ts_grow(&G->deps, sizeof *G->deps, &G->depcap, (size_t)G->ndeps + 1);
         G->deps[G->ndeps++] = id;
     }
@@ -1387,6 +1443,7 @@ static int build_rank(gen *G)
     G->last_comp = -1;
     G->bucket_acc = 0;
     G->bucket_no = 0;
+    G->ov_left = 0;
     G->ndeps = 0;
     G->cp_seq = 0;
     G->nz3 = 0;
@@ -1404,6 +1461,10 @@ static int build_rank(gen *G)
     int n = schedule(G, a);
     for (int i = 0; i < n; i++) {
         G->pp_next = i + 1 < n ? a[i + 1].k : 0;
+        /* across pipeline stages an action may start with a wait for a
+         * neighbour, and a collective still in flight then runs beside no
+         * kernel: the SMs it takes slow the action that issued it only */
+        if (G->p > 1) G->ov_left = 0;
         if (a[i].k == 'F') do_F(G, a[i].mb, a[i].c);
         else if (a[i].k == 'B') do_B(G, a[i].mb, a[i].c);
         else do_W(G, a[i].mb, a[i].c);
@@ -1427,6 +1488,7 @@ static int build_rank(gen *G)
     wl_stage_params(m, l, G->pi, &p);
     double owned = l->zero >= 1 ? p.dense / (l->dp * l->cp) + p.expert / (l->dp / l->ep) : p.total;
     last0(G);
+    G->ov_left = 0; /* the step waits for every data-parallel collective */
     og_op *opt = og_compute_fixed(G->g, G->r, WL_S_COMPUTE, cm_mem_time(G->o->gpu, owned * 30, 1));
     G->busy += opt->duration;
     set_label(G, opt, "comp.optimizer");
@@ -2325,7 +2387,7 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
         int nmoe = 0;
         for (int li = st * per; li < (st + 1) * per; li++) nmoe += m->experts && li >= m->dense_layers;
         double f = (per - nmoe) * fd + nmoe * fm, b = (per - nmoe) * bd + nmoe * bm, w = (per - nmoe) * wd + nmoe * wm;
-        double s2 = (per - nmoe) * sd + nmoe * sm;
+        double s2 = (per - nmoe) * sd + nmoe * sm, held = s2; /* held: seconds of side collectives, all streams */
         if (l->zero == 3 && l->dp * l->cp > 1) {
             /* DeepSpeed ZeRO-3 reduce-scatters each layer's gradients every micro-batch, on a
              * stream of their own: they overlap compute and the gathers */
@@ -2335,10 +2397,15 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
                 wl_layer_params(m, l, li, &dense, &expert);
                 r2 += zero3_grad_time(&G, dense);
             }
+            held += r2;
             if (r2 > s2) s2 = r2;
         }
         if (st == 0) f += emb_f, b += emb_b;
         if (st == p - 1) f += lg_f, b += lg_b, w += lg_w;
+        /* the stage's kernels beside its gathers and reduce-scatters (ov_slow):
+         * their streams run at once, each on its channels, so their seconds add */
+        double cx = f + b + w, k = cx > 0 && !ds_layer(&G, st * per) ? 1 + ov_extra(&G, cx, held) / cx : 1;
+        f *= k, b *= k, w *= k;
         if (f + b + w > tf + tb + tw) tf = f, tb = b, tw = w, side = s2;
     }
     /* pipeline point-to-point: one transfer per stage boundary and direction */
@@ -2376,11 +2443,22 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
         og_coll c = l->zero == 0 ? OG_ALLREDUCE : OG_REDUCESCATTER;
         double one = dp_cost(&G, c, ndp, &all, elems * gbytes), whole_ = nb * one;
         double window = (tb + tw) * (nb - 1) / nb;
+        /* the last backward's kernels beside the buckets but the last (ov_slow) */
+        int ch = coll_params_channels(elems * gbytes);
+        if (ch > G.ov_ch) G.ov_ch = ch;
+        double slow = ov_extra(&G, window, whole_ - one);
+        window += slow;
+        e->pipeline += slow;
         e->dp_exposed = whole_ - window > one ? whole_ - window : one;
         if (l->zero >= 1) {
-            double ag = dp_cost(&G, OG_ALLGATHER, ndp, &all, elems * wb);
-            e->dp_exposed += l->param_overlap ? ag + (nb * ag - ag > tf * G.mcount ? nb * ag - ag - tf * G.mcount : 0)
-                                              : nb * ag;
+            double ag = dp_cost(&G, OG_ALLGATHER, ndp, &all, elems * wb), fw = tf * G.mcount;
+            if (l->param_overlap) {
+                /* the forward's kernels beside the gathers but the first */
+                slow = ov_extra(&G, fw, nb * ag - ag);
+                fw += slow;
+                e->pipeline += slow;
+            }
+            e->dp_exposed += l->param_overlap ? ag + (nb * ag - ag > fw ? nb * ag - ag - fw : 0) : nb * ag;
         }
     }
     if (rp.expert > 0 && l->dp / l->ep > 1) {
@@ -2393,6 +2471,8 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
     e->iter = e->pipeline + e->dp_exposed + e->optimizer;
     return 0;
 }
+
+void wl_sm_share(int on) { sm_share_on = on; }
 
 void wl_memo(int on)
 {
