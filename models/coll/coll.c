@@ -186,7 +186,7 @@ static double gpu_estimate(const coll_plan *p, const coll_hw *hw, const coll_par
     double alpha = crosses ? hw->inter_alpha : hw->alpha;
     /* the pipelined tail (coll_call_tail) under q */
     double base = q->base_lat[algos[p->algo].family][p->proto], hops = coll_call_latency_with(p, q) - base;
-    double wire = (p->nsteps - 1) * alpha;
+    double wire = coll_plan_wire_lat(p, alpha, hw->alpha, 0);
     return lat_scale * (base + (hops > wire ? hops : wire)) + alpha + worst / bw_scale;
 }
 

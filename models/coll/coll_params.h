@@ -167,12 +167,18 @@ double coll_call_latency_with(const coll_plan *p, const coll_params *q);
  * alpha, the largest route (wire) latency to its peers, and busy, the time
  * its transfers took. hop_lat includes the wire, and a step cannot take less
  * than its wire latency: pipelined (one flow per peer, which paid alpha
- * once): base + max(hop sum, (nsteps - 1) alpha), where with ring_lockstep
+ * once): base + max(hop sum, wire latency), where with ring_lockstep
  * the hop sum beyond NCCL's count overlaps the transfers (max(NCCL's hops,
  * lock-step hops - busy)); step (every step's flows paid their wire
- * latency): base + max(0, hop sum - nsteps alpha). With every software term
+ * latency): base + max(0, hop sum - wire latency of all steps). With every software term
  * 0 this is the plain alpha-beta cost of the schedule. */
-double coll_call_tail(const coll_plan *p, double alpha, int step, double busy);
+double coll_call_tail(const coll_plan *p, double alpha, double alpha_in, int step, double busy);
+/* The wire latency above: each step charged the route latency of the link it
+ * crosses, alpha (the largest of the member's routes) on a step that may leave
+ * the node, alpha_in (the least, inside the node) on the coll_plan_local_steps
+ * that cannot; all: every step, else all but the one the transfers paid. */
+int coll_plan_local_steps(const coll_plan *p);
+double coll_plan_wire_lat(const coll_plan *p, double alpha, double alpha_in, int all);
 /* The call's time from its GPU time: max(launch, gpu) (0 for a call with
  * nothing to do). Every fidelity ends a call this way. */
 double coll_call_time(const coll_plan *p, double gpu);

@@ -261,9 +261,10 @@ static int merged_peer(const coll_plan *p, const rcache *c, coll_route_fn route,
 
 /* Per rank, the largest route latency to the peers it ever talks to (the
  * engine's alpha). */
+/* The largest route latency to each rank's peers, [n .. 2n): the least. */
 static double *rank_alpha(const coll_plan *p, const rcache *c, coll_route_fn route, void *ctx)
 {
-    double *alpha = ts_calloc(p->n, sizeof *alpha);
+    double *alpha = ts_calloc(2 * (size_t)p->n, sizeof *alpha);
     coll_step *m = coll_step_new(p->merged_width + 1);
     for (int r = 0; r < p->n; r++) {
         coll_plan_merged_phys(p, r, m);
@@ -272,6 +273,7 @@ static double *rank_alpha(const coll_plan *p, const rcache *c, coll_route_fn rou
             int q;
             merged_peer(p, c, route, ctx, m, r, i, &q, &lat, &bw);
             if (lat > alpha[r]) alpha[r] = lat;
+            if (i == 0 || lat < alpha[p->n + r]) alpha[p->n + r] = lat;
         }
     }
     coll_step_free(m);
@@ -313,7 +315,7 @@ static double cost_steps(const coll_plan *p, const rcache *c, coll_route_fn rout
     }
     double t = 0, *alpha = rank_alpha(p, c, route, ctx);
     for (int r = 0; r < n; r++)
-        if (ready[r] + coll_call_tail(p, alpha[r], 1, 0) > t) t = ready[r] + coll_call_tail(p, alpha[r], 1, 0);
+        if (ready[r] + coll_call_tail(p, alpha[r], alpha[n + r], 1, 0) > t) t = ready[r] + coll_call_tail(p, alpha[r], alpha[n + r], 1, 0);
     t = coll_call_time(p, t);
     free(alpha);
     fluid_free(&fl);
@@ -353,7 +355,7 @@ static double cost_pipelined(const coll_plan *p, const rcache *c, coll_route_fn 
     }
     double t = 0, *alpha = rank_alpha(p, c, route, ctx);
     for (int r = 0; r < n; r++)
-        if (end[r] + coll_call_tail(p, alpha[r], 0, end[r]) > t) t = end[r] + coll_call_tail(p, alpha[r], 0, end[r]);
+        if (end[r] + coll_call_tail(p, alpha[r], alpha[n + r], 0, end[r]) > t) t = end[r] + coll_call_tail(p, alpha[r], alpha[n + r], 0, end[r]);
     t = coll_call_time(p, t);
     free(alpha);
     fluid_free(&fl);

@@ -143,12 +143,41 @@ static double call_latency(const coll_plan *p, const coll_params *q, int lockste
     return q->base_lat[fam][pr] + lat;
 }
 
-double coll_call_tail(const coll_plan *p, double alpha, int step, double busy)
+/* Steps of a plan on which no transfer leaves a node: NCCL's tree
+ * all-reduce runs the chain inside the node, L - 1 hops up and L - 1 down,
+ * whatever the pipeline depth (the node-crossing levels sit between the two
+ * chains: a chunk in flight on them keeps every other step a network step);
+ * NVLS+tree its two NVLS steps each side of the tree across nodes. On a ring
+ * every step has a member at a node's edge, and a lock-step ring pays the
+ * network on each (call_latency). 0 on one node: every step is alike. */
+int coll_plan_local_steps(const coll_plan *p)
+{
+    const coll_topo *t = p->topo;
+    if (!t || t->nnodes < 2 || t->ppn < 2) return 0;
+    switch (coll_family_of(p->algo)) {
+    case COLL_FAM_TREE: return p->coll == OG_ALLREDUCE ? 2 * (t->ppn - 1) : 0;
+    case COLL_FAM_NVLSTREE: return 4;
+    default: return 0;
+    }
+}
+
+/* The route latencies the steps add beyond the transfers' own one: each
+ * step the latency of the link it crosses, alpha across nodes and alpha_in
+ * inside one (NCCL's nInterSteps, ncclTopoTuneModel: the inter-node latency
+ * only on the steps between nodes). */
+double coll_plan_wire_lat(const coll_plan *p, double alpha, double alpha_in, int all)
+{
+    int local = coll_plan_local_steps(p), far = p->nsteps - local - (all ? 0 : 1);
+    if (alpha_in <= 0 || alpha_in > alpha) alpha_in = alpha;
+    return (far > 0 ? far : 0) * alpha + local * alpha_in;
+}
+
+double coll_call_tail(const coll_plan *p, double alpha, double alpha_in, int step, double busy)
 {
     if (p->n < 2 || p->nsteps == 0) return 0;
     const coll_params *q = coll_params_get();
     double base = q->base_lat[coll_family_of(p->algo)][p->proto], hops = coll_call_latency_with(p, q) - base;
-    double wire = step ? p->nsteps * alpha : (p->nsteps - 1) * alpha;
+    double wire = coll_plan_wire_lat(p, alpha, alpha_in, step);
     if (step) return base + (hops > wire ? hops - wire : 0);
     if (q->ring_lockstep && busy > 0) {
         /* pipelined: the lock-step waits overlap the transfers (NCCL_STEPS

@@ -494,7 +494,7 @@ static int fluid_coll(const og_op *op, int rank, int me, int seq, const coll_pla
     return 1;
 }
 
-static double run_transfers(const og_op *op, int rank, int me, int seq, coll_plan *pp);
+static double run_transfers(const og_op *op, int rank, int me, int seq, coll_plan *pp, double *alpha_in);
 
 static void run_coll(const og_op *op, int rank)
 {
@@ -508,10 +508,10 @@ static void run_coll(const og_op *op, int rank)
                             run.topo[op->group], err, sizeof err) < 0 || p.nsteps == 0)
         return;
     p.proto = code >> 8;
-    double t0 = simgrid_get_clock(), alpha = 0;
-    if (!(run.o->alone && fluid_coll(op, rank, me, seq, &p, &alpha))) alpha = run_transfers(op, rank, me, seq, &p);
+    double t0 = simgrid_get_clock(), alpha = 0, alpha_in = 0;
+    if (!(run.o->alone && fluid_coll(op, rank, me, seq, &p, &alpha))) alpha = run_transfers(op, rank, me, seq, &p, &alpha_in);
     /* the steps' latencies and the call's base latency (coll_call_tail) */
-    double tail = coll_call_tail(&p, alpha, run.o->fidelity == ENG_STEP, simgrid_get_clock() - t0);
+    double tail = coll_call_tail(&p, alpha, alpha_in, run.o->fidelity == ENG_STEP, simgrid_get_clock() - t0);
     if (tail > 0) sg_actor_sleep_for(tail);
     /* the host's launch interval bounds the call from below (coll_call_time) */
     double rest = coll_call_time(&p, simgrid_get_clock() - t0) - (simgrid_get_clock() - t0);
@@ -519,8 +519,8 @@ static void run_coll(const og_op *op, int rank)
 }
 
 /* Post the collective's transfers flow by flow; returns alpha, the largest
- * route latency to or from the member's peers. */
-static double run_transfers(const og_op *op, int rank, int me, int seq, coll_plan *pp)
+ * route latency to or from the member's peers (*alpha_in: the least). */
+static double run_transfers(const og_op *op, int rank, int me, int seq, coll_plan *pp, double *alpha_in)
 {
     const og_group *gr = &run.g->groups[op->group];
     coll_plan p = *pp;
@@ -551,10 +551,12 @@ static double run_transfers(const og_op *op, int rank, int me, int seq, coll_pla
     for (int i = 0; i < nsend; i++) {
         double l = sg_host_get_route_latency(run.hosts[rank], run.hosts[gr->ranks[st->send[i].peer]]);
         if (l > alpha) alpha = l;
+        if (*alpha_in <= 0 || l < *alpha_in) *alpha_in = l;
     }
     for (int i = 0; i < nrecv; i++) {
         double l = sg_host_get_route_latency(run.hosts[gr->ranks[st->recv[i].peer]], run.hosts[rank]);
         if (l > alpha) alpha = l;
+        if (*alpha_in <= 0 || l < *alpha_in) *alpha_in = l;
     }
     if (far && far[node] < 0) { /* the first member of its node here: remember the inter-node part */
         far[node] = 0;
