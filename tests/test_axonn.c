@@ -341,7 +341,8 @@ static void compare_one(void *ctx, const char *lay, const wl_est *e)
  * collective cost model changed under it (merge of h-coll), the step-by-step
  * walk was rebuilt on the new costs, the closed form agreed with it within
  * 1.6e-11 of the iteration (its double drift) on every row, and the sample
- * was rewritten from the closed form. TS_RECORD=FILE bin/test_trainsim axonn
+ * was rewritten from the closed form; rewritten again when the wire floor
+ * charged each step the latency of the link it crosses (merge of h-dgx). TS_RECORD=FILE bin/test_trainsim axonn
  * writes the sample anew. */
 static void test_estimate_recorded(void)
 {
