@@ -505,6 +505,23 @@ static void test_p2p_rounds(void)
     }
 }
 
+/* The last CSV row of `trainsim coll` for one all-reduce size on `nodes`
+ * Polaris nodes at analytical fidelity (the algorithm the selection took). */
+static void polaris_all_reduce_row(const char *nodes, const char *size, char *last, size_t n)
+{
+    char cmd[512], out[8192], line[1024];
+    const char *path = test_tmp("coll_row.csv");
+    snprintf(cmd, sizeof cmd, "coll --cluster polaris --nodes %s --op all_reduce -b %s -e %s --fidelity analytical --csv %s",
+             nodes, size, size, path);
+    CU_ASSERT_EQUAL(test_cli(cmd, out, sizeof out), 0);
+    last[0] = 0;
+    FILE *f = fopen(path, "r");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    while (fgets(line, sizeof line, f)) snprintf(last, n, "%s", line);
+    fclose(f);
+    unlink(path);
+}
+
 /* GPUs sharing a NIC in the selection: past 2 nodes NCCL's tuner takes the
  * inter-node graph bandwidth, found with the NICs shared (tuning.cc: bw =
  * nNodes <= 2 ? bwIntra : bwInter). On Polaris (2 NICs for 4 GPUs) a ring's
@@ -523,19 +540,8 @@ static void test_nic_sharing_selection(void)
         const char *nodes, *algo;
     } want[] = {{"256", "tree"}, {"2", "ring"}};
     for (int i = 0; i < 2; i++) {
-        char cmd[512], out[8192], path[] = "/tmp/ts_nicshare_XXXXXX";
-        int fd = mkstemp(path);
-        CU_ASSERT_FATAL(fd >= 0);
-        close(fd);
-        snprintf(cmd, sizeof cmd, "coll --cluster polaris --nodes %s --op all_reduce -b 1G -e 1G --fidelity analytical --csv %s",
-                 want[i].nodes, path);
-        CU_ASSERT_EQUAL(test_cli(cmd, out, sizeof out), 0);
-        FILE *f = fopen(path, "r");
-        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-        char line[1024], last[1024] = "";
-        while (fgets(line, sizeof line, f)) snprintf(last, sizeof last, "%s", line);
-        fclose(f);
-        unlink(path);
+        char last[1024];
+        polaris_all_reduce_row(want[i].nodes, "1G", last, sizeof last);
         char algo[64] = "";
         sscanf(last, "%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%63[^,]", algo);
         fprintf(stderr, "\n  polaris %s nodes, 1 GiB all_reduce: %s", want[i].nodes, algo);
@@ -571,20 +577,13 @@ static void test_tuner_version(void)
     CU_ASSERT_EQUAL(coll_params_overlay(&q, o, "x.json", err, sizeof err), -1);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "'version' must be a string"));
     json_decref(o);
+    o = json_loads("{\"version\": \"2.21x\"}", 0, &je); /* trailing text is not a version */
+    CU_ASSERT_EQUAL(coll_params_overlay(&q, o, "x.json", err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "(got '2.21x')"));
+    json_decref(o);
     /* the choice on 256 Polaris nodes (the cluster names NCCL 2.21.5) */
-    char out[8192], path[] = "/tmp/ts_tunerver_XXXXXX";
-    int fd = mkstemp(path);
-    CU_ASSERT_FATAL(fd >= 0);
-    close(fd);
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "coll --cluster polaris --nodes 256 --op all_reduce -b 1M -e 1M --fidelity analytical --csv %s", path);
-    CU_ASSERT_EQUAL(test_cli(cmd, out, sizeof out), 0);
-    FILE *f = fopen(path, "r");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    char line[1024], last[1024] = "";
-    while (fgets(line, sizeof line, f)) snprintf(last, sizeof last, "%s", line);
-    fclose(f);
-    unlink(path);
+    char last[1024];
+    polaris_all_reduce_row("256", "1M", last, sizeof last);
     CU_ASSERT_PTR_NOT_NULL(strstr(last, ",tree,ll,"));
 }
 

@@ -211,11 +211,11 @@ static void test_bad_spec(void)
     text[fread(text, 1, sizeof text - 1, in)] = 0;
     fclose(in);
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        char *at = strstr(text, cases[i].from), path[] = "/tmp/ts_gpu_XXXXXX.json", err[TS_ERRLEN];
+        char *at = strstr(text, cases[i].from), err[TS_ERRLEN];
+        const char *path = test_tmp("bad_gpu.json");
         CU_ASSERT_PTR_NOT_NULL_FATAL(at);
-        int fd = mkstemps(path, 5);
-        CU_ASSERT_FATAL(fd >= 0);
-        FILE *f = fdopen(fd, "w");
+        FILE *f = fopen(path, "w");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
         fprintf(f, "%.*s%s%s", (int)(at - text), text, cases[i].to, at + strlen(cases[i].from));
         fclose(f);
         cm_gpu g;

@@ -253,10 +253,12 @@ int coll_params_overlay(coll_params *p, const void *json_obj, const char *where,
         } else if (strcmp(k, "chan_bytes") == 0) {
             if (proto_row(v, q.chan_bytes, 0, 1e9, where, k, err, errlen) < 0) return -1;
         } else if (strcmp(k, "version") == 0) {
-            int ma = 0, mi = 0, pa = 0;
-            if (!json_is_string(v) || sscanf(json_string_value(v), "%d.%d.%d", &ma, &mi, &pa) < 2 || ma < 1 || mi < 0 ||
-                mi > 99 || pa < 0 || pa > 99)
-                return ts_err(err, errlen, "%s: collectives: 'version' must be a string like \"2.21.5\"", where);
+            int ma = 0, mi = 0, pa = 0, end = 0;
+            const char *vs = json_is_string(v) ? json_string_value(v) : "";
+            int got = sscanf(vs, "%d.%d%n.%d%n", &ma, &mi, &end, &pa, &end);
+            if (!json_is_string(v) || got < 2 || vs[end] || ma < 1 || mi < 0 || mi > 99 || pa < 0 || pa > 99)
+                return ts_err(err, errlen, "%s: collectives: 'version' must be a string like \"2.21.5\"%s%s%s", where,
+                              json_is_string(v) ? " (got '" : "", vs, json_is_string(v) ? "')" : "");
             q.version = ma * 10000 + mi * 100 + pa;
         } else if (strcmp(k, "ring_lockstep") == 0) {
             if (!json_is_boolean(v)) return ts_err(err, errlen, "%s: collectives: 'ring_lockstep' must be true or false", where);

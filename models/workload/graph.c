@@ -228,7 +228,7 @@ static int timed(gen *G, const char *what, int layer, int mb, double flops, doub
  * once per estimate or build (gemm_memo_sync), not per GEMM. */
 typedef struct gmemo {
     double batch, M, N, K, dt, gb, d;
-    int t, era, flags, fused, used;
+    int t, era, flags, fused, sm, used; /* sm: the SMs left to a userbuffers reduce-scatter */
 } gmemo;
 
 static struct {
@@ -283,17 +283,16 @@ static double gemm_time(const gen *G, double batch, double M, double N, double K
         memcpy(&bits, &key[i], sizeof bits);
         h = (h ^ bits) * 1099511628211ull;
     }
-    h = (h ^ (uint64_t)(t | G->era << 4 | flags << 8 | fused << 16)) * 1099511628211ull;
+    h = (h ^ (uint64_t)(t | G->era << 4 | flags << 8 | fused << 16 | (uint64_t)G->sm_margin << 20)) * 1099511628211ull;
     h ^= h >> 31, h *= 0x94d049bb133111ebull, h ^= h >> 29;
     gmemo *e = &gemm_memo.e[h % (sizeof gemm_memo.e / sizeof gemm_memo.e[0])];
-    /* a spec gemm_memo_sync has not seen, or a GEMM on fewer SMs (tp_overlap's margin, not in the key) */
-    if (!memo_on || !gemm_memo.valid || G->o->gpu->ncalib != gemm_memo.gpu.ncalib || G->sm_margin)
+    if (!memo_on || !gemm_memo.valid || G->o->gpu->ncalib != gemm_memo.gpu.ncalib) /* a spec gemm_memo_sync has not seen */
         return gemm_time_uncached(G, t, batch, M, N, K, flags);
     if (e->used && e->batch == batch && e->M == M && e->N == N && e->K == K && e->t == (int)t && e->era == (int)G->era &&
-        e->flags == flags && e->fused == fused && e->dt == G->dt && e->gb == G->gb)
+        e->flags == flags && e->fused == fused && e->sm == G->sm_margin && e->dt == G->dt && e->gb == G->gb)
         return e->d;
     double d = gemm_time_uncached(G, t, batch, M, N, K, flags);
-    *e = (gmemo){batch, M, N, K, G->dt, G->gb, d, (int)t, (int)G->era, flags, fused, 1};
+    *e = (gmemo){batch, M, N, K, G->dt, G->gb, d, (int)t, (int)G->era, flags, fused, G->sm_margin, 1};
     return d;
 }
 
