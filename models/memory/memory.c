@@ -77,6 +77,16 @@ static void stage_memory(const wl_model *m, const wl_layout *l, int seq, cm_dtyp
     o->weights = (l->zero >= 3 ? shard : p.total) * bw;
     o->grads = (l->zero >= 2 ? shard : p.total) * bg;
     o->optim = (l->zero >= 1 ? shard : p.total) * bo;
+    /* DeepSpeed's ZeRO-1/2 optimizer (stage_1_and_2.py): the gradients stay 16-bit (no fp32
+     * main grads), the shard holds fp32 master weights, m and v (12 B); step() builds the
+     * shard's fp32 gradient (4 B) after the backward freed the activations and the gradients
+     * it does not own, so it counts only where it exceeds the activations (added below) */
+    double ds_step = 0;
+    if (l->ds_optim && (l->zero == 1 || l->zero == 2) && (t == CM_FP16 || t == CM_BF16)) {
+        o->grads = (l->zero >= 2 ? shard : p.total) * 2;
+        o->optim = shard * 12;
+        ds_step = shard * 4;
+    }
     /* ZeRO++ hpZ keeps a secondary copy of the parameters sharded over hpz ranks next to
      * the primary shard; hierarchical gradients accumulate over the micro-batches in a
      * shard of the hgz group and are reduced across groups once per iteration */
@@ -116,6 +126,7 @@ static void stage_memory(const wl_model *m, const wl_layout *l, int seq, cm_dtyp
     if (stage == 0) act += s * b * h / div * inflight;
     if (stage == pp - 1) act += 4 * s * b * h / div + 4 * s * b * wl_padded_vocab(m, l) / tt;
     o->activations = act;
+    if (ds_step > act) o->optim += ds_step - act;
     o->stage = stage;
     o->total = o->weights + o->grads + o->optim + o->activations + o->workspace;
 }

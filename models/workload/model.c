@@ -529,6 +529,7 @@ void wl_layout_apply_stack(wl_layout *l, const wl_stack *s)
      * overlap_param=on stand whatever the stack) */
     if (!s->overlap_grad_reduce && l->zero < 3) l->grad_serial = 1;
     if (s->overlap_param_gather && (l->zero == 1 || l->zero == 2)) l->param_overlap = 1;
+    l->ds_optim = s->ds_zero_optim;
 }
 
 int wl_padded_vocab(const wl_model *m, const wl_layout *l)

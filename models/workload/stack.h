@@ -50,6 +50,10 @@ typedef struct wl_stack {
     int eager_ops;              /* the model's own PyTorch code run eagerly (torchtitan's Llama, no torch.compile):
                                  * RMSNorm as separate ops on an fp32 upcast, rotary embedding through complex
                                  * fp32 multiplies, each op a kernel (docs/compute.md, "Eager model code") */
+    /* memory (c2) */
+    int ds_zero_optim;          /* DeepSpeed's ZeRO-1/2 optimizer (stage_1_and_2.py): 16-bit gradients, fp32
+                                 * master, m and v of the shard; the shard's fp32 gradient exists only in
+                                 * step(), after the backward freed the activations (docs/compute.md) */
 } wl_stack;
 
 /* The default preset (megatron-core) and lookup by name; on failure err lists

@@ -72,6 +72,7 @@ typedef struct wl_layout {
     int order[4];                   /* placement order, innermost first, over (0 tp, 1 cp, 2 dp, 3 pp);
                                      * all zero: Megatron's default tp-cp-dp-pp */
     wl_attn attn;                   /* attention kernel (attn=); WL_ATTN_STACK: the stack's */
+    int ds_optim;                   /* zero=1,2 under DeepSpeed's ZeRO optimizer (the stack's ds_zero_optim) */
 } wl_layout;
 
 const char *wl_schedule_name(wl_schedule s);
