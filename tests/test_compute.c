@@ -192,6 +192,31 @@ static void test_sustained(void)
     CU_ASSERT_DOUBLE_EQUAL(cm_sustained(&g, CM_BF16, 0.83), 1, 1e-12);
 }
 
+/* MI250X GCD: the training rate of its GEMMs ("sustained", inferred from
+ * published training runs, docs/compute.md) slows a large transformer GEMM by
+ * the full factor, a GEMM at half the tensor use by half as much, fp16 as bf16,
+ * and leaves the burst model (the MAMF point of mi250x_gemm_published.csv) as is. */
+static void test_sustained_mi250x(void)
+{
+    char err[TS_ERRLEN];
+    cm_gpu g;
+    CU_ASSERT_EQUAL_FATAL(cm_gpu_find("mi250x-gcd", "configs/gpus", &g, err, sizeof err), 0);
+    double f = g.sustained[CM_BF16];
+    CU_ASSERT(f > 0 && f < 1);
+    CU_ASSERT_DOUBLE_EQUAL(g.sustained[CM_FP16], f, 1e-12);
+    /* 13B's fc1 at micro-batch 2, tp=1: 4096 x 20480 x 5120 */
+    double m = 4096, n = 20480, k = 5120, d = cm_gemm_time(&g, CM_FP16, m, n, k);
+    double util = 2 * m * n * k / d / g.peak[CM_FP16];
+    CU_ASSERT(util > 0.7 * 0.77);
+    double full = cm_sustained(&g, CM_FP16, g.gemm_max[CM_ERA_CURRENT][CM_FP16]);
+    CU_ASSERT_DOUBLE_EQUAL(full, f, 1e-9);
+    double half = cm_sustained(&g, CM_FP16, g.gemm_max[CM_ERA_CURRENT][CM_FP16] / 2);
+    CU_ASSERT_DOUBLE_EQUAL(1 - half, (1 - f) / 2, 1e-9);
+    /* burst: the published MAMF point within 10% */
+    double mamf = cm_gemm_time(&g, CM_BF16, 1024, 14080, 19968);
+    CU_ASSERT(fabs(0.003917 / mamf - 1) < 0.10);
+}
+
 /* A spec whose sustained factors or attention backward ratios are wrong is
  * refused naming the field. */
 static void test_bad_spec(void)
@@ -282,5 +307,5 @@ void suite_compute(void)
 {
     test_add_suite("compute", "gpu specs", test_specs, "roofline", test_roofline, "gemm model vs hardware.md",
                    test_gemm_measured, "gemm model vs own H200 measurements", test_gemm_own,
-                   "sustained-load clock vs own H100/H200 measurements", test_sustained, "bad gpu specs", test_bad_spec, "gemm tile and wave quantization", test_gemm_quantization, "calibration from gemm table", test_calibration, NULL);
+                   "sustained-load clock vs own H100/H200 measurements", test_sustained, "MI250X training GEMM rate", test_sustained_mi250x, "bad gpu specs", test_bad_spec, "gemm tile and wave quantization", test_gemm_quantization, "calibration from gemm table", test_calibration, NULL);
 }

@@ -198,6 +198,45 @@ static void test_memory_kernels(void)
     }
 }
 
+/* DeepSpeed's ZeRO-1/2 optimizer (megatron-deepspeed): the LUMI 13B run at
+ * dp=16, zero=1, fp16 (it ran on 64 GB GCDs) fits; against Megatron's
+ * distributed optimizer it keeps no persistent fp32 gradient (4 B per owned
+ * parameter less) and counts the step's fp32 gradient shard only where it
+ * exceeds the activations the backward has freed by then. */
+static void test_memory_ds_zero(void)
+{
+    char err[TS_ERRLEN];
+    wl_model m;
+    CU_ASSERT_EQUAL_FATAL(wl_model_find("mds-gpt3-13b", "configs/models", &m, err, sizeof err), 0);
+    const wl_stack *ds = wl_stack_find("megatron-deepspeed", err, sizeof err), *core = wl_stack_default();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ds);
+    double cap = 68719476736.0;
+    const char *lays[] = {"tp=1,pp=1,dp=16,mbs=2,gbs=1024,zero=1,recompute=full",
+                          "tp=1,pp=1,dp=16,mbs=2,gbs=1024,zero=2,recompute=full"};
+    for (int i = 0; i < 2; i++) {
+        wl_layout a, b;
+        mem_breakdown md, mc;
+        CU_ASSERT_EQUAL_FATAL(wl_layout_parse(lays[i], &a, err, sizeof err), 0);
+        CU_ASSERT_EQUAL_FATAL(wl_layout_check(&a, &m, 2048, 0, err, sizeof err), 0);
+        b = a;
+        wl_layout_apply_stack(&a, ds);
+        wl_layout_apply_stack(&b, core);
+        CU_ASSERT(a.ds_optim && !b.ds_optim);
+        mem_estimate(&m, &a, 2048, CM_FP16, cap, &md);
+        mem_estimate(&m, &b, 2048, CM_FP16, cap, &mc);
+        CU_ASSERT(md.fits);
+        CU_ASSERT(md.total < mc.total);
+        /* the step's shard (4 B per owned parameter) against the activations it replaces */
+        double owned = mc.optim / 16, step = 4 * owned, over = step > md.activations ? step - md.activations : 0;
+        CU_ASSERT_DOUBLE_EQUAL(md.optim, 12 * owned + over, 1e-6 * md.optim);
+        CU_ASSERT_DOUBLE_EQUAL(md.grads, mc.grads, 1e-6 * mc.grads); /* fp16: 16-bit gradients in both */
+        /* bf16: Megatron accumulates fp32 main gradients, DeepSpeed's ZeRO 16-bit ones */
+        mem_estimate(&m, &a, 2048, CM_BF16, cap, &md);
+        mem_estimate(&m, &b, 2048, CM_BF16, cap, &mc);
+        CU_ASSERT_DOUBLE_EQUAL(md.grads, mc.grads / 2, 1e-6 * mc.grads);
+    }
+}
+
 /* The presets: megatron-2021 runs the unfused kernel, megatron-core a flash
  * one; an unknown name lists the valid ones; unfused elementwise kernels cost more. */
 static void test_stacks(void)
@@ -464,7 +503,8 @@ void suite_kernels(void)
     test_add_suite("kernels", "fp8 speedup of a 175b layer", test_fp8_layer, "fp8 messages stay 16-bit",
                    test_fp8_messages, "torchtitan's eager RMSNorm and rotary embedding", test_eager_ops, "attention kernels", test_attention_kernels,
                    "attention vs own H200 measurements", test_attention_measured, "memory by attention kernel",
-                   test_memory_kernels, "stack presets", test_stacks, "Megatron-LM 2021 pipeline messages", test_p2p_2021,
+                   test_memory_kernels, "memory: DeepSpeed's ZeRO-1/2 optimizer", test_memory_ds_zero,
+                   "stack presets", test_stacks, "Megatron-LM 2021 pipeline messages", test_p2p_2021,
                    "TE backward: TP re-gather and reduce-scatter beside the GEMMs", test_tp_bwd_async,
                    "tp_overlap: proj and fc2 GEMMs leave SMs to the reduce-scatter", test_ub_sm_margin,
                    "cross-entropy bytes per logit by stack", test_cross_entropy_bytes,
