@@ -638,6 +638,7 @@ double wl_iteration_flops(const wl_model *m, const wl_layout *l, int seq, int mo
     double fwd = 0, attn_core = 0;
     /* scores and weighted values: q.k over the query-key width, p.v over the value width */
     double core = m->kv_lora ? 2 * s * m->heads * (double)(m->nope_dim + m->rope_dim + m->v_dim) : 4 * s * h;
+    if (model_only == WL_FLOPS_MODEL_CAUSAL) core /= 2; /* a causal mask: each query sees half the keys on average */
     for (int i = 0; i < m->layers; i++) {
         double f = 2 * attn_weights(m) + core;
         if (is_moe_layer(m, i))

@@ -111,8 +111,11 @@ void wl_layer_params(const wl_model *m, const wl_layout *l, int layer, double *d
 
 /* FLOPs of one iteration over all GPUs as the generated op graph counts them
  * (GEMMs and attention; elementwise ops are costed by bytes), including the
- * forward recomputation of the recompute mode. model_only: without recompute
- * (the "model FLOPs" of MFU). */
+ * forward recomputation of the recompute mode. model_only: WL_FLOPS_MODEL
+ * without recompute (the "model FLOPs" of MFU); WL_FLOPS_MODEL_CAUSAL the same
+ * with the attention scores and weighted values counted causally, half of
+ * s x s (Megatron-Bridge's num_floating_point_operations, core_seq / 2). */
+enum { WL_FLOPS_EXECUTED = 0, WL_FLOPS_MODEL = 1, WL_FLOPS_MODEL_CAUSAL = 2 };
 double wl_iteration_flops(const wl_model *m, const wl_layout *l, int seq, int model_only);
 
 /* ---- the op graph of one iteration ---- */
