@@ -67,6 +67,9 @@ typedef struct wl_layout {
                                      * DeepSpeed's and FSDP2's one-layer prefetch) */
     int tp_overlap;                 /* sp: TP all-gathers / reduce-scatters pipelined with their GEMM
                                      * (Transformer Engine userbuffers, Megatron-Core --tp-comm-overlap) */
+    int no_gaf;                     /* gaf=off: no gradient-accumulation fusion whatever the stack (the
+                                     * recipe's gradient_accumulation_fusion=False, e.g. Megatron-Bridge
+                                     * with Megatron-FSDP): a pass adds each weight gradient to the main one */
     int keep_params;                /* zero=3: gathered parameters kept from forward to backward (FSDP2
                                      * reshard_after_forward=False): no backward gather */
     int order[4];                   /* placement order, innermost first, over (0 tp, 1 cp, 2 dp, 3 pp);
