@@ -424,6 +424,33 @@ static void test_cross_entropy_bytes(void)
     CU_ASSERT(ff > 2.5e-3);
 }
 
+/* gaf=off (a recipe's gradient_accumulation_fusion=False, Megatron-Bridge's
+ * Megatron-FSDP runs): every weight-gradient GEMM is followed by a pass adding
+ * its bf16 output to the fp32 main gradient (read 2 + 4, write 4 bytes per
+ * weight): Llama-3 8B's 32 layers of QKV, proj, fc1 and fc2 weights and its
+ * output layer, one micro-batch, at the H100's streaming rate plus one launch
+ * each. On a stack without the fusion (fsdp2) the key changes nothing. */
+static void test_gaf_off(void)
+{
+    char err[TS_ERRLEN];
+    wl_model m;
+    cm_gpu gpu;
+    CU_ASSERT_EQUAL_FATAL(wl_model_find("llama3-8b", "configs/models", &m, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(cm_gpu_find("h100", "configs/gpus", &gpu, err, sizeof err), 0);
+    const wl_stack *core = wl_stack_find("megatron-core", err, sizeof err), *fsdp = wl_stack_find("fsdp2", err, sizeof err);
+    const char *on = "tp=1,pp=1,dp=1,mbs=1,gbs=1", *off = "tp=1,pp=1,dp=1,mbs=1,gbs=1,gaf=off";
+    double a = ops_time("llama3-8b", on, 8192, core, "comp.wgrad."), b = ops_time("llama3-8b", off, 8192, core, "comp.wgrad.");
+    double h = m.hidden, kv = (double)m.kv_heads * (m.hidden / m.heads), V = 128256;
+    double layer = h * (h + 2 * kv) + h * h + 3 * h * m.ffn;
+    double want = m.layers * (cm_mem_time(&gpu, (h * (h + 2 * kv)) * 10, 1) + cm_mem_time(&gpu, h * h * 10, 1) +
+                              cm_mem_time(&gpu, 2 * h * m.ffn * 10, 1) + cm_mem_time(&gpu, h * m.ffn * 10, 1)) +
+                  cm_mem_time(&gpu, h * V * 10, 1);
+    CU_ASSERT_FATAL(a > 0 && layer > 0);
+    CU_ASSERT(fabs((b - a) - want) / want < 0.02);
+    CU_ASSERT_DOUBLE_EQUAL(ops_time("llama3-8b", off, 8192, fsdp, "comp.wgrad."),
+                           ops_time("llama3-8b", on, 8192, fsdp, "comp.wgrad."), 1e-12);
+}
+
 /* torchtitan's Llama in eager PyTorch (stack torchtitan): its RMSNorm is
  * x.float() (2+4 B per element), pow (4+4), mean (4), x * rsqrt (4+4),
  * type_as (4+2), * weight (2+2), 7 kernels and 2 per-row ones (eps, rsqrt);
@@ -508,5 +535,6 @@ void suite_kernels(void)
                    "TE backward: TP re-gather and reduce-scatter beside the GEMMs", test_tp_bwd_async,
                    "tp_overlap: proj and fc2 GEMMs leave SMs to the reduce-scatter", test_ub_sm_margin,
                    "cross-entropy bytes per logit by stack", test_cross_entropy_bytes,
+                   "gaf=off: a main-gradient pass per weight gradient", test_gaf_off,
                    "--stack on run and search", test_stack_cli, NULL);
 }

@@ -304,6 +304,41 @@ static void test_accuracy_rows(void)
     CU_ASSERT(val_train_load("configs/measurements/training/thresholds.csv", &rows, &n, err, sizeof err) < 0);
 }
 
+/* `# flops: model-causal` (Megatron-Bridge's count): the same prediction in a
+ * count whose attention core is half of s x s; for Llama-3 8B at sequence 8192
+ * the published figures give 51.5e9 FLOPs per token against 57.9e9 in full
+ * (megatron_bridge_h100_fp8.csv's header); an unknown count is refused. */
+static void test_flops_causal(void)
+{
+    const char *row = "h100,llama3-8b,\"tp=1,pp=1,dp=8,mbs=1,gbs=128,zero=3\",8,h100,dgx-h100-superpod,"
+                      "megatron-core,fp8,8192,725,x\n";
+    const char *counts[] = {"model", "model-causal", "causal"};
+    double tf[2] = {0, 0};
+    char err[TS_ERRLEN];
+    for (int i = 0; i < 3; i++) {
+        const char *path = test_tmp("flops_causal.csv");
+        FILE *f = fopen(path, "w");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+        fprintf(f, "# flops: %s\ntable,model,layout,gpus,gpu,cluster,stack,dtype,seq,tflops,source\n%s", counts[i], row);
+        fclose(f);
+        val_train_row *rows = NULL;
+        int n = 0;
+        int rc = val_train_load(path, &rows, &n, err, sizeof err);
+        remove(path);
+        if (i == 2) {
+            CU_ASSERT(rc < 0 && strstr(err, "causal") && strstr(err, "model-causal"));
+            continue;
+        }
+        CU_ASSERT_EQUAL_FATAL(rc, 0);
+        CU_ASSERT_EQUAL(rows[0].model_flops, i ? WL_FLOPS_MODEL_CAUSAL : WL_FLOPS_MODEL);
+        val_train_pred p;
+        CU_ASSERT_EQUAL(val_train_predict(&rows[0], &p, err, sizeof err), 0);
+        tf[i] = p.tflops;
+        free(rows);
+    }
+    CU_ASSERT(tf[0] > 0 && fabs(tf[1] / tf[0] - 51.5 / 57.9) < 0.005);
+}
+
 /* Every table under configs/measurements/training/ other than Megatron-LM
  * 2021's (tested above): it parses, and each row is predicted at reduced
  * detail (val_train_predict) and builds at replicas detail (every rank, every
@@ -558,6 +593,7 @@ void suite_train(void)
                    "distributed optimizer buckets padded as Megatron-Core", test_dp_buckets,
                    "ZeRO-3 prefetch window and reshard", test_zero3_prefetch,
                    "accuracy rows predicted", test_accuracy_rows,
+                   "flops: model-causal counts the attention core causally", test_flops_causal,
                    "every row of the newer published tables parses and runs (reduced and replicas)", test_new_tables,
                    "Llama-3 8B seq 8192 without recompute fits 80 GB at the published layouts", test_llama3_8b_memory,
                    "tp_overlap: TE userbuffers hide the SP collectives behind their GEMMs", test_tp_overlap,

@@ -145,6 +145,11 @@ static void test_flops_formula(void)
         f = wl_iteration_flops(&m, &l, 2048, 0);
         CU_ASSERT(fabs(f - full) / full < 1e-3);
         CU_ASSERT(fabs(wl_iteration_flops(&m, &l, 2048, 1) - plain) / plain < 1e-3);
+        /* causal count (Megatron-Bridge): the scores and weighted values, 4 s h per token
+         * and layer forward (x3 with the backward), are halved; nothing else changes */
+        double causal = plain - 3 * B * s * L * 2 * s * h;
+        double fc = wl_iteration_flops(&m, &l, 2048, WL_FLOPS_MODEL_CAUSAL);
+        CU_ASSERT(fabs(fc - causal) / causal < 1e-3);
     }
 }
 

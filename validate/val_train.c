@@ -61,11 +61,14 @@ int val_train_load(const char *path, val_train_row **rows, int *nrows, char *err
             const char *d = line + 1 + strspn(line + 1, " ");
             if (!strncmp(d, "flops:", 6)) {
                 d += 6 + strspn(d + 6, " ");
-                if (!strcmp(d, "model") || !strcmp(d, "executed")) model_flops = d[0] == 'm';
+                if (!strcmp(d, "model")) model_flops = WL_FLOPS_MODEL;
+                else if (!strcmp(d, "model-causal")) model_flops = WL_FLOPS_MODEL_CAUSAL;
+                else if (!strcmp(d, "executed")) model_flops = WL_FLOPS_EXECUTED;
                 else {
                     fclose(f);
                     free(r);
-                    return ts_err(err, errlen, "%s: line %d: 'flops: %s': want model or executed", path, lineno, d);
+                    return ts_err(err, errlen, "%s: line %d: 'flops: %s': want model, model-causal or executed", path,
+                                  lineno, d);
                 }
             }
             continue;

@@ -252,6 +252,9 @@ static void gemm_memo_sync(const cm_gpu *gpu)
     gemm_memo.valid = 1;
 }
 
+/* Gradient-accumulation fusion: the stack's, unless the layout turns it off (gaf=off). */
+static int gaf_on(const gen *G) { return G->st->grad_accum_fused && !G->l->no_gaf; }
+
 /* Seconds of an M x N x K GEMM (batch of them) as the stack runs it: FP8 GEMMs
  * (Transformer Engine) also cast their input operand, bf16 to fp8 plus the
  * transposed copy the weight gradient reads (4 bytes per element), one kernel. */
@@ -268,7 +271,7 @@ static double gemm_time_uncached(const gen *G, cm_dtype t, double batch, double 
     /* without gradient-accumulation fusion (the GEMM adding into the main
      * gradient), autograd's gradient is added to it by a kernel of its own:
      * read the gradient and the main gradient, write the main gradient */
-    if ((flags & GF_WGRAD) && !G->st->grad_accum_fused) d += cm_mem_time(gpu, batch * M * N * (G->dt + 2 * G->gb), 1);
+    if ((flags & GF_WGRAD) && !gaf_on(G)) d += cm_mem_time(gpu, batch * M * N * (G->dt + 2 * G->gb), 1);
     return d;
 }
 
@@ -276,7 +279,7 @@ static double gemm_time(const gen *G, double batch, double M, double N, double K
 {
     cm_dtype t = G->o->dtype;
     if (t == CM_FP8 && (flags & GF_HIGH)) t = CM_BF16;
-    int fused = G->st->grad_accum_fused != 0;
+    int fused = gaf_on(G);
     const double key[4] = {batch, M, N, K};
     uint64_t h = 1469598103934665603ull, bits;
     for (int i = 0; i < 4; i++) {

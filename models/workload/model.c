@@ -240,6 +240,7 @@ static const struct okey {
     {"overlap_param", offsetof(wl_layout, param_overlap), 0},
     {"reshard", offsetof(wl_layout, keep_params), 1},
     {"tp_overlap", offsetof(wl_layout, tp_overlap), 0},
+    {"gaf", offsetof(wl_layout, no_gaf), 1},
 };
 
 /* on/1/true: 1, off/0/false: 0, else -1 */
@@ -353,7 +354,7 @@ int wl_layout_parse(const char *s, wl_layout *l, char *err, size_t errlen)
         } else {
             ts_err(err, errlen, "layout: unknown key '%s' (valid: tp, pp, dp, cp, ep, vpp, mbs, gbs, zero, sp, "
                    "recompute, schedule, bucket, order, attn, overlap_grad, overlap_param, prefetch, reshard, tp_overlap, "
-                   "hpz, hgz, qwz, qgz; AxoNN: gx, gy, gz, dp, overlap)", k);
+                   "gaf, hpz, hgz, qwz, qgz; AxoNN: gx, gy, gz, dp, overlap)", k);
             goto out;
         }
     }
@@ -512,7 +513,7 @@ void wl_layout_format(const wl_layout *l, char *buf, size_t n)
         /* likewise the frameworks' overlap keys that differ from the defaults */
         const struct { int set; const char *text; } extra[] = {
             {l->grad_serial, ",overlap_grad=off"}, {l->param_overlap, ",overlap_param=on"},
-            {l->keep_params, ",reshard=off"}, {l->tp_overlap, ",tp_overlap=on"},
+            {l->keep_params, ",reshard=off"}, {l->tp_overlap, ",tp_overlap=on"}, {l->no_gaf, ",gaf=off"},
         };
         for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++)
             if (extra[i].set && strlen(buf) + strlen(extra[i].text) < n) strcat(buf, extra[i].text);
@@ -639,6 +640,7 @@ double wl_iteration_flops(const wl_model *m, const wl_layout *l, int seq, int mo
     double fwd = 0, attn_core = 0;
     /* scores and weighted values: q.k over the query-key width, p.v over the value width */
     double core = m->kv_lora ? 2 * s * m->heads * (double)(m->nope_dim + m->rope_dim + m->v_dim) : 4 * s * h;
+    if (model_only == WL_FLOPS_MODEL_CAUSAL) core /= 2; /* a causal mask: each query sees half the keys on average */
     for (int i = 0; i < m->layers; i++) {
         double f = 2 * attn_weights(m) + core;
         if (is_moe_layer(m, i))

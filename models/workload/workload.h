@@ -67,6 +67,9 @@ typedef struct wl_layout {
                                      * DeepSpeed's and FSDP2's one-layer prefetch) */
     int tp_overlap;                 /* sp: TP all-gathers / reduce-scatters pipelined with their GEMM
                                      * (Transformer Engine userbuffers, Megatron-Core --tp-comm-overlap) */
+    int no_gaf;                     /* gaf=off: no gradient-accumulation fusion whatever the stack (the
+                                     * recipe's gradient_accumulation_fusion=False, e.g. Megatron-Bridge
+                                     * with Megatron-FSDP): a pass adds each weight gradient to the main one */
     int keep_params;                /* zero=3: gathered parameters kept from forward to backward (FSDP2
                                      * reshard_after_forward=False): no backward gather */
     int order[4];                   /* placement order, innermost first, over (0 tp, 1 cp, 2 dp, 3 pp);
@@ -112,8 +115,11 @@ void wl_layer_params(const wl_model *m, const wl_layout *l, int layer, double *d
 
 /* FLOPs of one iteration over all GPUs as the generated op graph counts them
  * (GEMMs and attention; elementwise ops are costed by bytes), including the
- * forward recomputation of the recompute mode. model_only: without recompute
- * (the "model FLOPs" of MFU). */
+ * forward recomputation of the recompute mode. model_only: WL_FLOPS_MODEL
+ * without recompute (the "model FLOPs" of MFU); WL_FLOPS_MODEL_CAUSAL the same
+ * with the attention scores and weighted values counted causally, half of
+ * s x s (Megatron-Bridge's num_floating_point_operations, core_seq / 2). */
+enum { WL_FLOPS_EXECUTED = 0, WL_FLOPS_MODEL = 1, WL_FLOPS_MODEL_CAUSAL = 2 };
 double wl_iteration_flops(const wl_model *m, const wl_layout *l, int seq, int model_only);
 
 /* ---- the op graph of one iteration ---- */
