@@ -2,6 +2,7 @@
  * attention kernels' time and memory, fusion and the --stack presets. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "analytic/analytic.h"
@@ -320,6 +321,65 @@ static void test_p2p_2021_interleaved(void)
     CU_ASSERT(t[1] < t[0]);
 }
 
+/* FSDP2's copies around its collectives (stack fsdp2_copies, torchtitan):
+ * Llama-2 13B, zero=3 over 4 GPUs, one micro-batch, every op apart. Each
+ * parameter all-gather is followed on the compute stream by a copy-out that
+ * reads and writes the gathered 16-bit layer (a layer's: cm_mem_time of
+ * 2 x 2 B x its parameters), each gradient reduce-scatter is preceded by a
+ * copy-in (read 2 B, write the fp32 reduce input); the fsdp2 stack (the
+ * llm-foundry rows, FSDP1) has neither and a shorter iteration. */
+static void test_fsdp2_copies(void)
+{
+    char err[TS_ERRLEN];
+    wl_model m;
+    cm_gpu gpu;
+    an_net net;
+    CU_ASSERT_EQUAL_FATAL(wl_model_find("llama2-13b", "configs/models", &m, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(cm_gpu_find("a100", "configs/gpus", &gpu, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(an_net_default("A100", &net), 0);
+    wl_model_fit_seq(&m, 1024);
+    double t[2];
+    for (int tt = 0; tt < 2; tt++) {
+        const wl_stack *st = wl_stack_find(tt ? "torchtitan" : "fsdp2", err, sizeof err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(st);
+        wl_layout l;
+        CU_ASSERT_EQUAL_FATAL(wl_layout_parse("tp=1,pp=1,dp=4,mbs=1,gbs=4,zero=3", &l, err, sizeof err), 0);
+        CU_ASSERT_EQUAL_FATAL(wl_layout_check(&l, &m, 1024, 4, err, sizeof err), 0);
+        wl_layout_apply_stack(&l, st);
+        wl_opts o = {1024, CM_BF16, &gpu, &net, 0, 0, st};
+        og_graph *g = NULL;
+        wl_info info;
+        CU_ASSERT_EQUAL_FATAL(wl_build(&m, &l, &o, &g, &info, err, sizeof err), 0);
+        wl_rank_params p;
+        wl_stage_params(&m, &l, 0, &p);
+        double layer_out = cm_mem_time(&gpu, 2 * p.layer * 2, 1);
+        int gathers = 0, rs = 0, outs = 0, ins = 0, exact = 0;
+        const og_rank *rk = &g->ranks[0];
+        for (int i = 0; i < rk->nops; i++) {
+            const og_op *op = &rk->ops[i];
+            if (!op->label) continue;
+            gathers += op->kind == OG_COLL && op->coll == OG_ALLGATHER && !strncmp(op->label, "dp.all_gather.param", 19);
+            rs += op->kind == OG_COLL && op->coll == OG_REDUCESCATTER;
+            if (!strncmp(op->label, "comp.fsdp2_copy_out.l", 21)) {
+                outs++;
+                int li = atoi(op->label + 21);
+                exact += li < m.layers && fabs(op->duration - layer_out) < 1e-12;
+            }
+            ins += !strncmp(op->label, "comp.fsdp2_copy_in.", 19);
+        }
+        CU_ASSERT(gathers >= 2 * m.layers && rs >= m.layers);
+        CU_ASSERT_EQUAL(outs, tt ? gathers : 0);
+        CU_ASSERT_EQUAL(ins, tt ? rs : 0);
+        CU_ASSERT_EQUAL(exact, tt ? 2 * m.layers : 0); /* forward and backward gather of each layer */
+        eng_result *res = NULL;
+        CU_ASSERT_EQUAL_FATAL(an_run(g, &net, &res, err, sizeof err), 0);
+        t[tt] = res->makespan;
+        eng_result_free(res);
+        og_free(g);
+    }
+    CU_ASSERT(t[1] > t[0]);
+}
+
 /* Iteration of the closed-form estimate of llama2-70b at lay, fp8, on net. */
 static double est_iter(const char *lay, const an_net *net, const wl_stack *st)
 {
@@ -520,6 +580,7 @@ void suite_kernels(void)
                    "attention vs own H200 measurements", test_attention_measured, "memory by attention kernel",
                    test_memory_kernels, "stack presets", test_stacks, "Megatron-LM 2021 pipeline messages", test_p2p_2021,
                    "Megatron-LM 2021 interleaved schedule: blocking calls, no deadlock", test_p2p_2021_interleaved,
+                   "FSDP2 copy-out and copy-in around its collectives", test_fsdp2_copies,
                    "TE backward: TP re-gather and reduce-scatter beside the GEMMs", test_tp_bwd_async,
                    "tp_overlap: proj and fc2 GEMMs leave SMs to the reduce-scatter", test_ub_sm_margin,
                    "cross-entropy bytes per logit by stack", test_cross_entropy_bytes,

@@ -789,6 +789,27 @@ static int gather_ops(gen *G, int li, int mb, const char *what, int first, doubl
     return last;
 }
 
+/* FSDP2 (stack fsdp2_copies; torch/distributed/_composable/fsdp/
+ * _fsdp_collectives.py of PyTorch 2.4): after waiting for an all-gather the
+ * compute stream splits the gathered buffer into the parameters
+ * (foreach_all_gather_copy_out, torch.split_with_sizes_copy: read and write
+ * every gathered 16-bit element); before a reduce-scatter the gradients are
+ * concatenated and cast to the reduce dtype into its input
+ * (foreach_reduce_scatter_copy_in, torch.cat) on the reduce-scatter stream,
+ * which the compute stream waits for before it frees the gradients
+ * (current_stream.wait_event(copy_in_event)). */
+static void fsdp2_copy_out(gen *G, int li, int mb, double P)
+{
+    if (G->st->fsdp2_copies) elem(G, "fsdp2_copy_out", li, mb, 2 * P * G->pb, EK_PLAIN);
+}
+
+static int fsdp2_copy_in(gen *G, double P, int dep)
+{
+    if (!G->st->fsdp2_copies) return dep;
+    int id = elem(G, "fsdp2_copy_in", -1, -1, P * (G->dt + G->gb), EK_PLAIN);
+    return G->dry ? dep : id;
+}
+
 /* The layer's parameters are gathered before the layer runs, forward and
  * backward; the compute stream waits for them. */
 static void zero3_gather(gen *G, int li, int mb, const char *what, double P)
@@ -813,7 +834,11 @@ static void zero3_gather(gen *G, int li, int mb, const char *what, double P)
         return;
     }
     int ag = gather_ops(G, li, mb, what, first, P);
-    if (ag < 0 || G->dry) return;
+    if (G->dry) {
+        if (G->l->dp * G->l->cp > 1) fsdp2_copy_out(G, li, mb, P);
+        return;
+    }
+    if (ag < 0) return;
     last0(G);
     og_op *w = og_compute_fixed(G->g, G->r, WL_S_COMPUTE, 0);
     og_add_dep(w, ag);
@@ -827,6 +852,7 @@ static void zero3_gather(gen *G, int li, int mb, const char *what, double P)
     G->z3wait[G->nz3 % k] = w->id;
     G->nz3++;
     G->z3dep = G->nz3 >= k ? G->z3wait[G->nz3 % k] : -1;
+    fsdp2_copy_out(G, li, mb, P);
 }
 
 /* Gradients of P parameters after a backward (ZeRO-3 reduces every micro-batch).
@@ -1113,6 +1139,7 @@ static void bucket_emit(gen *G, int dep)
     double elems = bucket_pad(l, G->bucket_acc);
     dsel all = {0, 1};
     int id;
+    if (l->zero == 3) dep = fsdp2_copy_in(G, G->bucket_acc, dep);
     if (l->zero == 3 && (l->hgz > 1 || l->qgz))
         id = zero3_grads(G, G->bucket_acc, dep, G->gfinal, G->bucket_no);
     else if (l->zero == 3)

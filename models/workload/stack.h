@@ -50,6 +50,11 @@ typedef struct wl_stack {
     int eager_ops;              /* the model's own PyTorch code run eagerly (torchtitan's Llama, no torch.compile):
                                  * RMSNorm as separate ops on an fp32 upcast, rotary embedding through complex
                                  * fp32 multiplies, each op a kernel (docs/compute.md, "Eager model code") */
+    /* ZeRO-3 (c3, continued) */
+    int fsdp2_copies;           /* FSDP2's copies around its collectives on the compute stream: the gathered
+                                 * parameters split out of the all-gather buffer (copy-out, after each gather),
+                                 * the gradients concatenated and cast into the reduce-scatter input (copy-in,
+                                 * awaited by the compute stream) (docs/workload.md, "FSDP2 copies") */
 } wl_stack;
 
 /* The default preset (megatron-core) and lookup by name; on failure err lists
