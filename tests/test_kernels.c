@@ -497,6 +497,17 @@ static void test_cross_entropy_bytes(void)
     CU_ASSERT_DOUBLE_EQUAL(cb / fb, 14.0 / 8, 0.01);
     /* a 3 ms pass at 2.97 TB/s at least: the logits are not small */
     CU_ASSERT(ff > 2.5e-3);
+    /* Megatron-LM 2021 (and DeepSpeed 2021 on its model code): the float() copy of the
+     * logits, then max, subtract, exp, sum and divide in place: 2+4 + 4 + 8 + 8 + 4 + 8 = 38 B
+     * in 6 kernels; backward: multiply in place (8) and the cast back (4+2) = 14 B, 2 kernels */
+    for (int k = 0; k < 2; k++) {
+        const wl_stack *old = wl_stack_find(k ? "deepspeed-2021" : "megatron-2021", err, sizeof err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(old);
+        double of = ops_time("llama3-8b", lay, 8192, old, "comp.loss.mb");
+        double ob = ops_time("llama3-8b", lay, 8192, old, "comp.loss_bwd.");
+        CU_ASSERT_DOUBLE_EQUAL(of / ff, 38.0 / 8, 0.01);
+        CU_ASSERT_DOUBLE_EQUAL(ob / fb, 14.0 / 8, 0.01);
+    }
 }
 
 /* torchtitan's Llama in eager PyTorch (stack torchtitan): its RMSNorm is
