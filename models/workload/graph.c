@@ -1296,7 +1296,7 @@ static int tag_of(const gen *G, int dir, int chunk, int mb) { return (dir * G->v
  * et al. 2021, section 4.1; megatron/p2p_communication.py, _communicate): each
  * TP rank sends and receives 1/t of the activation, the receiver all-gathers it
  * over the TP group (under SP the tensor is already split). */
-static int pp_sg(const gen *G) { return G->st->p2p_2021 && G->l->tp > 1 && !G->l->sp; }
+static int pp_sg(const gen *G) { return G->st->p2p_2021 && G->l->tp > 1 && !G->l->sp && !G->l->pp_nosg; }
 
 static double pp_bytes(const gen *G)
 {
