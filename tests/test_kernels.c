@@ -2,8 +2,10 @@
  * attention kernels' time and memory, fusion and the --stack presets. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "analytic/analytic.h"
 #include "memory/memory.h"
 #include "tests.h"
 #include "coll_params.h"
@@ -281,9 +283,16 @@ static void test_p2p_2021(void)
     cm_gpu gpu;
     CU_ASSERT_EQUAL_FATAL(wl_model_find("megatron-gpt-1.7b", "configs/models", &m, err, sizeof err), 0);
     CU_ASSERT_EQUAL_FATAL(cm_gpu_find("a100", "configs/gpus", &gpu, err, sizeof err), 0);
-    for (int old = 0; old < 2; old++) {
-        CU_ASSERT_EQUAL_FATAL(wl_layout_parse("tp=2,pp=2,dp=1,gbs=4", &l, err, sizeof err), 0);
+    for (int k = 0; k < 3; k++) {
+        int old = k > 0, nosg = k == 2; /* k 2: --no-scatter-gather-tensors-in-pipeline (pp_sg=off) */
+        CU_ASSERT_EQUAL_FATAL(wl_layout_parse(nosg ? "tp=2,pp=2,dp=1,gbs=4,pp_sg=off" : "tp=2,pp=2,dp=1,gbs=4", &l, err,
+                                              sizeof err), 0);
         CU_ASSERT_EQUAL_FATAL(wl_layout_check(&l, &m, 2048, 4, err, sizeof err), 0);
+        if (nosg) {
+            char buf[512];
+            wl_layout_format(&l, buf, sizeof buf);
+            CU_ASSERT_PTR_NOT_NULL(strstr(buf, ",pp_sg=off"));
+        }
         const wl_stack *st = wl_stack_find(old ? "megatron-2021" : "megatron-core", err, sizeof err);
         wl_opts o = {2048, CM_FP16, &gpu, &fast_net, 0, 0, st};
         og_graph *g = NULL;
@@ -298,11 +307,123 @@ static void test_p2p_2021(void)
                 if (op->label && !strncmp(op->label, "comp.wait_pp_send.", 18)) waits++;
             }
         CU_ASSERT_EQUAL(sends, 16); /* 2 TP ranks x 2 stages x 4 micro-batches */
-        CU_ASSERT_EQUAL(small, old ? 16 : 0);
-        CU_ASSERT_EQUAL(gathers, old ? 16 : 0);
+        CU_ASSERT_EQUAL(small, old && !nosg ? 16 : 0);
+        CU_ASSERT_EQUAL(gathers, old && !nosg ? 16 : 0);
         CU_ASSERT_EQUAL(waits, old ? 16 : 0);
         og_free(g);
     }
+}
+
+/* Megatron-LM 2021's interleaved schedule (p2p_2021, vpp > 1) communicates in
+ * blocking calls: one after each warm-up forward, one after each steady-state
+ * forward-backward pair, one after each cool-down backward, each receiving the
+ * inputs of the actions up to the next call and awaiting its sends. Megatron GPT
+ * 1.7B at tp=2, pp=2, vpp=2, 4 micro-batches, fp16, on the critical path: the
+ * graph runs to the end (it deadlocked when each send was awaited before the
+ * next action's receive), every send is awaited once, every receive is matched,
+ * fewer calls than actions (the pairs share one), and interleaving beats 1F1B at
+ * this batch (the bubble (p-1)/(vm) instead of (p-1)/m). */
+static void test_p2p_2021_interleaved(void)
+{
+    char err[TS_ERRLEN];
+    wl_model m;
+    cm_gpu gpu;
+    an_net net;
+    CU_ASSERT_EQUAL_FATAL(wl_model_find("megatron-gpt-1.7b", "configs/models", &m, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(cm_gpu_find("a100", "configs/gpus", &gpu, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(an_net_default("A100", &net), 0);
+    const wl_stack *st = wl_stack_find("megatron-2021", err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(st);
+    const char *lays[2] = {"tp=2,pp=2,dp=1,gbs=4", "tp=2,pp=2,vpp=2,dp=1,gbs=4"};
+    double t[2];
+    for (int k = 0; k < 2; k++) {
+        wl_layout l;
+        CU_ASSERT_EQUAL_FATAL(wl_layout_parse(lays[k], &l, err, sizeof err), 0);
+        CU_ASSERT_EQUAL_FATAL(wl_layout_check(&l, &m, 2048, 4, err, sizeof err), 0);
+        wl_opts o = {2048, CM_FP16, &gpu, &net, 0, 0, st};
+        og_graph *g = NULL;
+        wl_info info;
+        CU_ASSERT_EQUAL_FATAL(wl_build(&m, &l, &o, &g, &info, err, sizeof err), 0);
+        int sends = 0, recvs = 0, awaited = 0, calls = 0;
+        for (int r = 0; r < g->nranks; r++)
+            for (int i = 0; i < g->ranks[r].nops; i++) {
+                const og_op *op = &g->ranks[r].ops[i];
+                sends += op->kind == OG_SEND;
+                recvs += op->kind == OG_RECV;
+                if (op->label && !strncmp(op->label, "comp.wait_pp_send.", 18)) {
+                    calls++;
+                    for (int d = 0; d < op->ndeps; d++) awaited += g->ranks[r].ops[op->deps[d]].kind == OG_SEND;
+                }
+            }
+        CU_ASSERT_EQUAL(sends, recvs);
+        CU_ASSERT_EQUAL(awaited, sends);
+        if (k) CU_ASSERT(calls < sends); /* steady-state pairs await two sends in one call */
+        eng_result *res = NULL;
+        CU_ASSERT_EQUAL_FATAL(an_run(g, &net, &res, err, sizeof err), 0);
+        t[k] = res->makespan;
+        eng_result_free(res);
+        og_free(g);
+    }
+    CU_ASSERT(t[1] < t[0]);
+}
+
+/* FSDP2's copies around its collectives (stack fsdp2_copies, torchtitan):
+ * Llama-2 13B, zero=3 over 4 GPUs, one micro-batch, every op apart. Each
+ * parameter all-gather is followed on the compute stream by a copy-out that
+ * reads and writes the gathered 16-bit layer (a layer's: cm_mem_time of
+ * 2 x 2 B x its parameters), each gradient reduce-scatter is preceded by a
+ * copy-in (read 2 B, write the fp32 reduce input); the fsdp2 stack (the
+ * llm-foundry rows, FSDP1) has neither and a shorter iteration. */
+static void test_fsdp2_copies(void)
+{
+    char err[TS_ERRLEN];
+    wl_model m;
+    cm_gpu gpu;
+    an_net net;
+    CU_ASSERT_EQUAL_FATAL(wl_model_find("llama2-13b", "configs/models", &m, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(cm_gpu_find("a100", "configs/gpus", &gpu, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(an_net_default("A100", &net), 0);
+    wl_model_fit_seq(&m, 1024);
+    double t[2];
+    for (int tt = 0; tt < 2; tt++) {
+        const wl_stack *st = wl_stack_find(tt ? "torchtitan" : "fsdp2", err, sizeof err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(st);
+        wl_layout l;
+        CU_ASSERT_EQUAL_FATAL(wl_layout_parse("tp=1,pp=1,dp=4,mbs=1,gbs=4,zero=3", &l, err, sizeof err), 0);
+        CU_ASSERT_EQUAL_FATAL(wl_layout_check(&l, &m, 1024, 4, err, sizeof err), 0);
+        wl_layout_apply_stack(&l, st);
+        wl_opts o = {1024, CM_BF16, &gpu, &net, 0, 0, st};
+        og_graph *g = NULL;
+        wl_info info;
+        CU_ASSERT_EQUAL_FATAL(wl_build(&m, &l, &o, &g, &info, err, sizeof err), 0);
+        wl_rank_params p;
+        wl_stage_params(&m, &l, 0, &p);
+        double layer_out = cm_mem_time(&gpu, 2 * p.layer * 2, 1);
+        int gathers = 0, rs = 0, outs = 0, ins = 0, exact = 0;
+        const og_rank *rk = &g->ranks[0];
+        for (int i = 0; i < rk->nops; i++) {
+            const og_op *op = &rk->ops[i];
+            if (!op->label) continue;
+            gathers += op->kind == OG_COLL && op->coll == OG_ALLGATHER && !strncmp(op->label, "dp.all_gather.param", 19);
+            rs += op->kind == OG_COLL && op->coll == OG_REDUCESCATTER;
+            if (!strncmp(op->label, "comp.fsdp2_copy_out.l", 21)) {
+                outs++;
+                int li = atoi(op->label + 21);
+                exact += li < m.layers && fabs(op->duration - layer_out) < 1e-12;
+            }
+            ins += !strncmp(op->label, "comp.fsdp2_copy_in.", 19);
+        }
+        CU_ASSERT(gathers >= 2 * m.layers && rs >= m.layers);
+        CU_ASSERT_EQUAL(outs, tt ? gathers : 0);
+        CU_ASSERT_EQUAL(ins, tt ? rs : 0);
+        CU_ASSERT_EQUAL(exact, tt ? 2 * m.layers : 0); /* forward and backward gather of each layer */
+        eng_result *res = NULL;
+        CU_ASSERT_EQUAL_FATAL(an_run(g, &net, &res, err, sizeof err), 0);
+        t[tt] = res->makespan;
+        eng_result_free(res);
+        og_free(g);
+    }
+    CU_ASSERT(t[1] > t[0]);
 }
 
 /* Iteration of the closed-form estimate of llama2-70b at lay, fp8, on net. */
@@ -422,6 +543,17 @@ static void test_cross_entropy_bytes(void)
     CU_ASSERT_DOUBLE_EQUAL(cb / fb, 14.0 / 8, 0.01);
     /* a 3 ms pass at 2.97 TB/s at least: the logits are not small */
     CU_ASSERT(ff > 2.5e-3);
+    /* Megatron-LM 2021 (and DeepSpeed 2021 on its model code): the float() copy of the
+     * logits, then max, subtract, exp, sum and divide in place: 2+4 + 4 + 8 + 8 + 4 + 8 = 38 B
+     * in 6 kernels; backward: multiply in place (8) and the cast back (4+2) = 14 B, 2 kernels */
+    for (int k = 0; k < 2; k++) {
+        const wl_stack *old = wl_stack_find(k ? "deepspeed-2021" : "megatron-2021", err, sizeof err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(old);
+        double of = ops_time("llama3-8b", lay, 8192, old, "comp.loss.mb");
+        double ob = ops_time("llama3-8b", lay, 8192, old, "comp.loss_bwd.");
+        CU_ASSERT_DOUBLE_EQUAL(of / ff, 38.0 / 8, 0.01);
+        CU_ASSERT_DOUBLE_EQUAL(ob / fb, 14.0 / 8, 0.01);
+    }
 }
 
 /* gaf=off (a recipe's gradient_accumulation_fusion=False, Megatron-Bridge's
@@ -532,6 +664,8 @@ void suite_kernels(void)
                    "attention vs own H200 measurements", test_attention_measured, "memory by attention kernel",
                    test_memory_kernels, "memory: DeepSpeed's ZeRO-1/2 optimizer", test_memory_ds_zero,
                    "stack presets", test_stacks, "Megatron-LM 2021 pipeline messages", test_p2p_2021,
+                   "Megatron-LM 2021 interleaved schedule: blocking calls, no deadlock", test_p2p_2021_interleaved,
+                   "FSDP2 copy-out and copy-in around its collectives", test_fsdp2_copies,
                    "TE backward: TP re-gather and reduce-scatter beside the GEMMs", test_tp_bwd_async,
                    "tp_overlap: proj and fc2 GEMMs leave SMs to the reduce-scatter", test_ub_sm_margin,
                    "cross-entropy bytes per logit by stack", test_cross_entropy_bytes,

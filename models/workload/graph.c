@@ -2,6 +2,7 @@
  * micro-batch and layer with roofline durations, and the communication that
  * Megatron-LM / DeepSpeed / AxoNN issue, with their message sizes, in the
  * order of the pipeline schedule (docs/workload.md describes every choice). */
+#include <assert.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdarg.h>
@@ -87,6 +88,9 @@ typedef struct gen {
     int nz3;
     int pp_pending;         /* p2p_2021: the last pipeline send, awaited after the next receive (-1: none) */
     char pp_next;           /* the schedule's next action ('F', 'B', 'W'; 0 at the end) */
+    int pp_sends[2], npp_sends; /* p2p_2021 interleaved: sends posted since the last communicate call */
+    unsigned char *pp_rcvd; /* p2p_2021 interleaved: per action of the schedule, input received by an earlier call */
+    int act_no;             /* index of the action being built in the schedule */
     int z3rs_last;          /* zero=3 under a z3_sync stack: the last per-weight reduce-scatter (-1: none) */
     wlist *wl;              /* deferred weight gradients per (micro-batch, chunk) */
     int zb;
@@ -788,6 +792,27 @@ static int gather_ops(gen *G, int li, int mb, const char *what, int first, doubl
     return last;
 }
 
+/* FSDP2 (stack fsdp2_copies; torch/distributed/_composable/fsdp/
+ * _fsdp_collectives.py of PyTorch 2.4): after waiting for an all-gather the
+ * compute stream splits the gathered buffer into the parameters
+ * (foreach_all_gather_copy_out, torch.split_with_sizes_copy: read and write
+ * every gathered 16-bit element); before a reduce-scatter the gradients are
+ * concatenated and cast to the reduce dtype into its input
+ * (foreach_reduce_scatter_copy_in, torch.cat) on the reduce-scatter stream,
+ * which the compute stream waits for before it frees the gradients
+ * (current_stream.wait_event(copy_in_event)). */
+static void fsdp2_copy_out(gen *G, int li, int mb, double P)
+{
+    if (G->st->fsdp2_copies) elem(G, "fsdp2_copy_out", li, mb, 2 * P * G->pb, EK_PLAIN);
+}
+
+static int fsdp2_copy_in(gen *G, double P, int dep)
+{
+    if (!G->st->fsdp2_copies) return dep;
+    int id = elem(G, "fsdp2_copy_in", -1, -1, P * (G->dt + G->gb), EK_PLAIN);
+    return G->dry ? dep : id;
+}
+
 /* The layer's parameters are gathered before the layer runs, forward and
  * backward; the compute stream waits for them. */
 static void zero3_gather(gen *G, int li, int mb, const char *what, double P)
@@ -812,7 +837,11 @@ static void zero3_gather(gen *G, int li, int mb, const char *what, double P)
         return;
     }
     int ag = gather_ops(G, li, mb, what, first, P);
-    if (ag < 0 || G->dry) return;
+    if (G->dry) {
+        if (G->l->dp * G->l->cp > 1) fsdp2_copy_out(G, li, mb, P);
+        return;
+    }
+    if (ag < 0) return;
     last0(G);
     og_op *w = og_compute_fixed(G->g, G->r, WL_S_COMPUTE, 0);
     og_add_dep(w, ag);
@@ -826,6 +855,7 @@ static void zero3_gather(gen *G, int li, int mb, const char *what, double P)
     G->z3wait[G->nz3 % k] = w->id;
     G->nz3++;
     G->z3dep = G->nz3 >= k ? G->z3wait[G->nz3 % k] : -1;
+    fsdp2_copy_out(G, li, mb, P);
 }
 
 /* Gradients of P parameters after a backward (ZeRO-3 reduces every micro-batch).
@@ -1112,6 +1142,7 @@ static void bucket_emit(gen *G, int dep)
     double elems = bucket_pad(l, G->bucket_acc);
     dsel all = {0, 1};
     int id;
+    if (l->zero == 3) dep = fsdp2_copy_in(G, G->bucket_acc, dep);
     if (l->zero == 3 && (l->hgz > 1 || l->qgz))
         id = zero3_grads(G, G->bucket_acc, dep, G->gfinal, G->bucket_no);
     else if (l->zero == 3)
@@ -1256,13 +1287,19 @@ static void param_wait(gen *G, int li, int mb)
 
 /* ---- pipeline actions ---- */
 
+typedef struct act {
+    char k;     /* 'F', 'B', 'W' */
+    int mb, c;
+} act;
+
+
 static int tag_of(const gen *G, int dir, int chunk, int mb) { return (dir * G->v + chunk) * G->mcount + mb; }
 
 /* Megatron-LM 2021's scatter/gather optimisation (p2p_2021 stacks; Narayanan
  * et al. 2021, section 4.1; megatron/p2p_communication.py, _communicate): each
  * TP rank sends and receives 1/t of the activation, the receiver all-gathers it
  * over the TP group (under SP the tensor is already split). */
-static int pp_sg(const gen *G) { return G->st->p2p_2021 && G->l->tp > 1 && !G->l->sp; }
+static int pp_sg(const gen *G) { return G->st->p2p_2021 && G->l->tp > 1 && !G->l->sp && !G->l->pp_nosg; }
 
 static double pp_bytes(const gen *G)
 {
@@ -1291,9 +1328,16 @@ static void pp_after_recv(gen *G, int recvd, int mb)
  * after the next receive. Warm-up and cool-down sends (the next action of the
  * same kind) and the iteration's last send are calls of their own: awaited
  * at once. The interleaved schedule's other calls pair a send with a receive. */
+static int il2021(const gen *G) { return G->st->p2p_2021 && G->v > 1; }
+
 static void pp_sent(gen *G, int id, char k, int mb)
 {
     if (!G->st->p2p_2021) return;
+    if (G->pp_rcvd) { /* interleaved: awaited by the next communicate call (pp_call_2021) */
+        assert(G->npp_sends < 2);
+        G->pp_sends[G->npp_sends++] = id;
+        return;
+    }
     if (G->pp_pending >= 0) pp_after_recv(G, 0, mb); /* two sends in a row: the first is awaited first */
     G->pp_pending = id;
     if (!G->pp_next || (G->v == 1 && G->pp_next == k)) pp_after_recv(G, 0, mb); /* the last send: at once too */
@@ -1304,7 +1348,9 @@ static void do_F(gen *G, int mb, int c)
     const wl_model *m = G->m;
     const wl_layout *l = G->l;
     int p = G->p, vs = c * p + G->pi, nvs = p * G->v;
-    if (vs > 0) {
+    if (vs > 0 && G->pp_rcvd && G->pp_rcvd[G->act_no]) {
+        G->last_comp = -1; /* received (and gathered) by the previous communicate call */
+    } else if (vs > 0) {
         int peer = built(G, G->ti, G->ci, G->di, (G->pi + p - 1) % p);
         og_op *rv = og_recv(G->g, G->r, WL_S_COMPUTE, peer, (int64_t)llround(pp_bytes(G)), tag_of(G, 0, c, mb));
         set_label(G, rv, "pp.recv.fwd.c%d.mb%d", c, mb);
@@ -1335,7 +1381,9 @@ static void do_B(gen *G, int mb, int c)
     const wl_model *m = G->m;
     const wl_layout *l = G->l;
     int p = G->p, vs = c * p + G->pi, nvs = p * G->v, final = mb == G->mcount - 1 && !G->zb;
-    if (vs < nvs - 1) {
+    if (vs < nvs - 1 && G->pp_rcvd && G->pp_rcvd[G->act_no]) {
+        G->last_comp = -1; /* received (and gathered) by the previous communicate call */
+    } else if (vs < nvs - 1) {
         int peer = built(G, G->ti, G->ci, G->di, (G->pi + 1) % p);
         og_op *rv = og_recv(G->g, G->r, WL_S_COMPUTE, peer, (int64_t)llround(pp_bytes(G)), tag_of(G, 1, c, mb));
         set_label(G, rv, "pp.recv.bwd.c%d.mb%d", c, mb);
@@ -1379,10 +1427,13 @@ static void do_W(gen *G, int mb, int c)
     memset(w, 0, sizeof *w);
 }
 
-typedef struct act {
-    char k;     /* 'F', 'B', 'W' */
-    int mb, c;
-} act;
+/* Forward passes of the interleaved schedule's warm-up on this stage:
+ * (p-i-1)*2 + (v-1)*p, all of them when m == p (Megatron-LM). */
+static int il_warm(const gen *G)
+{
+    int p = G->p, total = G->mcount * G->v, warm = (p - G->pi - 1) * 2 + (G->v - 1) * p;
+    return G->mcount == p || warm > total ? total : warm;
+}
 
 /* The order of a stage's passes under each schedule. */
 static int schedule(const gen *G, act *a)
@@ -1395,9 +1446,8 @@ static int schedule(const gen *G, act *a)
         return n;
     case WL_INTERLEAVED: {
         /* Megatron-LM: virtual micro-batch k runs chunk (k mod pv)/p forward and
-         * v-1 minus that backward; warm-up (p-i-1)*2 + (v-1)*p */
-        int total = m * v, warm = (p - i - 1) * 2 + (v - 1) * p;
-        if (m == p || warm > total) warm = total; /* Megatron: all warm-up when m == p */
+         * v-1 minus that backward */
+        int total = m * v, warm = il_warm(G);
         int f = 0, b = 0;
 #define FV(k) (act){'F', ((k) / (p * v)) * p + (k) % p, ((k) % (p * v)) / p}
 #define BV(k) (act){'B', ((k) / (p * v)) * p + (k) % p, v - 1 - ((k) % (p * v)) / p}
@@ -1424,6 +1474,48 @@ static int schedule(const gen *G, act *a)
         return n;
     }
     }
+}
+
+/* Megatron-LM 2021's interleaved schedule communicates in blocking calls
+ * (schedules.py, forward_backward_pipelining_with_interleaving, over
+ * p2p_communication._communicate: batch_isend_irecv of every send and receive
+ * of the call, wait for all, torch.cuda.synchronize, then the scatter/gather
+ * all-gather): a call after each warm-up forward (its output sent, the next
+ * forward's input received), one after each steady-state forward-backward pair
+ * (both outputs sent, both next inputs received: send_forward_backward_recv_
+ * forward_backward), one after each cool-down backward. The inputs of the
+ * actions up to the next call are received here, not at their start; the
+ * compute stream then waits for the call's sends. */
+static int il_steady_f(const gen *G, const act *a, int n, int i)
+{
+    return i < n - 1 && a[i].k == 'F' && a[i + 1].k == 'B' && i >= il_warm(G);
+}
+
+static void pp_call_2021(gen *G, const act *a, int n, int i)
+{
+    if (il_steady_f(G, a, n, i)) return; /* the pair's call follows its backward */
+    int p = G->p, nvs = p * G->v, got[2], ngot = 0;
+    int last = i + 1 < n && il_steady_f(G, a, n, i + 1) ? i + 2 : i + 1;
+    for (int j = i + 1; j <= last && j < n; j++) {
+        int vs = a[j].c * p + G->pi, fwd = a[j].k == 'F';
+        if (fwd ? vs == 0 : vs == nvs - 1) continue;
+        int peer = built(G, G->ti, G->ci, G->di, (G->pi + (fwd ? p - 1 : 1)) % p);
+        og_op *rv = og_recv(G->g, G->r, WL_S_COMPUTE, peer, (int64_t)llround(pp_bytes(G)),
+                            tag_of(G, !fwd, a[j].c, a[j].mb));
+        set_label(G, rv, "pp.recv.%s.c%d.mb%d", fwd ? "fwd" : "bwd", a[j].c, a[j].mb);
+        G->last_comp = -1;
+        G->pp_rcvd[j] = 1;
+        got[ngot++] = a[j].mb;
+    }
+    if (G->npp_sends) {
+        og_op *w = og_compute_fixed(G->g, G->r, WL_S_COMPUTE, 0);
+        for (int k = 0; k < G->npp_sends; k++) og_add_dep(w, G->pp_sends[k]);
+        set_label(G, w, "comp.wait_pp_send.mb%d", a[i].mb);
+        G->last_comp = -1;
+        G->npp_sends = 0;
+    }
+    for (int k = 0; k < ngot; k++)
+        if (pp_sg(G)) tp_coll(G, OG_ALLGATHER, G->tok * G->m->hidden * G->dt, "pp_gather", -1, got[k]);
 }
 
 /* ---- one rank ---- */
@@ -1461,8 +1553,12 @@ static int build_rank(gen *G)
     }
     act *a = ts_malloc(3 * (size_t)G->mcount * G->v * sizeof *a);
     int n = schedule(G, a);
+    G->npp_sends = 0;
+    free(G->pp_rcvd);
+    G->pp_rcvd = il2021(G) && G->p > 1 && l->schedule == WL_INTERLEAVED ? ts_calloc((size_t)n, 1) : NULL;
     for (int i = 0; i < n; i++) {
         G->pp_next = i + 1 < n ? a[i + 1].k : 0;
+        G->act_no = i;
         /* across pipeline stages an action may start with a wait for a
          * neighbour, and a collective still in flight then runs beside no
          * kernel: the SMs it takes slow the action that issued it only */
@@ -1470,6 +1566,7 @@ static int build_rank(gen *G)
         if (a[i].k == 'F') do_F(G, a[i].mb, a[i].c);
         else if (a[i].k == 'B') do_B(G, a[i].mb, a[i].c);
         else do_W(G, a[i].mb, a[i].c);
+        if (G->pp_rcvd) pp_call_2021(G, a, n, i);
         if (too_big(G)) {
             free(a);
             return -1;
@@ -2291,6 +2388,7 @@ int wl_build(const wl_model *m, const wl_layout *l, const wl_opts *o, og_graph *
         free(G.plan);
         free(G.ag_op);
         free(G.bpad);
+        free(G.pp_rcvd);
         for (int i = 0; i < G.mcount * G.v; i++) free(G.wl[i].w);
         free(G.wl);
     }

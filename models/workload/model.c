@@ -241,6 +241,7 @@ static const struct okey {
     {"reshard", offsetof(wl_layout, keep_params), 1},
     {"tp_overlap", offsetof(wl_layout, tp_overlap), 0},
     {"gaf", offsetof(wl_layout, no_gaf), 1},
+    {"pp_sg", offsetof(wl_layout, pp_nosg), 1},
 };
 
 /* on/1/true: 1, off/0/false: 0, else -1 */
@@ -354,7 +355,7 @@ int wl_layout_parse(const char *s, wl_layout *l, char *err, size_t errlen)
         } else {
             ts_err(err, errlen, "layout: unknown key '%s' (valid: tp, pp, dp, cp, ep, vpp, mbs, gbs, zero, sp, "
                    "recompute, schedule, bucket, order, attn, overlap_grad, overlap_param, prefetch, reshard, tp_overlap, "
-                   "gaf, hpz, hgz, qwz, qgz; AxoNN: gx, gy, gz, dp, overlap)", k);
+                   "gaf, pp_sg, hpz, hgz, qwz, qgz; AxoNN: gx, gy, gz, dp, overlap)", k);
             goto out;
         }
     }
@@ -514,6 +515,7 @@ void wl_layout_format(const wl_layout *l, char *buf, size_t n)
         const struct { int set; const char *text; } extra[] = {
             {l->grad_serial, ",overlap_grad=off"}, {l->param_overlap, ",overlap_param=on"},
             {l->keep_params, ",reshard=off"}, {l->tp_overlap, ",tp_overlap=on"}, {l->no_gaf, ",gaf=off"},
+            {l->pp_nosg, ",pp_sg=off"},
         };
         for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++)
             if (extra[i].set && strlen(buf) + strlen(extra[i].text) < n) strcat(buf, extra[i].text);

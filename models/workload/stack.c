@@ -33,6 +33,13 @@ int wl_attn_from_name(const char *s)
  * gradient in place (read 4, write 4), cast to bf16 for the output layer's
  * GEMMs (read 4, write 2) = 14 bytes, 2 kernels. Other stacks keep 8 and 8. */
 #define WL_CE_FUSED 22, 14, 4, 2
+/* Megatron-LM 2021 (megatron/model/gpt_model.py: vocab_parallel_cross_entropy(output.float(), labels),
+ * fp16_lm_cross_entropy off by default; megatron/mpu/cross_entropy.py): forward: the fp32 copy of the
+ * logits (read 2, write 4), the row max (read 4), subtract it in place (read 4, write 4), exp in place
+ * (read 4, write 4), the row sum (read 4), the softmax divide in place (read 4, write 4) = 38 bytes,
+ * 6 kernels; backward: the saved softmax times the loss gradient in place (read 4, write 4), the
+ * float() cast's backward to fp16 (read 4, write 2) = 14 bytes, 2 kernels. */
+#define WL_CE_2021 38, 14, 6, 2
 #define WL_CE_DEFAULT 0, 0, 0, 0
 
 static const wl_stack stacks[] = {
@@ -41,37 +48,37 @@ static const wl_stack stacks[] = {
      "Megatron-Core docs (distributed optimizer, --overlap-grad-reduce, --overlap-param-gather); "
      "Transformer Engine docs (FP8 delayed scaling) and its backend selection (FusedAttention preferred "
      "on sm90+, dot_product_attention/utils.py); FlashAttention-2/3 papers",
-     WL_ATTN_FLASH3, 1, WL_GEMM_CURRENT, 1, 1, 1, WL_CE_FUSED, 1, 1, 0, 0, 0, 0, 0},
+     WL_ATTN_FLASH3, 1, WL_GEMM_CURRENT, 1, 1, 1, WL_CE_FUSED, 1, 1, 0, 0, 0, 0, 0, 0},
     {"megatron-2021", "Megatron-LM April 2021 (SC'21 paper): unfused attention with the fused scaled-masked "
                       "softmax kernel, fused bias-GeLU and bias-dropout-add, cuBLAS 11 of 2021, fp16",
      "Narayanan et al. SC'21 (arXiv 2104.04473); Megatron-LM commit 50a4b5fa (2021-04-08) README",
-     WL_ATTN_UNFUSED, 1, WL_GEMM_2021, 0, 0, 0, WL_CE_DEFAULT, 0, 0, 0, 0, 1, 0, 0}, /* 2021's DDP all-reduced the gradient buffer after the backward */
+     WL_ATTN_UNFUSED, 1, WL_GEMM_2021, 0, 0, 0, WL_CE_2021, 0, 0, 0, 0, 1, 0, 0, 0}, /* 2021's DDP all-reduced the gradient buffer after the backward */
     {"deepspeed-2021", "DeepSpeed ZeRO-3 of spring 2021 (v0.3.13-0.3.16) on Megatron-LM's 2021 model code: the "
                        "megatron-2021 kernels, per-weight gathers and reduce-scatters with host synchronisation",
      "Narayanan et al. SC'21 Table 2; microsoft/DeepSpeed deepspeed/runtime/zero/stage3.py and "
      "partition_parameters.py of v0.3.13-0.3.16 (docs/workload.md)",
-     WL_ATTN_UNFUSED, 1, WL_GEMM_2021, 0, 0, 0, WL_CE_DEFAULT, 1, 0, 1, WL_DS2021_EFF, 1, 0, 1}, /* overlap_comm: reduce-scatters on their own stream */
+     WL_ATTN_UNFUSED, 1, WL_GEMM_2021, 0, 0, 0, WL_CE_2021, 1, 0, 1, WL_DS2021_EFF, 1, 0, 1, 0}, /* overlap_comm: reduce-scatters on their own stream */
     {"deepspeed", "DeepSpeed ZeRO with PyTorch modules: FlashAttention-2 through PyTorch SDPA, unfused "
                   "elementwise kernels, overlapped communication",
      "DeepSpeed ZeRO docs (overlap_comm, stage3_prefetch_bucket_size); PyTorch SDPA docs",
-     WL_ATTN_FLASH2, 0, WL_GEMM_CURRENT, 1, 0, 0, WL_CE_DEFAULT, 1, 0, 0, 0, 0, 0, 1}, /* ZeRO-1/2 all-gather the updated parameters in step() */
+     WL_ATTN_FLASH2, 0, WL_GEMM_CURRENT, 1, 0, 0, WL_CE_DEFAULT, 1, 0, 0, 0, 0, 0, 1, 0}, /* ZeRO-1/2 all-gather the updated parameters in step() */
     {"megatron-deepspeed", "Megatron-DeepSpeed (2023-24, CUDA or ROCm): Megatron-LM's model code with its fused "
                            "kernels and FlashAttention-2 (--use-flash-attn), DeepSpeed ZeRO-1/2 and pipeline engine "
                            "with the template's defaults (overlap_comm off: gradients reduced after the backward)",
      "microsoft/Megatron-DeepSpeed examples_deepspeed/rebase (ds_config_gpt_TEMPLATE.json: zero_optimization names only "
      "the stage; --no-gradient-accumulation-fusion, --use-flash-attn in the LUMI script); DeepSpeed ZeRO docs "
      "(overlap_comm default false)",
-     WL_ATTN_FLASH2, 1, WL_GEMM_CURRENT, 0, 0, 0, WL_CE_DEFAULT, 0, 0, 0, 0, 0, 0, 1},
+     WL_ATTN_FLASH2, 1, WL_GEMM_CURRENT, 0, 0, 0, WL_CE_DEFAULT, 0, 0, 0, 0, 0, 0, 1, 0},
     {"fsdp2", "PyTorch FSDP2: FlashAttention-2 through SDPA, unfused elementwise kernels (no torch.compile), "
               "prefetched all-gathers",
      "torchtitan docs and benchmarks; PyTorch FSDP2 (fully_shard) docs",
-     WL_ATTN_FLASH2, 0, WL_GEMM_CURRENT, 1, 0, 0, WL_CE_DEFAULT, 1, 1, 0, 0, 0, 0, 0},
+     WL_ATTN_FLASH2, 0, WL_GEMM_CURRENT, 1, 0, 0, WL_CE_DEFAULT, 1, 1, 0, 0, 0, 0, 0, 0}, /* the llm-foundry rows (Composer's FSDP1: no copies) run this stack */
     {"torchtitan", "torchtitan's Llama on FSDP2 in eager PyTorch (no torch.compile): as fsdp2, and its RMSNorm "
                    "and rotary embedding run as separate fp32 ops, one kernel each",
      "torchtitan torchtitan/models/norms.py (RMSNorm: x.float(), pow, mean, rsqrt, mul, type_as, weight), "
      "torchtitan/models/llama/model.py (apply_rotary_emb via view_as_complex on xq.float()), its A100 train "
      "configs (norm_type = \"rmsnorm\", not fused_rmsnorm; compile = false); PyTorch FSDP2 (fully_shard) docs",
-     WL_ATTN_FLASH2, 0, WL_GEMM_CURRENT, 1, 0, 0, WL_CE_DEFAULT, 1, 1, 0, 0, 0, 1, 0},
+     WL_ATTN_FLASH2, 0, WL_GEMM_CURRENT, 1, 0, 0, WL_CE_DEFAULT, 1, 1, 0, 0, 0, 1, 0, 1},
 };
 
 #define NSTACKS ((int)(sizeof stacks / sizeof *stacks))

@@ -54,6 +54,11 @@ typedef struct wl_stack {
     int ds_zero_optim;          /* DeepSpeed's ZeRO-1/2 optimizer (stage_1_and_2.py): 16-bit gradients, fp32
                                  * master, m and v of the shard; the shard's fp32 gradient exists only in
                                  * step(), after the backward freed the activations (docs/compute.md) */
+    /* ZeRO-3 (c3, continued) */
+    int fsdp2_copies;           /* FSDP2's copies around its collectives on the compute stream: the gathered
+                                 * parameters split out of the all-gather buffer (copy-out, after each gather),
+                                 * the gradients concatenated and cast into the reduce-scatter input (copy-in,
+                                 * awaited by the compute stream) (docs/workload.md, "FSDP2 copies") */
 } wl_stack;
 
 /* The default preset (megatron-core) and lookup by name; on failure err lists

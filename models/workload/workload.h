@@ -72,6 +72,9 @@ typedef struct wl_layout {
                                      * with Megatron-FSDP): a pass adds each weight gradient to the main one */
     int keep_params;                /* zero=3: gathered parameters kept from forward to backward (FSDP2
                                      * reshard_after_forward=False): no backward gather */
+    int pp_nosg;                    /* pp_sg=off: Megatron-LM 2021's pipeline messages without the
+                                     * scatter/gather optimisation (--no-scatter-gather-tensors-in-pipeline):
+                                     * every TP rank sends the whole activation, no all-gather */
     int order[4];                   /* placement order, innermost first, over (0 tp, 1 cp, 2 dp, 3 pp);
                                      * all zero: Megatron's default tp-cp-dp-pp */
     wl_attn attn;                   /* attention kernel (attn=); WL_ATTN_STACK: the stack's */
