@@ -105,17 +105,23 @@ static void test_copies_equal(void)
     /* a 2:1 oversubscribed fat-tree: the DP rings contend in its core, each copy on uplinks of its own */
     snprintf(args, sizeof args, "run --platform %s --layout tp=2,pp=2,dp=4,gbs=16" GPT, test_data("fattree-2to1.xml"));
     compare(args, 2);
+    /* shipped clusters: a node's GPUs share the builder's node uplink, divided among the copies */
+    compare("run --cluster test-cluster --layout tp=4,pp=2,dp=2,gbs=8" GPT, 4);
+    compare("run --cluster dgx-h100-superpod --nodes 4 --layout tp=8,pp=2,dp=2,gbs=8,zero=1" GPT, 8);
+    /* a node uplink that binds (two 25 GB/s NICs on one 25 GB/s uplink): without dividing
+     * it among the copies the iteration would be 36% short */
+    compare("run --platform tests/data/shared-uplink.xml --gpus-per-node 2 --layout tp=2,pp=2,dp=2,gbs=8" GPT, 2);
 }
 
-/* Where the copies would share a link (the cluster builder's node uplink,
- * shared by a node's GPUs; GPUs sharing a NIC), the check refuses them and
- * every rank is simulated: the same figures as --every-rank, and the reason. */
+/* Where some copies share a link and others do not (two GPUs per NIC), the
+ * check refuses them and every rank is simulated: the same figures as
+ * --every-rank, and the reason. */
 static void test_copies_refused(void)
 {
-    compare("run --cluster test-cluster --layout tp=4,pp=2,dp=2,gbs=8" GPT, 1);
+    compare("run --cluster tests/data/rails-shared-nic.json --layout tp=4,pp=2,dp=2,gbs=8" GPT, 1);
     CU_ASSERT_EQUAL(test_cli("run --cluster tests/data/rails-shared-nic.json --layout tp=4,pp=2,dp=2,gbs=8" GPT, out,
                              sizeof out), 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(out, "every rank simulated: one TP rank per group would not be exact (the route"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "every rank simulated: one TP rank per group would not be exact ("));
     /* full detail (TP collectives simulated) and reduced never use copies */
     json_t *j = run_json("run --platform tests/data/fattree-2to1.xml --layout tp=2,pp=2,dp=4,gbs=16 --model "
                          "megatron-gpt-1.7b --seq 2048 --detail full");
@@ -125,6 +131,6 @@ static void test_copies_refused(void)
 
 void suite_copies(void)
 {
-    test_add_suite("copies", "rail copies equal every rank simulated (4 layouts)", test_copies_equal,
-                   "refused where copies share links", test_copies_refused, NULL);
+    test_add_suite("copies", "rail copies equal every rank simulated (7 layouts)", test_copies_equal,
+                   "refused where some copies share a link", test_copies_refused, NULL);
 }

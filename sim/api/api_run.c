@@ -243,6 +243,11 @@ ts_status ts_run(const ts_run_opts *o, ts_run_result **out, char *msg, size_t ms
     } else {
         eng_set_copies(copies, ct.host);
         int rc = eng_run(pv->g, &eo, &pv->res, msg, msglen);
+        if (rc == 0 && copies && pv->res->copies == -1) { /* links every copy shares: divided, run again */
+            eng_result_free(pv->res);
+            pv->res = NULL;
+            rc = eng_run(pv->g, &eo, &pv->res, msg, msglen);
+        }
         eng_set_copies(0, NULL);
         copy_table_free(&ct);
         if (rc == 0 && copies && pv->res->copies != copies) {

@@ -93,7 +93,13 @@ void eng_set_policy(const coll_policy *pol) { policy = pol; }
 static int ncopies;                   /* eng_set_copies */
 static const char *const *copy_names;
 
-void eng_set_copies(int copies, const char *const *hosts) { ncopies = copies, copy_names = hosts; }
+static void shared_clear(void);
+
+void eng_set_copies(int copies, const char *const *hosts)
+{
+    ncopies = copies, copy_names = hosts;
+    if (copies <= 1) shared_clear();
+}
 static char payload_token;
 
 /* Whether argv has a --cfg=KEY:VALUE for key (SimGrid also takes several
@@ -946,21 +952,65 @@ static int same_link(sg_link_t a, sg_link_t b)
            sg_link_is_shared(a) == sg_link_is_shared(b);
 }
 
-/* Whether the graph's ranks stand exactly for their copies (eng_opts.copies,
- * hosts in run.copy): returns copies, or 0 with why. They do when
+/* The value of key (0 when absent). */
+static uint64_t u64_get(const u64map *m, uint64_t key)
+{
+    if (!m->key) return 0;
+    for (size_t i = (size_t)((key * 0x9E3779B97F4A7C15ULL) >> 20) & m->mask; m->key[i]; i = (i + 1) & m->mask)
+        if (m->key[i] == key) return m->val[i];
+    return 0;
+}
+
+/* Links every copy's flows cross at the same place (a node's uplink shared
+ * by its GPUs): a run with copies gives each a copies-th of its bandwidth
+ * (the other copies' flows take the rest), found by one run's check and
+ * applied to the next run with copies (copies_check). */
+static struct {
+    sg_link_t *link;
+    double *bw;         /* the link's own bandwidth */
+    int n, copies;
+} shared;
+
+static int ptr_cmp(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t) * (sg_link_t const *)a, y = (uintptr_t) * (sg_link_t const *)b;
+    return (x > y) - (x < y);
+}
+
+static void shared_apply(int on)
+{
+    for (int i = 0; i < shared.n; i++)
+        sg_link_set_bandwidth(shared.link[i], on ? shared.bw[i] / shared.copies : shared.bw[i]);
+}
+
+static void shared_clear(void)
+{
+    free(shared.link), free(shared.bw);
+    memset(&shared, 0, sizeof shared);
+}
+
+/* Whether the graph's ranks stand exactly for their copies (eng_set_copies,
+ * hosts in run.copy): returns copies; 0 with why when they do not; -1 when
+ * they do once the links every copy shares get a copies-th of their
+ * bandwidth (the shared table, for the next run; applied_shared: this run
+ * had them so, for the same links). They do when
  * (1) every copy's host computes as its rank's (speed, HBM bandwidth);
  * (2) every group's copy has the group's node structure and NVLS (the
  *     collectives' topology, hence the same algorithms and schedules);
  * (3) for every pair of ranks whose route the run used (flows, alpha, the
  *     selection policy's routes), copy k's route has as many links as the
  *     rank pair's, position by position of the same bandwidth, latency and
- *     sharing, and these positions pair copy 0's links one to one with copy
- *     k's, the copies' link sets disjoint.
- * Then the max-min problem of every copy's flows is `copies` disjoint,
- * isomorphic copies of the one simulated, whose unique solution gives a
- * copy's flow its rank's flow's rate at all times: the copies run exactly
- * as their ranks did (the same ops from the same start). */
-static int copies_check(const og_graph *g, int copies, char *why, size_t n)
+ *     sharing, and each position's link is either copy k's own (copy 0's
+ *     links paired one to one with copy k's, the copies' own links
+ *     disjoint) or, for every copy alike, the rank pair's link itself.
+ * The max-min sharing of every copy's flows is then symmetric (unique, and
+ * invariant under exchanging copies), so the copies' flows have their
+ * rank's flows' rates at all times: apart, on isomorphic links of their own;
+ * together on a shared link, copies times the rank's flows, which is the
+ * rank's flows alone on a copies-th of its capacity (a FATPIPE link caps
+ * each flow alone: unchanged). With the same ops from the same start, the
+ * copies run exactly as their ranks did. */
+static int copies_check(const og_graph *g, int copies, int applied_shared, char *why, size_t n)
 {
     if (copies > 255) return snprintf(why, n, "%d copies (at most 255)", copies), 0;
     for (int r = 0; r < g->nranks; r++)
@@ -984,7 +1034,11 @@ static int copies_check(const og_graph *g, int copies, char *why, size_t n)
         free(hs);
         if (!ok) return snprintf(why, n, "group %d's copies are placed on nodes unlike it", gi), 0;
     }
-    u64map own = {0}, img = {0}; /* copy k's link -> (copy 0's link, k); (copy 0's link, k) -> copy k's link */
+    /* own: a link -> (copy 0's link it stands for, its copy; 0 when every copy
+     * shares it); img: (copy 0's link, copy) -> that copy's link */
+    u64map own = {0}, img = {0}, seen = {0};
+    sg_link_t *sh = NULL;
+    size_t nsh = 0, shcap = 0;
     xbt_dynar_t r0 = xbt_dynar_new(sizeof(sg_link_t), NULL), rk = xbt_dynar_new(sizeof(sg_link_t), NULL);
     int ok = 1;
     for (size_t i = 0; i < run.pairs.cap && ok; i++) {
@@ -998,19 +1052,50 @@ static int copies_check(const og_graph *g, int copies, char *why, size_t n)
             for (unsigned long j = 0; ok && j < xbt_dynar_length(r); j++) {
                 sg_link_t a = xbt_dynar_get_as(r0, j, sg_link_t), b = xbt_dynar_get_as(r, j, sg_link_t);
                 uint64_t pa = (uint64_t)(uintptr_t)a, pb = (uint64_t)(uintptr_t)b;
-                ok = same_link(a, b) && pa < (1ULL << 56) && u64_claim(&own, pb, pa << 8 | k) &&
+                ok = same_link(a, b) && pa < (1ULL << 56) && u64_claim(&own, pb, pa << 8 | (a == b ? 0 : k)) &&
                      u64_claim(&img, pa << 8 | k, pb);
+                if (ok && k == 1 && a == b && !u64_get(&seen, pa)) { /* a shared link, first seen */
+                    u64_claim(&seen, pa, 1);
+                    ts_grow(&sh, sizeof *sh, &shcap, nsh + 1);
+                    sh[nsh++] = a;
+                }
             }
             if (!ok)
-                snprintf(why, n, "the route %s -> %s is no copy of %s -> %s on links of its own",
+                snprintf(why, n, "the route %s -> %s is no copy of %s -> %s on links of its own or shared",
                          sg_host_get_name(run.copy[src * copies + k]), sg_host_get_name(run.copy[dst * copies + k]),
                          sg_host_get_name(run.copy[src * copies]), sg_host_get_name(run.copy[dst * copies]));
         }
     }
+    /* a shared link is every copy's: no copy maps it elsewhere */
+    for (size_t i = 0; i < nsh && ok; i++)
+        for (int k = 1; k < copies && ok; k++)
+            if (u64_get(&img, (uint64_t)(uintptr_t)sh[i] << 8 | k) != (uint64_t)(uintptr_t)sh[i])
+                ok = 0, snprintf(why, n, "link %s is shared by some copies only", sg_link_get_name(sh[i]));
     xbt_dynar_free(&r0);
     xbt_dynar_free(&rk);
-    free(own.key), free(own.val), free(img.key), free(img.val);
-    return ok ? copies : 0;
+    free(own.key), free(own.val), free(img.key), free(img.val), free(seen.key), free(seen.val);
+    /* FATPIPE links cap each flow alone: shared or not, nothing to scale */
+    size_t m = 0;
+    for (size_t i = 0; i < nsh; i++)
+        if (sg_link_is_shared(sh[i])) sh[m++] = sh[i];
+    nsh = m;
+    if (ok && nsh && sg_cfg_get_double("network/weight-S") > 0)
+        ok = 0, snprintf(why, n, "network/weight-S > 0 makes a flow's share depend on its links' bandwidths");
+    if (!ok || !nsh) {
+        free(sh);
+        return ok ? copies : 0;
+    }
+    qsort(sh, nsh, sizeof *sh, ptr_cmp);
+    if (applied_shared && shared.copies == copies && (size_t)shared.n == nsh &&
+        !memcmp(shared.link, sh, nsh * sizeof *sh)) {
+        free(sh);
+        return copies;
+    }
+    shared_clear();
+    shared.link = sh, shared.n = (int)nsh, shared.copies = copies;
+    shared.bw = ts_malloc(nsh * sizeof *shared.bw);
+    for (size_t i = 0; i < nsh; i++) shared.bw[i] = sg_link_get_bandwidth(sh[i]);
+    return -1;
 }
 
 /* After a run that did not finish: one clause per blocked stream. */
@@ -1160,7 +1245,11 @@ int eng_run(const og_graph *g, const eng_opts *o, eng_result **out, char *err, s
         sg_actor_set_data(a, &scs[i]);
         sg_actor_start(a, stream_actor, 0, NULL);
     }
+    /* after index_collectives: the selection policy saw the links as they are */
+    int scaled = ncopies > 1 && shared.n && shared.copies == ncopies;
+    if (scaled) shared_apply(1);
     simgrid_run();
+    if (scaled) shared_apply(0);
 
     int rc = 0;
     for (int i = 0; i < nsc; i++)
@@ -1173,7 +1262,7 @@ int eng_run(const og_graph *g, const eng_opts *o, eng_result **out, char *err, s
         for (int r = 0; r < g->nranks; r++)
             for (int i = 0; i < g->ranks[r].nops; i++)
                 if (res->end[r][i] > res->makespan) res->makespan = res->end[r][i];
-        res->copies = ncopies > 1 ? copies_check(g, ncopies, res->copies_why, sizeof res->copies_why) : 1;
+        res->copies = ncopies > 1 ? copies_check(g, ncopies, scaled, res->copies_why, sizeof res->copies_why) : 1;
         rank_stats(g, res);
         if (o->links > 0) collect_links(res, o->links);
         record_algos(g, res);

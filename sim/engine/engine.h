@@ -59,10 +59,12 @@ typedef struct eng_result {
     eng_fidelity fidelity;
     int **algo;         /* [rank][op]: a collective's algorithm row | protocol << 8, -1 for other
                          * ops and where no schedule was costed; NULL when not recorded */
-    int copies;         /* eng_opts.copies checked exact: every copy's flows ran on links of its own
-                         * isomorphic to the graph's (the per-link load then counts them all); 0 when
-                         * the check failed (copies_why says why: the caller must run every rank),
-                         * 1 without copies */
+    int copies;         /* eng_set_copies' copies, checked exact: every copy's flows ran on links of
+                         * its own isomorphic to the graph's or on links all copies share, whose
+                         * bandwidth the run divided among them (the per-link load counts every
+                         * copy); 0 when the check failed (copies_why says why: the caller must run
+                         * every rank); -1: exact once shared links are divided, which the next run
+                         * with copies does (run it again); 1 without copies */
     char copies_why[200];
 } eng_result;
 
@@ -122,7 +124,8 @@ void eng_set_policy(const struct coll_policy *pol);
  * groups are the copies' own, on hosts[rank * copies + k] (k = 0: the rank's
  * own host). After the run the engine checks that the copies' flows would
  * have run exactly as the graph's (eng_result.copies). 0 and NULL: none (the
- * default). hosts must outlive those runs. */
+ * default; also forgets the links a check found shared). hosts must outlive
+ * those runs. */
 void eng_set_copies(int copies, const char *const *hosts);
 
 const char *eng_fidelity_name(eng_fidelity f);
