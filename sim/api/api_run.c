@@ -50,7 +50,7 @@ static int parse_net(const char *s, an_net *net, char *err, size_t errlen)
 
 /* Rail copies (wl_info.copies): the platform's host names (natural order,
  * the engine's default placement: global rank i on names[i]) and the hosts
- * of every built rank's copies, as eng_opts.copy_hosts. */
+ * of every built rank's copies, for eng_set_copies. */
 typedef struct copy_table {
     char **names;
     int nh;

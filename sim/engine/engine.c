@@ -68,8 +68,8 @@ static struct {
     double last_progress;
     int deadlocked;     /* blocked actors still hold the rank's mutex/cond */
     ts_sums pair_bytes; /* (src rank, dst rank) -> bytes, when links are reported */
-    ts_sums pairs;      /* eng_opts.copies: every (src rank, dst rank) whose route was used */
-    sg_host_t *copy;    /* eng_opts.copies: [rank * copies + k], the copies' hosts */
+    ts_sums pairs;      /* eng_set_copies: every (src rank, dst rank) whose route was used */
+    sg_host_t *copy;    /* eng_set_copies: [rank * copies + k], the copies' hosts */
     coll_topo **topo;   /* per group, for the topology-aware collectives */
     signed char *rails; /* per group: eng_rails_symmetric, -1 not checked (no all-to-all) */
     double **far_alpha; /* per rail-symmetric group: per node, the largest latency to other nodes (-1: unknown) */
@@ -682,7 +682,7 @@ static int place_ranks(const og_graph *g, char *err, size_t errlen)
     return 0;
 }
 
-/* eng_opts.copies: the copies' hosts; copy 0 must be the rank's own. */
+/* eng_set_copies: the copies' hosts; copy 0 must be the rank's own. */
 static int copy_hosts(const og_graph *g, char *err, size_t errlen)
 {
     int c = ncopies;
@@ -918,7 +918,7 @@ static void collect_links(eng_result *res, int keep)
     ts_sums_free(&per_link);
 }
 
-/* --- rail copies (eng_opts.copies) ----------------------------------------- */
+/* --- rail copies (eng_set_copies) ------------------------------------------ */
 
 /* A map of 64-bit keys (not 0) to 64-bit values, open addressing. */
 typedef struct u64map {
