@@ -12,6 +12,7 @@ static void (*registry[])(void) = {
     suite_collsim, suite_posting, suite_cmd_coll,
     suite_compute, suite_workload, suite_workload_graph, suite_run, suite_val, suite_val_fit, suite_search, suite_axonn,
     suite_zeropp, suite_policy, suite_run_links, suite_train, suite_api, suite_kernels, suite_coll_model, suite_msccl,
+    suite_copies,
 };
 
 const char *test_data(const char *name)

@@ -28,6 +28,7 @@ void suite_axonn(void);
 void suite_zeropp(void);
 void suite_policy(void);
 void suite_run_links(void);
+void suite_copies(void);
 void suite_train(void);
 void suite_msccl(void);
 void suite_api(void);

@@ -35,6 +35,8 @@ static const struct {
  * gradient (accumulated into the main gradient, docs/compute.md). */
 enum { GF_CAST = 1, GF_HIGH = 2, GF_WGRAD = 4 };
 
+static int rail_copies; /* wl_rail_copies */
+
 typedef struct wgrad {      /* a weight-gradient GEMM deferred to a W pass (ZB-H1) */
     double M, N, K;
     int layer;
@@ -52,6 +54,8 @@ typedef struct gen {
     const wl_opts *o;
     og_graph *g;
     int dpb;                /* data-parallel indices built */
+    int tpb;                /* tensor-parallel indices built (1: rail copies, wl_rail_copies) */
+    int asym;               /* rail copies: a rank's ops would depend on its TP index */
     int p, v, mcount, lc;   /* stages, chunks, micro-batches, layers per chunk */
     int r;                  /* built rank being generated */
     int ti, ci, di, pi;
@@ -126,7 +130,7 @@ int wl_rank_of(const wl_layout *l, int tp, int cp, int dp, int pp)
 static int built(const gen *G, int tp, int cp, int dp, int pp)
 {
     const wl_layout *l = G->l;
-    return tp + l->tp * (cp + l->cp * (dp + G->dpb * pp));
+    return tp + G->tpb * (cp + l->cp * (dp + G->dpb * pp));
 }
 
 static void set_label(gen *G, og_op *op, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -386,8 +390,9 @@ static double place_cost(const an_net *net, og_coll c, int n, int *rank, double 
     return an_sched_time_nodes(net, n, rank, c, (int64_t)llround(bytes));
 }
 
-/* A data-parallel collective of the n members ds selects. */
-static double dp_cost(gen *G, og_coll c, int n, const dsel *ds, double bytes)
+/* A data-parallel collective of the n members ds selects, for the rank of TP
+ * index ti. */
+static double dp_cost_at(gen *G, int ti, og_coll c, int n, const dsel *ds, double bytes)
 {
     const wl_layout *l = G->l;
     if (!l->axonn && !l->order[0] && !l->order[1] && n > 1) {
@@ -395,17 +400,30 @@ static double dp_cost(gen *G, og_coll c, int n, const dsel *ds, double bytes)
          * group (j = c + cp d) is rank ti + tp (j + cp dp pi), so the members
          * are evenly spaced, tp st apart: place_cost's arithmetic case, without
          * listing them (cp x dp of them, for each collective of the estimate) */
-        long r0 = G->ti + (long)l->tp * (ds->first + (long)l->cp * l->dp * G->pi);
+        long r0 = ti + (long)l->tp * (ds->first + (long)l->cp * l->dp * G->pi);
         int gpn = G->o->net->gpus_per_node > 0 ? G->o->net->gpus_per_node : 1;
         return grp_time(G->o->net, n, l->tp * ds->st, (int)(r0 % gpn), c, (int64_t)llround(bytes));
     }
     int *rank = ts_malloc((size_t)n * sizeof *rank);
     for (int i = 0; i < n; i++) {
         int j = ds->first + i * ds->st;
-        rank[i] = wl_rank_of(l, G->ti, j % l->cp, j / l->cp, G->pi);
+        rank[i] = wl_rank_of(l, ti, j % l->cp, j / l->cp, G->pi);
     }
     double t = place_cost(G->o->net, c, n, rank, bytes);
     free(rank);
+    return t;
+}
+
+/* dp_cost_at for the rank being built. Its TP index is the only coordinate a
+ * rank's ops depend on besides group and peer ids: building rail copies (one
+ * TP rank standing for its siblings), every sibling's figure must be the
+ * same, or the copies are not exact (G->asym). */
+static double dp_cost(gen *G, og_coll c, int n, const dsel *ds, double bytes)
+{
+    double t = dp_cost_at(G, G->ti, c, n, ds, bytes);
+    if (G->tpb == 1 && G->l->tp > 1 && !G->dry)
+        for (int ti = 1; ti < G->l->tp && !G->asym; ti++)
+            if (dp_cost_at(G, ti, c, n, ds, bytes) != t) G->asym = 1;
     return t;
 }
 
@@ -488,6 +506,7 @@ static int coll(gen *G, int s, const char *cat, og_coll c, int grp, int n, doubl
         }
         op = og_compute_fixed(G->g, G->r, s, t);
     } else {
+        if (grp < 0) G->asym = 1; /* rail copies: a collective on a group not built (TP) */
         op = og_collective(G->g, G->r, s, c, grp, (int64_t)llround(bytes), G->o->dtype == CM_FP16 ? OG_F16 : OG_BF16);
     }
     if (dep >= 0) og_add_dep(op, dep);
@@ -2224,10 +2243,15 @@ int wl_build(const wl_model *m, const wl_layout *l, const wl_opts *o, og_graph *
     G.tok = (double)l->mbs * o->seq / l->cp;
     int N = wl_layout_ngpus(l), big = 0;
     info->ranks_total = N;
+    /* rail copies (wl_rail_copies): with every TP collective folded in
+     * analytically, the tp ranks of a TP group have the same ops, their
+     * groups and peers shifted by the TP index: build TP index 0 only */
+    G.tp_intra = !l->axonn && l->tp > 0 && l->tp <= o->net->gpus_per_node && o->net->gpus_per_node % l->tp == 0;
+    G.tpb = rail_copies && !l->axonn && !o->one_replica && o->fuse && G.tp_intra && l->tp > 1 ? 1 : l->tp;
     {
         /* refuse up front what is sure to exceed the cap (a lower bound of the op count) */
         double nb = l->axonn ? (double)l->gx * l->gy * l->gz * (o->one_replica ? 1 : l->dp)
-                             : (double)l->tp * l->cp * l->pp * (o->one_replica ? l->ep : l->dp);
+                             : (double)G.tpb * l->cp * l->pp * (o->one_replica ? l->ep : l->dp);
         double per_mb = l->axonn ? 4.0 * m->layers : 2.0 * m->layers / (l->axonn ? 1 : l->pp) * (o->fuse ? 1 : 20);
         if (nb * G.mcount * per_mb > WL_MAX_OPS)
             return ts_err(err, errlen, "the op graph would exceed %ld ops (%.0f ranks x %d micro-batches); use "
@@ -2295,9 +2319,9 @@ int wl_build(const wl_model *m, const wl_layout *l, const wl_opts *o, og_graph *
         G.lc = m->layers / (l->pp * l->vpp);
         G.zb = l->schedule == WL_ZBH1;
         G.dpb = o->one_replica ? l->ep : l->dp;
-        int tp = l->tp, cp = l->cp, dpb = G.dpb, pp = l->pp, nb = tp * cp * dpb * pp;
+        int tp = G.tpb, cp = l->cp, dpb = G.dpb, pp = l->pp, nb = tp * cp * dpb * pp;
         G.g = og_new(nb);
-        if (o->one_replica || l->order[0] || l->order[1]) {
+        if (o->one_replica || l->order[0] || l->order[1] || G.tpb < l->tp) {
             /* placement: rank r of the layout on host gpu-r (the platform's names) */
             char host[32];
             for (int pi = 0; pi < pp; pi++)
@@ -2308,9 +2332,8 @@ int wl_build(const wl_model *m, const wl_layout *l, const wl_opts *o, og_graph *
                             og_set_host(G.g, built(&G, ti, ci, di, pi), host);
                         }
         }
-        G.tp_intra = tp <= o->net->gpus_per_node && o->net->gpus_per_node % tp == 0;
         G.gk = grad_block(l, o->net);
-        G.ep_intra = (double)tp * cp * l->ep <= o->net->gpus_per_node;
+        G.ep_intra = (double)l->tp * cp * l->ep <= o->net->gpus_per_node;
         /* groups, by kind: id per built rank */
         int *gid[10];
         for (int k = 0; k < 10; k++) {
@@ -2393,6 +2416,13 @@ int wl_build(const wl_model *m, const wl_layout *l, const wl_opts *o, og_graph *
         free(G.wl);
     }
     free(G.deps);
+    if (G.asym && !big) { /* rail copies would not be exact: build every rank */
+        og_free(G.g);
+        rail_copies = 0;
+        int rc = wl_build(m, l, o, out, info, err, errlen);
+        rail_copies = 1;
+        return rc;
+    }
     if (big) {
         og_free(G.g);
         return ts_err(err, errlen, "the op graph would exceed %ld ops (%d ranks x %d micro-batches); use "
@@ -2403,6 +2433,15 @@ int wl_build(const wl_model *m, const wl_layout *l, const wl_opts *o, og_graph *
     info->compute_s = G.busy;
     info->fused_tp_s = G.tp_s;
     info->ranks_built = G.g->nranks;
+    if (!l->axonn && G.tpb < l->tp) {
+        info->copies = l->tp;
+        info->copy_rank = ts_malloc((size_t)G.g->nranks * l->tp * sizeof *info->copy_rank);
+        for (int pi = 0; pi < l->pp; pi++)
+            for (int di = 0; di < G.dpb; di++)
+                for (int ci = 0; ci < l->cp; ci++)
+                    for (int k = 0; k < l->tp; k++)
+                        info->copy_rank[(size_t)built(&G, 0, ci, di, pi) * l->tp + k] = wl_rank_of(l, k, ci, di, pi);
+    }
     *out = G.g;
     return 0;
 }
@@ -2445,7 +2484,7 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
     if (!o->gpu || !o->net) return ts_err(err, errlen, "wl_estimate: no gpu or network model");
     gen G;
     memset(&G, 0, sizeof G);
-    G.m = m, G.l = l, G.o = o, G.dry = 1;
+    G.m = m, G.l = l, G.o = o, G.dry = 1, G.tpb = l->tp;
     gen_stack(&G);
     double wb, gbytes, ob;
     mem_bytes_per_param(o->dtype, &wb, &gbytes, &ob);
@@ -2573,6 +2612,8 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
 }
 
 void wl_sm_share(int on) { sm_share_on = on; }
+
+void wl_rail_copies(int on) { rail_copies = on; }
 
 void wl_memo(int on)
 {

@@ -142,6 +142,15 @@ typedef struct wl_opts {
     const wl_stack *stack;      /* software stack (--stack); NULL: wl_stack_default() */
 } wl_opts;
 
+/* Rail copies for later wl_build calls (on: 1; default 0): where every
+ * replica is built (not one_replica) and every TP collective folded in (fuse,
+ * TP inside a node), build TP index 0 of each TP group only, the rank standing
+ * for its tp - 1 siblings (the same ops, groups and peers shifted by the TP
+ * index; the engine checks the platform side, eng_set_copies); wl_info.copies
+ * says whether it was done. Not done where a rank's ops depend on its TP
+ * index. */
+void wl_rail_copies(int on);
+
 /* Streams of a rank in the generated graph. */
 enum { WL_S_COMPUTE, WL_S_PP_FWD, WL_S_PP_BWD, WL_S_DP, WL_S_ZERO3, WL_S_CP_SEND, WL_S_CP_RECV,
        WL_S_TP_ASYNC, /* TE's asynchronous TP collectives of the backward (stack tp_bwd_async) */
@@ -156,6 +165,9 @@ typedef struct wl_info {
     double fused_tp_s;          /* seconds of TP collectives folded into compute ops (fuse), summed */
     int ranks_built, ranks_total;
     int micro;                  /* micro-batches per iteration */
+    int copies;                 /* wl_opts.rails done: each built rank stands for this many (tp), else 0 */
+    int *copy_rank;             /* copies: [built rank * copies + k] = global rank of copy k (k = 0: the
+                                 * rank itself; its host is named after it); the caller frees it */
 } wl_info;
 
 /* Global rank of a coordinate in Megatron-LM's order (tp innermost, then cp,

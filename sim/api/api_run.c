@@ -48,6 +48,36 @@ static int parse_net(const char *s, an_net *net, char *err, size_t errlen)
     return rc;
 }
 
+/* Rail copies (wl_info.copies): the platform's host names (natural order,
+ * the engine's default placement: global rank i on names[i]) and the hosts
+ * of every built rank's copies, for eng_set_copies. */
+typedef struct copy_table {
+    char **names;
+    int nh;
+    const char **host;
+} copy_table;
+
+static void copy_table_free(copy_table *t)
+{
+    for (int i = 0; t->names && i < t->nh; i++) free(t->names[i]);
+    free(t->names);
+    free(t->host);
+    memset(t, 0, sizeof *t);
+}
+
+/* The built ranks go on the hosts of their global ranks, and the engine gets
+ * their copies' hosts to check the copies against (eng_result.copies). */
+static void rail_copies(og_graph *g, const wl_info *info, copy_table *t)
+{
+    int c = info->copies;
+    size_t n = (size_t)g->nranks * c;
+    t->names = eng_host_names(&t->nh);
+    t->host = ts_malloc((n ? n : 1) * sizeof *t->host);
+    for (size_t i = 0; i < n; i++) t->host[i] = info->copy_rank[i] < t->nh ? t->names[info->copy_rank[i]] : NULL;
+    for (int r = 0; r < g->nranks; r++)
+        if (t->host[(size_t)r * c]) og_set_host(g, r, t->host[(size_t)r * c]);
+}
+
 static void fill_memory(ts_memory *o, const mem_breakdown *mb)
 {
     o->weights = mb->weights, o->gradients = mb->grads, o->optimizer = mb->optim;
@@ -195,17 +225,50 @@ ts_status ts_run(const ts_run_opts *o, ts_run_result **out, char *msg, size_t ms
     }
     wl_info info;
     double t0 = ts_wtime();
-    if (wl_build(&m, &l, &wo, &pv->g, &info, msg, msglen) < 0) goto out;
+    wl_rail_copies(full == 2 && !analytical && !o->every_rank);
+    int built = wl_build(&m, &l, &wo, &pv->g, &info, msg, msglen);
+    wl_rail_copies(0);
+    if (built < 0) goto out;
     r->graph_wall_s = ts_wtime() - t0;
+    copy_table ct = {0};
+    int copies = info.copies > 1 ? info.copies : 0;
+    if (copies) rail_copies(pv->g, &info, &ct);
+    free(info.copy_rank);
     r->ranks_built = info.ranks_built, r->ranks_total = info.ranks_total, r->ops = og_total_ops(pv->g);
     if (analytical) {
         if (an_run(pv->g, &net, &pv->res, msg, msglen) < 0) {
             st = TS_FAILED;
             goto out;
         }
-    } else if (eng_run(pv->g, &eo, &pv->res, msg, msglen) < 0) {
-        st = strncmp(msg, "deadlock", 8) == 0 ? TS_FAILED : TS_BAD_INPUT;
-        goto out;
+    } else {
+        eng_set_copies(copies, ct.host);
+        int rc = eng_run(pv->g, &eo, &pv->res, msg, msglen);
+        if (rc == 0 && copies && pv->res->copies == -1) { /* links every copy shares: divided, run again */
+            eng_result_free(pv->res);
+            pv->res = NULL;
+            rc = eng_run(pv->g, &eo, &pv->res, msg, msglen);
+        }
+        eng_set_copies(0, NULL);
+        copy_table_free(&ct);
+        if (rc == 0 && copies && pv->res->copies != copies) {
+            /* the copies would not have run as their ranks: simulate every rank */
+            api_copy(r->copies_why, sizeof r->copies_why, pv->res->copies_why);
+            eng_result_free(pv->res);
+            pv->res = NULL;
+            og_free(pv->g);
+            pv->g = NULL;
+            copies = 0;
+            double t1 = ts_wtime();
+            if (wl_build(&m, &l, &wo, &pv->g, &info, msg, msglen) < 0) goto out;
+            r->graph_wall_s += ts_wtime() - t1;
+            r->ranks_built = info.ranks_built, r->ops = og_total_ops(pv->g);
+            rc = eng_run(pv->g, &eo, &pv->res, msg, msglen);
+        }
+        if (rc < 0) {
+            st = strncmp(msg, "deadlock", 8) == 0 ? TS_FAILED : TS_BAD_INPUT;
+            goto out;
+        }
+        r->copies = copies ? copies : 1;
     }
     if (!analytical) an_wait_as_idle(pv->g, pv->res); /* consistent breakdown: waiting is bubble */
     r->sim_wall_s = pv->res->wall;

@@ -96,6 +96,8 @@ typedef struct ts_run_opts {
                                  * fsdp2, torchtitan */
     int links;                  /* > 0: keep the N busiest links (pipelined, step) */
     int progress;               /* progress lines on stderr: the one exception to "never prints" */
+    int every_rank;             /* replicas detail: build and simulate every rank, even where one TP
+                                 * rank would stand exactly for its TP group (rail copies) */
 } ts_run_opts;
 
 /* Time categories of the breakdown (seconds per rank, mean over ranks). */
@@ -128,6 +130,9 @@ typedef struct ts_run_result {
     int axonn, axonn_overlap;
     /* op graph fidelities */
     int ranks_built, ranks_total;
+    int copies;                 /* each rank simulated stood for this many (rail copies, checked exact;
+                                 * docs/performance.md), else 1 */
+    char copies_why[200];       /* rail copies tried and refused by the check: why (every rank was run) */
     long ops;
     double graph_wall_s, sim_wall_s;
     size_t nlinks;

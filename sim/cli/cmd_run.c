@@ -73,6 +73,9 @@ static const char run_help[] =
     "                     consecutive compute fused; replicas: every rank and DP\n"
     "                     collective simulated, intra-node TP analytical, compute fused;\n"
     "                     full: every rank and collective\n"
+    "  --every-rank       replicas: simulate every rank, also where TP rank 0 of each TP\n"
+    "                     group stands exactly for the others (rail copies, checked on\n"
+    "                     the platform's routes; docs/performance.md); --opgraph implies it\n"
     CMD_POLICY_HELP
     "                     (the engine and the analytical model choose alike; the\n"
     "                     output lists each collective's algorithm)\n"
@@ -135,7 +138,7 @@ static int write_json(const char *path, const ts_run_result *r, int links, char 
     ts_json_string(f, r->fidelity);
     fprintf(f, ",\n  \"detail\": ");
     ts_json_string(f, r->detail);
-    fprintf(f, ",\n");
+    fprintf(f, ",\n  \"rail_copies\": %d,\n", r->copies > 1 ? r->copies : 1);
     json_mem(f, &r->memory);
     if (r->simulated) {
         static const char *keys[] = {"iteration_s", "tokens_per_s", "tflops_per_gpu", "mfu"};
@@ -177,6 +180,11 @@ static void print_run(const ts_run_result *r, int links, int policy)
                                                 : "reduced: replica 0, analytical DP and intra-node TP",
            r->ops, r->graph_wall_s, strcmp(r->fidelity, "analytical") == 0 ? "critical path" : "simulation",
            r->sim_wall_s);
+    if (r->copies > 1)
+        printf("                 rail copies: each rank simulated stands for the %d ranks of its TP group (checked "
+               "exact on the platform's routes)\n", r->copies);
+    else if (r->copies_why[0])
+        printf("                 every rank simulated: one TP rank per group would not be exact (%s)\n", r->copies_why);
     printf("iteration        %.4f s\n", r->iteration_s);
     printf("throughput       %.0f tokens/s, %.1f TFLOP/s per GPU (with recompute), MFU %.1f%%\n", r->tokens_per_s,
            r->tflops_per_gpu, 100 * r->mfu);
@@ -215,7 +223,7 @@ int cmd_run(int argc, char **argv)
 {
     enum { O_PLATFORM = 256, O_MODEL, O_LAYOUT, O_SEQ, O_DTYPE, O_FIDELITY, O_JSON, O_TIMELINE, O_GPU, O_GPUS,
            O_GEMM, O_GPN, O_DETAIL, O_PROGRESS, O_NET, O_NODES, O_CALIB, O_OPGRAPH,
-           O_COLL, O_TUNING, O_LINKS, O_STACK };
+           O_COLL, O_TUNING, O_LINKS, O_STACK, O_EVERY };
     static const struct option longopts[] = {
         {"platform", required_argument, 0, O_PLATFORM}, {"model", required_argument, 0, O_MODEL},
         {"layout", required_argument, 0, O_LAYOUT},     {"seq", required_argument, 0, O_SEQ},
@@ -229,6 +237,7 @@ int cmd_run(int argc, char **argv)
         {"opgraph", required_argument, 0, O_OPGRAPH},   {"coll", required_argument, 0, O_COLL},
         {"tuning", required_argument, 0, O_TUNING},
         {"links", required_argument, 0, O_LINKS},       {"stack", required_argument, 0, O_STACK},
+        {"every-rank", no_argument, 0, O_EVERY},
         {"help", no_argument, 0, 'h'},                  {0, 0, 0, 0},
     };
     const char *platform = NULL, *model = NULL, *layout_s = NULL, *json = NULL, *timeline = NULL;
@@ -236,7 +245,7 @@ int cmd_run(int argc, char **argv)
     const char *coll_spec = NULL, *tuning = NULL, *stack = NULL;
     coll_policy *pol = NULL;
     int nodes = 0;
-    int seq = 0, ngpus = 0, gpn = 0, full = 0, progress = 0, analytical = 0, links = 0;
+    int seq = 0, ngpus = 0, gpn = 0, full = 0, progress = 0, analytical = 0, links = 0, every = 0;
     cm_dtype dtype = CM_BF16;
     char **sgv = ts_calloc(argc + 1, sizeof *sgv), **ours = ts_calloc(argc + 1, sizeof *ours);
     int nours;
@@ -257,6 +266,7 @@ int cmd_run(int argc, char **argv)
         case O_GEMM: gemm = optarg; break;
         case O_FIDELITY: fid_name = optarg; break;
         case O_PROGRESS: progress = 1; break;
+        case O_EVERY: every = 1; break;
         case O_NET: net_s = optarg; break;
         case O_CALIB: calib = optarg; break;
         case O_OPGRAPH: opgraph = optarg; break;
@@ -351,7 +361,7 @@ int cmd_run(int argc, char **argv)
                       .model = model, .layout = layout_s, .gpus = ngpus, .gpu = gpu_name, .gemm_table = gemm,
                       .gpus_per_node = gpn, .net = net_s, .seq = seq, .dtype = cm_dtype_name(dtype),
                       .fidelity = fid_name, .detail = full == 1 ? "full" : full == 2 ? "replicas" : "reduced",
-                      .stack = stack, .links = links, .progress = progress};
+                      .stack = stack, .links = links, .progress = progress, .every_rank = every || opgraph};
     rc = (int)ts_run(&ro, &r, err, BIGERR);
     if (r) {
         printf("model            %s: %.4g B parameters, %d layers, hidden %d, sequence %d, %s\n", r->model,

@@ -68,6 +68,8 @@ static struct {
     double last_progress;
     int deadlocked;     /* blocked actors still hold the rank's mutex/cond */
     ts_sums pair_bytes; /* (src rank, dst rank) -> bytes, when links are reported */
+    ts_sums pairs;      /* eng_set_copies: every (src rank, dst rank) whose route was used */
+    sg_host_t *copy;    /* eng_set_copies: [rank * copies + k], the copies' hosts */
     coll_topo **topo;   /* per group, for the topology-aware collectives */
     signed char *rails; /* per group: eng_rails_symmetric, -1 not checked (no all-to-all) */
     double **far_alpha; /* per rail-symmetric group: per node, the largest latency to other nodes (-1: unknown) */
@@ -87,6 +89,17 @@ static int poisoned; /* a deadlocked run leaves blocked actors behind */
 static const coll_policy *policy; /* eng_set_policy */
 
 void eng_set_policy(const coll_policy *pol) { policy = pol; }
+
+static int ncopies;                   /* eng_set_copies */
+static const char *const *copy_names;
+
+static void shared_clear(void);
+
+void eng_set_copies(int copies, const char *const *hosts)
+{
+    ncopies = copies, copy_names = hosts;
+    if (copies <= 1) shared_clear();
+}
 static char payload_token;
 
 /* Whether argv has a --cfg=KEY:VALUE for key (SimGrid also takes several
@@ -313,6 +326,7 @@ static void account(int src, int dst, int64_t bytes)
 {
     run.res->ncomms++;
     if (run.o->links > 0) ts_sums_add(&run.pair_bytes, (uint64_t)src << 32 | (uint32_t)dst, (double)bytes);
+    if (ncopies > 1) ts_sums_add(&run.pairs, (uint64_t)src << 32 | (uint32_t)dst, 0);
 }
 
 static sg_mailbox_t p2p_mailbox(int src, int dst, int tag)
@@ -668,10 +682,29 @@ static int place_ranks(const og_graph *g, char *err, size_t errlen)
     return 0;
 }
 
+/* eng_set_copies: the copies' hosts; copy 0 must be the rank's own. */
+static int copy_hosts(const og_graph *g, char *err, size_t errlen)
+{
+    int c = ncopies;
+    if (c <= 1) return 0;
+    if (!copy_names) return ts_err(err, errlen, "eng_run: %d copies but no copy_hosts", c);
+    run.copy = ts_malloc((size_t)g->nranks * c * sizeof *run.copy);
+    for (size_t i = 0; i < (size_t)g->nranks * c; i++) {
+        const char *h = copy_names[i];
+        if (!(run.copy[i] = h ? host_named(h) : NULL))
+            return ts_err(err, errlen, "rank %zu copy %zu: host '%s' is not in the platform", i / c, i % c,
+                          h ? h : "(none)");
+        if (i % c == 0 && run.copy[i] != run.hosts[i / c])
+            return ts_err(err, errlen, "rank %zu: copy 0's host '%s' is not the rank's", i / c, h);
+    }
+    return 0;
+}
+
 static void group_route(void *ctx, int a, int b, double *lat, double *bw)
 {
     const og_group *gr = ctx;
     sg_host_t x = run.hosts[gr->ranks[a]], y = run.hosts[gr->ranks[b]];
+    if (ncopies > 1) ts_sums_add(&run.pairs, (uint64_t)gr->ranks[a] << 32 | (uint32_t)gr->ranks[b], 0);
     *lat = sg_host_get_route_latency(x, y);
     *bw = sg_host_get_route_bandwidth(x, y);
 }
@@ -855,11 +888,15 @@ static void collect_links(eng_result *res, int keep)
     for (size_t i = 0; i < run.pair_bytes.cap; i++) {
         if (!run.pair_bytes.used[i]) continue;
         uint64_t key = run.pair_bytes.keys[i];
-        xbt_dynar_reset(route);
-        sg_host_get_route(run.hosts[key >> 32], run.hosts[(uint32_t)key], route);
-        for (unsigned long j = 0; j < xbt_dynar_length(route); j++)
-            ts_sums_add(&per_link, (uint64_t)(uintptr_t)xbt_dynar_get_as(route, j, sg_link_t),
-                        run.pair_bytes.vals[i]);
+        int nc = res->copies > 1 ? res->copies : 1; /* checked copies carry the same bytes */
+        for (int k = 0; k < nc; k++) {
+            xbt_dynar_reset(route);
+            if (nc > 1) sg_host_get_route(run.copy[(key >> 32) * nc + k], run.copy[(uint32_t)key * nc + k], route);
+            else sg_host_get_route(run.hosts[key >> 32], run.hosts[(uint32_t)key], route);
+            for (unsigned long j = 0; j < xbt_dynar_length(route); j++)
+                ts_sums_add(&per_link, (uint64_t)(uintptr_t)xbt_dynar_get_as(route, j, sg_link_t),
+                            run.pair_bytes.vals[i]);
+        }
     }
     xbt_dynar_free(&route);
     eng_link *all = ts_calloc(per_link.n, sizeof *all);
@@ -879,6 +916,186 @@ static void collect_links(eng_result *res, int keep)
     res->links = all;
     res->nlinks = k;
     ts_sums_free(&per_link);
+}
+
+/* --- rail copies (eng_set_copies) ------------------------------------------ */
+
+/* A map of 64-bit keys (not 0) to 64-bit values, open addressing. */
+typedef struct u64map {
+    uint64_t *key, *val;
+    size_t mask, n;
+} u64map;
+
+/* Insert key -> val, or compare with the value already there: 1 when the map
+ * holds key -> val afterwards, 0 when key held another value. */
+static int u64_claim(u64map *m, uint64_t key, uint64_t val)
+{
+    if (2 * (m->n + 1) > m->mask + 1 || !m->key) {
+        u64map old = *m;
+        size_t cap = old.key ? 2 * (old.mask + 1) : 1024;
+        m->key = ts_calloc(cap, sizeof *m->key), m->val = ts_malloc(cap * sizeof *m->val);
+        m->mask = cap - 1, m->n = 0;
+        for (size_t i = 0; old.key && i <= old.mask; i++)
+            if (old.key[i]) u64_claim(m, old.key[i], old.val[i]);
+        free(old.key), free(old.val);
+    }
+    size_t i = (size_t)((key * 0x9E3779B97F4A7C15ULL) >> 20) & m->mask;
+    for (; m->key[i]; i = (i + 1) & m->mask)
+        if (m->key[i] == key) return m->val[i] == val;
+    m->key[i] = key, m->val[i] = val, m->n++;
+    return 1;
+}
+
+static int same_link(sg_link_t a, sg_link_t b)
+{
+    return sg_link_get_bandwidth(a) == sg_link_get_bandwidth(b) && sg_link_get_latency(a) == sg_link_get_latency(b) &&
+           sg_link_is_shared(a) == sg_link_is_shared(b);
+}
+
+/* The value of key (0 when absent). */
+static uint64_t u64_get(const u64map *m, uint64_t key)
+{
+    if (!m->key) return 0;
+    for (size_t i = (size_t)((key * 0x9E3779B97F4A7C15ULL) >> 20) & m->mask; m->key[i]; i = (i + 1) & m->mask)
+        if (m->key[i] == key) return m->val[i];
+    return 0;
+}
+
+/* Links every copy's flows cross at the same place (a node's uplink shared
+ * by its GPUs): a run with copies gives each a copies-th of its bandwidth
+ * (the other copies' flows take the rest), found by one run's check and
+ * applied to the next run with copies (copies_check). */
+static struct {
+    sg_link_t *link;
+    double *bw;         /* the link's own bandwidth */
+    int n, copies;
+} shared;
+
+static int ptr_cmp(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t) * (sg_link_t const *)a, y = (uintptr_t) * (sg_link_t const *)b;
+    return (x > y) - (x < y);
+}
+
+static void shared_apply(int on)
+{
+    for (int i = 0; i < shared.n; i++)
+        sg_link_set_bandwidth(shared.link[i], on ? shared.bw[i] / shared.copies : shared.bw[i]);
+}
+
+static void shared_clear(void)
+{
+    free(shared.link), free(shared.bw);
+    memset(&shared, 0, sizeof shared);
+}
+
+/* Whether the graph's ranks stand exactly for their copies (eng_set_copies,
+ * hosts in run.copy): returns copies; 0 with why when they do not; -1 when
+ * they do once the links every copy shares get a copies-th of their
+ * bandwidth (the shared table, for the next run; applied_shared: this run
+ * had them so, for the same links). They do when
+ * (1) every copy's host computes as its rank's (speed, HBM bandwidth);
+ * (2) every group's copy has the group's node structure and NVLS (the
+ *     collectives' topology, hence the same algorithms and schedules);
+ * (3) for every pair of ranks whose route the run used (flows, alpha, the
+ *     selection policy's routes), copy k's route has as many links as the
+ *     rank pair's, position by position of the same bandwidth, latency and
+ *     sharing, and each position's link is either copy k's own (copy 0's
+ *     links paired one to one with copy k's, the copies' own links
+ *     disjoint) or, for every copy alike, the rank pair's link itself.
+ * The max-min sharing of every copy's flows is then symmetric (unique, and
+ * invariant under exchanging copies), so the copies' flows have their
+ * rank's flows' rates at all times: apart, on isomorphic links of their own;
+ * together on a shared link, copies times the rank's flows, which is the
+ * rank's flows alone on a copies-th of its capacity (a FATPIPE link caps
+ * each flow alone: unchanged). With the same ops from the same start, the
+ * copies run exactly as their ranks did. */
+static int copies_check(const og_graph *g, int copies, int applied_shared, char *why, size_t n)
+{
+    if (copies > 255) return snprintf(why, n, "%d copies (at most 255)", copies), 0;
+    for (int r = 0; r < g->nranks; r++)
+        for (int k = 1; k < copies; k++) {
+            sg_host_t a = run.copy[(size_t)r * copies], b = run.copy[(size_t)r * copies + k];
+            const char *x = sg_host_get_property_value(a, "hbm_bw"), *y = sg_host_get_property_value(b, "hbm_bw");
+            if (sg_host_get_speed(a) != sg_host_get_speed(b) || (x || y) != (x && y) || (x && strcmp(x, y)))
+                return snprintf(why, n, "host %s does not compute as %s", sg_host_get_name(b), sg_host_get_name(a)), 0;
+        }
+    for (int gi = 0; gi < g->ngroups; gi++) {
+        const og_group *gr = &g->groups[gi];
+        const coll_topo *t0 = run.topo[gi];
+        sg_host_t *hs = ts_malloc((gr->n ? gr->n : 1) * sizeof *hs);
+        int ok = 1;
+        for (int k = 1; k < copies && ok; k++) {
+            for (int i = 0; i < gr->n; i++) hs[i] = run.copy[(size_t)gr->ranks[i] * copies + k];
+            coll_topo *t = topo_of(hs, gr->n);
+            ok = t->nvls == t0->nvls && t->nnodes == t0->nnodes && !memcmp(t->node, t0->node, gr->n * sizeof *t->node);
+            coll_topo_free(t);
+        }
+        free(hs);
+        if (!ok) return snprintf(why, n, "group %d's copies are placed on nodes unlike it", gi), 0;
+    }
+    /* own: a link -> (copy 0's link it stands for, its copy; 0 when every copy
+     * shares it); img: (copy 0's link, copy) -> that copy's link */
+    u64map own = {0}, img = {0}, seen = {0};
+    sg_link_t *sh = NULL;
+    size_t nsh = 0, shcap = 0;
+    xbt_dynar_t r0 = xbt_dynar_new(sizeof(sg_link_t), NULL), rk = xbt_dynar_new(sizeof(sg_link_t), NULL);
+    int ok = 1;
+    for (size_t i = 0; i < run.pairs.cap && ok; i++) {
+        if (!run.pairs.used[i]) continue;
+        size_t src = run.pairs.keys[i] >> 32, dst = (uint32_t)run.pairs.keys[i];
+        for (int k = 0; k < copies && ok; k++) {
+            xbt_dynar_t r = k ? rk : r0;
+            xbt_dynar_reset(r);
+            sg_host_get_route(run.copy[src * copies + k], run.copy[dst * copies + k], r);
+            ok = xbt_dynar_length(r) == xbt_dynar_length(r0);
+            for (unsigned long j = 0; ok && j < xbt_dynar_length(r); j++) {
+                sg_link_t a = xbt_dynar_get_as(r0, j, sg_link_t), b = xbt_dynar_get_as(r, j, sg_link_t);
+                uint64_t pa = (uint64_t)(uintptr_t)a, pb = (uint64_t)(uintptr_t)b;
+                ok = same_link(a, b) && pa < (1ULL << 56) && u64_claim(&own, pb, pa << 8 | (a == b ? 0 : k)) &&
+                     u64_claim(&img, pa << 8 | k, pb);
+                if (ok && k == 1 && a == b && !u64_get(&seen, pa)) { /* a shared link, first seen */
+                    u64_claim(&seen, pa, 1);
+                    ts_grow(&sh, sizeof *sh, &shcap, nsh + 1);
+                    sh[nsh++] = a;
+                }
+            }
+            if (!ok)
+                snprintf(why, n, "the route %s -> %s is no copy of %s -> %s on links of its own or shared",
+                         sg_host_get_name(run.copy[src * copies + k]), sg_host_get_name(run.copy[dst * copies + k]),
+                         sg_host_get_name(run.copy[src * copies]), sg_host_get_name(run.copy[dst * copies]));
+        }
+    }
+    /* a shared link is every copy's: no copy maps it elsewhere */
+    for (size_t i = 0; i < nsh && ok; i++)
+        for (int k = 1; k < copies && ok; k++)
+            if (u64_get(&img, (uint64_t)(uintptr_t)sh[i] << 8 | k) != (uint64_t)(uintptr_t)sh[i])
+                ok = 0, snprintf(why, n, "link %s is shared by some copies only", sg_link_get_name(sh[i]));
+    xbt_dynar_free(&r0);
+    xbt_dynar_free(&rk);
+    free(own.key), free(own.val), free(img.key), free(img.val), free(seen.key), free(seen.val);
+    /* FATPIPE links cap each flow alone: shared or not, nothing to scale */
+    size_t m = 0;
+    for (size_t i = 0; i < nsh; i++)
+        if (sg_link_is_shared(sh[i])) sh[m++] = sh[i];
+    nsh = m;
+    if (ok && nsh && sg_cfg_get_double("network/weight-S") > 0)
+        ok = 0, snprintf(why, n, "network/weight-S > 0 makes a flow's share depend on its links' bandwidths");
+    if (!ok || !nsh) {
+        free(sh);
+        return ok ? copies : 0;
+    }
+    qsort(sh, nsh, sizeof *sh, ptr_cmp);
+    if (applied_shared && shared.copies == copies && (size_t)shared.n == nsh &&
+        !memcmp(shared.link, sh, nsh * sizeof *sh)) {
+        free(sh);
+        return copies;
+    }
+    shared_clear();
+    shared.link = sh, shared.n = (int)nsh, shared.copies = copies;
+    shared.bw = ts_malloc(nsh * sizeof *shared.bw);
+    for (size_t i = 0; i < nsh; i++) shared.bw[i] = sg_link_get_bandwidth(sh[i]);
+    return -1;
 }
 
 /* After a run that did not finish: one clause per blocked stream. */
@@ -950,6 +1167,8 @@ static void run_free(const og_graph *g)
     free(run.ngp);
     free(run.hosts);
     free(run.rcs);
+    free(run.copy);
+    ts_sums_free(&run.pairs);
     ts_sums_free(&run.pair_bytes);
     memset(&run, 0, sizeof run);
 }
@@ -968,7 +1187,7 @@ int eng_run(const og_graph *g, const eng_opts *o, eng_result **out, char *err, s
     run.coll_algo = ts_calloc(g->nranks, sizeof *run.coll_algo);
     run.gp = ts_calloc(g->nranks, sizeof *run.gp);
     run.ngp = ts_calloc(g->nranks, sizeof *run.ngp);
-    if (place_ranks(g, err, errlen) < 0 || index_collectives(g, err, errlen) < 0) {
+    if (place_ranks(g, err, errlen) < 0 || copy_hosts(g, err, errlen) < 0 || index_collectives(g, err, errlen) < 0) {
         run_free(g);
         return -1;
     }
@@ -1026,7 +1245,11 @@ int eng_run(const og_graph *g, const eng_opts *o, eng_result **out, char *err, s
         sg_actor_set_data(a, &scs[i]);
         sg_actor_start(a, stream_actor, 0, NULL);
     }
+    /* after index_collectives: the selection policy saw the links as they are */
+    int scaled = ncopies > 1 && shared.n && shared.copies == ncopies;
+    if (scaled) shared_apply(1);
     simgrid_run();
+    if (scaled) shared_apply(0);
 
     int rc = 0;
     for (int i = 0; i < nsc; i++)
@@ -1039,6 +1262,7 @@ int eng_run(const og_graph *g, const eng_opts *o, eng_result **out, char *err, s
         for (int r = 0; r < g->nranks; r++)
             for (int i = 0; i < g->ranks[r].nops; i++)
                 if (res->end[r][i] > res->makespan) res->makespan = res->end[r][i];
+        res->copies = ncopies > 1 ? copies_check(g, ncopies, scaled, res->copies_why, sizeof res->copies_why) : 1;
         rank_stats(g, res);
         if (o->links > 0) collect_links(res, o->links);
         record_algos(g, res);

@@ -59,6 +59,13 @@ typedef struct eng_result {
     eng_fidelity fidelity;
     int **algo;         /* [rank][op]: a collective's algorithm row | protocol << 8, -1 for other
                          * ops and where no schedule was costed; NULL when not recorded */
+    int copies;         /* eng_set_copies' copies, checked exact: every copy's flows ran on links of
+                         * its own isomorphic to the graph's or on links all copies share, whose
+                         * bandwidth the run divided among them (the per-link load counts every
+                         * copy); 0 when the check failed (copies_why says why: the caller must run
+                         * every rank); -1: exact once shared links are divided, which the next run
+                         * with copies does (run it again); 1 without copies */
+    char copies_why[200];
 } eng_result;
 
 /* Start SimGrid with trainsim's network configuration (CM02, no cross-traffic,
@@ -111,6 +118,15 @@ struct coll_topo *eng_topo(const char *const *hosts, int n);
  * must outlive those runs. */
 struct coll_policy;
 void eng_set_policy(const struct coll_policy *pol);
+
+/* Rail copies (wl_rail_copies) for later runs: copies > 1 says each rank of
+ * the graph stands for `copies` ranks with the same ops whose peers and
+ * groups are the copies' own, on hosts[rank * copies + k] (k = 0: the rank's
+ * own host). After the run the engine checks that the copies' flows would
+ * have run exactly as the graph's (eng_result.copies). 0 and NULL: none (the
+ * default; also forgets the links a check found shared). hosts must outlive
+ * those runs. */
+void eng_set_copies(int copies, const char *const *hosts);
 
 const char *eng_fidelity_name(eng_fidelity f);
 int eng_fidelity_from_name(const char *s);
