@@ -251,7 +251,7 @@ static void test_stacks(void)
     CU_ASSERT_EQUAL(old->attn, WL_ATTN_UNFUSED);
     CU_ASSERT(core->attn != WL_ATTN_UNFUSED);
     CU_ASSERT_PTR_NULL(wl_stack_find("megatron-2019", err, sizeof err));
-    CU_ASSERT_PTR_NOT_NULL(strstr(err, "valid: megatron-core, megatron-2021, deepspeed-2021, deepspeed, megatron-deepspeed, fsdp2, torchtitan"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "valid: megatron-core, megatron-2021, deepspeed-2021, deepspeed, megatron-deepspeed, fsdp2, torchtitan, nemo-24.07"));
     for (int i = 0; i < wl_stack_count(); i++) {
         const wl_stack *s = wl_stack_at(i);
         CU_ASSERT(strlen(s->description) > 20 && strlen(s->sources) > 20);
@@ -268,6 +268,58 @@ static void test_stacks(void)
     double fused = layer_time(GPT3, 2048, CM_BF16, "a100", core, 1, "comp.act");
     double unfused = layer_time(GPT3, 2048, CM_BF16, "a100", ds, 1, "comp.act");
     CU_ASSERT(unfused > 1.5 * fused);
+}
+
+/* nemo-24.07: megatron-core's kernels and overlaps with FlashAttention-2 (the
+ * NeMo launcher's NVTE_FUSED_ATTN=0): only the attention of a layer changes,
+ * by the ratio of the two kernels' times. The FA2 rates against the published
+ * H100 figures of the FlashAttention-3 paper (Shah et al. 2024, arXiv
+ * 2407.08608, Figures 5-6, head dim 128, BF16): causal forward 298, 319, 333,
+ * 335 TFLOP/s at 2K, 4K, 8K, 16K; non-causal forward 362, 368, 370, 370 and
+ * backward 291, 310, 318, 322 (backward FLOPs 2.5 x forward). */
+static void test_nemo_2407(void)
+{
+    char err[TS_ERRLEN];
+    const wl_stack *n = wl_stack_find("nemo-24.07", err, sizeof err), *c = wl_stack_default();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(n);
+    CU_ASSERT_EQUAL(n->attn, WL_ATTN_FLASH2);
+    CU_ASSERT_EQUAL(c->attn, WL_ATTN_FLASH3);
+    CU_ASSERT(n->fused == c->fused && n->gemm_era == c->gemm_era && n->fp8_te == c->fp8_te &&
+              n->grad_accum_fused == c->grad_accum_fused && n->tp_bwd_async == c->tp_bwd_async &&
+              n->ce_fwd == c->ce_fwd && n->ce_bwd == c->ce_bwd && n->ce_fwd_k == c->ce_fwd_k &&
+              n->ce_bwd_k == c->ce_bwd_k && n->overlap_grad_reduce == c->overlap_grad_reduce &&
+              n->overlap_param_gather == c->overlap_param_gather && n->z3_sync == c->z3_sync &&
+              n->z3_eff == c->z3_eff && n->p2p_2021 == c->p2p_2021 && n->eager_ops == c->eager_ops &&
+              n->ds_zero_optim == c->ds_zero_optim && n->fsdp2_copies == c->fsdp2_copies);
+    /* Llama-3 8B at 8K tokens, FP8, H100: the attention slower by the kernels' ratio, the GEMMs the same */
+    const char *lay = "tp=1,pp=1,dp=1,mbs=1,gbs=1";
+    double an = layer_time("llama3-8b", lay, 8192, CM_FP8, "h100", n, 1, "comp.attn");
+    double ac = layer_time("llama3-8b", lay, 8192, CM_FP8, "h100", c, 1, "comp.attn");
+    double gn = layer_time("llama3-8b", lay, 8192, CM_FP8, "h100", n, 1, "comp.fc1");
+    double gc = layer_time("llama3-8b", lay, 8192, CM_FP8, "h100", c, 1, "comp.fc1");
+    cm_gpu g;
+    CU_ASSERT_EQUAL_FATAL(cm_gpu_find("h100", "configs/gpus", &g, err, sizeof err), 0);
+    double fl = 2.0 * 32 * 8192.0 * 8192 * 128; /* causal forward of 32 heads of 128 */
+    double r2 = cm_attn_time(&g, CM_ATTN_FLASH2, fl, 8192, 0) + cm_attn_time(&g, CM_ATTN_FLASH2, fl, 8192, 1);
+    double r3 = cm_attn_time(&g, CM_ATTN_FLASH3, fl, 8192, 0) + cm_attn_time(&g, CM_ATTN_FLASH3, fl, 8192, 1);
+    CU_ASSERT(ac > 0 && gc > 0);
+    CU_ASSERT_DOUBLE_EQUAL(an / ac, r2 / r3, 0.01 * r2 / r3);
+    CU_ASSERT(an > 1.5 * ac);
+    CU_ASSERT_DOUBLE_EQUAL(gn, gc, 1e-12);
+    /* FA2 against the paper: forward rate (causal) and backward/forward time (non-causal) */
+    const double seq[4] = {2048, 4096, 8192, 16384}, fwd_c[4] = {298, 319, 333, 335}, fwd_n[4] = {362, 368, 370, 370},
+                 bwd_n[4] = {291, 310, 318, 322};
+    for (int i = 0; i < 4; i++) {
+        /* the paper's shapes: 16K tokens per call (batch 16K / s), 16 heads of 128; causal forward FLOPs */
+        double s = seq[i], f = 2.0 * (16384 / s) * 16 * s * s * 128;
+        double rate = f / cm_attn_time(&g, CM_ATTN_FLASH2, f, s, 0) / 1e12;
+        double ratio = cm_attn_time(&g, CM_ATTN_FLASH2, f, s, 1) / cm_attn_time(&g, CM_ATTN_FLASH2, f, s, 0);
+        double paper = 2.5 * fwd_n[i] / bwd_n[i];
+        printf("\n  H100 FA2 s=%g: forward %.0f TFLOP/s (paper %.0f), backward/forward %.2f (paper %.2f)", s, rate,
+               fwd_c[i], ratio, paper);
+        CU_ASSERT(fabs(rate / fwd_c[i] - 1) < (s < 4096 ? 0.13 : 0.06));
+        if (s >= 4096) CU_ASSERT(fabs(ratio / paper - 1) < 0.05);
+    }
 }
 
 /* Megatron-LM 2021's pipeline messages (p2p_2021): Megatron GPT 1.7B at
@@ -663,7 +715,8 @@ void suite_kernels(void)
                    test_fp8_messages, "torchtitan's eager RMSNorm and rotary embedding", test_eager_ops, "attention kernels", test_attention_kernels,
                    "attention vs own H200 measurements", test_attention_measured, "memory by attention kernel",
                    test_memory_kernels, "memory: DeepSpeed's ZeRO-1/2 optimizer", test_memory_ds_zero,
-                   "stack presets", test_stacks, "Megatron-LM 2021 pipeline messages", test_p2p_2021,
+                   "stack presets", test_stacks, "nemo-24.07: FlashAttention-2 against the FA3 paper's H100 figures",
+                   test_nemo_2407, "Megatron-LM 2021 pipeline messages", test_p2p_2021,
                    "Megatron-LM 2021 interleaved schedule: blocking calls, no deadlock", test_p2p_2021_interleaved,
                    "FSDP2 copy-out and copy-in around its collectives", test_fsdp2_copies,
                    "TE backward: TP re-gather and reduce-scatter beside the GEMMs", test_tp_bwd_async,

@@ -79,6 +79,16 @@ static const wl_stack stacks[] = {
      "torchtitan/models/llama/model.py (apply_rotary_emb via view_as_complex on xq.float()), its A100 train "
      "configs (norm_type = \"rmsnorm\", not fused_rmsnorm; compile = false); PyTorch FSDP2 (fully_shard) docs",
      WL_ATTN_FLASH2, 0, WL_GEMM_CURRENT, 1, 0, 0, WL_CE_DEFAULT, 1, 1, 0, 0, 0, 1, 0, 1},
+    /* megatron-core but for the attention: the launcher's environment turns TE's cuDNN fused
+     * attention off, so TE 1.x runs FlashAttention-2 (docs/compute.md, "nemo-24.07") */
+    {"nemo-24.07", "NeMo Framework Launcher runs of 2024 (NeMo 1.0 containers such as 24.07: TE 1.8, Megatron-Core "
+                   "0.8): megatron-core, with TE's cuDNN fused attention disabled (NVTE_FUSED_ATTN=0), so "
+                   "attention runs FlashAttention-2",
+     "NVIDIA/NeMo-Framework-Launcher launcher_scripts/conf/config.yaml env_vars (NVTE_FUSED_ATTN: 0, \"Disable cudnn "
+     "FA until we've tested it more\"); NeMo 24.07 software component versions (TE 1.8.0.dev0, Megatron Core 0.8); "
+     "Transformer Engine 1.x DotProductAttention backend selection (NVTE_FUSED_ATTN, NVTE_FLASH_ATTN); "
+     "FlashAttention-3 paper (Shah et al. 2024) FA2 H100 figures",
+     WL_ATTN_FLASH2, 1, WL_GEMM_CURRENT, 1, 1, 1, WL_CE_FUSED, 1, 1, 0, 0, 0, 0, 0, 0},
 };
 
 #define NSTACKS ((int)(sizeof stacks / sizeof *stacks))

@@ -50,7 +50,7 @@ static const char search_help[] =
     "                     Engine runs them, the rest in bf16)\n"
     "  --stack S          software stack: megatron-core (default), megatron-2021,\n"
     "                     deepspeed-2021, deepspeed, megatron-deepspeed, fsdp2,\n"
-    "                     torchtitan: its attention kernel, fused\n"
+    "                     torchtitan, nemo-24.07: its attention kernel, fused\n"
     "                     kernels, GEMM library, overlaps and ZeRO-3 structure\n"
     "                     (docs/compute.md)\n"
     "  --top K            layouts simulated and shown (default 5)\n"
