@@ -73,6 +73,7 @@ static struct {
     double **far_alpha; /* per rail-symmetric group: per node, the largest latency to other nodes (-1: unknown) */
     sg_mailbox_t **inbox; /* per group: [slot * n + member] per-receiver mailboxes, as looked up */
     struct fluid_ends **fluid; /* per group: the fluid model's last all-to-all (eng_opts.alone) */
+    struct flow_ends **flows;  /* per group: the fluid model's last other one-step collective (eng_opts.alone) */
 } run;
 
 /* One merged all-to-all solved by the fluid model: each member's end and
@@ -82,6 +83,14 @@ typedef struct fluid_ends {
     int64_t chunk;      /* wire bytes per member pair */
     double *end, *alpha;
 } fluid_ends;
+
+/* One collective posted as one step and solved by the fluid model flow by
+ * flow (eng_flows_fluid): each member's end and latencies, computed by the
+ * first member to start it. */
+typedef struct flow_ends {
+    int seq, ok;
+    double *end, *alpha, *alpha_in;
+} flow_ends;
 
 static int poisoned; /* a deadlocked run leaves blocked actors behind */
 static const coll_policy *policy; /* eng_set_policy */
@@ -490,6 +499,92 @@ static int fluid_coll(const og_op *op, int rank, int me, int seq, const coll_pla
     for (int i = 0; i < st->nsend; i++) account(rank, gr->ranks[st->send[i].peer], st->send[i].bytes);
     coll_step_free(st);
     *alpha = f->alpha[me];
+    run.res->nfluid++;
+    if (f->end[me] > 0) sg_actor_sleep_for(f->end[me]);
+    return 1;
+}
+
+/* Whether every member of p posts its flows at once in the one step run_step
+ * makes of them (window: run_step's), and those flows into src, dst, bytes
+ * (wire bytes; *nf of them). 0 when some member's flows would go in several
+ * batches or a member receives other than what is sent to it. */
+static int one_step_flows(const coll_plan *p, int window, int **src, int **dst, double **bytes, int *nf)
+{
+    int n = p->n, ok = 1, k = 0;
+    size_t cap = 0;
+    coll_step *st = coll_step_new(p->merged_width + 1);
+    int *nrecv = ts_calloc(n, sizeof *nrecv), *into = ts_calloc(n, sizeof *into);
+    *src = *dst = NULL, *bytes = NULL;
+    for (int m = 0; m < n && ok; m++) {
+        coll_plan_merged_phys(p, m, st);
+        int most = st->nsend > st->nrecv ? st->nsend : st->nrecv;
+        if (most > window) ok = 0;
+        nrecv[m] = st->nrecv;
+        for (int i = 0; i < st->nsend && ok; i++) {
+            int q = st->send[i].peer;
+            if (q < 0 || q >= n || q == m || st->send[i].bytes < 0) {
+                ok = 0;
+                break;
+            }
+            size_t c1 = cap, c2 = cap;
+            ts_grow(src, sizeof **src, &c1, (size_t)k + 1);
+            ts_grow(dst, sizeof **dst, &c2, (size_t)k + 1);
+            ts_grow(bytes, sizeof **bytes, &cap, (size_t)k + 1);
+            (*src)[k] = m, (*dst)[k] = q, (*bytes)[k] = (double)coll_plan_wire_bytes(p, st->send[i].bytes);
+            into[q]++, k++;
+        }
+    }
+    for (int m = 0; m < n && ok; m++)
+        if (into[m] != nrecv[m]) ok = 0; /* SimGrid's run would not match them all */
+    coll_step_free(st);
+    free(nrecv), free(into);
+    *nf = k;
+    return ok;
+}
+
+/* eng_opts.alone: a collective whose members post every flow at once (one
+ * step: pipelined fidelity or a one-step schedule; no more flows per member
+ * than the window) solved by the fluid model (eng_flows_fluid) instead of
+ * SimGrid's comms, by the first member to start it: members start together
+ * and nothing else runs, so every flow starts at once, as the comms would.
+ * Returns 0, having done nothing, where it does not apply; else 1, the
+ * member's transfer time slept and *alpha, *alpha_in set as run_transfers
+ * would. */
+static int flows_coll(const og_op *op, int rank, int me, int seq, const coll_plan *p, double *alpha, double *alpha_in)
+{
+    int window = run.o->window ? run.o->window : ENG_WINDOW;
+    if (window < 0 || (run.o->fidelity == ENG_STEP && p->nsteps > 1) || p->vbytes) return 0;
+    const og_group *gr = &run.g->groups[op->group];
+    flow_ends *f = run.flows[op->group];
+    if (!f || f->seq != seq) {
+        if (!f) {
+            f = run.flows[op->group] = ts_calloc(1, sizeof *f);
+            f->end = ts_malloc(gr->n * sizeof *f->end);
+            f->alpha = ts_malloc(gr->n * sizeof *f->alpha);
+            f->alpha_in = ts_malloc(gr->n * sizeof *f->alpha_in);
+        }
+        f->seq = seq;
+        int *src, *dst, nf;
+        double *bytes;
+        f->ok = one_step_flows(p, window, &src, &dst, &bytes, &nf);
+        if (f->ok) {
+            sg_host_t *hs = ts_malloc(gr->n * sizeof *hs);
+            for (int i = 0; i < gr->n; i++) hs[i] = run.hosts[gr->ranks[i]];
+            if (run.rails[op->group] < 0) run.rails[op->group] = (signed char)eng_rails_symmetric(hs, p->topo);
+            f->ok = eng_flows_fluid(hs, p->topo, run.rails[op->group] == 1, nf, src, dst, bytes, f->end, f->alpha,
+                                    f->alpha_in, NULL) >= 0;
+            free(hs);
+        }
+        free(src), free(dst), free(bytes);
+    }
+    if (!f->ok) return 0;
+    coll_step *st = coll_step_new(p->merged_width + 1);
+    coll_plan_merged_phys(p, me, st);
+    for (int i = 0; i < st->nsend; i++)
+        account(rank, gr->ranks[st->send[i].peer], coll_plan_wire_bytes(p, st->send[i].bytes));
+    coll_step_free(st);
+    *alpha = f->alpha[me], *alpha_in = f->alpha_in[me];
+    run.res->nfluid++;
     if (f->end[me] > 0) sg_actor_sleep_for(f->end[me]);
     return 1;
 }
@@ -509,7 +604,9 @@ static void run_coll(const og_op *op, int rank)
         return;
     p.proto = code >> 8;
     double t0 = simgrid_get_clock(), alpha = 0, alpha_in = 0;
-    if (!(run.o->alone && fluid_coll(op, rank, me, seq, &p, &alpha))) alpha = run_transfers(op, rank, me, seq, &p, &alpha_in);
+    if (!(run.o->alone && (fluid_coll(op, rank, me, seq, &p, &alpha) ||
+                           flows_coll(op, rank, me, seq, &p, &alpha, &alpha_in))))
+        alpha = run_transfers(op, rank, me, seq, &p, &alpha_in);
     /* the steps' latencies and the call's base latency (coll_call_tail) */
     double tail = coll_call_tail(&p, alpha, alpha_in, run.o->fidelity == ENG_STEP, simgrid_get_clock() - t0);
     if (tail > 0) sg_actor_sleep_for(tail);
@@ -727,6 +824,7 @@ static int index_collectives(const og_graph *g, char *err, size_t errlen)
     run.far_alpha = ts_calloc(g->ngroups ? g->ngroups : 1, sizeof *run.far_alpha);
     run.inbox = ts_calloc(g->ngroups ? g->ngroups : 1, sizeof *run.inbox);
     run.fluid = ts_calloc(g->ngroups ? g->ngroups : 1, sizeof *run.fluid);
+    run.flows = ts_calloc(g->ngroups ? g->ngroups : 1, sizeof *run.flows);
     memset(run.rails, -1, g->ngroups ? g->ngroups : 1);
     for (int gi = 0; gi < g->ngroups; gi++) {
         const og_group *gr = &g->groups[gi];
@@ -942,6 +1040,9 @@ static void run_free(const og_graph *g)
     for (int gi = 0; run.fluid && gi < g->ngroups; gi++)
         if (run.fluid[gi]) free(run.fluid[gi]->end), free(run.fluid[gi]->alpha), free(run.fluid[gi]);
     free(run.fluid);
+    for (int gi = 0; run.flows && gi < g->ngroups; gi++)
+        if (run.flows[gi]) free(run.flows[gi]->end), free(run.flows[gi]->alpha), free(run.flows[gi]->alpha_in), free(run.flows[gi]);
+    free(run.flows);
     free(sel_cache);
     sel_cache = NULL;
     free(run.coll_seq);

@@ -16,6 +16,7 @@
 #include "rails.h"
 
 #include <simgrid/link.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <xbt/config.h>
 #include <xbt/dynar.h>
@@ -173,6 +174,30 @@ static int add_flow(fl_sys *s, xbt_dynar_t r, double bytes, double lat, int mult
     return f;
 }
 
+/* A flow class over route r whose first and last links are counted on the
+ * resources of keys pk and qk (one per node: every NIC link of a node alike,
+ * each carrying one flow of the class), its middle links mult times. */
+static int add_class(fl_sys *s, xbt_dynar_t r, double bytes, double lat, int mult, const void *pk, const void *qk)
+{
+    static double gamma = -1, wS;
+    if (gamma < 0) gamma = sg_cfg_get_double("network/TCP-gamma"), wS = sg_cfg_get_double("network/weight-S");
+    unsigned long L = xbt_dynar_length(r);
+    double pen = lat, bound = lat > 0 ? gamma / (2 * lat) : -1;
+    for (unsigned long k = 0; k < L; k++) {
+        double bw = sg_link_get_bandwidth(LINK(r, k));
+        if (wS > 0) pen += wS / bw;
+        if (bound < 0 || bw < bound) bound = bw;
+    }
+    int f = fl_flow(s, bytes, lat, bound, lat > 0 ? pen : 1);
+    for (unsigned long k = 0; k < L; k++) {
+        sg_link_t l = LINK(r, k);
+        const void *key = k == 0 ? pk : k + 1 == L ? qk : (const void *)l;
+        int q = fl_resource(s, key, sg_link_get_bandwidth(l), sg_link_is_shared(l));
+        fl_use(s, q, k > 0 && k + 1 < L ? mult : 1);
+    }
+    return f;
+}
+
 static void upto(double *x, double v)
 {
     if (v > *x) *x = v;
@@ -231,4 +256,99 @@ int eng_rails_fluid(const sg_host_t *hosts, const coll_topo *t, double chunk, do
     free(intra), free(inter), free(ilat), free(xlat);
     fl_free(s);
     return 0;
+}
+
+/* Flow (src, dst) -> its index + 1 in an open-addressing table (0: empty). */
+typedef struct ftab {
+    int *slot;
+    size_t mask;
+    const int *src, *dst;
+} ftab;
+
+static size_t pair_hash(int a, int b) { return (size_t)(((uint64_t)(uint32_t)a << 32 | (uint32_t)b) * 0x9E3779B97F4A7C15ULL >> 20); }
+
+static int ftab_find(const ftab *h, int a, int b)
+{
+    for (size_t j = pair_hash(a, b) & h->mask; h->slot[j]; j = (j + 1) & h->mask)
+        if (h->src[h->slot[j] - 1] == a && h->dst[h->slot[j] - 1] == b) return h->slot[j] - 1;
+    return -1;
+}
+
+/* The rotation orbits of the inter-node flows: flow (A, i) -> (B, j) and the
+ * flows (A, i + r) -> (B, j + r) (local indices mod ppn) of the same bytes.
+ * orbit[f]: the representative of f's orbit (the flow from local index 0).
+ * 0 when some orbit is incomplete or a pair has two flows. */
+static int rail_orbits(const coll_topo *t, int nf, const int *src, const int *dst, const double *bytes, int *orbit)
+{
+    int g = t->ppn, ok = 1;
+    ftab h = {NULL, 0, src, dst};
+    size_t cap = 16;
+    while (cap < 2 * (size_t)nf) cap *= 2;
+    h.slot = ts_calloc(cap, sizeof *h.slot), h.mask = cap - 1;
+    for (int f = 0; f < nf && ok; f++) {
+        if (ftab_find(&h, src[f], dst[f]) >= 0) ok = 0;
+        size_t j = pair_hash(src[f], dst[f]) & h.mask;
+        while (h.slot[j]) j = (j + 1) & h.mask;
+        h.slot[j] = f + 1;
+        orbit[f] = -1;
+    }
+    for (int f = 0; f < nf && ok; f++) {
+        int A = t->node[src[f]], B = t->node[dst[f]];
+        if (A == B || t->local[src[f]] != 0) continue;
+        int d = t->local[dst[f]];
+        for (int r = 0; r < g && ok; r++) {
+            int a = t->order[t->first[A] + r], b = t->order[t->first[B] + (d + r) % g], k = ftab_find(&h, a, b);
+            if (k < 0 || bytes[k] != bytes[f] || orbit[k] >= 0) ok = 0;
+            else orbit[k] = f;
+        }
+    }
+    for (int f = 0; f < nf && ok; f++)
+        if (t->node[src[f]] != t->node[dst[f]] && orbit[f] < 0) ok = 0;
+    free(h.slot);
+    return ok;
+}
+
+int eng_flows_fluid(const sg_host_t *hosts, const coll_topo *t, int symmetric, int nf, const int *src, const int *dst,
+                    const double *bytes, double *end, double *alpha, double *alpha_in, long *events)
+{
+    int n = t->n, *orbit = ts_malloc(((size_t)nf + 1) * sizeof *orbit), *cls = ts_malloc(((size_t)nf + 1) * sizeof *cls);
+    int orbits = symmetric && t->ppn >= 2 && t->nnodes >= 2 && rail_orbits(t, nf, src, dst, bytes, orbit);
+    double *lat = ts_malloc(((size_t)nf + 1) * sizeof *lat);
+    char *pkey = ts_malloc(2 * (size_t)t->nnodes + 1); /* per node: its NIC links' resources (addresses as keys) */
+    fl_sys *s = fl_new();
+    xbt_dynar_t r = xbt_dynar_new(sizeof(sg_link_t), NULL);
+    int rc = 0;
+    for (int f = 0; f < nf && rc == 0; f++) {
+        if (orbits && orbit[f] >= 0 && orbit[f] != f) continue; /* its orbit's representative stands for it */
+        lat[f] = route_of(hosts[src[f]], hosts[dst[f]], r);
+        int inter = t->node[src[f]] != t->node[dst[f]];
+        if (xbt_dynar_length(r) == 0 || lat[f] <= 0 || (orbits && inter && xbt_dynar_length(r) < 2)) {
+            rc = -1; /* loopback or latency-free routes: SimGrid's own run decides */
+            break;
+        }
+        if (orbits && inter)
+            cls[f] = add_class(s, r, bytes[f], lat[f], t->ppn, pkey + 2 * t->node[src[f]], pkey + 2 * t->node[dst[f]] + 1);
+        else
+            cls[f] = add_flow(s, r, bytes[f], lat[f], 0);
+    }
+    xbt_dynar_free(&r);
+    if (rc == 0) {
+        fl_run(s);
+        for (int m = 0; m < n; m++) end[m] = 0, alpha[m] = 0, alpha_in[m] = 0;
+        for (int f = 0; f < nf; f++) {
+            int k = orbits && orbit[f] >= 0 ? orbit[f] : f;
+            double e = fl_finish(s, cls[k]), l = lat[k];
+            int ends[2] = {src[f], dst[f]};
+            for (int x = 0; x < 2; x++) {
+                int m = ends[x];
+                upto(&end[m], e);
+                upto(&alpha[m], l);
+                if (alpha_in[m] <= 0 || l < alpha_in[m]) alpha_in[m] = l;
+            }
+        }
+        if (events) *events = fl_events(s);
+    }
+    fl_free(s);
+    free(orbit), free(cls), free(lat), free(pkey);
+    return rc < 0 ? rc : orbits;
 }
