@@ -5,8 +5,6 @@
  * NVLS+tree (all-reduce across nodes): NVLS reduce inside the node, member j
  * of every node takes part j, a binary tree across nodes all-reduces part j,
  * then NVLS multicast inside the node. */
-#include <stdlib.h>
-
 #include "coll_algos.h"
 
 const char *coll_nvls_unfit(const coll_plan *p)
@@ -119,7 +117,11 @@ void coll_nvlstree_merged(const coll_plan *p, int me, coll_step *out)
 #undef TREE
 #undef AT
     }
-    qsort(e, ne, sizeof *e, nvt_cmp);
+    for (int i = 1; i < ne; i++) /* insertion sort: ten entries at most, nearly in order */
+        for (int m = i; m > 0 && nvt_cmp(&e[m - 1], &e[m]) > 0; m--) {
+            nvt_entry x = e[m];
+            e[m] = e[m - 1], e[m - 1] = x;
+        }
     out->nsend = out->nrecv = 0;
     for (int i = 0; i < ne; i++) {
         int64_t b = coll_chunk_range_bytes(p->bytes, p->nchunks, e[i].chunk, e[i].nchunk);
