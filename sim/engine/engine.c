@@ -177,11 +177,30 @@ int eng_load(const char *spec, int nodes, const char *calib, char *err, size_t e
 typedef struct named_host {
     const char *name;
     sg_host_t h;
+    size_t plen;             /* the name is plen characters without digits, then a number (plen 0: not so) */
+    unsigned long long num;
 } named_host;
 
+/* ts_natcmp's order; names of one prefix and a number (gpu-0 ... gpu-16383)
+ * compare by the number parsed once (strtoull per comparison was most of
+ * the sort) */
 static int host_cmp(const void *a, const void *b)
 {
-    return ts_natcmp(((const named_host *)a)->name, ((const named_host *)b)->name);
+    const named_host *x = a, *y = b;
+    if (x->plen && x->plen == y->plen && x->num != y->num && memcmp(x->name, y->name, x->plen) == 0)
+        return x->num < y->num ? -1 : 1;
+    return ts_natcmp(x->name, y->name);
+}
+
+static void name_key(named_host *h)
+{
+    const char *s = h->name, *d = s;
+    while (*d && (*d < '0' || *d > '9')) d++;
+    h->plen = 0;
+    if (d == s || !*d || d - s > 64) return;
+    char *end;
+    h->num = strtoull(d, &end, 10);
+    if (!*end && d[0] != '0') h->plen = (size_t)(d - s); /* no leading zeros: the number says it all */
 }
 
 /* The platform's hosts in natural name order (gpu-0, gpu-1, ..., gpu-10),
@@ -202,8 +221,9 @@ static sg_host_t *sorted_hosts(size_t *n)
         named_host *nh = ts_malloc(k * sizeof *nh);
         int sorted = 1;
         for (size_t i = 0; i < k; i++) {
-            nh[i] = (named_host){sg_host_get_name(all[i]), all[i]};
-            if (i > 0 && sorted && ts_natcmp(nh[i - 1].name, nh[i].name) > 0) sorted = 0;
+            nh[i] = (named_host){sg_host_get_name(all[i]), all[i], 0, 0};
+            name_key(&nh[i]);
+            if (i > 0 && sorted && host_cmp(&nh[i - 1], &nh[i]) > 0) sorted = 0;
         }
         if (!sorted) qsort(nh, k, sizeof *nh, host_cmp);
         for (size_t i = 0; i < k; i++) all[i] = nh[i].h;
