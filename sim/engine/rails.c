@@ -62,6 +62,14 @@ static sg_host_t member(const sg_host_t *hosts, const coll_topo *t, int node, in
 
 #define LINK(r, k) xbt_dynar_get_as((r), (k), sg_link_t)
 
+/* The latency of route r: the sum of its links' latencies, in route order. */
+static double links_latency(xbt_dynar_t r)
+{
+    double lat = 0;
+    for (unsigned long k = 0; k < xbt_dynar_length(r); k++) lat += sg_link_get_latency(LINK(r, k));
+    return lat;
+}
+
 /* The routes between nodes a and b (a != b): P, Q and M into the sets. */
 static int pair_ok(const sg_host_t *hosts, const coll_topo *t, int a, int b, lset *P, lset *Q, lset *M,
                    xbt_dynar_t *r)
@@ -73,14 +81,13 @@ static int pair_ok(const sg_host_t *hosts, const coll_topo *t, int a, int b, lse
             sg_host_get_route(member(hosts, t, a, i), member(hosts, t, b, j), r[i * g + j]);
         }
     unsigned long L = xbt_dynar_length(r[0]);
-    double lat = sg_host_get_route_latency(member(hosts, t, a, 0), member(hosts, t, b, 0));
+    double lat = links_latency(r[0]); /* the routes' latencies from the links in hand (SimGrid's
+                                       * route latency builds the route again) */
     if (L < 2) return 0;
     for (int i = 0; i < g; i++)
         for (int j = 0; j < g; j++) {
             xbt_dynar_t x = r[i * g + j];
-            if (xbt_dynar_length(x) != L ||
-                sg_host_get_route_latency(member(hosts, t, a, i), member(hosts, t, b, j)) != lat)
-                return 0;
+            if (xbt_dynar_length(x) != L || links_latency(x) != lat) return 0;
             if (LINK(x, 0) != LINK(r[i * g], 0) || LINK(x, L - 1) != LINK(r[j], L - 1)) return 0;
             for (unsigned long k = 1; k + 1 < L; k++)
                 if (LINK(x, k) != LINK(r[0], k)) return 0;
@@ -142,9 +149,7 @@ static double route_of(sg_host_t a, sg_host_t b, xbt_dynar_t r)
 {
     xbt_dynar_reset(r);
     sg_host_get_route(a, b, r);
-    double lat = 0;
-    for (unsigned long k = 0; k < xbt_dynar_length(r); k++) lat += sg_link_get_latency(LINK(r, k));
-    return lat;
+    return links_latency(r);
 }
 
 /* One flow class of the fluid model over route r, as SimGrid 3.32's CM02
