@@ -10,6 +10,7 @@
 
 #include "analytic/analytic.h"
 #include "coll.h"
+#include "coll_params.h"
 #include "tests.h"
 #include "workload/workload.h"
 
@@ -432,6 +433,58 @@ static void test_estimate_memo_exact(void)
     free(r.e);
 }
 
+/* The memo of an_sched_time_nodes keys on which members share a node, not on
+ * the node ids: two placements of one shape give the uncached figure of each,
+ * bit for bit; a change of the cost parameters (coll_params_set) or of the
+ * policy (forcing an algorithm on the same policy object) is seen at once. */
+static void test_sched_memo_key(void)
+{
+    an_net net;
+    CU_ASSERT_EQUAL_FATAL(an_net_default("H100", &net), 0);
+    coll_policy *pol = coll_policy_new();
+    net.policy = pol;
+    const int a[8] = {0, 0, 0, 0, 1, 1, 1, 1}, b[8] = {7, 7, 7, 7, 3, 3, 3, 3}, c[8] = {0, 0, 1, 1, 2, 2, 3, 3};
+    const int64_t bytes = 64 << 20;
+    coll_params saved = *coll_params_get();
+    double ref[3][3];
+    for (int pass = 0; pass < 2; pass++) { /* uncached, then memoised (twice each) */
+        an_memo(pass == 1);
+        for (int rep = 0; rep < 1 + pass; rep++) {
+            coll_policy_free(pol);
+            net.policy = pol = coll_policy_new(); /* automatic selection */
+            double t[3][3];
+            t[0][0] = an_sched_time_nodes(&net, 8, a, OG_ALLREDUCE, bytes);
+            t[0][1] = an_sched_time_nodes(&net, 8, b, OG_ALLREDUCE, bytes);
+            t[0][2] = an_sched_time_nodes(&net, 8, c, OG_ALLREDUCE, bytes);
+            coll_params q = saved;
+            for (int f = 0; f < COLL_NFAMS; f++)
+                for (int k = 0; k < COLL_NPROTOS; k++) q.base_lat[f][k] += 1e-6;
+            coll_params_set(&q);
+            t[1][0] = an_sched_time_nodes(&net, 8, a, OG_ALLREDUCE, bytes);
+            t[1][1] = an_sched_time_nodes(&net, 8, b, OG_ALLREDUCE, bytes);
+            t[1][2] = an_sched_time_nodes(&net, 8, c, OG_ALLREDUCE, bytes);
+            char err[256];
+            CU_ASSERT_EQUAL(coll_policy_force(pol, "allreduce=tree", err, sizeof err), 0);
+            t[2][0] = an_sched_time_nodes(&net, 8, a, OG_ALLREDUCE, bytes);
+            t[2][1] = an_sched_time_nodes(&net, 8, b, OG_ALLREDUCE, bytes);
+            t[2][2] = an_sched_time_nodes(&net, 8, c, OG_ALLREDUCE, bytes);
+            coll_params_set(&saved);
+            for (int i = 0; i < 3; i++)
+                for (int j = 0; j < 3; j++) {
+                    if (pass == 0) ref[i][j] = t[i][j];
+                    else CU_ASSERT_EQUAL(t[i][j], ref[i][j]); /* exactly */
+                }
+        }
+    }
+    /* the cases differ, so a stale value would show */
+    CU_ASSERT_EQUAL(ref[0][0], ref[0][1]);
+    CU_ASSERT_NOT_EQUAL(ref[0][0], ref[0][2]);
+    CU_ASSERT_NOT_EQUAL(ref[0][0], ref[1][0]);
+    CU_ASSERT_NOT_EQUAL(ref[1][0], ref[2][0]);
+    an_memo(1);
+    coll_policy_free(pol);
+}
+
 void suite_axonn(void)
 {
     test_add_suite("axonn", "estimate equals the op graph's critical path", test_estimate_matches_graph,
@@ -440,5 +493,6 @@ void suite_axonn(void)
                    test_hand_allreduces, "layout key overlap, zero=3 refused", test_layout_overlap,
                    "search top K (1 and 2 micro-batches, extrapolated) equals run", test_search_top_k_extrapolated,
                    "estimate equals the recorded step-by-step walk", test_estimate_recorded,
-                   "memoised and uncached estimates agree exactly", test_estimate_memo_exact, NULL);
+                   "memoised and uncached estimates agree exactly", test_estimate_memo_exact,
+                   "collective memo keys on the node pattern, parameters and policy", test_sched_memo_key, NULL);
 }

@@ -8,6 +8,7 @@
 
 #include "coll.h"
 #include "fluid.h"
+#include "rails.h"
 #include "tests.h"
 #include "util.h"
 
@@ -166,6 +167,167 @@ static void test_rails_merge(void)
     og_free(g);
 }
 
+/* eng_opts.alone: a collective whose members post all their flows at once
+ * (pipelined fidelity, or a one-step schedule) is solved by the fluid model
+ * (sim/engine/rails.c, eng_flows_fluid) instead of SimGrid's comms: every
+ * collective and algorithm at both fidelities equals SimGrid's run of every
+ * flow on its own (window -1) within 1e-9, on a 2:1 fat-tree without nodes,
+ * a DGX H100 SuperPOD (NVLS and NVLS tree), a 2:1 rail fat-tree and
+ * Perlmutter's NVLink-mesh nodes. Returns how many calls the model solved. */
+static long compare_alone(const char *platform, int n, int *compared)
+{
+    long solved = 0;
+    for (int c = 0; c < OG_NCOLLS; c++) {
+        if (c == OG_ALLTOALLV) continue;
+        for (int a = 0; a < coll_nalgos(); a++) {
+            const coll_algo *al = coll_algo_get(a);
+            if (!(al->colls & (1u << c))) continue;
+            int64_t S = c == OG_BARRIER ? 0 : (int64_t)n * 4 << 20;
+            for (int f = 0; f < ENG_NFIDELITY; f++) {
+                og_graph *g = test_one_collective(n, c, S, al->name);
+                eng_opts oo = {f, 0, 0, -1, 0}, oa = {f, 0, 0, 0, 1};
+                test_outcome old, fl, act;
+                int rc = test_sim(platform, g, &oo, &old); /* unfit here (NVLS without NVSwitch...) */
+                if (rc == 0) CU_ASSERT_EQUAL(test_sim(platform, g, &oa, &fl), 0);
+                /* a zero-length op after it: the actors run the model's figures
+                 * (one collective alone is solved without them) */
+                for (int r = 0; r < n && rc == 0; r++) og_compute_fixed(g, r, 0, 0.0);
+                if (rc == 0) CU_ASSERT_EQUAL(test_sim(platform, g, &oa, &act), 0);
+                og_free(g);
+                if (rc) continue;
+                if (act.makespan != fl.makespan || act.nfluid != fl.nfluid)
+                    fprintf(stderr, "\n  %s %s/%s n=%d %s: by actors %.17g s (%ld solved), without %.17g s (%ld)", platform,
+                            og_coll_name(c), al->name, n, eng_fidelity_name(f), act.makespan, act.nfluid, fl.makespan,
+                            fl.nfluid);
+                CU_ASSERT(REL(act.makespan, fl.makespan) < 1e-12 || act.makespan == fl.makespan);
+                CU_ASSERT_EQUAL(act.nfluid, fl.nfluid);
+                /* a rail-merged all-to-all counts its merged flows (test_rails_merge) */
+                int same_flows = fl.ncomms == old.ncomms || c == OG_ALLTOALL;
+                if (REL(fl.makespan, old.makespan) >= 1e-9 || !same_flows)
+                    fprintf(stderr, "\n  %s %s/%s n=%d %s: alone %.12g s (%ld solved), every flow %.12g s", platform,
+                            og_coll_name(c), al->name, n, eng_fidelity_name(f), fl.makespan, fl.nfluid, old.makespan);
+                CU_ASSERT(REL(fl.makespan, old.makespan) < 1e-9 || (c == OG_BARRIER && fl.makespan == old.makespan));
+                CU_ASSERT(same_flows);
+                CU_ASSERT_EQUAL(old.nfluid, 0);
+                solved += fl.nfluid;
+                (*compared)++;
+            }
+        }
+    }
+    return solved;
+}
+
+static void test_alone_equal(void)
+{
+    static const struct {
+        const char *spec;
+        int n;
+    } cases[] = {
+        {"fattree-2to1.xml", 16}, {"fattree-2to1.xml", 6}, {"dgx-h100-superpod:4", 32},
+        {"rails-2to1.json", 32}, {"perlmutter:4", 16},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        const char *s = strstr(cases[c].spec, ".") ? test_data(cases[c].spec) : cases[c].spec;
+        int compared = 0;
+        long solved = compare_alone(s, cases[c].n, &compared);
+        fprintf(stderr, "\n  %s n=%d: %d compared, %ld member calls on the fluid model", cases[c].spec, cases[c].n,
+                compared, solved);
+        CU_ASSERT(compared >= 30);
+        CU_ASSERT(solved >= (long)cases[c].n * compared / 3); /* most run on the model */
+    }
+}
+
+/* Larger groups, where every inter-node flow of a rail-symmetric group lies in
+ * a complete rotation orbit (one class for ppn flows): 40 SuperPOD nodes (a
+ * full leaf of 32 and one of 8) and 24 nodes of the 2:1 rail fat-tree (3
+ * leaves), all-reduce (NVLS tree, ring, tree), all-gather (ring) and broadcast (chain),
+ * against the same flows all posted at once on SimGrid. */
+static void test_alone_orbits(void)
+{
+    static const struct {
+        const char *spec;
+        int n;
+    } big[] = {{"dgx-h100-superpod:40", 320}, {"rails-2to1.json:24", 96}};
+    static const struct {
+        og_coll c;
+        const char *algo;
+    } runs[] = {{OG_ALLREDUCE, "nvlstree"}, {OG_ALLREDUCE, "ring"}, {OG_ALLREDUCE, "tree"},
+                {OG_ALLGATHER, "ring"}, {OG_BROADCAST, "chain"}};
+    int solved = 0;
+    for (size_t c = 0; c < sizeof big / sizeof *big; c++) {
+        char sp[256];
+        if (strstr(big[c].spec, ".json")) snprintf(sp, sizeof sp, "%s:24", test_data("rails-2to1.json"));
+        else snprintf(sp, sizeof sp, "%s", big[c].spec);
+        for (size_t k = 0; k < sizeof runs / sizeof *runs; k++) {
+            og_graph *g = test_one_collective(big[c].n, runs[k].c, (int64_t)big[c].n << 20, runs[k].algo);
+            test_outcome all, fl;
+            eng_opts oa = {ENG_PIPELINED, 0, 0, 1 << 20, 0}, of = {ENG_PIPELINED, 0, 0, 0, 1};
+            int rc = test_sim(sp, g, &oa, &all);
+            if (rc == 0) CU_ASSERT_EQUAL(test_sim(sp, g, &of, &fl), 0);
+            og_free(g);
+            if (rc) { /* NVLS tree on nodes without NVSwitch */
+                if (!strstr(sp, "rails")) fprintf(stderr, "\n  %s %s: %s", sp, runs[k].algo, all.err);
+                CU_ASSERT(strstr(sp, "rails") != NULL);
+                continue;
+            }
+            if (REL(fl.makespan, all.makespan) >= 1e-9)
+                fprintf(stderr, "\n  %s n=%d %s/%s: fluid %.12g s, all at once %.12g s", sp, big[c].n,
+                        og_coll_name(runs[k].c), runs[k].algo, fl.makespan, all.makespan);
+            CU_ASSERT(REL(fl.makespan, all.makespan) < 1e-9);
+            CU_ASSERT_EQUAL(fl.ncomms, all.ncomms);
+            CU_ASSERT_EQUAL(fl.nfluid, big[c].n);
+            solved++;
+        }
+    }
+    CU_ASSERT(solved >= 8);
+}
+
+/* eng_flows_fluid on 4 SuperPOD nodes: a ring over the nodes on every rail
+ * plus a ring inside every node is merged into rotation orbits and gives
+ * what every flow as its own class gives; an orbit with a flow missing or of
+ * another size is not merged. */
+static int orbits_child(void *arg, char *msg, size_t len)
+{
+    (void)arg;
+    char err[TS_ERRLEN];
+    if (eng_load("dgx-h100-superpod:4", 0, NULL, err, sizeof err) < 0) return snprintf(msg, len, "%s", err), -1;
+    int n = 0;
+    char **names = eng_host_names(&n);
+    if (n != 32) return snprintf(msg, len, "%d hosts", n), -1;
+    sg_host_t hs[32];
+    for (int i = 0; i < n; i++) hs[i] = sg_host_by_name(names[i]);
+    coll_topo *t = eng_topo((const char *const *)names, n);
+    int src[64], dst[64], nf = 0, bad = 0;
+    double bytes[64], end[2][32], alpha[2][32], ain[2][32];
+    for (int m = 0; m < n; m++) { /* member m: node m / 8, local m % 8 (names in natural order) */
+        int A = t->node[m], i = t->local[m];
+        src[nf] = m, dst[nf] = t->order[t->first[(A + 1) % 4] + i], bytes[nf++] = 1 << 26;
+        src[nf] = m, dst[nf] = t->order[t->first[A] + (i + 1) % 8], bytes[nf++] = 1 << 27;
+    }
+    for (int v = 0; v < 3; v++) {
+        if (v == 1) bytes[0] *= 2;  /* one orbit member of another size */
+        if (v == 2) bytes[0] /= 2, src[0] = src[--nf], dst[0] = dst[nf], bytes[0] = bytes[nf]; /* one missing */
+        int merged = eng_flows_fluid(hs, t, 1, nf, src, dst, bytes, end[0], alpha[0], ain[0], NULL);
+        int single = eng_flows_fluid(hs, t, 0, nf, src, dst, bytes, end[1], alpha[1], ain[1], NULL);
+        if (merged != (v == 0) || single != 0)
+            bad += snprintf(msg, len, "variant %d: merged %d, single %d", v, merged, single) > 0;
+        for (int m = 0; m < n; m++)
+            if (fabs(end[0][m] - end[1][m]) > 1e-12 * end[1][m] || alpha[0][m] != alpha[1][m] || ain[0][m] != ain[1][m] ||
+                end[1][m] <= 0)
+                bad += snprintf(msg, len, "variant %d member %d: end %.15g vs %.15g", v, m, end[0][m], end[1][m]) > 0;
+    }
+    coll_topo_free(t);
+    return bad ? -1 : 0;
+}
+
+static void test_orbits_direct(void)
+{
+    char msg[4096];
+    int rc = test_child(orbits_child, NULL, msg, sizeof msg);
+    if (rc) fprintf(stderr, "\n  %s", msg);
+    CU_ASSERT_EQUAL(rc, 0);
+}
+
 /* The fluid model by hand: on a 12 B/s link, class A (2 flows, penalty 1,
  * 9.6 B each) and class B (1 flow, penalty 2, 12 B) fill to level 12 / (2 / 1
  * + 1 / 2) = 4.8: A at 4.8 B/s, B at 2.4 B/s; A ends at 2 s, then B alone at
@@ -204,5 +366,8 @@ void suite_posting(void)
                    test_fattree_equal,
                    "windows smaller than the group: all-to-all completes, ring unchanged", test_small_windows,
                    "all-to-all merged per rail equals every flow on its own (5 clusters)", test_rails_merge,
-                   "fluid model: weighted max-min shares, latency, caps and FATPIPE by hand", test_fluid_by_hand, NULL);
+                   "fluid model: weighted max-min shares, latency, caps and FATPIPE by hand", test_fluid_by_hand,
+                   "alone: one-step collectives on the fluid model equal every flow on its own (4 clusters)", test_alone_equal,
+                   "alone: rotation orbits of inter-node flows equal the flows all at once (2 clusters)", test_alone_orbits,
+                   "alone: orbits merged only where complete, equal to every flow its own class", test_orbits_direct, NULL);
 }

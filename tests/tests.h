@@ -61,6 +61,7 @@ typedef struct test_outcome {
     int rc;                 /* eng_run's return (or -2 when the child crashed) */
     double makespan;
     long ncomms;
+    long nfluid;            /* eng_result.nfluid */
     double wall;
     int nranks;
     eng_rank_stats ranks[TEST_MAX_RANKS];

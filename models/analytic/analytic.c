@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "coll.h"
+#include "coll_params.h"
+#include "msccl.h"
 #include "util.h"
 
 /* ---- network defaults and costs ---- */
@@ -125,9 +127,90 @@ static double sched_nodes(const an_net *net, int n, const int *node, og_coll c, 
     return t;
 }
 
+/* A memo of an_sched_time_nodes. The cost reads the placement only through
+ * which members share a node (an_route; coll_topo_new renumbers the nodes in
+ * order of first appearance), so the key is that pattern (node ids renumbered
+ * the same way) with every other input sched_nodes reads: the collective, the
+ * bytes, the network's figures, the policy (its serial changes with any
+ * change to it) and the cost parameters' generation (coll_params_set). An
+ * MSCCL choice reads the loaded program and is not kept. Searches meet one
+ * group shape under many (stride, first rank) placements. */
+typedef struct smemo {
+    int used, n;
+    og_coll c;
+    int64_t bytes;
+    double intra_bw, intra_lat, inter_bw, inter_lat;
+    int nvls;
+    const struct coll_policy *policy;
+    unsigned long pserial;
+    unsigned gen;
+    int *pat;
+    double t;
+} smemo;
+#define SMEMO_SLOTS 4096
+static smemo smemo_tab[SMEMO_SLOTS];
+static int smemo_on = 1;
+
+void an_memo(int on)
+{
+    smemo_on = on;
+    for (int i = 0; i < SMEMO_SLOTS; i++) {
+        free(smemo_tab[i].pat);
+        smemo_tab[i] = (smemo){0};
+    }
+}
+
+/* node[] renumbered 0, 1, ... in order of first appearance, into pat. */
+static void node_pattern(int n, const int *node, int *pat)
+{
+    size_t cap = 16;
+    while (cap < 2 * (size_t)n) cap *= 2;
+    int *key = ts_malloc(cap * sizeof *key), *val = ts_malloc(cap * sizeof *val), next = 0;
+    char *used = ts_calloc(cap, 1);
+    for (int i = 0; i < n; i++) {
+        if (i > 0 && node[i] == node[i - 1]) { /* placements come node by node */
+            pat[i] = pat[i - 1];
+            continue;
+        }
+        uint64_t h = (uint64_t)(uint32_t)node[i] * 0x9E3779B97F4A7C15ull;
+        size_t j = (size_t)(h >> 20) & (cap - 1);
+        while (used[j] && key[j] != node[i]) j = (j + 1) & (cap - 1);
+        if (!used[j]) used[j] = 1, key[j] = node[i], val[j] = next++;
+        pat[i] = val[j];
+    }
+    free(key), free(val), free(used);
+}
+
 double an_sched_time_nodes(const an_net *net, int n, const int *node, og_coll c, int64_t bytes)
 {
-    return sched_nodes(net, n, node, c, bytes, NULL, NULL);
+    if (!smemo_on || n <= 1) return sched_nodes(net, n, node, c, bytes, NULL, NULL);
+    int *pat = ts_malloc(n * sizeof *pat);
+    node_pattern(n, node, pat);
+    unsigned gen = coll_params_generation();
+    unsigned long ps = coll_policy_serial(net->policy);
+    uint64_t h = 1469598103934665603ull;
+    const int64_t key[3] = {n, c, bytes};
+    for (int i = 0; i < 3; i++) h = (h ^ (uint64_t)key[i]) * 1099511628211ull;
+    for (int i = 0; i < n; i++) h = (h ^ (uint32_t)pat[i]) * 1099511628211ull;
+    h ^= h >> 31, h *= 0x94d049bb133111ebull, h ^= h >> 29;
+    smemo *e = &smemo_tab[h % SMEMO_SLOTS];
+    if (e->used && e->n == n && e->c == c && e->bytes == bytes && e->gen == gen && e->policy == net->policy &&
+        e->pserial == ps && e->intra_bw == net->intra_bw && e->intra_lat == net->intra_lat &&
+        e->inter_bw == net->inter_bw && e->inter_lat == net->inter_lat && e->nvls == net->nvls &&
+        memcmp(e->pat, pat, n * sizeof *pat) == 0) {
+        free(pat);
+        return e->t;
+    }
+    int choice;
+    double t = sched_nodes(net, n, node, c, bytes, NULL, &choice);
+    if (choice >= 0 && coll_algo_get(choice & 0xff)->step == coll_msccl_step) { /* reads the loaded program */
+        free(pat);
+        return t;
+    }
+    free(e->pat);
+    *e = (smemo){1, n, c, bytes, net->intra_bw, net->intra_lat, net->inter_bw, net->inter_lat, net->nvls,
+                 net->policy, ps, gen, pat, t};
+    return t;
 }
 
 static double sched_time(const an_net *net, const og_graph *g, const og_group *gr, og_coll c, int64_t bytes,

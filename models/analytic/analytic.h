@@ -36,6 +36,9 @@ double an_coll_time(og_coll c, int n, double bytes, double bw, double lat);
 double an_sched_time(const an_net *net, const og_graph *g, const og_group *gr, og_coll c, int64_t bytes);
 /* The same for n members on the given nodes (node[i]: node of member i). */
 double an_sched_time_nodes(const an_net *net, int n, const int *node, og_coll c, int64_t bytes);
+/* Whether an_sched_time_nodes keeps its results (default 1; either way the
+ * kept ones are forgotten). */
+void an_memo(int on);
 
 /* Whether the ranks of a group all sit on one node. */
 int an_group_intra(const an_net *net, const og_graph *g, const og_group *gr);

@@ -65,7 +65,7 @@ static const coll_algo algos[] = {
      coll_nvls_unfit, COLL_TUNER_YES, COLL_FAM_NVLS},
 
     {"nvlstree", "NVLS inside nodes, binary tree per local rank across nodes (NCCL NVLS_TREE)",
-     BIT(OG_ALLREDUCE), coll_nvlstree_setup, coll_nvlstree_step, NULL, coll_nvlstree_unfit, COLL_TUNER_YES, COLL_FAM_NVLSTREE},
+     BIT(OG_ALLREDUCE), coll_nvlstree_setup, coll_nvlstree_step, coll_nvlstree_merged, coll_nvlstree_unfit, COLL_TUNER_YES, COLL_FAM_NVLSTREE},
 
     {"collnet", "in-network reduction by SHARP switches across nodes, rings inside them (NCCL CollNet)",
      BIT(OG_ALLREDUCE), coll_collnet_setup, coll_collnet_step, NULL, coll_collnet_unfit, COLL_TUNER_YES, COLL_FAM_COLLNET},

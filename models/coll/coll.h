@@ -230,6 +230,9 @@ int coll_policy_forced(const coll_policy *pol, og_coll coll, int *algo, coll_pro
  * -1 with "FILE:LINE: what: 'value'" in err. */
 int coll_policy_load(coll_policy *pol, const char *path, char *err, size_t errlen);
 size_t coll_policy_rules(const coll_policy *pol);
+/* Distinct for every policy and after every change to one (0 for NULL):
+ * memos of costs that depend on the policy's choices key on it. */
+unsigned long coll_policy_serial(const coll_policy *pol);
 
 /* The policy's choice for one call (pol NULL: coll_select), and which rule
  * made it (src may be NULL). */

@@ -66,6 +66,7 @@ void coll_nvls_setup(coll_plan *p);
 void coll_nvls_step(const coll_plan *p, int me, int s, coll_step *out);
 void coll_nvlstree_setup(coll_plan *p);
 void coll_nvlstree_step(const coll_plan *p, int me, int s, coll_step *out);
+void coll_nvlstree_merged(const coll_plan *p, int me, coll_step *out);
 const char *coll_collnet_unfit(const coll_plan *p);
 void coll_collnet_setup(coll_plan *p);
 void coll_collnet_step(const coll_plan *p, int me, int s, coll_step *out);

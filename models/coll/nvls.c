@@ -77,3 +77,54 @@ void coll_nvlstree_step(const coll_plan *p, int me, int s, coll_step *out)
 #undef AT
     }
 }
+
+/* The merge of every step's transfers (coll_plan_merged) without walking the
+ * 2H + 4 steps: the few transfers coll_nvlstree_step makes, each with the
+ * step (and place in the step) where it occurs, merged in that order (a peer's
+ * entry where it first appears, bytes summed). Checked against the merged
+ * steps in the coll suite. */
+typedef struct nvt_entry {
+    int step, sub, send, peer, chunk, nchunk, reduce;
+} nvt_entry;
+
+static int nvt_cmp(const void *a, const void *b)
+{
+    const nvt_entry *x = a, *y = b;
+    return x->step != y->step ? x->step - y->step : x->sub - y->sub;
+}
+
+void coll_nvlstree_merged(const coll_plan *p, int me, coll_step *out)
+{
+    const coll_topo *t = p->topo;
+    int L = t->ppn, M = t->nnodes, k = t->node[me], j = t->local[me], sw = p->n + k;
+    int H = coll_bt_height(0, M), last = 2 * H + 1; /* the tree's steps: 2 .. 2H + 1 */
+    nvt_entry e[10];
+    int ne = 0;
+    e[ne++] = (nvt_entry){0, 0, 1, sw, 0, L, 1};
+    e[ne++] = (nvt_entry){1, 0, 0, sw, j, 1, 0};
+    e[ne++] = (nvt_entry){2 * H + 2, 0, 1, sw, j, 1, 0};
+    e[ne++] = (nvt_entry){2 * H + 3, 0, 0, sw, 0, L, 0};
+    if (H > 0) {
+        int par = coll_bt_parent(k, M), ch[2], nch = coll_bt_children(k, M, ch), d = coll_bt_depth(k, M);
+        int hk = coll_bt_height(k, M);
+#define AT(node) t->order[t->first[node] + j]
+#define TREE(u, sub, send, peer, reduce) \
+    if ((u) >= 0 && (u) + 2 <= last) e[ne++] = (nvt_entry){(u) + 2, sub, send, peer, j, 1, reduce}
+        if (par >= 0) TREE(hk, 0, 1, AT(par), 1);
+        for (int i = 0; i < nch; i++) TREE(coll_bt_height(ch[i], M), 1 + i, 0, AT(ch[i]), 1);
+        for (int i = 0; i < nch; i++) TREE(H + d, 3 + i, 1, AT(ch[i]), 0);
+        if (par >= 0) TREE(H + d - 1, 5, 0, AT(par), 0);
+#undef TREE
+#undef AT
+    }
+    for (int i = 1; i < ne; i++) /* insertion sort: ten entries at most, nearly in order */
+        for (int m = i; m > 0 && nvt_cmp(&e[m - 1], &e[m]) > 0; m--) {
+            nvt_entry x = e[m];
+            e[m] = e[m - 1], e[m - 1] = x;
+        }
+    out->nsend = out->nrecv = 0;
+    for (int i = 0; i < ne; i++) {
+        int64_t b = coll_chunk_range_bytes(p->bytes, p->nchunks, e[i].chunk, e[i].nchunk);
+        coll_step_add_merged(out, e[i].send, &(coll_xfer){e[i].peer, b, 0, 0, e[i].reduce});
+    }
+}

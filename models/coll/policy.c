@@ -21,12 +21,16 @@ struct coll_policy {
     coll_proto fproto[OG_NCOLLS];
     rule *rules;
     size_t nrules, cap;
+    unsigned long serial;           /* coll_policy_serial */
 };
+
+static unsigned long policy_serial; /* every new policy and every change takes the next */
 
 coll_policy *coll_policy_new(void)
 {
     coll_policy *pol = ts_calloc(1, sizeof *pol);
     for (int c = 0; c < OG_NCOLLS; c++) pol->forced[c] = -1;
+    pol->serial = ++policy_serial;
     return pol;
 }
 
@@ -78,8 +82,11 @@ int coll_policy_force(coll_policy *pol, const char *spec, char *err, size_t errl
             pol->forced[c] = a, pol->fproto[c] = pr;
     }
     free(copy);
+    pol->serial = ++policy_serial;
     return rc;
 }
+
+unsigned long coll_policy_serial(const coll_policy *pol) { return pol ? pol->serial : 0; }
 
 int coll_policy_forced(const coll_policy *pol, og_coll coll, int *algo, coll_proto *proto)
 {
@@ -180,6 +187,7 @@ int coll_policy_load(coll_policy *pol, const char *path, char *err, size_t errle
     if (rc == 0 && !header) rc = ts_err(err, errlen, "%s: empty: no '%s' header", path, tuning_header);
     fclose(fp);
     if (rc < 0) pol->nrules = first; /* all of a file's rows or none */
+    pol->serial = ++policy_serial;
     return rc;
 }
 

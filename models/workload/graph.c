@@ -2623,4 +2623,5 @@ void wl_memo(int on)
     memset(axapply_memo, 0, sizeof axapply_memo);
     gemm_memo.valid = 0;
     coll_view_memo(on);
+    an_memo(on);
 }

@@ -75,6 +75,7 @@ static struct {
     double **far_alpha; /* per rail-symmetric group: per node, the largest latency to other nodes (-1: unknown) */
     sg_mailbox_t **inbox; /* per group: [slot * n + member] per-receiver mailboxes, as looked up */
     struct fluid_ends **fluid; /* per group: the fluid model's last all-to-all (eng_opts.alone) */
+    struct flow_ends **flows;  /* per group: the fluid model's last other one-step collective (eng_opts.alone) */
 } run;
 
 /* One merged all-to-all solved by the fluid model: each member's end and
@@ -84,6 +85,14 @@ typedef struct fluid_ends {
     int64_t chunk;      /* wire bytes per member pair */
     double *end, *alpha;
 } fluid_ends;
+
+/* One collective posted as one step and solved by the fluid model flow by
+ * flow (eng_flows_fluid): each member's end and latencies, computed by the
+ * first member to start it. */
+typedef struct flow_ends {
+    int seq, ok;
+    double *end, *alpha, *alpha_in;
+} flow_ends;
 
 static int poisoned; /* a deadlocked run leaves blocked actors behind */
 static const coll_policy *policy; /* eng_set_policy */
@@ -176,9 +185,35 @@ int eng_load(const char *spec, int nodes, const char *calib, char *err, size_t e
     return 0;
 }
 
+/* A host and its name, sorted together: each sg_host_get_name is a call into
+ * SimGrid's C++ (a third of sorting 4,096 hosts when done per comparison). */
+typedef struct named_host {
+    const char *name;
+    sg_host_t h;
+    size_t plen;             /* the name is plen characters without digits, then a number (plen 0: not so) */
+    unsigned long long num;
+} named_host;
+
+/* ts_natcmp's order; names of one prefix and a number (gpu-0 ... gpu-16383)
+ * compare by the number parsed once (strtoull per comparison was most of
+ * the sort) */
 static int host_cmp(const void *a, const void *b)
 {
-    return ts_natcmp(sg_host_get_name(*(sg_host_t const *)a), sg_host_get_name(*(sg_host_t const *)b));
+    const named_host *x = a, *y = b;
+    if (x->plen && x->plen == y->plen && x->num != y->num && memcmp(x->name, y->name, x->plen) == 0)
+        return x->num < y->num ? -1 : 1;
+    return ts_natcmp(x->name, y->name);
+}
+
+static void name_key(named_host *h)
+{
+    const char *s = h->name, *d = s;
+    while (*d && (*d < '0' || *d > '9')) d++;
+    h->plen = 0;
+    if (d == s || !*d || d - s > 64) return;
+    char *end;
+    h->num = strtoull(d, &end, 10);
+    if (!*end && d[0] != '0') h->plen = (size_t)(d - s); /* no leading zeros: the number says it all */
 }
 
 /* The platform's hosts in natural name order (gpu-0, gpu-1, ..., gpu-10),
@@ -196,7 +231,16 @@ static sg_host_t *sorted_hosts(size_t *n)
             return NULL;
         }
         all = sg_host_list(), nall = k;
-        qsort(all, nall, sizeof *all, host_cmp);
+        named_host *nh = ts_malloc(k * sizeof *nh);
+        int sorted = 1;
+        for (size_t i = 0; i < k; i++) {
+            nh[i] = (named_host){sg_host_get_name(all[i]), all[i], 0, 0};
+            name_key(&nh[i]);
+            if (i > 0 && sorted && host_cmp(&nh[i - 1], &nh[i]) > 0) sorted = 0;
+        }
+        if (!sorted) qsort(nh, k, sizeof *nh, host_cmp);
+        for (size_t i = 0; i < k; i++) all[i] = nh[i].h;
+        free(nh);
     }
     *n = nall;
     return all;
@@ -470,9 +514,9 @@ static void rails_merge(coll_step *st, const coll_plan *p, int me, int64_t b)
  * the fluid model (sim/engine/fluid.c) instead of flow by flow: the members'
  * ends and alphas, computed once per collective by its first member (members
  * start together, so one solution holds for all). Returns 0, having done
- * nothing, where the collective does not qualify; else 1, the transfers'
- * time slept and *alpha set as run_coll's own loop would. */
-static int fluid_coll(const og_op *op, int rank, int me, int seq, const coll_plan *p, double *alpha)
+ * nothing, where the collective does not qualify; else 1, with the
+ * transfers' time in *dur and *alpha set as run_coll's own loop would. */
+static int fluid_coll(const og_op *op, int rank, int me, int seq, const coll_plan *p, double *alpha, double *dur)
 {
     int window = run.o->window ? run.o->window : ENG_WINDOW;
     if (window < 0 || op->coll != OG_ALLTOALL || p->nsteps != 1 || run.rails[op->group] != 1) return 0;
@@ -503,33 +547,178 @@ static int fluid_coll(const og_op *op, int rank, int me, int seq, const coll_pla
     rails_merge(st, p, me, f->chunk);
     for (int i = 0; i < st->nsend; i++) account(rank, gr->ranks[st->send[i].peer], st->send[i].bytes);
     coll_step_free(st);
-    *alpha = f->alpha[me];
-    if (f->end[me] > 0) sg_actor_sleep_for(f->end[me]);
+    *alpha = f->alpha[me], *dur = f->end[me];
+    run.res->nfluid++;
+    return 1;
+}
+
+/* Whether every member of p posts its flows at once in the one step run_step
+ * makes of them (window: run_step's), and those flows into src, dst, bytes
+ * (wire bytes; *nf of them). 0 when some member's flows would go in several
+ * batches or a member receives other than what is sent to it. */
+static int one_step_flows(const coll_plan *p, int window, int **src, int **dst, double **bytes, int *nf)
+{
+    int n = p->n, ok = 1, k = 0;
+    size_t cap = 0;
+    coll_step *st = coll_step_new(p->merged_width + 1);
+    int *nrecv = ts_calloc(n, sizeof *nrecv), *into = ts_calloc(n, sizeof *into);
+    *src = *dst = NULL, *bytes = NULL;
+    for (int m = 0; m < n && ok; m++) {
+        coll_plan_merged_phys(p, m, st);
+        int most = st->nsend > st->nrecv ? st->nsend : st->nrecv;
+        if (most > window) ok = 0;
+        nrecv[m] = st->nrecv;
+        for (int i = 0; i < st->nsend && ok; i++) {
+            int q = st->send[i].peer;
+            if (q < 0 || q >= n || q == m || st->send[i].bytes < 0) {
+                ok = 0;
+                break;
+            }
+            size_t c1 = cap, c2 = cap;
+            ts_grow(src, sizeof **src, &c1, (size_t)k + 1);
+            ts_grow(dst, sizeof **dst, &c2, (size_t)k + 1);
+            ts_grow(bytes, sizeof **bytes, &cap, (size_t)k + 1);
+            (*src)[k] = m, (*dst)[k] = q, (*bytes)[k] = (double)coll_plan_wire_bytes(p, st->send[i].bytes);
+            into[q]++, k++;
+        }
+    }
+    for (int m = 0; m < n && ok; m++)
+        if (into[m] != nrecv[m]) ok = 0; /* SimGrid's run would not match them all */
+    coll_step_free(st);
+    free(nrecv), free(into);
+    *nf = k;
+    return ok;
+}
+
+/* eng_opts.alone: a collective whose members post every flow at once (one
+ * step: pipelined fidelity or a one-step schedule; no more flows per member
+ * than the window) solved by the fluid model (eng_flows_fluid) instead of
+ * SimGrid's comms, by the first member to start it: members start together
+ * and nothing else runs, so every flow starts at once, as the comms would.
+ * Returns 0, having done nothing, where it does not apply; else 1, the
+ * member's transfer time in *dur and *alpha, *alpha_in set as run_transfers
+ * would. */
+static int flows_coll(const og_op *op, int rank, int me, int seq, const coll_plan *p, double *alpha, double *alpha_in,
+                      double *dur)
+{
+    int window = run.o->window ? run.o->window : ENG_WINDOW;
+    if (window < 0 || (run.o->fidelity == ENG_STEP && p->nsteps > 1) || p->vbytes) return 0;
+    const og_group *gr = &run.g->groups[op->group];
+    flow_ends *f = run.flows[op->group];
+    if (!f || f->seq != seq) {
+        if (!f) {
+            f = run.flows[op->group] = ts_calloc(1, sizeof *f);
+            f->end = ts_malloc(gr->n * sizeof *f->end);
+            f->alpha = ts_malloc(gr->n * sizeof *f->alpha);
+            f->alpha_in = ts_malloc(gr->n * sizeof *f->alpha_in);
+        }
+        f->seq = seq;
+        int *src, *dst, nf;
+        double *bytes;
+        f->ok = one_step_flows(p, window, &src, &dst, &bytes, &nf);
+        if (f->ok) {
+            sg_host_t *hs = ts_malloc(gr->n * sizeof *hs);
+            for (int i = 0; i < gr->n; i++) hs[i] = run.hosts[gr->ranks[i]];
+            if (run.rails[op->group] < 0) run.rails[op->group] = (signed char)eng_rails_symmetric(hs, p->topo);
+            f->ok = eng_flows_fluid(hs, p->topo, run.rails[op->group] == 1, nf, src, dst, bytes, f->end, f->alpha,
+                                    f->alpha_in, NULL) >= 0;
+            free(hs);
+        }
+        free(src), free(dst), free(bytes);
+    }
+    if (!f->ok) return 0;
+    coll_step *st = coll_step_new(p->merged_width + 1);
+    coll_plan_merged_phys(p, me, st);
+    for (int i = 0; i < st->nsend; i++)
+        account(rank, gr->ranks[st->send[i].peer], coll_plan_wire_bytes(p, st->send[i].bytes));
+    coll_step_free(st);
+    *alpha = f->alpha[me], *alpha_in = f->alpha_in[me], *dur = f->end[me];
+    run.res->nfluid++;
     return 1;
 }
 
 static double run_transfers(const og_op *op, int rank, int me, int seq, coll_plan *pp, double *alpha_in);
 
-static void run_coll(const og_op *op, int rank)
+/* The plan of a COLL op as the rank runs it; 0 when it has nothing to run. */
+static int op_plan(const og_op *op, int rank, coll_plan *p)
 {
     const og_group *gr = &run.g->groups[op->group];
-    int me = group_index(rank, op->group), seq = run.coll_seq[rank][op->id];
-    coll_plan p;
     char err[TS_ERRLEN];
     /* The plan was checked for every op before the run started. */
     int code = run.coll_algo[rank][op->id];
-    if (coll_plan_init_topo(&p, op->coll, gr->n, op->root, op->bytes, op->vbytes, code & 0xff,
-                            run.topo[op->group], err, sizeof err) < 0 || p.nsteps == 0)
-        return;
-    p.proto = code >> 8;
-    double t0 = simgrid_get_clock(), alpha = 0, alpha_in = 0;
-    if (!(run.o->alone && fluid_coll(op, rank, me, seq, &p, &alpha))) alpha = run_transfers(op, rank, me, seq, &p, &alpha_in);
+    if (coll_plan_init_topo(p, op->coll, gr->n, op->root, op->bytes, op->vbytes, code & 0xff, run.topo[op->group],
+                            err, sizeof err) < 0 || p->nsteps == 0)
+        return 0;
+    p->proto = code >> 8;
+    return 1;
+}
+
+/* eng_opts.alone: the transfers' time of a collective from the fluid model
+ * (fluid_coll, flows_coll); 0 where neither applies. */
+static int alone_coll(const og_op *op, int rank, const coll_plan *p, double *alpha, double *alpha_in, double *dur)
+{
+    int me = group_index(rank, op->group), seq = run.coll_seq[rank][op->id];
+    return run.o->alone &&
+           (fluid_coll(op, rank, me, seq, p, alpha, dur) || flows_coll(op, rank, me, seq, p, alpha, alpha_in, dur));
+}
+
+static void run_coll(const og_op *op, int rank)
+{
+    coll_plan p;
+    if (!op_plan(op, rank, &p)) return;
+    double t0 = simgrid_get_clock(), alpha = 0, alpha_in = 0, dur = 0;
+    if (alone_coll(op, rank, &p, &alpha, &alpha_in, &dur)) {
+        if (dur > 0) sg_actor_sleep_for(dur);
+    } else {
+        alpha = run_transfers(op, rank, group_index(rank, op->group), run.coll_seq[rank][op->id], &p, &alpha_in);
+    }
     /* the steps' latencies and the call's base latency (coll_call_tail) */
     double tail = coll_call_tail(&p, alpha, alpha_in, run.o->fidelity == ENG_STEP, simgrid_get_clock() - t0);
     if (tail > 0) sg_actor_sleep_for(tail);
     /* the host's launch interval bounds the call from below (coll_call_time) */
     double rest = coll_call_time(&p, simgrid_get_clock() - t0) - (simgrid_get_clock() - t0);
     if (rest > 0) sg_actor_sleep_for(rest);
+}
+
+/* eng_opts.alone and a graph of one collective per rank on one group of every
+ * rank, without dependencies (what val_sweep runs): every member starts at
+ * t0 and its transfers' time comes from the fluid model, so its end is
+ * arithmetic, as run_coll's sleeps would add it up, and no actor is needed
+ * (creating, switching and ending one per GPU was most of SimGrid's run at
+ * 4,096 GPUs). 0, with nothing recorded, where the graph is not of that shape
+ * or the model does not apply to some member (the model decides per
+ * collective, so the actors then take the same path as without it). */
+static int alone_direct(const og_graph *g, eng_result *res)
+{
+    if (!run.o->alone || g->ngroups != 1 || g->groups[0].n != g->nranks) return 0;
+    for (int r = 0; r < g->nranks; r++) {
+        const og_rank *rk = &g->ranks[r];
+        if (rk->nops != 1 || rk->ops[0].kind != OG_COLL || rk->ops[0].ndeps != 0 || rk->ops[0].group != 0) return 0;
+    }
+    double t0 = simgrid_get_clock();
+    for (int r = 0; r < g->nranks; r++) {
+        const og_op *op = &g->ranks[r].ops[0];
+        coll_plan p;
+        double c = t0, alpha = 0, alpha_in = 0, dur = 0;
+        if (op_plan(op, r, &p)) {
+            if (!alone_coll(op, r, &p, &alpha, &alpha_in, &dur)) { /* the actors run it all */
+                res->ncomms = res->nfluid = 0;
+                run.ops_done = 0;
+                ts_sums_free(&run.pair_bytes);
+                memset(&run.pair_bytes, 0, sizeof run.pair_bytes);
+                return 0;
+            }
+            if (dur > 0) c += dur;
+            double tail = coll_call_tail(&p, alpha, alpha_in, run.o->fidelity == ENG_STEP, c - t0);
+            if (tail > 0) c += tail;
+            double rest = coll_call_time(&p, c - t0) - (c - t0);
+            if (rest > 0) c += rest;
+        }
+        res->start[r][0] = t0 - run.t0;
+        res->end[r][0] = c - run.t0;
+        run.ops_done++;
+    }
+    return 1;
 }
 
 /* Post the collective's transfers flow by flow; returns alpha, the largest
@@ -760,6 +949,7 @@ static int index_collectives(const og_graph *g, char *err, size_t errlen)
     run.far_alpha = ts_calloc(g->ngroups ? g->ngroups : 1, sizeof *run.far_alpha);
     run.inbox = ts_calloc(g->ngroups ? g->ngroups : 1, sizeof *run.inbox);
     run.fluid = ts_calloc(g->ngroups ? g->ngroups : 1, sizeof *run.fluid);
+    run.flows = ts_calloc(g->ngroups ? g->ngroups : 1, sizeof *run.flows);
     memset(run.rails, -1, g->ngroups ? g->ngroups : 1);
     for (int gi = 0; gi < g->ngroups; gi++) {
         const og_group *gr = &g->groups[gi];
@@ -1159,6 +1349,9 @@ static void run_free(const og_graph *g)
     for (int gi = 0; run.fluid && gi < g->ngroups; gi++)
         if (run.fluid[gi]) free(run.fluid[gi]->end), free(run.fluid[gi]->alpha), free(run.fluid[gi]);
     free(run.fluid);
+    for (int gi = 0; run.flows && gi < g->ngroups; gi++)
+        if (run.flows[gi]) free(run.flows[gi]->end), free(run.flows[gi]->alpha), free(run.flows[gi]->alpha_in), free(run.flows[gi]);
+    free(run.flows);
     free(sel_cache);
     sel_cache = NULL;
     free(run.coll_seq);
@@ -1238,7 +1431,10 @@ int eng_run(const og_graph *g, const eng_opts *o, eng_result **out, char *err, s
 
     run.t0 = simgrid_get_clock();
     run.last_progress = ts_wtime();
-    for (int i = 0; i < nsc; i++) {
+    int direct = ncopies <= 1 && alone_direct(g, res); /* rail copies are training graphs: never one collective alone */
+    for (int i = 0; i < nsc; i++)
+        if (direct) scs[i].state = ST_DONE;
+    for (int i = 0; i < nsc && !direct; i++) {
         char name[48];
         snprintf(name, sizeof name, "r%d.s%d", scs[i].rc->rank, scs[i].stream);
         sg_actor_t a = sg_actor_init(name, scs[i].rc->host);
@@ -1247,9 +1443,11 @@ int eng_run(const og_graph *g, const eng_opts *o, eng_result **out, char *err, s
     }
     /* after index_collectives: the selection policy saw the links as they are */
     int scaled = ncopies > 1 && shared.n && shared.copies == ncopies;
-    if (scaled) shared_apply(1);
-    simgrid_run();
-    if (scaled) shared_apply(0);
+    if (!direct) {
+        if (scaled) shared_apply(1);
+        simgrid_run();
+        if (scaled) shared_apply(0);
+    }
 
     int rc = 0;
     for (int i = 0; i < nsc; i++)

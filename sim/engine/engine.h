@@ -21,7 +21,9 @@ typedef struct eng_opts {
                          * starting together (one collective measured on its own, as
                          * val_sweep does): a merged all-to-all (rail-symmetric group) is then
                          * solved as flow classes by the fluid model of sim/engine/fluid.c
-                         * instead of flow by flow on SimGrid (the same max-min sharing) */
+                         * instead of flow by flow on SimGrid (the same max-min sharing), and
+                         * so is any other collective whose members post all their flows at
+                         * once (one step: pipelined fidelity or a one-step schedule) */
 } eng_opts;
 
 /* A collective's transfers are posted in rounds (send to rank+1, +2, ...),
@@ -53,6 +55,7 @@ typedef struct eng_result {
     char **host;        /* host of each rank */
     eng_rank_stats *ranks;
     long ncomms;        /* point-to-point flows simulated */
+    long nfluid;        /* collective calls (per member) solved by the fluid model (eng_opts.alone) */
     int nlinks;
     eng_link *links;    /* busiest first */
     double wall;        /* wall-clock seconds of the simulation */

@@ -16,6 +16,7 @@
 #include "rails.h"
 
 #include <simgrid/link.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <xbt/config.h>
 #include <xbt/dynar.h>
@@ -61,6 +62,14 @@ static sg_host_t member(const sg_host_t *hosts, const coll_topo *t, int node, in
 
 #define LINK(r, k) xbt_dynar_get_as((r), (k), sg_link_t)
 
+/* The latency of route r: the sum of its links' latencies, in route order. */
+static double links_latency(xbt_dynar_t r)
+{
+    double lat = 0;
+    for (unsigned long k = 0; k < xbt_dynar_length(r); k++) lat += sg_link_get_latency(LINK(r, k));
+    return lat;
+}
+
 /* The routes between nodes a and b (a != b): P, Q and M into the sets. */
 static int pair_ok(const sg_host_t *hosts, const coll_topo *t, int a, int b, lset *P, lset *Q, lset *M,
                    xbt_dynar_t *r)
@@ -72,14 +81,13 @@ static int pair_ok(const sg_host_t *hosts, const coll_topo *t, int a, int b, lse
             sg_host_get_route(member(hosts, t, a, i), member(hosts, t, b, j), r[i * g + j]);
         }
     unsigned long L = xbt_dynar_length(r[0]);
-    double lat = sg_host_get_route_latency(member(hosts, t, a, 0), member(hosts, t, b, 0));
+    double lat = links_latency(r[0]); /* the routes' latencies from the links in hand (SimGrid's
+                                       * route latency builds the route again) */
     if (L < 2) return 0;
     for (int i = 0; i < g; i++)
         for (int j = 0; j < g; j++) {
             xbt_dynar_t x = r[i * g + j];
-            if (xbt_dynar_length(x) != L ||
-                sg_host_get_route_latency(member(hosts, t, a, i), member(hosts, t, b, j)) != lat)
-                return 0;
+            if (xbt_dynar_length(x) != L || links_latency(x) != lat) return 0;
             if (LINK(x, 0) != LINK(r[i * g], 0) || LINK(x, L - 1) != LINK(r[j], L - 1)) return 0;
             for (unsigned long k = 1; k + 1 < L; k++)
                 if (LINK(x, k) != LINK(r[0], k)) return 0;
@@ -141,9 +149,7 @@ static double route_of(sg_host_t a, sg_host_t b, xbt_dynar_t r)
 {
     xbt_dynar_reset(r);
     sg_host_get_route(a, b, r);
-    double lat = 0;
-    for (unsigned long k = 0; k < xbt_dynar_length(r); k++) lat += sg_link_get_latency(LINK(r, k));
-    return lat;
+    return links_latency(r);
 }
 
 /* One flow class of the fluid model over route r, as SimGrid 3.32's CM02
@@ -169,6 +175,30 @@ static int add_flow(fl_sys *s, xbt_dynar_t r, double bytes, double lat, int mult
         sg_link_t l = LINK(r, k);
         int q = fl_resource(s, l, sg_link_get_bandwidth(l), sg_link_is_shared(l));
         fl_use(s, q, mult > 0 && k > 0 && k + 1 < L ? mult : 1);
+    }
+    return f;
+}
+
+/* A flow class over route r whose first and last links are counted on the
+ * resources of keys pk and qk (one per node: every NIC link of a node alike,
+ * each carrying one flow of the class), its middle links mult times. */
+static int add_class(fl_sys *s, xbt_dynar_t r, double bytes, double lat, int mult, const void *pk, const void *qk)
+{
+    static double gamma = -1, wS;
+    if (gamma < 0) gamma = sg_cfg_get_double("network/TCP-gamma"), wS = sg_cfg_get_double("network/weight-S");
+    unsigned long L = xbt_dynar_length(r);
+    double pen = lat, bound = lat > 0 ? gamma / (2 * lat) : -1;
+    for (unsigned long k = 0; k < L; k++) {
+        double bw = sg_link_get_bandwidth(LINK(r, k));
+        if (wS > 0) pen += wS / bw;
+        if (bound < 0 || bw < bound) bound = bw;
+    }
+    int f = fl_flow(s, bytes, lat, bound, lat > 0 ? pen : 1);
+    for (unsigned long k = 0; k < L; k++) {
+        sg_link_t l = LINK(r, k);
+        const void *key = k == 0 ? pk : k + 1 == L ? qk : (const void *)l;
+        int q = fl_resource(s, key, sg_link_get_bandwidth(l), sg_link_is_shared(l));
+        fl_use(s, q, k > 0 && k + 1 < L ? mult : 1);
     }
     return f;
 }
@@ -231,4 +261,99 @@ int eng_rails_fluid(const sg_host_t *hosts, const coll_topo *t, double chunk, do
     free(intra), free(inter), free(ilat), free(xlat);
     fl_free(s);
     return 0;
+}
+
+/* Flow (src, dst) -> its index + 1 in an open-addressing table (0: empty). */
+typedef struct ftab {
+    int *slot;
+    size_t mask;
+    const int *src, *dst;
+} ftab;
+
+static size_t pair_hash(int a, int b) { return (size_t)(((uint64_t)(uint32_t)a << 32 | (uint32_t)b) * 0x9E3779B97F4A7C15ULL >> 20); }
+
+static int ftab_find(const ftab *h, int a, int b)
+{
+    for (size_t j = pair_hash(a, b) & h->mask; h->slot[j]; j = (j + 1) & h->mask)
+        if (h->src[h->slot[j] - 1] == a && h->dst[h->slot[j] - 1] == b) return h->slot[j] - 1;
+    return -1;
+}
+
+/* The rotation orbits of the inter-node flows: flow (A, i) -> (B, j) and the
+ * flows (A, i + r) -> (B, j + r) (local indices mod ppn) of the same bytes.
+ * orbit[f]: the representative of f's orbit (the flow from local index 0).
+ * 0 when some orbit is incomplete or a pair has two flows. */
+static int rail_orbits(const coll_topo *t, int nf, const int *src, const int *dst, const double *bytes, int *orbit)
+{
+    int g = t->ppn, ok = 1;
+    ftab h = {NULL, 0, src, dst};
+    size_t cap = 16;
+    while (cap < 2 * (size_t)nf) cap *= 2;
+    h.slot = ts_calloc(cap, sizeof *h.slot), h.mask = cap - 1;
+    for (int f = 0; f < nf && ok; f++) {
+        if (ftab_find(&h, src[f], dst[f]) >= 0) ok = 0;
+        size_t j = pair_hash(src[f], dst[f]) & h.mask;
+        while (h.slot[j]) j = (j + 1) & h.mask;
+        h.slot[j] = f + 1;
+        orbit[f] = -1;
+    }
+    for (int f = 0; f < nf && ok; f++) {
+        int A = t->node[src[f]], B = t->node[dst[f]];
+        if (A == B || t->local[src[f]] != 0) continue;
+        int d = t->local[dst[f]];
+        for (int r = 0; r < g && ok; r++) {
+            int a = t->order[t->first[A] + r], b = t->order[t->first[B] + (d + r) % g], k = ftab_find(&h, a, b);
+            if (k < 0 || bytes[k] != bytes[f] || orbit[k] >= 0) ok = 0;
+            else orbit[k] = f;
+        }
+    }
+    for (int f = 0; f < nf && ok; f++)
+        if (t->node[src[f]] != t->node[dst[f]] && orbit[f] < 0) ok = 0;
+    free(h.slot);
+    return ok;
+}
+
+int eng_flows_fluid(const sg_host_t *hosts, const coll_topo *t, int symmetric, int nf, const int *src, const int *dst,
+                    const double *bytes, double *end, double *alpha, double *alpha_in, long *events)
+{
+    int n = t->n, *orbit = ts_malloc(((size_t)nf + 1) * sizeof *orbit), *cls = ts_malloc(((size_t)nf + 1) * sizeof *cls);
+    int orbits = symmetric && t->ppn >= 2 && t->nnodes >= 2 && rail_orbits(t, nf, src, dst, bytes, orbit);
+    double *lat = ts_malloc(((size_t)nf + 1) * sizeof *lat);
+    char *pkey = ts_malloc(2 * (size_t)t->nnodes + 1); /* per node: its NIC links' resources (addresses as keys) */
+    fl_sys *s = fl_new();
+    xbt_dynar_t r = xbt_dynar_new(sizeof(sg_link_t), NULL);
+    int rc = 0;
+    for (int f = 0; f < nf && rc == 0; f++) {
+        if (orbits && orbit[f] >= 0 && orbit[f] != f) continue; /* its orbit's representative stands for it */
+        lat[f] = route_of(hosts[src[f]], hosts[dst[f]], r);
+        int inter = t->node[src[f]] != t->node[dst[f]];
+        if (xbt_dynar_length(r) == 0 || lat[f] <= 0 || (orbits && inter && xbt_dynar_length(r) < 2)) {
+            rc = -1; /* loopback or latency-free routes: SimGrid's own run decides */
+            break;
+        }
+        if (orbits && inter)
+            cls[f] = add_class(s, r, bytes[f], lat[f], t->ppn, pkey + 2 * t->node[src[f]], pkey + 2 * t->node[dst[f]] + 1);
+        else
+            cls[f] = add_flow(s, r, bytes[f], lat[f], 0);
+    }
+    xbt_dynar_free(&r);
+    if (rc == 0) {
+        fl_run(s);
+        for (int m = 0; m < n; m++) end[m] = 0, alpha[m] = 0, alpha_in[m] = 0;
+        for (int f = 0; f < nf; f++) {
+            int k = orbits && orbit[f] >= 0 ? orbit[f] : f;
+            double e = fl_finish(s, cls[k]), l = lat[k];
+            int ends[2] = {src[f], dst[f]};
+            for (int x = 0; x < 2; x++) {
+                int m = ends[x];
+                upto(&end[m], e);
+                upto(&alpha[m], l);
+                if (alpha_in[m] <= 0 || l < alpha_in[m]) alpha_in[m] = l;
+            }
+        }
+        if (events) *events = fl_events(s);
+    }
+    fl_free(s);
+    free(orbit), free(cls), free(lat), free(pkey);
+    return rc < 0 ? rc : orbits;
 }

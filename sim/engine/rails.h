@@ -24,4 +24,18 @@ int eng_rails_symmetric(const sg_host_t *hosts, const coll_topo *t);
 int eng_rails_fluid(const sg_host_t *hosts, const coll_topo *t, double chunk, double *end, double *alpha,
                     long *events);
 
+/* The nf flows src[f] -> dst[f] (members) of bytes[f] (wire bytes) of a
+ * collective whose members post them all at once, every member starting
+ * together and nothing else on the network: each member's end (s after the
+ * start: its last flow, sent or received), largest and least route latency
+ * over its flows, from the fluid model of sim/engine/fluid.c. With symmetric
+ * (eng_rails_symmetric holds for the group) and every inter-node flow in a
+ * complete rotation orbit (flows (A, i + r) -> (B, j + r) over every local
+ * offset r, of one size), an orbit is one class: its flows have one rate at
+ * all times, by the argument above; intra-node flows are classes of one.
+ * Returns 1 when orbits were merged, 0 when every flow was its own class, -1
+ * (nothing computed) where a route is empty or has no latency. */
+int eng_flows_fluid(const sg_host_t *hosts, const coll_topo *t, int symmetric, int nf, const int *src, const int *dst,
+                    const double *bytes, double *end, double *alpha, double *alpha_in, long *events);
+
 #endif
