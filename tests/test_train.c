@@ -585,6 +585,34 @@ static void test_sm_share(void)
     }
 }
 
+/* Korthikanti et al. 2022 (megatron_lm_2022_a100.csv): the SC'21 models rerun on
+ * Selene with 2022 software, each at full recompute and at sequence parallelism
+ * with selective recompute. The A100's GEMM, attention and memory rates (fitted on
+ * kernel sweeps, none on these rows) predict every row within 8%, and the
+ * selective runs faster than the full ones of the same model by 20-40% (the
+ * paper: 29.0-32.1%). */
+static void test_selene_2022(void)
+{
+    val_train_row *rows;
+    int n;
+    char err[TS_ERRLEN];
+    CU_ASSERT_EQUAL_FATAL(val_train_load("configs/measurements/training/megatron_lm_2022_a100.csv", &rows, &n, err,
+                                         sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(n, 8);
+    double tf[8];
+    for (int i = 0; i < n; i++) {
+        val_train_pred p;
+        CU_ASSERT_EQUAL_FATAL(val_train_predict(&rows[i], &p, err, sizeof err), 0);
+        tf[i] = p.tflops;
+        CU_ASSERT(fabs(tf[i] / rows[i].published - 1) < 0.08);
+    }
+    for (int i = 0; i < 4; i++) { /* rows 0-3 selective, 4-7 full, same models in the same order */
+        CU_ASSERT_STRING_EQUAL(rows[i].model, rows[i + 4].model);
+        CU_ASSERT(tf[i] / tf[i + 4] > 1.2 && tf[i] / tf[i + 4] < 1.4);
+    }
+    free(rows);
+}
+
 void suite_train(void)
 {
     test_add_suite("train", "--detail replicas runs every shipped training row", test_replicas_rows,
@@ -595,6 +623,7 @@ void suite_train(void)
                    "accuracy rows predicted", test_accuracy_rows,
                    "flops: model-causal counts the attention core causally", test_flops_causal,
                    "every row of the newer published tables parses and runs (reduced and replicas)", test_new_tables,
+                   "Selene 2022 (Korthikanti et al.) within 8%, selective faster than full", test_selene_2022,
                    "Llama-3 8B seq 8192 without recompute fits 80 GB at the published layouts", test_llama3_8b_memory,
                    "tp_overlap: TE userbuffers hide the SP collectives behind their GEMMs", test_tp_overlap,
                    "FP8 speedup of llm-foundry's measured BF16/FP8 pairs", test_fp8_speedup_pairs,

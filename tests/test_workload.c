@@ -50,10 +50,15 @@ static void test_models(void)
     CU_ASSERT_DOUBLE_EQUAL(wl_model_params(&m, m.vocab) / 1e9, 174.6, 0.1);
     load("gpt-neox-20b", &m);
     CU_ASSERT_DOUBLE_EQUAL(wl_model_params(&m, m.vocab) / 1e9, 20.55, 0.02);
+    /* BLOOM (model_type bloom): GeLU, tied, ALiBi (no position table), biases; 176,247M parameters
+     * in the BLOOM paper, of which its embedding LayerNorm (2h) is not counted here */
+    load("bloom-176b", &m);
+    CU_ASSERT(m.tied && !m.learned_pos && m.bias && !m.gated);
+    CU_ASSERT_DOUBLE_EQUAL(wl_model_params(&m, m.vocab) / 1e9, 176.25, 0.05);
     /* every shipped model loads */
     const char *all[] = {"megatron-gpt-1.7b", "megatron-gpt-3.6b", "megatron-gpt-7.5b", "megatron-gpt-18b",
                          "megatron-gpt-39b", "megatron-gpt-76b", "megatron-gpt-145b", "megatron-gpt-310b",
-                         "megatron-gpt-530b", "megatron-gpt-1t", "llama3-405b"};
+                         "megatron-gpt-530b", "megatron-gpt-1t", "llama3-405b", "megatron-gpt-22b", "mt-nlg-530b"};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) load(all[i], &m);
     /* DeepSeek keys: 64 routed experts of width 1408, top-6, 2 shared experts, the
      * first layer dense. By hand (h = 2048, gated, no biases, RMSNorm):

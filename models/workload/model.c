@@ -54,6 +54,7 @@ static const struct family {
     {"qwen2", 1, 0, 0, 0},   {"deepseek_v2", 1, 0, 0, 0}, {"deepseek_v3", 1, 0, 0, 0},
     {"qwen2_moe", 1, 0, 0, 0}, {"falcon", 0, 1, 0, 0},   {"RefinedWeb", 0, 1, 0, 0},
     {"RefinedWebModel", 0, 1, 0, 0}, {"mpt", 0, 1, 0, 0}, {"dbrx", 1, 0, 0, 0},
+    {"bloom", 0, 1, 0, 1}, /* GeLU, tied embeddings, ALiBi (no position table), biases: HF BloomConfig */
 };
 
 /* Key/value heads when no key names them: Falcon's multi_query (one shared
