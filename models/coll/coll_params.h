@@ -71,6 +71,13 @@ typedef struct coll_params {
      * network step is the slow one every step waits for it; NCCL's tuner
      * counts only 2(M-1) network steps (0, the preset). */
     int ring_lockstep;
+    /* Share (0..1) of a lock-step ring's waits that its transfers hide
+     * (pipelined fidelity): 1 (the preset) shows the larger of the waits and
+     * the transfers; 0 adds them, every step paying its network wait and
+     * then its bytes, the form t = a (n - 1) + (n - 1)/n S/B that Singh et
+     * al. (SC'25, PCCL reproducer data/comm_model.py) fitted on Perlmutter
+     * and Frontier. JSON "ring_overlap". */
+    double ring_overlap;
     /* Network rendezvous: a network message (a channel's share of one step,
      * in wire bytes) larger than rdzv_bytes costs rdzv_lat more per network
      * step (libfabric CXI: messages above FI_CXI_RDZV_THRESHOLD go by
