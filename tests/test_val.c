@@ -840,8 +840,9 @@ static void test_accuracy(void)
     remove(ar), remove(ag), remove(mf), remove(th), remove(c);
 }
 
-/* A PyTorch-timed file (manifest timing "torch"): the report adds PyTorch's
- * per-call cost to the library's predicted time. Frontier's one-node
+/* A PyTorch-timed file (manifest timing "torch", or empty and the file's
+ * header naming torch.distributed): the report adds PyTorch's per-call cost
+ * to the library's predicted time ("lib": not). Frontier's one-node
  * reduce_scatter (no network) is off by a constant ~60 us without it (12%
  * median: -54% at 1 MiB) and within a few % with it; an unknown timing is
  * refused with the manifest's line. */
@@ -863,12 +864,16 @@ static void test_accuracy_torch(void)
     const char *mf = test_tmp("acc-torch.csv");
     const char *f = "tests/data/accuracy/rccl_frontier_mi250x_1node_8gcd_reduce_scatter_pccl.txt";
     char man[1024];
-    snprintf(man, sizeof man, "name,file,cluster,nodes,gpus,algo,timing\nfr_lib,%s,frontier,1,8,\nfr_torch,%s,frontier,1,8,,torch\n",
-             f, f);
+    snprintf(man, sizeof man,
+             "name,file,cluster,nodes,gpus,algo,timing\nfr_lib,%s,frontier,1,8,,lib\nfr_torch,%s,frontier,1,8,,torch\n"
+             "fr_header,%s,frontier,1,8,\n",
+             f, f, f);
     write_file(mf, man);
     snprintf(cmd, sizeof cmd, "accuracy --part coll --manifest %s", mf);
     CU_ASSERT_EQUAL_FATAL(test_cli(cmd, out, sizeof out), 0);
     double lib = acc_uncal_median(out, "fr_lib"), torch = acc_uncal_median(out, "fr_torch");
+    /* an empty timing: the file's header names torch.distributed */
+    CU_ASSERT_DOUBLE_EQUAL(acc_uncal_median(out, "fr_header"), torch, 1e-9);
     fprintf(stderr, "\n  frontier 1 node reduce_scatter: uncal median %.1f%% as a library benchmark, %.1f%% PyTorch-timed", lib,
             torch);
     CU_ASSERT(lib >= 8);

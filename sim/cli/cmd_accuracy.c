@@ -90,15 +90,30 @@ static void acc_skip(const acc_ctx *c, const char *name, const char *why)
  * (frontier_1n_reduce_scatter: measured - predicted is 59-66 us at every
  * size from 1 to 32 MiB, docs/accuracy.md). It belongs to the measurement,
  * not to the cluster: a library benchmark on the same machine does not pay
- * it. */
+ * it. The manifest says which (timing torch or lib), or the file's header
+ * does (a comment line naming torch.distributed, as the PCCL files' do). */
 #define TORCH_CALL_S 60e-6
 
 /* One manifest line: name,file,cluster,nodes,gpus,algo[,timing] (algo and
- * timing may be empty). */
+ * timing may be empty). timing: torch, lib (the library's own benchmark), or
+ * empty: what the file's header says (header_torch). */
 typedef struct centry {
     char name[96], file[512], cluster[128], algo[64];
-    int nodes, gpus, torch;
+    int nodes, gpus, torch; /* torch: 1 yes, 0 no, -1 the file's header decides */
 } centry;
+
+/* The file's leading comment lines name torch.distributed as what was timed
+ * (the PCCL reproducer files' HOW MEASURED line): 1; else 0. */
+static int header_torch(FILE *fp)
+{
+    char buf[1024];
+    while (fgets(buf, sizeof buf, fp)) {
+        const char *s = buf + strspn(buf, " \t");
+        if (*s != '#' && *s != '\n' && *s) break;
+        if (strstr(s, "torch.distributed")) return 1;
+    }
+    return 0;
+}
 
 static int parse_centry(char *line, centry *e)
 {
@@ -119,8 +134,8 @@ static int parse_centry(char *line, centry *e)
     snprintf(e->cluster, sizeof e->cluster, "%s", f[2]);
     snprintf(e->algo, sizeof e->algo, "%s", f[5]);
     if (cmd_parse_int(f[3], 0, 1000000, &e->nodes) < 0 || cmd_parse_int(f[4], 0, 1000000, &e->gpus) < 0) return -1;
-    e->torch = k == 7 && strcmp(f[6], "torch") == 0;
-    if (k == 7 && f[6][0] && !e->torch) return -1;
+    e->torch = k < 7 || !f[6][0] ? -1 : strcmp(f[6], "torch") == 0 ? 1 : strcmp(f[6], "lib") == 0 ? 0 : -2;
+    if (e->torch == -2) return -1;
     return e->name[0] && e->file[0] && e->cluster[0] ? 0 : -1;
 }
 
@@ -186,8 +201,8 @@ static int part_coll(acc_ctx *c, char *err, size_t errlen)
         if (!line[0] || line[0] == '#' || strncmp(line, "name,", 5) == 0) continue;
         centry ce;
         if (parse_centry(line, &ce) < 0) {
-            rc = ts_err(err, errlen, "%s:%d: want name,file,cluster,nodes,gpus,algo[,timing] (timing: empty or torch)", c->manifest,
-                        lineno);
+            rc = ts_err(err, errlen, "%s:%d: want name,file,cluster,nodes,gpus,algo[,timing] (timing: torch, lib or empty)",
+                        c->manifest, lineno);
             break;
         }
         FILE *probe = fopen(ce.file, "r");
@@ -196,6 +211,7 @@ static int part_coll(acc_ctx *c, char *err, size_t errlen)
             printf("#   (%s)\n", ce.file);
             continue;
         }
+        if (ce.torch < 0) ce.torch = header_torch(probe);
         fclose(probe);
         val_file vf;
         if (val_parse_file(ce.file, &vf, err, errlen) < 0) {
