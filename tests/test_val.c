@@ -840,6 +840,52 @@ static void test_accuracy(void)
     remove(ar), remove(ag), remove(mf), remove(th), remove(c);
 }
 
+/* A PyTorch-timed file (manifest timing "torch", or empty and the file's
+ * header naming torch.distributed): the report adds PyTorch's per-call cost
+ * to the library's predicted time ("lib": not). Frontier's one-node
+ * reduce_scatter (no network) is off by a constant ~60 us without it (12%
+ * median: -54% at 1 MiB) and within a few % with it; an unknown timing is
+ * refused with the manifest's line. */
+static double acc_uncal_median(const char *out, const char *name)
+{
+    char key[128];
+    snprintf(key, sizeof key, "  coll  %s ", name);
+    const char *s = strstr(out, key);
+    int sizes = 0;
+    double med = -1;
+    if (s && sscanf(s + strlen(key), "%d %lf", &sizes, &med) != 2) med = -1;
+    return med;
+}
+
+static void test_accuracy_torch(void)
+{
+    static char out[1 << 16];
+    char cmd[1024];
+    const char *mf = test_tmp("acc-torch.csv");
+    const char *f = "tests/data/accuracy/rccl_frontier_mi250x_1node_8gcd_reduce_scatter_pccl.txt";
+    char man[1024];
+    snprintf(man, sizeof man,
+             "name,file,cluster,nodes,gpus,algo,timing\nfr_lib,%s,frontier,1,8,,lib\nfr_torch,%s,frontier,1,8,,torch\n"
+             "fr_header,%s,frontier,1,8,\n",
+             f, f, f);
+    write_file(mf, man);
+    snprintf(cmd, sizeof cmd, "accuracy --part coll --manifest %s", mf);
+    CU_ASSERT_EQUAL_FATAL(test_cli(cmd, out, sizeof out), 0);
+    double lib = acc_uncal_median(out, "fr_lib"), torch = acc_uncal_median(out, "fr_torch");
+    /* an empty timing: the file's header names torch.distributed */
+    CU_ASSERT_DOUBLE_EQUAL(acc_uncal_median(out, "fr_header"), torch, 1e-9);
+    fprintf(stderr, "\n  frontier 1 node reduce_scatter: uncal median %.1f%% as a library benchmark, %.1f%% PyTorch-timed", lib,
+            torch);
+    CU_ASSERT(lib >= 8);
+    CU_ASSERT(torch >= 0 && torch <= 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "frontier, torch"));
+    snprintf(man, sizeof man, "name,file,cluster,nodes,gpus,algo,timing\nfr_x,%s,frontier,1,8,,jax\n", f);
+    write_file(mf, man);
+    CU_ASSERT_EQUAL(test_cli(cmd, out, sizeof out), 1); /* as any malformed manifest line */
+    CU_ASSERT_PTR_NOT_NULL(strstr(test_cli_err(), "acc-torch.csv:2: want name,file,cluster,nodes,gpus,algo[,timing]"));
+    remove(mf);
+}
+
 void suite_val_fit(void)
 {
     test_add_suite("val_fit", "robust alpha-beta fit", test_fit_ab, "quantiles", test_quantile,
@@ -847,5 +893,6 @@ void suite_val_fit(void)
                    "calibration recovers known terms", test_round_trip,
                    "a ring fit moves a tree through shared terms only", test_shared_terms,
                    "calibration JSON checked on load", test_calib_json,
-                   "accuracy report and thresholds", test_accuracy, NULL);
+                   "accuracy report and thresholds", test_accuracy,
+                   "accuracy report: PyTorch-timed files pay the framework's per-call cost", test_accuracy_torch, NULL);
 }

@@ -71,6 +71,15 @@ typedef struct coll_params {
      * network step is the slow one every step waits for it; NCCL's tuner
      * counts only 2(M-1) network steps (0, the preset). */
     int ring_lockstep;
+    /* Share (0..1) of a lock-step ring's network waits that its transfers
+     * hide (pipelined fidelity), and of a step's second Simple slice's wait
+     * (a step pays 1 + (messages - 1) x ring_overlap messages): 1 (the
+     * preset; Polaris) shows the larger of the waits and the transfers; 0
+     * adds them, one wait per step, the form t = a (n - 1) + (n - 1)/n S/B
+     * that Singh et al. (SC'25, PCCL reproducer data/comm_model.py) fitted
+     * on Perlmutter and Frontier; Perlmutter and Frontier ship 0.5
+     * (docs/collectives.md). JSON "ring_overlap". */
+    double ring_overlap;
     /* Network rendezvous: a network message (a channel's share of one step,
      * in wire bytes) larger than rdzv_bytes costs rdzv_lat more per network
      * step (libfabric CXI: messages above FI_CXI_RDZV_THRESHOLD go by

@@ -74,7 +74,9 @@ static double nic_hop(const coll_plan *p, const coll_params *q, coll_family fam,
     /* A lock-step ring (Slingshot) pays the network step per message: a
      * Simple step of two slices costs two (the 2x in time where a channel's
      * chunk passes 32 KiB: 256 KiB blocks on Polaris' 4 channels). */
-    int msgs = lockstep && fam == COLL_FAM_RING ? coll_ring_step_msgs(p, q) : 1;
+    /* ring_overlap: where the waits add to the transfers (0), a step's
+     * later messages stream behind its first and only the first waits */
+    double msgs = lockstep && fam == COLL_FAM_RING ? 1 + (coll_ring_step_msgs(p, q) - 1) * q->ring_overlap : 1;
     if (q->rdzv_bytes <= 0 || q->rdzv_lat <= 0) return msgs * h;
     double nc = chan_count(p, q, fam);
     double msg = (fam == COLL_FAM_RING ? (double)p->bytes / p->n : (double)p->bytes / (nc > 0 ? nc : 1)) * msg_wire[p->proto];
@@ -181,9 +183,10 @@ double coll_call_tail(const coll_plan *p, double alpha, double alpha_in, int ste
     if (step) return base + (hops > wire ? hops - wire : 0);
     if (q->ring_lockstep && busy > 0) {
         /* pipelined: the lock-step waits overlap the transfers (NCCL_STEPS
-         * slots in flight); what shows is the larger of the waits and the
-         * transfers, and at least the steps NCCL counts across nodes */
-        double own = call_latency(p, q, 0) - base, rest = hops - busy;
+         * slots in flight) by ring_overlap: at 1 what shows is the larger of
+         * the waits and the transfers, at 0 their sum; at least the steps
+         * NCCL counts across nodes */
+        double own = call_latency(p, q, 0) - base, rest = hops - q->ring_overlap * busy;
         hops = own > rest ? own : rest;
     }
     return base + (hops > wire ? hops : wire);
