@@ -31,12 +31,15 @@
 
 enum { ST_READY, ST_DEPS, ST_OP, ST_DONE };
 
+struct stream_ctx;
+
 typedef struct rank_ctx {
     int rank;
     sg_host_t host;
     char *done;         /* per op */
     sg_mutex_t mu;      /* only for ranks with several streams */
-    sg_cond_t cv;
+    int nwait;          /* streams waiting for their op's dependencies, */
+    struct stream_ctx *wait[OG_MAX_STREAMS]; /* in the order they began */
 } rank_ctx;
 
 typedef struct stream_ctx {
@@ -46,6 +49,7 @@ typedef struct stream_ctx {
     int *ops;           /* op ids of this stream, in order */
     int cur;            /* index into ops of the op being run */
     int state;
+    sg_cond_t cv;       /* signalled when its op's dependencies are done */
 } stream_ctx;
 
 typedef struct gpos {
@@ -619,6 +623,32 @@ static void progress(void)
             simgrid_get_clock() - run.t0, run.ops_done, run.ops_total, run.res->ncomms);
 }
 
+/* A stream whose op waits for dependencies sleeps on its own condition; an
+ * op's end wakes only the streams it completes the dependencies of, in the
+ * order they began waiting (what waking all and letting the others sleep
+ * again did, without their context switches). */
+static void wait_deps(stream_ctx *sc, const og_op *op)
+{
+    rank_ctx *rc = sc->rc;
+    sc->state = ST_DEPS;
+    sg_mutex_lock(rc->mu);
+    rc->wait[rc->nwait++] = sc;
+    while (!deps_done(rc, op)) sg_cond_wait(sc->cv, rc->mu);
+    sg_mutex_unlock(rc->mu);
+}
+
+static void wake_ready(rank_ctx *rc)
+{
+    const og_rank *rk = &run.g->ranks[rc->rank];
+    int k = 0;
+    for (int i = 0; i < rc->nwait; i++) {
+        stream_ctx *w = rc->wait[i];
+        if (deps_done(rc, &rk->ops[w->ops[w->cur]])) sg_cond_notify_one(w->cv);
+        else rc->wait[k++] = w;
+    }
+    rc->nwait = k;
+}
+
 static void stream_actor(int argc, char **argv)
 {
     (void)argc;
@@ -628,12 +658,7 @@ static void stream_actor(int argc, char **argv)
     const og_rank *rk = &run.g->ranks[rc->rank];
     for (sc->cur = 0; sc->cur < sc->nops; sc->cur++) {
         const og_op *op = &rk->ops[sc->ops[sc->cur]];
-        if (!deps_done(rc, op)) {
-            sc->state = ST_DEPS;
-            sg_mutex_lock(rc->mu);
-            while (!deps_done(rc, op)) sg_cond_wait(rc->cv, rc->mu);
-            sg_mutex_unlock(rc->mu);
-        }
+        if (!deps_done(rc, op)) wait_deps(sc, op);
         sc->state = ST_OP;
         double t = simgrid_get_clock();
         run.res->start[rc->rank][op->id] = t - run.t0;
@@ -649,7 +674,7 @@ static void stream_actor(int argc, char **argv)
         }
         run.res->end[rc->rank][op->id] = simgrid_get_clock() - run.t0;
         rc->done[op->id] = 1;
-        if (rc->cv) sg_cond_notify_all(rc->cv);
+        if (rc->nwait) wake_ready(rc);
         progress();
     }
     sc->state = ST_DONE;
@@ -1144,10 +1169,7 @@ static void run_free(const og_graph *g)
         if (run.coll_algo) free(run.coll_algo[r]);
         if (run.gp) free(run.gp[r]);
         if (run.rcs) free(run.rcs[r].done);
-        if (run.rcs && run.rcs[r].cv && !run.deadlocked) {
-            sg_cond_destroy(run.rcs[r].cv);
-            sg_mutex_destroy(run.rcs[r].mu);
-        }
+        if (run.rcs && run.rcs[r].mu && !run.deadlocked) sg_mutex_destroy(run.rcs[r].mu);
     }
     for (int gi = 0; run.topo && gi < g->ngroups; gi++) coll_topo_free(run.topo[gi]);
     free(run.topo);
@@ -1218,10 +1240,7 @@ int eng_run(const og_graph *g, const eng_opts *o, eng_result **out, char *err, s
         int count[OG_MAX_STREAMS] = {0}, nstreams = 0;
         for (int i = 0; i < rk->nops; i++)
             if (count[rk->ops[i].stream]++ == 0) nstreams++;
-        if (nstreams > 1) {
-            rc->mu = sg_mutex_init();
-            rc->cv = sg_cond_init();
-        }
+        if (nstreams > 1) rc->mu = sg_mutex_init();
         for (int s = 0; s < OG_MAX_STREAMS; s++) {
             if (!count[s]) continue;
             ts_grow(&scs, sizeof *scs, &sccap, (size_t)nsc + 1);
@@ -1229,6 +1248,7 @@ int eng_run(const og_graph *g, const eng_opts *o, eng_result **out, char *err, s
             memset(sc, 0, sizeof *sc);
             sc->rc = rc;
             sc->stream = s;
+            if (nstreams > 1) sc->cv = sg_cond_init();
             sc->ops = ts_malloc(count[s] * sizeof(int));
             for (int i = 0; i < rk->nops; i++)
                 if (rk->ops[i].stream == s) sc->ops[sc->nops++] = i;
@@ -1271,7 +1291,10 @@ int eng_run(const og_graph *g, const eng_opts *o, eng_result **out, char *err, s
     } else {
         eng_result_free(res);
     }
-    for (int i = 0; i < nsc; i++) free(scs[i].ops);
+    for (int i = 0; i < nsc; i++) {
+        if (scs[i].cv && !run.deadlocked) sg_cond_destroy(scs[i].cv);
+        free(scs[i].ops);
+    }
     free(scs);
     run_free(g);
     return rc;
