@@ -31,12 +31,16 @@
 
 enum { ST_READY, ST_DEPS, ST_OP, ST_DONE };
 
+struct stream_ctx;
+
 typedef struct rank_ctx {
     int rank;
     sg_host_t host;
     char *done;         /* per op */
-    sg_mutex_t mu;      /* only for ranks with several streams */
-    sg_cond_t cv;
+    sg_mutex_t mu;      /* only for ranks with several streams, */
+    sg_cond_t cv;       /* and under eng_set_wake_all(1) */
+    int nwait;          /* streams waiting for their op's dependencies, */
+    struct stream_ctx *wait[OG_MAX_STREAMS]; /* in the order they began */
 } rank_ctx;
 
 typedef struct stream_ctx {
@@ -46,6 +50,8 @@ typedef struct stream_ctx {
     int *ops;           /* op ids of this stream, in order */
     int cur;            /* index into ops of the op being run */
     int state;
+    sg_mutex_t mu;      /* ranks with several streams: signalled when */
+    sg_cond_t cv;       /* its op's dependencies are done */
 } stream_ctx;
 
 typedef struct gpos {
@@ -100,6 +106,9 @@ static const coll_policy *policy; /* eng_set_policy */
 void eng_set_policy(const coll_policy *pol) { policy = pol; }
 
 static int ncopies;                   /* eng_set_copies */
+static int wake_all;                  /* eng_set_wake_all */
+
+void eng_set_wake_all(int on) { wake_all = on; }
 static const char *const *copy_names;
 
 static void shared_clear(void);
@@ -808,6 +817,47 @@ static void progress(void)
             simgrid_get_clock() - run.t0, run.ops_done, run.ops_total, run.res->ncomms);
 }
 
+/* A stream whose op waits for dependencies sleeps on a condition (and mutex)
+ * of its own; an op's end wakes only the streams it completes the
+ * dependencies of, in the order they began waiting: the streams that went on
+ * when every waiting one was woken, in the same order, without the others'
+ * context switches (a rank's pipeline and DP streams wait through most of its
+ * compute ops). eng_set_wake_all(1) runs the path before: one condition per
+ * rank, every waiting stream woken at each op's end. */
+static void wait_deps(stream_ctx *sc, const og_op *op)
+{
+    rank_ctx *rc = sc->rc;
+    sc->state = ST_DEPS;
+    if (wake_all) {
+        sg_mutex_lock(rc->mu);
+        while (!deps_done(rc, op)) sg_cond_wait(rc->cv, rc->mu);
+        sg_mutex_unlock(rc->mu);
+        return;
+    }
+    sg_mutex_lock(sc->mu);
+    while (!deps_done(rc, op)) {
+        rc->wait[rc->nwait++] = sc;
+        sg_cond_wait(sc->cv, sc->mu);
+    }
+    sg_mutex_unlock(sc->mu);
+}
+
+static void wake_ready(rank_ctx *rc)
+{
+    if (wake_all) {
+        if (rc->cv) sg_cond_notify_all(rc->cv);
+        return;
+    }
+    const og_rank *rk = &run.g->ranks[rc->rank];
+    int k = 0;
+    for (int i = 0; i < rc->nwait; i++) {
+        stream_ctx *w = rc->wait[i];
+        if (deps_done(rc, &rk->ops[w->ops[w->cur]])) sg_cond_notify_one(w->cv);
+        else rc->wait[k++] = w;
+    }
+    rc->nwait = k;
+}
+
 static void stream_actor(int argc, char **argv)
 {
     (void)argc;
@@ -817,12 +867,7 @@ static void stream_actor(int argc, char **argv)
     const og_rank *rk = &run.g->ranks[rc->rank];
     for (sc->cur = 0; sc->cur < sc->nops; sc->cur++) {
         const og_op *op = &rk->ops[sc->ops[sc->cur]];
-        if (!deps_done(rc, op)) {
-            sc->state = ST_DEPS;
-            sg_mutex_lock(rc->mu);
-            while (!deps_done(rc, op)) sg_cond_wait(rc->cv, rc->mu);
-            sg_mutex_unlock(rc->mu);
-        }
+        if (!deps_done(rc, op)) wait_deps(sc, op);
         sc->state = ST_OP;
         double t = simgrid_get_clock();
         run.res->start[rc->rank][op->id] = t - run.t0;
@@ -838,7 +883,7 @@ static void stream_actor(int argc, char **argv)
         }
         run.res->end[rc->rank][op->id] = simgrid_get_clock() - run.t0;
         rc->done[op->id] = 1;
-        if (rc->cv) sg_cond_notify_all(rc->cv);
+        if (rc->nwait || rc->cv) wake_ready(rc);
         progress();
     }
     sc->state = ST_DONE;
@@ -1411,7 +1456,7 @@ int eng_run(const og_graph *g, const eng_opts *o, eng_result **out, char *err, s
         int count[OG_MAX_STREAMS] = {0}, nstreams = 0;
         for (int i = 0; i < rk->nops; i++)
             if (count[rk->ops[i].stream]++ == 0) nstreams++;
-        if (nstreams > 1) {
+        if (nstreams > 1 && wake_all) {
             rc->mu = sg_mutex_init();
             rc->cv = sg_cond_init();
         }
@@ -1422,6 +1467,10 @@ int eng_run(const og_graph *g, const eng_opts *o, eng_result **out, char *err, s
             memset(sc, 0, sizeof *sc);
             sc->rc = rc;
             sc->stream = s;
+            if (nstreams > 1 && !wake_all) {
+                sc->mu = sg_mutex_init();
+                sc->cv = sg_cond_init();
+            }
             sc->ops = ts_malloc(count[s] * sizeof(int));
             for (int i = 0; i < rk->nops; i++)
                 if (rk->ops[i].stream == s) sc->ops[sc->nops++] = i;
@@ -1469,7 +1518,13 @@ int eng_run(const og_graph *g, const eng_opts *o, eng_result **out, char *err, s
     } else {
         eng_result_free(res);
     }
-    for (int i = 0; i < nsc; i++) free(scs[i].ops);
+    for (int i = 0; i < nsc; i++) {
+        if (scs[i].cv && !run.deadlocked) {
+            sg_cond_destroy(scs[i].cv);
+            sg_mutex_destroy(scs[i].mu);
+        }
+        free(scs[i].ops);
+    }
     free(scs);
     run_free(g);
     return rc;

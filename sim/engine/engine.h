@@ -131,6 +131,12 @@ void eng_set_policy(const struct coll_policy *pol);
  * those runs. */
 void eng_set_copies(int copies, const char *const *hosts);
 
+/* For equivalence tests: on (1), an op's end in later runs wakes every stream
+ * of its rank that waits for dependencies, each checking its own and sleeping
+ * again, as the engine did before targeted wake-ups; 0 (the default): only
+ * the streams whose dependencies it completes, in the same order. */
+void eng_set_wake_all(int on);
+
 const char *eng_fidelity_name(eng_fidelity f);
 int eng_fidelity_from_name(const char *s);
 
