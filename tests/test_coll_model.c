@@ -294,7 +294,7 @@ static void test_tree_small_floor(void)
  * gave 75 GB/s and the ring 174. */
 static void test_tree_busbw_2n(void)
 {
-    char cmd[1024], out[8192], path[512];
+    char cmd[512], out[8192], path[512];
     snprintf(path, sizeof path, "%s", test_tmp("tree2n.csv"));
     snprintf(cmd, sizeof cmd,
              "coll --cluster dgx-a100-superpod --nodes 2 --op all_reduce -b 1G -e 8G --fidelity analytical --csv %s", path);
