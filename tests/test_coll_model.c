@@ -278,6 +278,75 @@ static void test_tree_small_floor(void)
     test_bare_params();
 }
 
+/* NCCL's tree all-reduce below its model at medium sizes: the run pays
+ * tuning.cc's treeCorrectionFactor as the tuner prices it, wire bytes / the
+ * factor of the protocol and log2(S / 64): LL128 0.6 and Simple 0.5 at 1 MiB,
+ * LL128 0.9 at 64 MiB, none from 512 MiB. The ring, RCCL and a tuner of one's own pay none. */
+static void test_tree_correction(void)
+{
+    coll_params q;
+    coll_params_preset(&q, COLL_LIB_NCCL);
+    const int L = 8, M = 2, n = L * M;
+    int ids[16];
+    for (int r = 0; r < n; r++) ids[r] = r / L;
+    coll_topo *t = coll_topo_new(n, ids, 0);
+    coll_plan p;
+    char err[TS_ERRLEN];
+    int tree = coll_algo_find("tree", OG_ALLREDUCE, err, sizeof err), ring = coll_algo_find("ring", OG_ALLREDUCE, err, sizeof err);
+    const struct { int64_t bytes; coll_proto pr; double f; } c[] = {
+        {1 << 20, COLL_LL128, 0.6}, {1 << 20, COLL_SIMPLE, 0.5}, {64 << 20, COLL_LL128, 0.9}, {(int64_t)512 << 20, COLL_SIMPLE, 1.0}};
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p, OG_ALLREDUCE, n, 0, c[i].bytes, NULL, tree, t, err, sizeof err), 0);
+        p.proto = c[i].pr;
+        CU_ASSERT_DOUBLE_EQUAL(coll_tree_correction(&p, &q), c[i].f, 1e-12);
+        /* 1 MiB of payload: the protocol's fraction and the factor */
+        double wire = (double)coll_plan_wire_bytes_with(&p, 1 << 20, &q);
+        CU_ASSERT_DOUBLE_EQUAL(wire, (1 << 20) / (q.proto_bw[COLL_FAM_TREE][c[i].pr] * c[i].f), 1.0);
+    }
+    CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p, OG_ALLREDUCE, n, 0, 1 << 20, NULL, tree, t, err, sizeof err), 0);
+    p.proto = COLL_LL128;
+    q.tuner_own = 1;
+    CU_ASSERT_DOUBLE_EQUAL(coll_tree_correction(&p, &q), 1.0, 1e-12);
+    coll_params_preset(&q, COLL_LIB_RCCL);
+    CU_ASSERT_DOUBLE_EQUAL(coll_tree_correction(&p, &q), 1.0, 1e-12);
+    coll_params_preset(&q, COLL_LIB_NCCL);
+    CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p, OG_ALLREDUCE, n, 0, 1 << 20, NULL, ring, t, err, sizeof err), 0);
+    p.proto = COLL_LL128;
+    CU_ASSERT_DOUBLE_EQUAL(coll_tree_correction(&p, &q), 1.0, 1e-12);
+    coll_topo_free(t);
+}
+
+/* NCCL's NVLS-tree in loops of nChannels x nHeads chunks (16 x 8 on DGX H100):
+ * K loops take K + 1 loop times. 2 nodes: 128 KiB chunks, 64 KiB below 64 MiB,
+ * 32 KiB below 8 MiB (1 GiB: 64 loops; 16 MiB: 2; 1 MiB: less than one, 1/2);
+ * from 4 nodes at most 64 KiB (1 GiB: 128 loops). The wire bytes carry it;
+ * a tuner of one's own does not. */
+static void test_nvlstree_efficiency(void)
+{
+    coll_params q;
+    coll_params_preset(&q, COLL_LIB_NCCL);
+    const int L = 8;
+    int ids[32];
+    char err[TS_ERRLEN];
+    int a = coll_algo_find("nvlstree", OG_ALLREDUCE, err, sizeof err);
+    const struct { int M; int64_t bytes; double eff; } c[] = {
+        {2, (int64_t)1 << 30, 64.0 / 65}, {2, 16 << 20, 2.0 / 3}, {2, 1 << 20, 0.5}, {4, (int64_t)1 << 30, 128.0 / 129}};
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        int n = L * c[i].M;
+        for (int r = 0; r < n; r++) ids[r] = r / L;
+        coll_topo *t = coll_topo_new(n, ids, 1);
+        coll_plan p;
+        CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p, OG_ALLREDUCE, n, 0, c[i].bytes, NULL, a, t, err, sizeof err), 0);
+        CU_ASSERT_DOUBLE_EQUAL(coll_nvlstree_efficiency(&p, &q), c[i].eff, 1e-12);
+        double wire = (double)coll_plan_wire_bytes_with(&p, 1 << 20, &q);
+        CU_ASSERT_DOUBLE_EQUAL(wire, (1 << 20) / (q.proto_bw[COLL_FAM_NVLSTREE][COLL_SIMPLE] * c[i].eff), 1.0);
+        q.tuner_own = 1;
+        CU_ASSERT_DOUBLE_EQUAL(coll_nvlstree_efficiency(&p, &q), 1.0, 1e-12);
+        q.tuner_own = 0;
+        coll_topo_free(t);
+    }
+}
+
 /* CollNet on 16 DGX nodes with SHARP: a ring reduce-scatter and all-gather
  * inside the node (2 (L-1)/L S to the next GPU over NVLink) and one part S/L
  * up and down through each NIC, side by side; latency 2 (L-1) hop_nvlink +
@@ -617,6 +686,8 @@ void suite_coll_model(void)
                    "a forced protocol the library does not run is refused (exit 2)", test_forced_protocol,
                    "NCCL tree on 2 and 16 DGX nodes: chain + tree closed form", test_tree_closed_form,
                    "8 B tree on 2 DGX nodes: NCCL's closed form (NVLink steps pay NVLink latency)", test_tree_small_floor,
+                   "tree all-reduce pays NCCL's treeCorrectionFactor at medium sizes", test_tree_correction,
+                   "NVLS-tree all-reduce: K loops take K + 1 loop times", test_nvlstree_efficiency,
                    "CollNet (SHARP) on 16 DGX nodes: closed form, only on SHARP fabrics", test_collnet,
                    "parameter overlay", test_overlay, NULL);
 }
