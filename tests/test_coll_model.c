@@ -591,6 +591,60 @@ static void polaris_all_reduce_row(const char *nodes, const char *size, char *la
     unlink(path);
 }
 
+/* One all-reduce size on `nodes` nodes of cluster (name or JSON path) at the
+ * analytical fidelity: the selection's algorithm and the bus bandwidth. */
+static int coll_row(const char *cluster, int nodes, const char *size, char *algo, size_t n, double *busbw)
+{
+    char cmd[1024], out[8192], line[1024], a[64];
+    const char *path = test_tmp("coll_row2.csv");
+    snprintf(cmd, sizeof cmd, "coll --cluster %s --nodes %d --op all_reduce -b %s -e %s --fidelity analytical --csv %s",
+             cluster, nodes, size, size, path);
+    if (test_cli(cmd, out, sizeof out) != 0) return -1;
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    int rc = -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%lf,%63[^,]", busbw, a) == 2) {
+            snprintf(algo, n, "%s", a);
+            rc = 0;
+        }
+    fclose(f);
+    unlink(path);
+    return rc;
+}
+
+/* A DGX H100 SuperPOD whose switches aggregate (network.sharp: true, as a
+ * run with NCCL's SHARP plugin and NCCL_COLLNET_ENABLE=1): on 16 nodes the
+ * selection takes CollNet at 2 GiB, faster than the same cluster without
+ * SHARP (where the ring's NICs carry 2 (M-1)/M S/L, CollNet's S/L up and
+ * down), and no faster than its NICs allow (algbw <= 8 NICs x 50 GB/s x
+ * bw_frac.nic 0.88); on 2 nodes NVLS-tree keeps it (NCCL's choice there). */
+static void test_sharp_cluster(void)
+{
+    char algo[64], path[512];
+    json_error_t je;
+    json_t *c = json_load_file("configs/clusters/dgx-h100-superpod.json", 0, &je);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    json_object_set_new(json_object_get(c, "network"), "sharp", json_true());
+    json_object_set_new(c, "name", json_string("dgx-h100-sharp"));
+    snprintf(path, sizeof path, "%s", test_tmp("dgx_sharp.json"));
+    CU_ASSERT_EQUAL_FATAL(json_dump_file(c, path, 0), 0);
+    json_decref(c);
+    double sharp, plain;
+    CU_ASSERT_EQUAL_FATAL(coll_row(path, 16, "2G", algo, sizeof algo, &sharp), 0);
+    fprintf(stderr, "\n  16 DGX H100 nodes, 2 GiB: SHARP %s %.0f GB/s", algo, sharp);
+    CU_ASSERT_STRING_EQUAL(algo, "collnet");
+    CU_ASSERT_EQUAL_FATAL(coll_row("dgx-h100-superpod", 16, "2G", algo, sizeof algo, &plain), 0);
+    fprintf(stderr, ", without %s %.0f GB/s", algo, plain);
+    CU_ASSERT_STRING_NOT_EQUAL(algo, "collnet");
+    CU_ASSERT(sharp > 1.1 * plain);
+    int n = 128;
+    CU_ASSERT(sharp / (2.0 * (n - 1) / n) <= 8 * 50 * 0.88 + 1e-9);
+    CU_ASSERT_EQUAL_FATAL(coll_row(path, 2, "2G", algo, sizeof algo, &sharp), 0);
+    CU_ASSERT_STRING_EQUAL(algo, "nvlstree");
+    unlink(path);
+}
+
 /* GPUs sharing a NIC in the selection: past 2 nodes NCCL's tuner takes the
  * inter-node graph bandwidth, found with the NICs shared (tuning.cc: bw =
  * nNodes <= 2 ? bwIntra : bwInter). On Polaris (2 NICs for 4 GPUs) a ring's
@@ -689,5 +743,6 @@ void suite_coll_model(void)
                    "tree all-reduce pays NCCL's treeCorrectionFactor at medium sizes", test_tree_correction,
                    "NVLS-tree all-reduce: K loops take K + 1 loop times", test_nvlstree_efficiency,
                    "CollNet (SHARP) on 16 DGX nodes: closed form, only on SHARP fabrics", test_collnet,
+                   "a SHARP DGX H100 cluster: CollNet on 16 nodes, within its NICs; NVLS-tree on 2", test_sharp_cluster,
                    "parameter overlay", test_overlay, NULL);
 }
