@@ -222,15 +222,16 @@ double coll_tree_correction(const coll_plan *p, const coll_params *q)
 }
 
 /* NCCL's NVLS-tree all-reduce moves the buffer in loops of nChannels x
- * nHeads chunks (enqueue.cc, 2.19-2.26: chunk NCCL_NVLS_CHUNKSIZE 128 KiB,
- * at most 64 KiB from 4 nodes, halved to 64 / 32 KiB below 4 / 1 loops of
- * the 128 KiB size); a loop's network stage overlaps the next loop's NVLS
- * stages only, so a call of K loops takes about K + 1 loop times: the
- * efficiency K / (K + 1) at K >= 1. Heads: one per NIC of the node, channels:
- * max_channels (16 on DGX H100: 128 chunks a loop). The measured 2 DGX-class
- * H100 nodes (issue 309: busbw 170 / 270 / 392 / 449 GB/s at 16 M / 64 M /
- * 256 M / 1 GiB against 458 at 16 GiB, ratios 0.37-0.98) and 2 H20 nodes
- * (nccl issue 1244: 155 / 269 / 313 GB/s at 16 M / 64 M / 512 M) ramp so;
+ * nHeads chunks (enqueue.cc, 2.19-2.26: chunk NCCL_NVLS_CHUNKSIZE 128 KiB, at
+ * most 64 KiB from 4 nodes; 64 KiB below 4 loops of 128 KiB chunks, then 32
+ * KiB below one loop of 64 KiB chunks). A loop's network stage overlaps the
+ * next loop's NVLS stages only, so a call of K loops takes about K + 1 loop
+ * times: the efficiency K / (K + 1), K at least 1. Heads: one per NIC of the
+ * node; channels: max_channels (16 on DGX H100: 128 chunks a loop). The
+ * measured 2 DGX-class H100 nodes (issue 309: busbw 170 / 270 / 392 / 449
+ * GB/s at 16 M / 64 M / 256 M / 1 GiB against 469 at 16 GiB) and 2 H20 nodes
+ * (nccl issue 1244: 155 / 269 / 313 GB/s at 16 M / 64 M / 512 M) ramp so
+ * (the one loop of fill is read off these ramps, not from NCCL's source);
  * without it the model ran 16-34% fast at 512 KiB-128 MiB. NCCL's tuner has
  * no such term (coll.c takes it back out of the selection's estimate). */
 double coll_nvlstree_efficiency(const coll_plan *p, const coll_params *q)
