@@ -278,10 +278,11 @@ static void test_tree_small_floor(void)
     test_bare_params();
 }
 
-/* NCCL's tree all-reduce below its model at medium sizes: the run pays
- * tuning.cc's treeCorrectionFactor as the tuner prices it, wire bytes / the
- * factor of the protocol and log2(S / 64): LL128 0.6 and Simple 0.5 at 1 MiB,
- * LL128 0.9 at 64 MiB, none from 512 MiB. The ring, RCCL and a tuner of one's own pay none. */
+/* NCCL's tuner's treeCorrectionFactor by protocol and log2(S / 64): LL128
+ * 0.6 and Simple 0.5 at 1 MiB, LL128 0.9 at 64 MiB, none from 512 MiB; the
+ * selection prices the tree with it, the run does not pay it (wire bytes at
+ * the protocol's fraction alone). The ring, RCCL and a tuner of one's own
+ * have none. */
 static void test_tree_correction(void)
 {
     coll_params q;
@@ -299,9 +300,9 @@ static void test_tree_correction(void)
         CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p, OG_ALLREDUCE, n, 0, c[i].bytes, NULL, tree, t, err, sizeof err), 0);
         p.proto = c[i].pr;
         CU_ASSERT_DOUBLE_EQUAL(coll_tree_correction(&p, &q), c[i].f, 1e-12);
-        /* 1 MiB of payload: the protocol's fraction and the factor */
+        /* 1 MiB of payload: the protocol's fraction alone */
         double wire = (double)coll_plan_wire_bytes_with(&p, 1 << 20, &q);
-        CU_ASSERT_DOUBLE_EQUAL(wire, (1 << 20) / (q.proto_bw[COLL_FAM_TREE][c[i].pr] * c[i].f), 1.0);
+        CU_ASSERT_DOUBLE_EQUAL(wire, (1 << 20) / q.proto_bw[COLL_FAM_TREE][c[i].pr], 1.0);
     }
     CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p, OG_ALLREDUCE, n, 0, 1 << 20, NULL, tree, t, err, sizeof err), 0);
     p.proto = COLL_LL128;
@@ -740,7 +741,7 @@ void suite_coll_model(void)
                    "a forced protocol the library does not run is refused (exit 2)", test_forced_protocol,
                    "NCCL tree on 2 and 16 DGX nodes: chain + tree closed form", test_tree_closed_form,
                    "8 B tree on 2 DGX nodes: NCCL's closed form (NVLink steps pay NVLink latency)", test_tree_small_floor,
-                   "tree all-reduce pays NCCL's treeCorrectionFactor at medium sizes", test_tree_correction,
+                   "NCCL's treeCorrectionFactor: the selection's, not the run's", test_tree_correction,
                    "NVLS-tree all-reduce: K loops take K + 1 loop times", test_nvlstree_efficiency,
                    "CollNet (SHARP) on 16 DGX nodes: closed form, only on SHARP fabrics", test_collnet,
                    "a SHARP DGX H100 cluster: CollNet on 16 nodes, within its NICs; NVLS-tree on 2", test_sharp_cluster,

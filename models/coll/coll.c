@@ -190,19 +190,19 @@ static double gpu_estimate(const coll_plan *p, const coll_hw *hw, const coll_par
     return lat_scale * (base + (hops > wire ? hops : wire)) + alpha + worst / bw_scale;
 }
 
-/* NCCL's tuner's correction of the Simple ring all-reduce across nodes: its
- * latency times 1.4 on compute capability 8.0 and later ("plateau effect of
- * ring"; 1.9 before; src/graph/tuning.cc ncclTopoGetAlgoTime, 2.19-2.26).
- * Only the selection sees it. The tree's medium-size correction is in the
- * wire bytes (coll_tree_correction), which the run and the selection share;
- * the NVLS-tree's pipeline efficiency is there too, but NCCL's tuner does
- * not know it: the selection takes it back out. */
+/* NCCL's tuner's corrections to its own model (src/graph/tuning.cc,
+ * ncclTopoGetAlgoTime, 2.19-2.26): the tree all-reduce's bandwidth times
+ * treeCorrectionFactor (coll_tree_correction), and the latency of a Simple
+ * ring all-reduce across nodes times 1.4 on compute capability 8.0 and later
+ * ("plateau effect of ring"; 1.9 before). Only the selection sees them. The
+ * NVLS-tree's pipeline efficiency is in the wire bytes, which the run and
+ * the selection share, but NCCL's tuner does not know it: taken back out. */
 static void nccl_corrections(const coll_plan *p, const coll_params *q, double *bw_scale, double *lat_scale)
 {
     *bw_scale = *lat_scale = 1;
     /* a tuner of one's own (tuner_own: studies, test fixtures) is not NCCL's */
     if (q->lib != COLL_LIB_NCCL || q->tuner_own || p->coll != OG_ALLREDUCE) return;
-    *bw_scale = 1 / coll_nvlstree_efficiency(p, q);
+    *bw_scale = coll_tree_correction(p, q) / coll_nvlstree_efficiency(p, q);
     if (algos[p->algo].family == COLL_FAM_RING && p->proto == COLL_SIMPLE && p->topo && p->topo->nnodes > 1)
         *lat_scale = 1.4;
 }
