@@ -317,6 +317,76 @@ static void test_tree_small_floor(void)
     test_bare_params();
 }
 
+/* NCCL's tuner's treeCorrectionFactor by protocol and log2(S / 64): LL128
+ * 0.6 and Simple 0.5 at 1 MiB, LL128 0.9 at 64 MiB, none from 512 MiB; the
+ * selection prices the tree with it, the run does not pay it (wire bytes at
+ * the protocol's fraction alone). The ring, RCCL and a tuner of one's own
+ * have none. */
+static void test_tree_correction(void)
+{
+    coll_params q;
+    coll_params_preset(&q, COLL_LIB_NCCL);
+    const int L = 8, M = 2, n = L * M;
+    int ids[16];
+    for (int r = 0; r < n; r++) ids[r] = r / L;
+    coll_topo *t = coll_topo_new(n, ids, 0);
+    coll_plan p;
+    char err[TS_ERRLEN];
+    int tree = coll_algo_find("tree", OG_ALLREDUCE, err, sizeof err), ring = coll_algo_find("ring", OG_ALLREDUCE, err, sizeof err);
+    const struct { int64_t bytes; coll_proto pr; double f; } c[] = {
+        {1 << 20, COLL_LL128, 0.6}, {1 << 20, COLL_SIMPLE, 0.5}, {64 << 20, COLL_LL128, 0.9}, {(int64_t)512 << 20, COLL_SIMPLE, 1.0}};
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p, OG_ALLREDUCE, n, 0, c[i].bytes, NULL, tree, t, err, sizeof err), 0);
+        p.proto = c[i].pr;
+        CU_ASSERT_DOUBLE_EQUAL(coll_tree_correction(&p, &q), c[i].f, 1e-12);
+        /* 1 MiB of payload: the protocol's fraction alone */
+        double wire = (double)coll_plan_wire_bytes_with(&p, 1 << 20, &q);
+        CU_ASSERT_DOUBLE_EQUAL(wire, (1 << 20) / q.proto_bw[COLL_FAM_TREE][c[i].pr], 1.0);
+    }
+    CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p, OG_ALLREDUCE, n, 0, 1 << 20, NULL, tree, t, err, sizeof err), 0);
+    p.proto = COLL_LL128;
+    q.tuner_own = 1;
+    CU_ASSERT_DOUBLE_EQUAL(coll_tree_correction(&p, &q), 1.0, 1e-12);
+    coll_params_preset(&q, COLL_LIB_RCCL);
+    CU_ASSERT_DOUBLE_EQUAL(coll_tree_correction(&p, &q), 1.0, 1e-12);
+    coll_params_preset(&q, COLL_LIB_NCCL);
+    CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p, OG_ALLREDUCE, n, 0, 1 << 20, NULL, ring, t, err, sizeof err), 0);
+    p.proto = COLL_LL128;
+    CU_ASSERT_DOUBLE_EQUAL(coll_tree_correction(&p, &q), 1.0, 1e-12);
+    coll_topo_free(t);
+}
+
+/* NCCL's NVLS-tree in loops of nChannels x nHeads chunks (16 x 8 on DGX H100):
+ * K loops take K + 1 loop times. 2 nodes: 128 KiB chunks, 64 KiB below 64 MiB,
+ * 32 KiB below 8 MiB (1 GiB: 64 loops; 16 MiB: 2; 1 MiB: less than one, 1/2);
+ * from 4 nodes at most 64 KiB (1 GiB: 128 loops). The wire bytes carry it;
+ * a tuner of one's own does not. */
+static void test_nvlstree_efficiency(void)
+{
+    coll_params q;
+    coll_params_preset(&q, COLL_LIB_NCCL);
+    const int L = 8;
+    int ids[32];
+    char err[TS_ERRLEN];
+    int a = coll_algo_find("nvlstree", OG_ALLREDUCE, err, sizeof err);
+    const struct { int M; int64_t bytes; double eff; } c[] = {
+        {2, (int64_t)1 << 30, 64.0 / 65}, {2, 16 << 20, 2.0 / 3}, {2, 1 << 20, 0.5}, {4, (int64_t)1 << 30, 128.0 / 129}};
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        int n = L * c[i].M;
+        for (int r = 0; r < n; r++) ids[r] = r / L;
+        coll_topo *t = coll_topo_new(n, ids, 1);
+        coll_plan p;
+        CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p, OG_ALLREDUCE, n, 0, c[i].bytes, NULL, a, t, err, sizeof err), 0);
+        CU_ASSERT_DOUBLE_EQUAL(coll_nvlstree_efficiency(&p, &q), c[i].eff, 1e-12);
+        double wire = (double)coll_plan_wire_bytes_with(&p, 1 << 20, &q);
+        CU_ASSERT_DOUBLE_EQUAL(wire, (1 << 20) / (q.proto_bw[COLL_FAM_NVLSTREE][COLL_SIMPLE] * c[i].eff), 1.0);
+        q.tuner_own = 1;
+        CU_ASSERT_DOUBLE_EQUAL(coll_nvlstree_efficiency(&p, &q), 1.0, 1e-12);
+        q.tuner_own = 0;
+        coll_topo_free(t);
+    }
+}
+
 /* CollNet on 16 DGX nodes with SHARP: a ring reduce-scatter and all-gather
  * inside the node (2 (L-1)/L S to the next GPU over NVLink) and one part S/L
  * up and down through each NIC, side by side; latency 2 (L-1) hop_nvlink +
@@ -620,6 +690,60 @@ static void polaris_all_reduce_row(const char *nodes, const char *size, char *la
     unlink(path);
 }
 
+/* One all-reduce size on `nodes` nodes of cluster (name or JSON path) at the
+ * analytical fidelity: the selection's algorithm and the bus bandwidth. */
+static int coll_row(const char *cluster, int nodes, const char *size, char *algo, size_t n, double *busbw)
+{
+    char cmd[1024], out[8192], line[1024], a[64];
+    const char *path = test_tmp("coll_row2.csv");
+    snprintf(cmd, sizeof cmd, "coll --cluster %s --nodes %d --op all_reduce -b %s -e %s --fidelity analytical --csv %s",
+             cluster, nodes, size, size, path);
+    if (test_cli(cmd, out, sizeof out) != 0) return -1;
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    int rc = -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%lf,%63[^,]", busbw, a) == 2) {
+            snprintf(algo, n, "%s", a);
+            rc = 0;
+        }
+    fclose(f);
+    unlink(path);
+    return rc;
+}
+
+/* A DGX H100 SuperPOD whose switches aggregate (network.sharp: true, as a
+ * run with NCCL's SHARP plugin and NCCL_COLLNET_ENABLE=1): on 16 nodes the
+ * selection takes CollNet at 2 GiB, faster than the same cluster without
+ * SHARP (where the ring's NICs carry 2 (M-1)/M S/L, CollNet's S/L up and
+ * down), and no faster than its NICs allow (algbw <= 8 NICs x 50 GB/s x
+ * bw_frac.nic 0.88); on 2 nodes NVLS-tree keeps it (NCCL's choice there). */
+static void test_sharp_cluster(void)
+{
+    char algo[64], path[512];
+    json_error_t je;
+    json_t *c = json_load_file("configs/clusters/dgx-h100-superpod.json", 0, &je);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    json_object_set_new(json_object_get(c, "network"), "sharp", json_true());
+    json_object_set_new(c, "name", json_string("dgx-h100-sharp"));
+    snprintf(path, sizeof path, "%s", test_tmp("dgx_sharp.json"));
+    CU_ASSERT_EQUAL_FATAL(json_dump_file(c, path, 0), 0);
+    json_decref(c);
+    double sharp, plain;
+    CU_ASSERT_EQUAL_FATAL(coll_row(path, 16, "2G", algo, sizeof algo, &sharp), 0);
+    fprintf(stderr, "\n  16 DGX H100 nodes, 2 GiB: SHARP %s %.0f GB/s", algo, sharp);
+    CU_ASSERT_STRING_EQUAL(algo, "collnet");
+    CU_ASSERT_EQUAL_FATAL(coll_row("dgx-h100-superpod", 16, "2G", algo, sizeof algo, &plain), 0);
+    fprintf(stderr, ", without %s %.0f GB/s", algo, plain);
+    CU_ASSERT_STRING_NOT_EQUAL(algo, "collnet");
+    CU_ASSERT(sharp > 1.1 * plain);
+    int n = 128;
+    CU_ASSERT(sharp / (2.0 * (n - 1) / n) <= 8 * 50 * 0.88 + 1e-9);
+    CU_ASSERT_EQUAL_FATAL(coll_row(path, 2, "2G", algo, sizeof algo, &sharp), 0);
+    CU_ASSERT_STRING_EQUAL(algo, "nvlstree");
+    unlink(path);
+}
+
 /* GPUs sharing a NIC in the selection: past 2 nodes NCCL's tuner takes the
  * inter-node graph bandwidth, found with the NICs shared (tuning.cc: bw =
  * nNodes <= 2 ? bwIntra : bwInter). On Polaris (2 NICs for 4 GPUs) a ring's
@@ -717,6 +841,9 @@ void suite_coll_model(void)
                    "a forced protocol the library does not run is refused (exit 2)", test_forced_protocol,
                    "NCCL tree on 2 and 16 DGX nodes: chain + tree closed form", test_tree_closed_form,
                    "8 B tree on 2 DGX nodes: NCCL's closed form (NVLink steps pay NVLink latency)", test_tree_small_floor,
+                   "NCCL's treeCorrectionFactor: the selection's, not the run's", test_tree_correction,
+                   "NVLS-tree all-reduce: K loops take K + 1 loop times", test_nvlstree_efficiency,
                    "CollNet (SHARP) on 16 DGX nodes: closed form, only on SHARP fabrics", test_collnet,
+                   "a SHARP DGX H100 cluster: CollNet on 16 nodes, within its NICs; NVLS-tree on 2", test_sharp_cluster,
                    "parameter overlay", test_overlay, NULL);
 }

@@ -191,28 +191,19 @@ static double gpu_estimate(const coll_plan *p, const coll_hw *hw, const coll_par
 }
 
 /* NCCL's tuner's corrections to its own model (src/graph/tuning.cc,
- * ncclTopoGetAlgoTime, 2.19-2.21): the tree all-reduce's bandwidth times
- * treeCorrectionFactor[protocol][log2(bytes / 64)] ("trees are not perfectly
- * sticking to the model for medium sizes"), and the latency of a Simple ring
- * all-reduce across nodes times 1.4 on compute capability 8.0 and later
- * ("plateau effect of ring"; 1.9 before). Only the selection sees them. */
-static const double tree_corr[COLL_NPROTOS][23] = {
-    [COLL_LL] = {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
-    [COLL_LL128] = {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},
-    [COLL_SIMPLE] = {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9},
-};
-
+ * ncclTopoGetAlgoTime, 2.19-2.26): the tree all-reduce's bandwidth times
+ * treeCorrectionFactor (coll_tree_correction), and the latency of a Simple
+ * ring all-reduce across nodes times 1.4 on compute capability 8.0 and later
+ * ("plateau effect of ring"; 1.9 before). Only the selection sees them. The
+ * NVLS-tree's pipeline efficiency is in the wire bytes, which the run and
+ * the selection share, but NCCL's tuner does not know it: taken back out. */
 static void nccl_corrections(const coll_plan *p, const coll_params *q, double *bw_scale, double *lat_scale)
 {
     *bw_scale = *lat_scale = 1;
     /* a tuner of one's own (tuner_own: studies, test fixtures) is not NCCL's */
     if (q->lib != COLL_LIB_NCCL || q->tuner_own || p->coll != OG_ALLREDUCE) return;
-    coll_family fam = algos[p->algo].family;
-    if (fam == COLL_FAM_TREE) {
-        int k = -1;
-        for (int64_t b = p->bytes >> 6; b > 0; b >>= 1) k++;
-        if (k >= 0 && k < 23) *bw_scale = tree_corr[p->proto][k];
-    } else if (fam == COLL_FAM_RING && p->proto == COLL_SIMPLE && p->topo && p->topo->nnodes > 1)
+    *bw_scale = coll_tree_correction(p, q) / coll_nvlstree_efficiency(p, q);
+    if (algos[p->algo].family == COLL_FAM_RING && p->proto == COLL_SIMPLE && p->topo && p->topo->nnodes > 1)
         *lat_scale = 1.4;
 }
 

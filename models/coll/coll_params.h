@@ -195,6 +195,14 @@ double coll_call_time(const coll_plan *p, double gpu);
  * the channel rule). */
 int64_t coll_plan_wire_bytes(const coll_plan *p, int64_t bytes);
 int64_t coll_plan_wire_bytes_with(const coll_plan *p, int64_t bytes, const coll_params *q);
+/* NCCL's treeCorrectionFactor for the tree all-reduce at the plan's
+ * protocol and size (1 otherwise, and for RCCL and tuner_own): what NCCL's
+ * tuner multiplies the tree's bandwidth by; the selection only. */
+double coll_tree_correction(const coll_plan *p, const coll_params *q);
+/* The run's efficiency beyond the protocol's fraction for NCCL's NVLS-tree
+ * all-reduce, a pipeline of K loops: K / (K + 1) (1 otherwise); the wire
+ * bytes are divided by it, and the selection takes it back out. */
+double coll_nvlstree_efficiency(const coll_plan *p, const coll_params *q);
 /* Network messages a channel sends per step of a Simple ring (NCCL's slices
  * per chunk, 1 or 2, times the loops over the buffer); 1 for every other
  * plan. A lock-step ring (ring_lockstep) pays the NIC hop per message. */

@@ -199,6 +199,58 @@ double coll_call_time(const coll_plan *p, double gpu)
     return gpu > l ? gpu : l;
 }
 
+/* NCCL's tuner's correction of its tree all-reduce ("trees are not
+ * perfectly sticking to the model for medium sizes"): tuning.cc
+ * (ncclTopoGetAlgoTime, 2.19-2.26) multiplies the tree's bandwidth by
+ * treeCorrectionFactor[protocol][log2(bytes / 64)], 64 B to 256 MiB, 1 past
+ * it. Only the selection uses it (coll.c): charged to the run as well, it
+ * made 256 Polaris nodes' tree Simple 15-30% slow at 16-256 MiB where the
+ * uncorrected time is within 5-10% of the log (median 8.7 -> 10.8%). */
+static const double tree_corr[COLL_NPROTOS][23] = {
+    [COLL_LL] = {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+    [COLL_LL128] = {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},
+    [COLL_SIMPLE] = {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9},
+};
+
+static int nccl_tuned(const coll_plan *p, const coll_params *q)
+{
+    return q->lib == COLL_LIB_NCCL && !q->tuner_own && p->coll == OG_ALLREDUCE;
+}
+
+double coll_tree_correction(const coll_plan *p, const coll_params *q)
+{
+    if (!nccl_tuned(p, q) || coll_family_of(p->algo) != COLL_FAM_TREE) return 1;
+    int k = -1;
+    for (int64_t b = p->bytes >> 6; b > 0; b >>= 1) k++;
+    return k >= 0 && k < 23 ? tree_corr[p->proto][k] : 1;
+}
+
+/* NCCL's NVLS-tree all-reduce moves the buffer in loops of nChannels x
+ * nHeads chunks (enqueue.cc, 2.19-2.26: chunk NCCL_NVLS_CHUNKSIZE 128 KiB, at
+ * most 64 KiB from 4 nodes; 64 KiB below 4 loops of 128 KiB chunks, then 32
+ * KiB below one loop of 64 KiB chunks). A loop's network stage overlaps the
+ * next loop's NVLS stages only, so a call of K loops takes about K + 1 loop
+ * times: the efficiency K / (K + 1), K at least 1. Heads: one per NIC of the
+ * node; channels: max_channels (16 on DGX H100: 128 chunks a loop). The
+ * measured 2 DGX-class H100 nodes (issue 309: busbw 170 / 270 / 392 / 449
+ * GB/s at 16 M / 64 M / 256 M / 1 GiB against 469 at 16 GiB) and 2 H20 nodes
+ * (nccl issue 1244: 155 / 269 / 313 GB/s at 16 M / 64 M / 512 M) ramp so
+ * (the one loop of fill is read off these ramps, not from NCCL's source);
+ * without it the model ran 16-34% fast at 512 KiB-128 MiB. NCCL's tuner has
+ * no such term (coll.c takes it back out of the selection's estimate). */
+double coll_nvlstree_efficiency(const coll_plan *p, const coll_params *q)
+{
+    if (!nccl_tuned(p, q) || coll_family_of(p->algo) != COLL_FAM_NVLSTREE || !p->topo || p->topo->ppn < 1) return 1;
+    int nics = q->nic_gpus > 1 ? (p->topo->ppn + q->nic_gpus - 1) / q->nic_gpus : p->topo->ppn;
+    double ops = (double)(q->max_channels > 0 ? q->max_channels : 1) * nics;
+    double chunk = p->topo->nnodes >= 4 ? 65536 : 131072;
+    if (p->bytes < 4 * ops * chunk && chunk > 65536) chunk = 65536;
+    if (p->bytes < ops * chunk && chunk > 32768) chunk = 32768;
+    double loops = (double)p->bytes / (ops * chunk);
+    if (loops < 1) loops = 1;
+    return loops / (loops + 1);
+}
+
 int64_t coll_plan_wire_bytes(const coll_plan *p, int64_t bytes)
 {
     return coll_plan_wire_bytes_with(p, bytes, coll_params_get());
@@ -208,7 +260,7 @@ int64_t coll_plan_wire_bytes_with(const coll_plan *p, int64_t bytes, const coll_
 {
     if (bytes <= 0) return bytes;
     coll_family fam = coll_family_of(p->algo);
-    double f = q->proto_bw[fam][p->proto], scale = f > 0 ? 1 / f : 1;
+    double f = q->proto_bw[fam][p->proto] * coll_nvlstree_efficiency(p, q), scale = f > 0 ? 1 / f : 1;
     /* Channels: a call too small to give every channel its minimum runs on
      * fewer channels and gets their share of the bandwidth. */
     double nc = chan_count(p, q, fam);
