@@ -91,6 +91,9 @@ typedef struct gen {
     int *z3wait;            /* zero=3: the last prefetch waits, a ring of l->prefetch */
     int nz3;
     int pp_pending;         /* p2p_2021: the last pipeline send, awaited after the next receive (-1: none) */
+    int ds;                 /* DeepSpeed's pipeline engine (stack ds_pipe, pp > 1, no chunks): passes in
+                             * TrainSchedule's steps, sends deferred to the next step (ds_steps) */
+    int ds_dir, ds_mb, ds_dep; /* ds: the send of the last pass ('F' activation, 'B' gradient; 0: none) */
     char pp_next;           /* the schedule's next action ('F', 'B', 'W'; 0 at the end) */
     int pp_sends[2], npp_sends; /* p2p_2021 interleaved: sends posted since the last communicate call */
     unsigned char *pp_rcvd; /* p2p_2021 interleaved: per action of the schedule, input received by an earlier call */
@@ -1378,8 +1381,8 @@ static void do_F(gen *G, int mb, int c)
     const wl_model *m = G->m;
     const wl_layout *l = G->l;
     int p = G->p, vs = c * p + G->pi, nvs = p * G->v;
-    if (vs > 0 && G->pp_rcvd && G->pp_rcvd[G->act_no]) {
-        G->last_comp = -1; /* received (and gathered) by the previous communicate call */
+    if (vs > 0 && (G->ds || (G->pp_rcvd && G->pp_rcvd[G->act_no]))) {
+        G->last_comp = -1; /* received (and gathered) by the previous communicate call, or ds_steps */
     } else if (vs > 0) {
         int peer = built(G, G->ti, G->ci, G->di, (G->pi + p - 1) % p);
         og_op *rv = og_recv(G->g, G->r, WL_S_COMPUTE, peer, (int64_t)llround(pp_bytes(G)), tag_of(G, 0, c, mb));
@@ -1397,6 +1400,8 @@ static void do_F(gen *G, int mb, int c)
         param_wait(G, m->layers, mb);
         gemm_x(G, "logits", -1, mb, G->tok, V / l->tp, m->hidden, GF_HIGH);
         loss_op(G, mb, G->tok * V / l->tp, 0);
+    } else if (G->ds) {
+        G->ds_dir = 'F', G->ds_mb = mb, G->ds_dep = last0(G);
     } else {
         int dep = last0(G), peer = built(G, G->ti, G->ci, G->di, (G->pi + 1) % p);
         og_op *s = og_send(G->g, G->r, WL_S_PP_FWD, peer, (int64_t)llround(pp_bytes(G)), tag_of(G, 0, (vs + 1) / p, mb));
@@ -1411,8 +1416,8 @@ static void do_B(gen *G, int mb, int c)
     const wl_model *m = G->m;
     const wl_layout *l = G->l;
     int p = G->p, vs = c * p + G->pi, nvs = p * G->v, final = mb == G->mcount - 1 && !G->zb;
-    if (vs < nvs - 1 && G->pp_rcvd && G->pp_rcvd[G->act_no]) {
-        G->last_comp = -1; /* received (and gathered) by the previous communicate call */
+    if (vs < nvs - 1 && (G->ds || (G->pp_rcvd && G->pp_rcvd[G->act_no]))) {
+        G->last_comp = -1; /* received (and gathered) by the previous communicate call, or ds_steps */
     } else if (vs < nvs - 1) {
         int peer = built(G, G->ti, G->ci, G->di, (G->pi + 1) % p);
         og_op *rv = og_recv(G->g, G->r, WL_S_COMPUTE, peer, (int64_t)llround(pp_bytes(G)), tag_of(G, 1, c, mb));
@@ -1432,7 +1437,9 @@ static void do_B(gen *G, int mb, int c)
         if (final || (l->zero == 3 && !G->zb)) grads_ready(G, li, last0(G), mb);
     }
     if (vs == 0) elem(G, "embedding_bwd", -1, mb, 3 * G->tok * m->hidden * G->dt / (l->sp ? l->tp : 1), EK_PLAIN);
-    if (vs > 0) {
+    if (vs > 0 && G->ds) {
+        G->ds_dir = 'B', G->ds_mb = mb, G->ds_dep = last0(G);
+    } else if (vs > 0) {
         int dep = last0(G), peer = built(G, G->ti, G->ci, G->di, (G->pi + p - 1) % p);
         og_op *s = og_send(G->g, G->r, WL_S_PP_BWD, peer, (int64_t)llround(pp_bytes(G)), tag_of(G, 1, (vs - 1) / p, mb));
         og_add_dep(s, dep);
@@ -1463,6 +1470,60 @@ static int il_warm(const gen *G)
 {
     int p = G->p, total = G->mcount * G->v, warm = (p - G->pi - 1) * 2 + (G->v - 1) * p;
     return G->mcount == p || warm > total ? total : warm;
+}
+
+/* DeepSpeed's pipeline engine (stack ds_pipe): deepspeed/runtime/pipe/schedule.py
+ * TrainSchedule runs 2 (m + p - 1) steps; at step t stage s runs a forward
+ * when t + s is even (micro-batch t/2 - s/2), else a backward (t/2 - p + 1 +
+ * s/2), nothing when that micro-batch does not exist. A forward step first
+ * receives its activation (RecvActivation) then sends the gradient of the
+ * previous step (SendGrad); a backward step sends the previous step's
+ * activation (SendActivation) then receives its gradient (RecvGrad). p2p.py
+ * sends and receives through torch.distributed.broadcast in a group of the two
+ * ranks, queued on the compute stream: each transfer holds the stream until
+ * the neighbour reaches it, so neighbours advance step by step together. */
+static int too_big(gen *G);
+
+static void ds_send(gen *G)
+{
+    if (!G->ds_dir) return;
+    int fwd = G->ds_dir == 'F', peer = built(G, G->ti, G->ci, G->di, G->pi + (fwd ? 1 : -1));
+    og_op *s = og_send(G->g, G->r, WL_S_COMPUTE, peer, (int64_t)llround(pp_bytes(G)), tag_of(G, !fwd, 0, G->ds_mb));
+    og_add_dep(s, G->ds_dep);
+    set_label(G, s, "pp.send.%s.c0.mb%d", fwd ? "fwd" : "bwd", G->ds_mb);
+    G->last_comp = -1;
+    G->ds_dir = 0;
+}
+
+static void ds_recv(gen *G, int fwd, int mb)
+{
+    int peer = built(G, G->ti, G->ci, G->di, G->pi + (fwd ? -1 : 1));
+    og_op *rv = og_recv(G->g, G->r, WL_S_COMPUTE, peer, (int64_t)llround(pp_bytes(G)), tag_of(G, !fwd, 0, mb));
+    set_label(G, rv, "pp.recv.%s.c0.mb%d", fwd ? "fwd" : "bwd", mb);
+    G->last_comp = -1;
+    pp_after_recv(G, 1, mb);
+}
+
+static int ds_steps(gen *G)
+{
+    int p = G->p, s = G->pi, m = G->mcount, steps = 2 * (m + p - 1);
+    G->ds_dir = 0;
+    for (int t = 0; t < steps; t++) {
+        int fwd = (t + s) % 2 == 0, mb = fwd ? t / 2 - s / 2 : t / 2 - p + 1 + s / 2, ok = mb >= 0 && mb < m;
+        G->ov_left = 0;
+        if (fwd) {
+            if (ok && s > 0) ds_recv(G, 1, mb);
+            ds_send(G);
+            if (ok) do_F(G, mb, 0);
+        } else {
+            ds_send(G);
+            if (ok && s < p - 1) ds_recv(G, 0, mb);
+            if (ok) do_B(G, mb, 0);
+        }
+        if (too_big(G)) return -1;
+    }
+    ds_send(G);
+    return 0;
 }
 
 /* The order of a stage's passes under each schedule. */
@@ -1581,8 +1642,10 @@ static int build_rank(gen *G)
         G->ag_op = ts_realloc(G->ag_op, (size_t)(G->nplan + 1) * sizeof *G->ag_op);
         for (int b = 0; b < G->nplan; b++) G->ag_op[b] = -1;
     }
+    G->ds = G->st->ds_pipe && G->p > 1 && G->v == 1 && l->schedule == WL_1F1B;
+    if (G->ds && ds_steps(G) < 0) return -1;
     act *a = ts_malloc(3 * (size_t)G->mcount * G->v * sizeof *a);
-    int n = schedule(G, a);
+    int n = G->ds ? 0 : schedule(G, a);
     G->npp_sends = 0;
     free(G->pp_rcvd);
     G->pp_rcvd = il2021(G) && G->p > 1 && l->schedule == WL_INTERLEAVED ? ts_calloc((size_t)n, 1) : NULL;
