@@ -68,8 +68,8 @@ static const wl_stack stacks[] = {
                            "with the template's defaults (overlap_comm off: gradients reduced after the backward)",
      "microsoft/Megatron-DeepSpeed examples_deepspeed/rebase (ds_config_gpt_TEMPLATE.json: zero_optimization names only "
      "the stage; --no-gradient-accumulation-fusion, --use-flash-attn in the LUMI script); DeepSpeed ZeRO docs "
-     "(overlap_comm default false)",
-     WL_ATTN_FLASH2, 1, WL_GEMM_CURRENT, 0, 0, 0, WL_CE_DEFAULT, 0, 0, 0, 0, 0, 0, 1, 0, 0},
+     "(overlap_comm default false); deepspeed/runtime/pipe/schedule.py TrainSchedule and p2p.py (ds_pipe)",
+     WL_ATTN_FLASH2, 1, WL_GEMM_CURRENT, 0, 0, 0, WL_CE_DEFAULT, 0, 0, 0, 0, 0, 0, 1, 0, 1},
     {"fsdp2", "PyTorch FSDP2: FlashAttention-2 through SDPA, unfused elementwise kernels (no torch.compile), "
               "prefetched all-gathers",
      "torchtitan docs and benchmarks; PyTorch FSDP2 (fully_shard) docs",
