@@ -654,13 +654,61 @@ static void test_uneven_stages(void)
     }
 }
 
+/* DeepSpeed's pipeline engine (stack ds_pipe): every pipeline transfer sits on
+ * the compute stream (blocking, as p2p.py's broadcasts), the graph has no
+ * deadlock, and, each step exchanging with one neighbour in the opposite
+ * phase, the iteration stays within 2% of Megatron-LM 2021's 1F1B on the same
+ * layout (docs/workload.md, "DeepSpeed's pipeline engine"). */
+static void test_ds_pipe(void)
+{
+    an_net net;
+    CU_ASSERT_EQUAL_FATAL(an_net_default("A100", &net), 0);
+    double span[2];
+    const char *stacks[2] = {"megatron-2021", "deepspeed-2021"};
+    for (int k = 0; k < 2; k++) {
+        wl_model m;
+        wl_layout l;
+        cm_gpu gpu;
+        wl_info info;
+        char err[TS_ERRLEN];
+        load("megatron-gpt-1.7b", &m);
+        CU_ASSERT_EQUAL_FATAL(layout("tp=2,pp=4,dp=1,gbs=12,recompute=full", &m, 2048, 0, &l, err), 0);
+        const wl_stack *st = wl_stack_find(stacks[k], err, sizeof err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(st);
+        wl_layout_apply_stack(&l, st);
+        CU_ASSERT_EQUAL_FATAL(cm_gpu_find("a100", "configs/gpus", &gpu, err, sizeof err), 0);
+        wl_opts o = {2048, CM_BF16, &gpu, &net, 1, 0, st};
+        og_graph *g = NULL;
+        CU_ASSERT_EQUAL_FATAL(wl_build(&m, &l, &o, &g, &info, err, sizeof err), 0);
+        CU_ASSERT_EQUAL(og_check(g, "ds_pipe", err, sizeof err), 0);
+        int sends = 0, on_compute = 0;
+        for (int r = 0; r < g->nranks; r++)
+            for (int i = 0; i < g->ranks[r].nops; i++) {
+                const og_op *op = &g->ranks[r].ops[i];
+                if (op->kind != OG_SEND) continue;
+                sends++;
+                on_compute += op->stream == WL_S_COMPUTE;
+            }
+        /* 12 micro-batches over 3 stage boundaries, both ways, on each of the 2 TP ranks */
+        CU_ASSERT_EQUAL(sends, 12 * 3 * 2 * 2);
+        CU_ASSERT_EQUAL(on_compute, k == 1 ? sends : 0);
+        eng_result *res = NULL;
+        CU_ASSERT_EQUAL_FATAL(an_run(g, &net, &res, err, sizeof err), 0);
+        span[k] = res->makespan;
+        eng_result_free(res);
+        og_free(g);
+    }
+    CU_ASSERT(fabs(span[1] - span[0]) / span[0] < 0.02);
+}
+
 static void test_estimate(void);
 
 void suite_workload_graph(void)
 {
     test_add_suite("workload_graph", "graph flops vs megatron formula", test_graph_flops, "message sizes by hand",
                    test_message_sizes, "pipeline bubbles", test_bubbles, "engine agrees with analytic",
-                   test_engine_agrees, "direct estimate vs graph", test_estimate, "uneven pipeline stages", test_uneven_stages, NULL);
+                   test_engine_agrees, "direct estimate vs graph", test_estimate, "uneven pipeline stages", test_uneven_stages,
+                   "DeepSpeed pipeline engine", test_ds_pipe, NULL);
 }
 
 /* ---- trainsim run ---- */
