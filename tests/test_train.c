@@ -362,7 +362,8 @@ static void test_new_tables(void)
             CU_FAIL("a shipped training table does not parse");
             continue;
         }
-        CU_ASSERT(n >= 3);
+        /* a table of one published run (BLOOM-176B: one layout, one figure) has no Spearman, but a row */
+        CU_ASSERT(n >= (strstr(de->d_name, "bloom") ? 1 : 3));
         files++;
         for (int i = 0; i < n; i++, total++) {
             const val_train_row *r = &rows[i];

@@ -95,7 +95,7 @@ static void stage_memory(const wl_model *m, const wl_layout *l, int seq, cm_dtyp
     o->workspace = MEM_WORKSPACE_BYTES;
     if (l->zero >= 3) o->workspace += 2 * p.layer * bw; /* gathered layer + prefetched next (p.layer is the whole layer on the rank) */
 
-    int pp = l->axonn ? 1 : l->pp, per = m->layers / pp, mcount = wl_layout_micro(l), v = l->vpp;
+    int pp = l->axonn ? 1 : l->pp, lo, per = wl_stage_layers(m, l, stage, &lo), mcount = wl_layout_micro(l), v = l->vpp;
     double inflight; /* in units of "all layers of the stage, one micro-batch" */
     switch (l->schedule) {
     case WL_GPIPE: inflight = mcount; break;
@@ -112,7 +112,7 @@ static void stage_memory(const wl_model *m, const wl_layout *l, int seq, cm_dtyp
     o->inflight = inflight;
     double act = 0, per_kind[2];
     int have[2] = {0, 0}; /* a layer's activations depend on it only through dense or MoE */
-    for (int i = stage * per; i < (stage + 1) * per; i++) {
+    for (int i = lo; i < lo + per; i++) {
         int moe = m->experts && i >= m->dense_layers;
         if (!have[moe]) per_kind[moe] = layer_activations(m, l, seq, moe, t == CM_FP8), have[moe] = 1;
         act += per_kind[moe];
@@ -140,6 +140,12 @@ void mem_estimate(const wl_model *m, const wl_layout *l, int seq, cm_dtype t, do
     stage_memory(m, l, seq, t, 0, &first);
     if (pp > 1) stage_memory(m, l, seq, t, pp - 1, &last);
     *out = last.total > first.total ? last : first;
+    /* uneven stages: a middle stage may hold more layers than the ends (stage 1 stands for
+     * them all: they have the same layers' count; it holds the most in-flight micro-batches) */
+    if (pp > 2 && (l->pp_first || l->pp_last)) {
+        stage_memory(m, l, seq, t, 1, &last);
+        if (last.total > out->total) *out = last;
+    }
     out->capacity = capacity;
     out->fits = out->total <= capacity;
 }

@@ -91,6 +91,9 @@ typedef struct gen {
     int *z3wait;            /* zero=3: the last prefetch waits, a ring of l->prefetch */
     int nz3;
     int pp_pending;         /* p2p_2021: the last pipeline send, awaited after the next receive (-1: none) */
+    int ds;                 /* DeepSpeed's pipeline engine (stack ds_pipe, pp > 1, no chunks): passes in
+                             * TrainSchedule's steps, sends deferred to the next step (ds_steps) */
+    int ds_dir, ds_mb, ds_dep; /* ds: the send of the last pass ('F' activation, 'B' gradient; 0: none) */
     char pp_next;           /* the schedule's next action ('F', 'B', 'W'; 0 at the end) */
     int pp_sends[2], npp_sends; /* p2p_2021 interleaved: sends posted since the last communicate call */
     unsigned char *pp_rcvd; /* p2p_2021 interleaved: per action of the schedule, input received by an earlier call */
@@ -1222,6 +1225,17 @@ static void last_bucket(gen *G)
     bucket_emit(G, last0(G));
 }
 
+/* First layer of virtual stage vs (vs = p v: one past the last layer): lc
+ * layers each, or the layout's uneven stages (pp_first / pp_last, no chunks). */
+static int vs_lo(const gen *G, int vs)
+{
+    if (vs >= G->p * G->v) return G->m->layers;
+    if (G->v > 1 || (!G->l->pp_first && !G->l->pp_last)) return vs * G->lc;
+    int lo;
+    wl_stage_layers(G->m, G->l, vs, &lo);
+    return lo;
+}
+
 /* ---- the distributed optimizer's parameter all-gathers (overlap_param) ---- */
 
 /* Megatron-Core's buckets of this rank as the last backward fills them (the
@@ -1238,7 +1252,7 @@ static void plan_buckets(gen *G)
     G->nplan = 0;
     for (int c = G->v - 1; c >= 0; c--) {
         int vs = c * p + G->pi;
-        for (int li = (vs == nvs - 1 ? m->layers : (vs + 1) * G->lc - 1); li >= vs * G->lc; li--) {
+        for (int li = (vs == nvs - 1 ? m->layers : vs_lo(G, vs + 1) - 1); li >= vs_lo(G, vs); li--) {
             if (li == m->layers) dense = m->tied && p == 1 ? 0 : (double)wl_padded_vocab(m, l) * m->hidden / l->tp;
             else wl_layer_params(m, l, li, &dense, &expert);
             acc += dense;
@@ -1367,8 +1381,8 @@ static void do_F(gen *G, int mb, int c)
     const wl_model *m = G->m;
     const wl_layout *l = G->l;
     int p = G->p, vs = c * p + G->pi, nvs = p * G->v;
-    if (vs > 0 && G->pp_rcvd && G->pp_rcvd[G->act_no]) {
-        G->last_comp = -1; /* received (and gathered) by the previous communicate call */
+    if (vs > 0 && (G->ds || (G->pp_rcvd && G->pp_rcvd[G->act_no]))) {
+        G->last_comp = -1; /* received (and gathered) by the previous communicate call, or ds_steps */
     } else if (vs > 0) {
         int peer = built(G, G->ti, G->ci, G->di, (G->pi + p - 1) % p);
         og_op *rv = og_recv(G->g, G->r, WL_S_COMPUTE, peer, (int64_t)llround(pp_bytes(G)), tag_of(G, 0, c, mb));
@@ -1380,12 +1394,14 @@ static void do_F(gen *G, int mb, int c)
         param_wait(G, m->layers + 1, mb);
         elem(G, "embedding", -1, mb, 2 * G->tok * m->hidden * G->dt / (l->sp ? l->tp : 1), EK_PLAIN);
     }
-    for (int li = vs * G->lc; li < (vs + 1) * G->lc; li++) layer_fwd(G, li, mb, 0);
+    for (int li = vs_lo(G, vs), hi = vs_lo(G, vs + 1); li < hi; li++) layer_fwd(G, li, mb, 0);
     if (vs == nvs - 1) {
         double V = wl_padded_vocab(m, l);
         param_wait(G, m->layers, mb);
         gemm_x(G, "logits", -1, mb, G->tok, V / l->tp, m->hidden, GF_HIGH);
         loss_op(G, mb, G->tok * V / l->tp, 0);
+    } else if (G->ds) {
+        G->ds_dir = 'F', G->ds_mb = mb, G->ds_dep = last0(G);
     } else {
         int dep = last0(G), peer = built(G, G->ti, G->ci, G->di, (G->pi + 1) % p);
         og_op *s = og_send(G->g, G->r, WL_S_PP_FWD, peer, (int64_t)llround(pp_bytes(G)), tag_of(G, 0, (vs + 1) / p, mb));
@@ -1400,8 +1416,8 @@ static void do_B(gen *G, int mb, int c)
     const wl_model *m = G->m;
     const wl_layout *l = G->l;
     int p = G->p, vs = c * p + G->pi, nvs = p * G->v, final = mb == G->mcount - 1 && !G->zb;
-    if (vs < nvs - 1 && G->pp_rcvd && G->pp_rcvd[G->act_no]) {
-        G->last_comp = -1; /* received (and gathered) by the previous communicate call */
+    if (vs < nvs - 1 && (G->ds || (G->pp_rcvd && G->pp_rcvd[G->act_no]))) {
+        G->last_comp = -1; /* received (and gathered) by the previous communicate call, or ds_steps */
     } else if (vs < nvs - 1) {
         int peer = built(G, G->ti, G->ci, G->di, (G->pi + 1) % p);
         og_op *rv = og_recv(G->g, G->r, WL_S_COMPUTE, peer, (int64_t)llround(pp_bytes(G)), tag_of(G, 1, c, mb));
@@ -1416,12 +1432,14 @@ static void do_B(gen *G, int mb, int c)
         wgrad_gemm(G, m->layers, mb, c, m->hidden, V / l->tp, G->tok);
         if (final) grads_ready(G, m->layers, last0(G), mb);
     }
-    for (int li = (vs + 1) * G->lc - 1; li >= vs * G->lc; li--) {
+    for (int li = vs_lo(G, vs + 1) - 1, lo = vs_lo(G, vs); li >= lo; li--) {
         layer_bwd(G, li, mb, c);
         if (final || (l->zero == 3 && !G->zb)) grads_ready(G, li, last0(G), mb);
     }
     if (vs == 0) elem(G, "embedding_bwd", -1, mb, 3 * G->tok * m->hidden * G->dt / (l->sp ? l->tp : 1), EK_PLAIN);
-    if (vs > 0) {
+    if (vs > 0 && G->ds) {
+        G->ds_dir = 'B', G->ds_mb = mb, G->ds_dep = last0(G);
+    } else if (vs > 0) {
         int dep = last0(G), peer = built(G, G->ti, G->ci, G->di, (G->pi + p - 1) % p);
         og_op *s = og_send(G->g, G->r, WL_S_PP_BWD, peer, (int64_t)llround(pp_bytes(G)), tag_of(G, 1, (vs - 1) / p, mb));
         og_add_dep(s, dep);
@@ -1452,6 +1470,60 @@ static int il_warm(const gen *G)
 {
     int p = G->p, total = G->mcount * G->v, warm = (p - G->pi - 1) * 2 + (G->v - 1) * p;
     return G->mcount == p || warm > total ? total : warm;
+}
+
+/* DeepSpeed's pipeline engine (stack ds_pipe): deepspeed/runtime/pipe/schedule.py
+ * TrainSchedule runs 2 (m + p - 1) steps; at step t stage s runs a forward
+ * when t + s is even (micro-batch t/2 - s/2), else a backward (t/2 - p + 1 +
+ * s/2), nothing when that micro-batch does not exist. A forward step first
+ * receives its activation (RecvActivation) then sends the gradient of the
+ * previous step (SendGrad); a backward step sends the previous step's
+ * activation (SendActivation) then receives its gradient (RecvGrad). p2p.py
+ * sends and receives through torch.distributed.broadcast in a group of the two
+ * ranks, queued on the compute stream: each transfer holds the stream until
+ * the neighbour reaches it, so neighbours advance step by step together. */
+static int too_big(gen *G);
+
+static void ds_send(gen *G)
+{
+    if (!G->ds_dir) return;
+    int fwd = G->ds_dir == 'F', peer = built(G, G->ti, G->ci, G->di, G->pi + (fwd ? 1 : -1));
+    og_op *s = og_send(G->g, G->r, WL_S_COMPUTE, peer, (int64_t)llround(pp_bytes(G)), tag_of(G, !fwd, 0, G->ds_mb));
+    og_add_dep(s, G->ds_dep);
+    set_label(G, s, "pp.send.%s.c0.mb%d", fwd ? "fwd" : "bwd", G->ds_mb);
+    G->last_comp = -1;
+    G->ds_dir = 0;
+}
+
+static void ds_recv(gen *G, int fwd, int mb)
+{
+    int peer = built(G, G->ti, G->ci, G->di, G->pi + (fwd ? -1 : 1));
+    og_op *rv = og_recv(G->g, G->r, WL_S_COMPUTE, peer, (int64_t)llround(pp_bytes(G)), tag_of(G, !fwd, 0, mb));
+    set_label(G, rv, "pp.recv.%s.c0.mb%d", fwd ? "fwd" : "bwd", mb);
+    G->last_comp = -1;
+    pp_after_recv(G, 1, mb);
+}
+
+static int ds_steps(gen *G)
+{
+    int p = G->p, s = G->pi, m = G->mcount, steps = 2 * (m + p - 1);
+    G->ds_dir = 0;
+    for (int t = 0; t < steps; t++) {
+        int fwd = (t + s) % 2 == 0, mb = fwd ? t / 2 - s / 2 : t / 2 - p + 1 + s / 2, ok = mb >= 0 && mb < m;
+        G->ov_left = 0;
+        if (fwd) {
+            if (ok && s > 0) ds_recv(G, 1, mb);
+            ds_send(G);
+            if (ok) do_F(G, mb, 0);
+        } else {
+            ds_send(G);
+            if (ok && s < p - 1) ds_recv(G, 0, mb);
+            if (ok) do_B(G, mb, 0);
+        }
+        if (too_big(G)) return -1;
+    }
+    ds_send(G);
+    return 0;
 }
 
 /* The order of a stage's passes under each schedule. */
@@ -1570,8 +1642,10 @@ static int build_rank(gen *G)
         G->ag_op = ts_realloc(G->ag_op, (size_t)(G->nplan + 1) * sizeof *G->ag_op);
         for (int b = 0; b < G->nplan; b++) G->ag_op[b] = -1;
     }
+    G->ds = G->st->ds_pipe && G->p > 1 && G->v == 1 && l->schedule == WL_1F1B;
+    if (G->ds && ds_steps(G) < 0) return -1;
     act *a = ts_malloc(3 * (size_t)G->mcount * G->v * sizeof *a);
-    int n = schedule(G, a);
+    int n = G->ds ? 0 : schedule(G, a);
     G->npp_sends = 0;
     free(G->pp_rcvd);
     G->pp_rcvd = il2021(G) && G->p > 1 && l->schedule == WL_INTERLEAVED ? ts_calloc((size_t)n, 1) : NULL;
@@ -2478,6 +2552,52 @@ static double zero3_grad_time(gen *G, double P)
     return t[0] + (t[1] - t[0]) / G->mcount;
 }
 
+/* Stages of unequal times (uneven layer counts): the closed form's (m + p - 1)
+ * slots of the slowest stage does not hold (the warm-up and cool-down cross
+ * every stage once at its own pace), so the schedule is walked: stage i runs
+ * Megatron's 1F1B order (min(p - i - 1, m) warm-up forwards, then one forward
+ * and one backward each, then the remaining backwards) or GPipe's (all
+ * forwards, then all backwards); a forward waits for the previous stage's
+ * forward of its micro-batch, a backward for the next stage's backward, each
+ * crossing xfer later. f[i], b[i]: stage i's forward and backward (weight
+ * gradients included) of one micro-batch; f0x, blx: added to each stage's first forward
+ * and last backward (the DP collectives beside them). Returns when the last backward ends. */
+static double pipeline_walk(const double *f, const double *b, int p, int m, double xfer, int gpipe, double f0x,
+                            double blx)
+{
+    double *fe = ts_malloc((size_t)p * m * sizeof *fe), *be = ts_malloc((size_t)p * m * sizeof *be);
+    double *now = ts_calloc((size_t)p, sizeof *now);
+    int *next = ts_calloc((size_t)p, sizeof *next), left = p, progress = 1;
+    for (int i = 0; i < p * m; i++) fe[i] = be[i] = -1;
+    while (left && progress) {
+        progress = 0;
+        for (int i = 0; i < p; i++) {
+            for (;;) {
+                int k = next[i], w = gpipe ? m : (p - i - 1 < m ? p - i - 1 : m);
+                if (k >= 2 * m) break;
+                /* the k-th op of stage i: forward of micro-batch j or backward of j */
+                int fwd, j;
+                if (k < w) fwd = 1, j = k;
+                else if (k < 2 * m - w) fwd = (k - w) % 2 == 0, j = fwd ? w + (k - w) / 2 : (k - w) / 2;
+                else fwd = 0, j = k - m;
+                double dep;
+                if (fwd) dep = i == 0 ? 0 : fe[(i - 1) * m + j] < 0 ? -1 : fe[(i - 1) * m + j] + xfer;
+                else dep = i == p - 1 ? fe[i * m + j] : be[(i + 1) * m + j] < 0 ? -1 : be[(i + 1) * m + j] + xfer;
+                if (dep < 0) break;
+                double start = now[i] > dep ? now[i] : dep;
+                now[i] = start + (fwd ? f[i] + (j == 0 ? f0x : 0) : b[i] + (j == m - 1 ? blx : 0));
+                (fwd ? fe : be)[i * m + j] = now[i];
+                next[i]++, progress = 1;
+                if (next[i] == 2 * m) left--;
+            }
+        }
+    }
+    double end = 0;
+    for (int i = 0; i < p; i++) end = now[i] > end ? now[i] : end;
+    free(fe), free(be), free(now), free(next);
+    return end;
+}
+
 int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est *e, char *err, size_t errlen)
 {
     memset(e, 0, sizeof *e);
@@ -2520,18 +2640,20 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
     double lg_f = gemm_time(&G, 1, G.tok, V / t, h, GF_HIGH) + cm_mem_time(o->gpu, G.tok * V / t * 8, 1);
     double lg_b = gemm_time(&G, 1, G.tok, h, V / t, GF_HIGH) + cm_mem_time(o->gpu, G.tok * V / t * 8, 1);
     double lg_w = gemm_time(&G, 1, h, V / t, G.tok, GF_HIGH | GF_WGRAD);
-    int p = l->pp, per = m->layers / p;
+    int p = l->pp, per, lo, uneven = (l->pp_first || l->pp_last) && p > 1;
     double tf = 0, tb = 0, tw = 0, side = 0;
+    double *sf = uneven ? ts_calloc((size_t)p, sizeof *sf) : NULL, *sb = uneven ? ts_calloc((size_t)p, sizeof *sb) : NULL;
     for (int st = 0; st < p; st++) {
         int nmoe = 0;
-        for (int li = st * per; li < (st + 1) * per; li++) nmoe += m->experts && li >= m->dense_layers;
+        per = wl_stage_layers(m, l, st, &lo);
+        for (int li = lo; li < lo + per; li++) nmoe += m->experts && li >= m->dense_layers;
         double f = (per - nmoe) * fd + nmoe * fm, b = (per - nmoe) * bd + nmoe * bm, w = (per - nmoe) * wd + nmoe * wm;
         double s2 = (per - nmoe) * sd + nmoe * sm, held = s2; /* held: seconds of side collectives, all streams */
         if (l->zero == 3 && l->dp * l->cp > 1) {
             /* DeepSpeed ZeRO-3 reduce-scatters each layer's gradients every micro-batch, on a
              * stream of their own: they overlap compute and the gathers */
             double r2 = 0;
-            for (int li = st * per; li < (st + 1) * per; li++) {
+            for (int li = lo; li < lo + per; li++) {
                 double dense, expert;
                 wl_layer_params(m, l, li, &dense, &expert);
                 r2 += zero3_grad_time(&G, dense);
@@ -2543,8 +2665,9 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
         if (st == p - 1) f += lg_f, b += lg_b, w += lg_w;
         /* the stage's kernels beside its gathers and reduce-scatters (ov_slow):
          * their streams run at once, each on its channels, so their seconds add */
-        double cx = f + b + w, k = cx > 0 && !ds_layer(&G, st * per) ? 1 + ov_extra(&G, cx, held) / cx : 1;
+        double cx = f + b + w, k = cx > 0 && !ds_layer(&G, lo) ? 1 + ov_extra(&G, cx, held) / cx : 1;
         f *= k, b *= k, w *= k;
+        if (uneven) sf[st] = f, sb[st] = b + w;
         if (f + b + w > tf + tb + tw) tf = f, tb = b, tw = w, side = s2;
     }
     /* pipeline point-to-point: one transfer per stage boundary and direction */
@@ -2563,6 +2686,8 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
     case WL_ZBH1: e->pipeline = mm * slot + (p - 1) * (tf + tb - tw > 0 ? tf + tb - tw : 0) + 2 * (p - 1) * xfer; break;
     default: e->pipeline = (mm + p - 1) * slot + 2 * (p - 1) * xfer; break;
     }
+    int walk = uneven && l->schedule != WL_ZBH1 && slot <= tf + tb + tw;
+    double gslow = 0, pslow = 0; /* the DP collectives' slowdown of the last backward, the first forwards */
     if (slot > tf + tb + tw) e->pipeline += tf; /* bound by the side stream: it starts after a forward */
     e->bubble = e->pipeline - mm * slot;
     e->tf = tf, e->tb = tb, e->tw = tw;
@@ -2588,6 +2713,7 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
         double slow = ov_extra(&G, window, whole_ - one);
         window += slow;
         e->pipeline += slow;
+        gslow = slow;
         e->dp_exposed = whole_ - window > one ? whole_ - window : one;
         if (l->zero >= 1) {
             double ag = dp_cost(&G, OG_ALLGATHER, ndp, &all, elems * wb), fw = tf * G.mcount;
@@ -2596,6 +2722,7 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
                 slow = ov_extra(&G, fw, nb * ag - ag);
                 fw += slow;
                 e->pipeline += slow;
+                pslow = slow;
             }
             e->dp_exposed += l->param_overlap ? ag + (nb * ag - ag > fw ? nb * ag - ag - fw : 0) : nb * ag;
         }
@@ -2603,8 +2730,16 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
     if (rp.expert > 0 && l->dp / l->ep > 1) {
         dsel eds = {0, l->ep * l->cp};
         e->dp_exposed += dp_cost(&G, l->zero ? OG_REDUCESCATTER : OG_ALLREDUCE, l->dp / l->ep, &eds,
-                                 whole(rp.expert * gbytes, l->dp / l->ep)) / (m->layers / p);
+                                 whole(rp.expert * gbytes, l->dp / l->ep)) / wl_stage_layers(m, l, 0, NULL);
     }
+    if (walk) {
+        /* uneven stages: every stage's first forward and last backward lie on the walk's
+         * critical path (warm-up and cool-down), each beside its own DP collectives */
+        e->pipeline = pipeline_walk(sf, sb, p, G.mcount, xfer, l->schedule == WL_GPIPE, pslow, gslow);
+        e->bubble = e->pipeline - mm * slot;
+    }
+    free(sf);
+    free(sb);
     double owned = l->zero >= 1 ? rp.dense / ndp + rp.expert / (l->dp / l->ep) : rp.total;
     e->optimizer = cm_op_time(o->gpu, o->dtype, 0, owned * 30, 1);
     e->iter = e->pipeline + e->dp_exposed + e->optimizer;

@@ -225,6 +225,7 @@ static const struct lkey {
     {"gy", offsetof(wl_layout, gy), 1},     {"gz", offsetof(wl_layout, gz), 1},
     {"hpz", offsetof(wl_layout, hpz), 1},   {"hgz", offsetof(wl_layout, hgz), 1},
     {"prefetch", offsetof(wl_layout, prefetch), 1},
+    {"pp_first", offsetof(wl_layout, pp_first), 1}, {"pp_last", offsetof(wl_layout, pp_last), 1},
 };
 
 /* The on/off keys: a row each; neg: the field holds the opposite. */
@@ -356,7 +357,7 @@ int wl_layout_parse(const char *s, wl_layout *l, char *err, size_t errlen)
         } else {
             ts_err(err, errlen, "layout: unknown key '%s' (valid: tp, pp, dp, cp, ep, vpp, mbs, gbs, zero, sp, "
                    "recompute, schedule, bucket, order, attn, overlap_grad, overlap_param, prefetch, reshard, tp_overlap, "
-                   "gaf, pp_sg, hpz, hgz, qwz, qgz; AxoNN: gx, gy, gz, dp, overlap)", k);
+                   "gaf, pp_sg, pp_first, pp_last, hpz, hgz, qwz, qgz; AxoNN: gx, gy, gz, dp, overlap)", k);
             goto out;
         }
     }
@@ -463,8 +464,23 @@ int wl_layout_check(wl_layout *l, const wl_model *m, int seq, int ngpus, char *e
         return ts_err(err, errlen, "layout: tp=%d does not divide %d key/value heads", l->tp, m->kv_heads);
     if (m->ffn % l->tp || (m->moe_ffn && m->moe_ffn % l->tp))
         return ts_err(err, errlen, "layout: tp=%d does not divide the ffn size %d", l->tp, m->ffn);
-    if (m->layers % l->pp)
-        return ts_err(err, errlen, "layout: pp=%d does not divide %d layers", l->pp, m->layers);
+    if (l->pp_first || l->pp_last) {
+        int ends = (l->pp_first > 0) + (l->pp_last > 0), mid = l->pp - ends;
+        int rest = m->layers - l->pp_first - l->pp_last;
+        if (l->pp < 2)
+            return ts_err(err, errlen, "layout: pp_first/pp_last need pp >= 2, not pp=%d", l->pp);
+        if (l->pp == 2 && ends == 2 && rest)
+            return ts_err(err, errlen, "layout: pp_first=%d + pp_last=%d with pp=2 must be the %d layers",
+                          l->pp_first, l->pp_last, m->layers);
+        if (rest < mid || (mid && rest % mid))
+            return ts_err(err, errlen, "layout: the %d layers left after pp_first=%d, pp_last=%d do not split "
+                          "evenly over the other %d stages", rest, l->pp_first, l->pp_last, mid);
+        if (l->vpp > 1)
+            return ts_err(err, errlen, "layout: pp_first/pp_last with vpp=%d (uneven stages are modelled "
+                          "without interleaving)", l->vpp);
+    } else if (m->layers % l->pp)
+        return ts_err(err, errlen, "layout: pp=%d does not divide %d layers (pp_first/pp_last set uneven "
+                      "stages)", l->pp, m->layers);
     if (l->vpp > 1 && m->layers % (l->pp * l->vpp))
         return ts_err(err, errlen, "layout: pp*vpp = %d*%d does not divide %d layers", l->pp, l->vpp, m->layers);
     if (l->vpp > 1 && l->schedule != WL_INTERLEAVED)
@@ -520,6 +536,10 @@ void wl_layout_format(const wl_layout *l, char *buf, size_t n)
         };
         for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++)
             if (extra[i].set && strlen(buf) + strlen(extra[i].text) < n) strcat(buf, extra[i].text);
+        if (l->pp_first && strlen(buf) + 24 < n)
+            snprintf(buf + strlen(buf), n - strlen(buf), ",pp_first=%d", l->pp_first);
+        if (l->pp_last && strlen(buf) + 24 < n)
+            snprintf(buf + strlen(buf), n - strlen(buf), ",pp_last=%d", l->pp_last);
         if (l->prefetch > 1 && strlen(buf) + 16 < n)
             snprintf(buf + strlen(buf), n - strlen(buf), ",prefetch=%d", l->prefetch);
     }
@@ -603,9 +623,27 @@ double wl_model_params(const wl_model *m, int vocab)
     return total;
 }
 
+int wl_stage_layers(const wl_model *m, const wl_layout *l, int stage, int *first)
+{
+    int pp = l->axonn ? 1 : l->pp, f = 0, n;
+    if (l->axonn || (!l->pp_first && !l->pp_last) || pp < 2) {
+        n = m->layers / pp;
+        f = stage * n;
+    } else {
+        int ends = (l->pp_first > 0) + (l->pp_last > 0), mid = pp - ends;
+        int even = mid ? (m->layers - l->pp_first - l->pp_last) / mid : 0;
+        int n0 = l->pp_first ? l->pp_first : even;
+        int nl = l->pp_last ? l->pp_last : even;
+        n = stage == 0 ? n0 : stage == pp - 1 ? nl : even;
+        f = stage == 0 ? 0 : n0 + (stage - 1) * even;
+    }
+    if (first) *first = f;
+    return n;
+}
+
 void wl_stage_params(const wl_model *m, const wl_layout *l, int stage, wl_rank_params *out)
 {
-    int t = l->axonn ? l->gx * l->gy : l->tp, pp = l->axonn ? 1 : l->pp, per = m->layers / pp;
+    int t = l->axonn ? l->gx * l->gy : l->tp, pp = l->axonn ? 1 : l->pp, lo, per = wl_stage_layers(m, l, stage, &lo);
     double V = wl_padded_vocab(m, l), h = m->hidden;
     memset(out, 0, sizeof *out);
     out->stage = stage;
@@ -613,7 +651,7 @@ void wl_stage_params(const wl_model *m, const wl_layout *l, int stage, wl_rank_p
      * layer: computed once for each kind, summed layer by layer as before */
     double kp[2][3];
     int have[2] = {0, 0};
-    for (int i = stage * per; i < (stage + 1) * per; i++) {
+    for (int i = lo; i < lo + per; i++) {
         int k = is_moe_layer(m, i) != 0;
         if (!have[k]) layer_params(m, i, &kp[k][0], &kp[k][1], &kp[k][2]), have[k] = 1;
         double a = kp[k][0], b = kp[k][1], c = kp[k][2];

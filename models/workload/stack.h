@@ -59,6 +59,13 @@ typedef struct wl_stack {
                                  * parameters split out of the all-gather buffer (copy-out, after each gather),
                                  * the gradients concatenated and cast into the reduce-scatter input (copy-in,
                                  * awaited by the compute stream) (docs/workload.md, "FSDP2 copies") */
+    /* pipeline (c4, continued) */
+    int ds_pipe;                /* DeepSpeed's pipeline engine (deepspeed/runtime/pipe: TrainSchedule, p2p.py):
+                                 * 2 (m + p - 1) steps, a forward or a backward each, even and odd stages in
+                                 * opposite phase; each step first exchanges with one neighbour in blocking
+                                 * transfers on the compute stream (forward step: receive the activation, send
+                                 * the previous step's gradient; backward step: send the previous step's
+                                 * activation, receive the gradient) (docs/workload.md, "DeepSpeed pipeline") */
 } wl_stack;
 
 /* The default preset (megatron-core) and lookup by name; on failure err lists

@@ -79,6 +79,10 @@ typedef struct wl_layout {
                                      * all zero: Megatron's default tp-cp-dp-pp */
     wl_attn attn;                   /* attention kernel (attn=); WL_ATTN_STACK: the stack's */
     int ds_optim;                   /* zero=1,2 under DeepSpeed's ZeRO optimizer (the stack's ds_zero_optim) */
+    int pp_first, pp_last;          /* layers on the first / last pipeline stage (0: an even share), the
+                                     * rest split evenly over the other stages (Megatron-Core
+                                     * --decoder-first/last-pipeline-num-layers; DeepSpeed's
+                                     * partition_method type:transformer|embedding gives BLOOM's 5/6../6/5) */
 } wl_layout;
 
 const char *wl_schedule_name(wl_schedule s);
@@ -96,6 +100,11 @@ int wl_layout_parse(const char *s, wl_layout *l, char *err, size_t errlen);
 int wl_layout_check(wl_layout *l, const wl_model *m, int seq, int ngpus, char *err, size_t errlen);
 
 int wl_layout_ngpus(const wl_layout *l);
+/* Transformer layers of pipeline stage `stage` (0 .. pp-1; AxoNN: one stage),
+ * the first of them in *first (may be NULL): an even share, or the
+ * pp_first / pp_last counts with the rest split evenly. The layout must have
+ * passed wl_layout_check (or have no pp_first / pp_last). */
+int wl_stage_layers(const wl_model *m, const wl_layout *l, int stage, int *first);
 int wl_layout_micro(const wl_layout *l);        /* micro-batches per iteration per pipeline */
 void wl_layout_format(const wl_layout *l, char *buf, size_t n);
 
