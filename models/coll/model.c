@@ -111,8 +111,13 @@ static int p2p_waves(const coll_plan *p, const coll_params *q, int M, int L)
 static double call_latency(const coll_plan *p, const coll_params *q, int lockstep);
 
 /* NCCL's tuner prices NVLS as hwLat + bytes / bandwidth (tuning.cc): the
- * pipeline's loop costs (nvls.c) shape the time, not the library's choice. */
-static int nvls_pipe(const coll_params *q) { return q->tuner_own || q != coll_params_tuner(); }
+ * pipeline's loop costs (nvls.c) shape the time, not the library's choice.
+ * They are channel structure: off with the channel rule (max_channels 0, as
+ * in a bare alpha-beta set). */
+static int nvls_pipe(const coll_params *q)
+{
+    return q->max_channels > 0 && (q->tuner_own || q != coll_params_tuner());
+}
 
 double coll_call_latency_with(const coll_plan *p, const coll_params *q) { return call_latency(p, q, q->ring_lockstep); }
 
