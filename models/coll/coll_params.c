@@ -63,7 +63,7 @@ static const prow nccl_hw[COLL_NTIERS][COLL_NFAMS] = {
 static const prow nccl_pbw[COLL_NFAMS] = {
     [COLL_FAM_RING] = {1.0, 0.92, 0.25},
     [COLL_FAM_TREE] = {0.92, 0.92 * 120.0 / 128.0, 0.92 / 3.8},
-    /* NVLS: NCCL's tuner (2.23-2.26 tuning.cc) takes the NVLink bandwidth x
+    /* NVLS: NCCL's tuner (nvlsEfficiency, read in a recent src/tuning/nvls.cc) takes the NVLink bandwidth x
      * nvlsEfficiency (0.85 on Hopper) x (nChannels - 1) / nChannels of its
      * 16 NVLS channels; the pipeline's per-step costs come on top (nvls.c) */
     [COLL_FAM_NVLS] = {0.85 * 15.0 / 16.0, 0, 0},
