@@ -150,6 +150,24 @@ static void test_slingshot_mid_sizes(void)
     CU_ASSERT(17387.0 * (1 + e / 100) >= 127.0 / 128 * 1073741824 / 100e9 * 1e6);
 }
 
+/* Single-node NVLS all-reduce of 8 H100 (NCCL 2.26, the library's choice),
+ * uncalibrated: the mid sizes where NCCL cuts the NVLS chunk to 16-64 KiB
+ * and a channel runs few loops (nvls.c) within 10% (they were 18-34% fast
+ * with one bandwidth and one latency), and the 8 GiB plateau within 3%. */
+static void test_nvls_mid_sizes_repo(void)
+{
+    static const char *const sizes[] = {"2097152", "4194304", "8388608", "16777216", "33554432", "67108864", "134217728"};
+    const char *log = "nccl_h100x8_single_node_all_reduce_nvls_together.txt";
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        double e = 1e9;
+        CU_ASSERT_EQUAL(compare_error_in("tests/data/accuracy", log, "dgx-h100-superpod", "--nodes 1 --gpus 8", NULL, sizes[i], &e), 0);
+        CU_ASSERT(fabs(e) <= 10);
+    }
+    double e = 1e9;
+    CU_ASSERT_EQUAL(compare_error_in("tests/data/accuracy", log, "dgx-h100-superpod", "--nodes 1 --gpus 8", NULL, "8589934592", &e), 0);
+    CU_ASSERT(fabs(e) <= 3);
+}
+
 /* The smallest and the largest size of every shipped log within 10% with
  * the shipped clusters' defaults (the H100 logs ran NCCL_ALGO=Ring: the ring
  * with the tuner's protocol). The all-to-all's floor is its p2p round at
@@ -830,6 +848,7 @@ void suite_coll_model(void)
                    "floor and plateau of the Polaris sweeps at 2 to 540 nodes, uncalibrated", test_floor_plateau_repo,
                    "Perlmutter and Frontier PCCL sweeps: 1 GiB plateau, Perlmutter ring step, uncalibrated", test_plateau_pccl_repo,
                    "Slingshot mid sizes: Perlmutter and Frontier lock-step rings, uncalibrated", test_slingshot_mid_sizes,
+                   "single-node NVLS all-reduce of 8 H100: mid sizes (chunk, loops) and plateau", test_nvls_mid_sizes_repo,
                    "network terms: lock-step ring, rendezvous, eager copies", test_network_terms,
                    "Simple ring slices: one network message per step to 32 KiB chunks, two above; channels = 2 x NICs",
                    test_ring_slices,

@@ -64,6 +64,16 @@ const char *coll_nvls_unfit(const coll_plan *p);
 const char *coll_nvlstree_unfit(const coll_plan *p);
 void coll_nvls_setup(coll_plan *p);
 void coll_nvls_step(const coll_plan *p, int me, int s, coll_step *out);
+/* NCCL's single-node NVLS all-reduce pipeline (nvls.c): the chunk one head of
+ * one channel moves per loop (bytes), the loops each channel runs (fractional
+ * below one full loop), and the bytes of one loop per rank; 0 for any other
+ * plan (another collective or family, across nodes). */
+int64_t coll_nvls_chunk(const coll_plan *p);
+double coll_nvls_loops(const coll_plan *p);
+int64_t coll_nvls_loop_bytes(const coll_plan *p);
+/* Seconds the loops' per-step handshakes add (at least one step), 0 where
+ * coll_nvls_chunk is 0. */
+double coll_nvls_steps_lat(const coll_plan *p);
 void coll_nvlstree_setup(coll_plan *p);
 void coll_nvlstree_step(const coll_plan *p, int me, int s, coll_step *out);
 void coll_nvlstree_merged(const coll_plan *p, int me, coll_step *out);

@@ -63,9 +63,10 @@ static const prow nccl_hw[COLL_NTIERS][COLL_NFAMS] = {
 static const prow nccl_pbw[COLL_NFAMS] = {
     [COLL_FAM_RING] = {1.0, 0.92, 0.25},
     [COLL_FAM_TREE] = {0.92, 0.92 * 120.0 / 128.0, 0.92 / 3.8},
-    /* NVLS: ~275 GB/s algbw on 8 H100 whose NVLink runs 450 GB/s nominal
-     * (nccl-tests issue 212), over the NVLink's achievable 0.824 */
-    [COLL_FAM_NVLS] = {275.0 / 450.0 / 0.824, 0, 0},
+    /* NVLS: NCCL's tuner (nvlsEfficiency, read in a recent src/tuning/nvls.cc) takes the NVLink bandwidth x
+     * nvlsEfficiency (0.85 on Hopper) x (nChannels - 1) / nChannels of its
+     * 16 NVLS channels; the pipeline's per-step costs come on top (nvls.c) */
+    [COLL_FAM_NVLS] = {0.85 * 15.0 / 16.0, 0, 0},
     [COLL_FAM_NVLSTREE] = {275.0 / 450.0 / 0.824, 0, 0},
     [COLL_FAM_COLLNET] = {0.9, 0, 0},
     [COLL_FAM_PAT] = {0.75, 0, 0},

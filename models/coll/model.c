@@ -28,6 +28,8 @@ double coll_call_latency(const coll_plan *p) { return coll_call_latency_with(p, 
 static double chan_count(const coll_plan *p, const coll_params *q, coll_family fam)
 {
     if (q->max_channels <= 1 || q->chan_bytes[p->proto] <= 0 || fam == COLL_FAM_P2P || fam == COLL_FAM_MPI) return 0;
+    /* NVLS runs its fixed channel count at every size (nvls.c) */
+    if (fam == COLL_FAM_NVLS) return 0;
     double per = q->chan_bytes[p->proto] * (fam == COLL_FAM_RING && p->proto == COLL_LL ? p->n : 1);
     double nc = (double)p->bytes / per;
     return nc < 1 ? 1 : nc > q->max_channels ? q->max_channels : nc;
@@ -108,6 +110,15 @@ static int p2p_waves(const coll_plan *p, const coll_params *q, int M, int L)
 
 static double call_latency(const coll_plan *p, const coll_params *q, int lockstep);
 
+/* NCCL's tuner prices NVLS as hwLat + bytes / bandwidth (tuning.cc): the
+ * pipeline's loop costs (nvls.c) shape the time, not the library's choice.
+ * They are channel structure: off with the channel rule (max_channels 0, as
+ * in a bare alpha-beta set). */
+static int nvls_pipe(const coll_params *q)
+{
+    return q->max_channels > 0 && (q->tuner_own || q != coll_params_tuner());
+}
+
 double coll_call_latency_with(const coll_plan *p, const coll_params *q) { return call_latency(p, q, q->ring_lockstep); }
 
 static double call_latency(const coll_plan *p, const coll_params *q, int lockstep)
@@ -135,7 +146,7 @@ static double call_latency(const coll_plan *p, const coll_params *q, int lockste
     case COLL_FAM_TREE: /* the chain inside the node, the tree across nodes: up, and down for all-reduce */
         lat = (twice ? 2 : 1) * ((L - 1) * intra + log2_floor(M) * inter);
         break;
-    case COLL_FAM_NVLS: lat = intra + (M > 1 ? inter : 0); break;
+    case COLL_FAM_NVLS: lat = intra + (M > 1 ? inter : 0) + (nvls_pipe(q) ? coll_nvls_steps_lat(p) : 0); break;
     case COLL_FAM_NVLSTREE: lat = intra + 2 * log2_floor(M) * inter; break;
     case COLL_FAM_COLLNET: lat = 2 * (L - 1) * intra + inter; break;
     case COLL_FAM_PAT: lat = n * own; break; /* NCCL: a part still linear in the ranks */
@@ -265,5 +276,9 @@ int64_t coll_plan_wire_bytes_with(const coll_plan *p, int64_t bytes, const coll_
      * fewer channels and gets their share of the bandwidth. */
     double nc = chan_count(p, q, fam);
     if (nc > 0 && nc < q->max_channels) scale *= q->max_channels / nc;
+    /* NVLS's pipeline fill: one loop of the channels' chunks before the
+     * first chunk is through (nvls.c) */
+    int64_t fill = nvls_pipe(q) ? coll_nvls_loop_bytes(p) : 0;
+    if (fill > 0) scale *= 1 + (double)fill / (double)p->bytes;
     return scale == 1 ? bytes : (int64_t)((double)bytes * scale + 0.5);
 }

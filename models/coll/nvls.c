@@ -2,10 +2,13 @@
  * GPU sends its data up to the node's switch once (the switch adds, or stores
  * for all-gather) and reads the result back once, over its own NVLink; the
  * engine runs those as flows between neighbouring GPUs (coll_plan_step_phys).
+ * The one-node all-reduce also pays NCCL's loop structure: 16 channels, a
+ * chunk cut by size, a handshake per loop step and one loop of fill (below).
  * NVLS+tree (all-reduce across nodes): NVLS reduce inside the node, member j
  * of every node takes part j, a binary tree across nodes all-reduces part j,
  * then NVLS multicast inside the node. */
 #include "coll_algos.h"
+#include "coll_params.h"
 
 const char *coll_nvls_unfit(const coll_plan *p)
 {
@@ -19,6 +22,56 @@ const char *coll_nvlstree_unfit(const coll_plan *p)
     if (!p->topo || !p->topo->nvls) return "needs NVLS-capable nodes (host property nvls=\"1\")";
     if (p->topo->ppn < 2) return "needs the same number (at least 2) of members on every node";
     return NULL;
+}
+
+/* NCCL 2.19-2.26 runs NVLS on a fixed nvlsChannels channels whatever the size
+ * (enqueue.cc: "NVLS should not need more than 16 channels to get peak BW";
+ * NCCL_NVLS_NCHANNELS, default 16, src/transport/nvls.cc). Each channel loops
+ * over the buffer nHeads (the node's ranks) x chunk bytes at a time, the
+ * chunk NCCL_NVLS_CHUNKSIZE (128 KiB) cut by calcCollChunking (enqueue.cc)
+ * while the call is small beside channels x heads x chunk: 64 KiB below 64
+ * loops of 128 KiB, 32 KiB below 8 of 64 KiB, 16 KiB below 2 of 32 KiB. */
+#define NVLS_CHANNELS 16
+#define NVLS_CHUNK_MAX (128 * 1024)
+
+static int nvls_pipelined(const coll_plan *p)
+{
+    return p->coll == OG_ALLREDUCE && p->bytes > 0 && p->topo && p->topo->nnodes == 1 && p->n > 1 &&
+           coll_family_of(p->algo) == COLL_FAM_NVLS;
+}
+
+int64_t coll_nvls_chunk(const coll_plan *p)
+{
+    if (!nvls_pipelined(p)) return 0;
+    int64_t ops = (int64_t)NVLS_CHANNELS * p->n, c = NVLS_CHUNK_MAX;
+    if (p->bytes < 64 * ops * c && c > 65536) c = 65536;
+    if (p->bytes < 8 * ops * c && c > 32768) c = 32768;
+    if (p->bytes < 2 * ops * c && c > 16384) c = 16384;
+    return c;
+}
+
+int64_t coll_nvls_loop_bytes(const coll_plan *p) { return (int64_t)NVLS_CHANNELS * p->n * coll_nvls_chunk(p); }
+
+double coll_nvls_loops(const coll_plan *p)
+{
+    int64_t loop = coll_nvls_loop_bytes(p);
+    return loop > 0 ? (double)p->bytes / (double)loop : 0;
+}
+
+/* Each loop step costs a fixed handshake on top of its bytes: the scatter,
+ * multimem reduce/multicast and gather warp groups hand every chunk on
+ * through the channel's step flags (src/device/all_reduce.h, NVLS branch).
+ * NVLS_STEP_LAT is fitted on the measured NCCL 2.26 sweep of 8 H100 (tests/
+ * data/accuracy/..._all_reduce_nvls_together.txt): the slope of time against
+ * size changes with the chunk (16, 32, 64, 128 KiB: 169, 227, 257, 275 GB/s
+ * algbw), one bandwidth and one per-step cost explain all four
+ * (docs/collectives.md). */
+#define NVLS_STEP_LAT 4.9e-6
+
+double coll_nvls_steps_lat(const coll_plan *p)
+{
+    double n = coll_nvls_loops(p);
+    return n > 0 ? (n > 1 ? n : 1) * NVLS_STEP_LAT : 0;
 }
 
 void coll_nvls_setup(coll_plan *p)
