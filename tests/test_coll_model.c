@@ -203,6 +203,73 @@ static void test_floor_plateau(void)
     CU_ASSERT(fabs(e) <= 10);
 }
 
+/* The launcher: one thread driving g GPUs (nccl-tests -g g, NCCL's group
+ * launch over g communicators) pays launch + launch_per_gpu (g - 1) per call;
+ * one process per GPU pays launch. In the model, with arbitrary figures,
+ * and end to end: `compare` of the shipped 8 x H100 log (header nGpus 8)
+ * against the same log with --gpus-per-proc 1, 8 B, where the floor shows,
+ * differs by 7 x the shipped cluster's launch_per_gpu. */
+static double compare_predicted(const char *log, const char *extra, const char *size)
+{
+    char cmd[1024], out[8192];
+    snprintf(cmd, sizeof cmd, "compare %s/%s --cluster dgx-h100-superpod %s -b %s -e %s", NCCL_DIR, log, extra, size,
+             size);
+    if (test_cli(cmd, out, sizeof out) != 0) return -1;
+    for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+        double v[6];
+        if (line[0] != '#' && sscanf(line, "%lf %lf %lf %lf %lf %lf", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]) == 6)
+            return v[2];
+    }
+    return -1;
+}
+
+static void test_launch_per_gpu(void)
+{
+    coll_params q;
+    coll_params_preset(&q, COLL_LIB_NCCL);
+    q.launch = 7e-6, q.launch_per_gpu = 2.5e-6;
+    coll_params_set(&q);
+    coll_plan p;
+    char err[TS_ERRLEN];
+    int a = coll_algo_find("ring", OG_ALLREDUCE, err, sizeof err);
+    CU_ASSERT_EQUAL_FATAL(coll_plan_init(&p, OG_ALLREDUCE, 8, 0, 8, NULL, a, err, sizeof err), 0);
+    double gpu = 1e-6;
+    CU_ASSERT_EQUAL(coll_gpus_per_proc(), 1);
+    double t1 = coll_call_time(&p, gpu);
+    coll_set_gpus_per_proc(8);
+    double t8 = coll_call_time(&p, gpu);
+    coll_set_gpus_per_proc(0); /* below 1: one */
+    CU_ASSERT_EQUAL(coll_gpus_per_proc(), 1);
+    CU_ASSERT_DOUBLE_EQUAL(t1, q.launch, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(t8 - t1, 7 * q.launch_per_gpu, 1e-15);
+    /* a GPU time above the floor shows whole, whatever g */
+    coll_set_gpus_per_proc(8);
+    CU_ASSERT_DOUBLE_EQUAL(coll_call_time(&p, 1e-3), 1e-3, 1e-15);
+    coll_set_gpus_per_proc(1);
+    test_bare_params();
+
+    if (access(NCCL_DIR, R_OK) != 0) {
+        printf("\n  (skipped: %s absent)", NCCL_DIR);
+        return;
+    }
+    json_error_t je;
+    json_t *c = json_load_file("configs/clusters/dgx-h100-superpod.json", 0, &je);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    json_t *coll = json_object_get(c, "collectives");
+    double per = json_number_value(json_object_get(coll, "launch_per_gpu"));
+    double launch = json_number_value(json_object_get(coll, "launch"));
+    json_decref(c);
+    CU_ASSERT(per > 0);
+    const char *log = "nccl_h100x8_single_node_all_reduce_ring_together.txt";
+    double g8 = compare_predicted(log, "--algo ring", "8"), g1 = compare_predicted(log, "--algo ring --gpus-per-proc 1", "8");
+    fprintf(stderr, "\n  8 B ring all_reduce on 8 H100: %.2f us with nGpus 8, %.2f us with one process per GPU", g8, g1);
+    CU_ASSERT(g1 > 0 && g8 > 0);
+    /* the g = 1 time is the GPU's or the floor, the g = 8 one the floor */
+    CU_ASSERT(g1 >= launch * 1e6 - 0.01);
+    CU_ASSERT(fabs(g8 - (launch + 7 * per) * 1e6) < 0.01);
+    if (g1 <= launch * 1e6 + 0.01) CU_ASSERT(fabs(g8 - g1 - 7 * per * 1e6) < 0.02);
+}
+
 /* DGX-like routes for the analytical level: members a and b on nodes of 8;
  * NVLink inside, one NIC per GPU (its rail) between nodes; no latency, so the
  * time is the model's latency plus the bandwidth term. */
@@ -845,6 +912,8 @@ static void test_forced_protocol(void)
 void suite_coll_model(void)
 {
     test_add_suite("coll_model", "floor and plateau of every shipped log, uncalibrated", test_floor_plateau,
+                   "launcher: g GPUs per thread add launch_per_gpu x (g - 1) (model, and compare of nGpus 8 vs 1)",
+                   test_launch_per_gpu,
                    "floor and plateau of the Polaris sweeps at 2 to 540 nodes, uncalibrated", test_floor_plateau_repo,
                    "Perlmutter and Frontier PCCL sweeps: 1 GiB plateau, Perlmutter ring step, uncalibrated", test_plateau_pccl_repo,
                    "Slingshot mid sizes: Perlmutter and Frontier lock-step rings, uncalibrated", test_slingshot_mid_sizes,

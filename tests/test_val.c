@@ -488,13 +488,52 @@ static void test_names(void)
     CU_ASSERT_DOUBLE_EQUAL(val_busbw_factor(VAL_P2P, 2), 1, 1e-12);
 }
 
+/* nccl-tests' header "# nThread T nGpus G ...": G GPUs driven by each
+ * thread (the launcher's floor, coll_launch_floor); 0 where no header says. */
+static void test_ngpus(void)
+{
+    static const char *files[] = {"tests/data/accuracy/nccl_h100x8_single_node_all_reduce_nvls_together.txt",
+                                  "tests/data/accuracy/nccl_h100_2nodes_16gpu_all_reduce_xe9680_ib_issue309.txt"};
+    for (int i = 0; i < 2; i++) {
+        long len;
+        char *b = slurp(files[i], &len), err[TS_ERRLEN];
+        CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+        /* the file's own header, read independently */
+        const char *h = strstr(b, "nGpus");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+        int want = atoi(h + 5);
+        CU_ASSERT(want >= 1);
+        val_file vf;
+        CU_ASSERT_EQUAL_FATAL(parse_mem(b, len, files[i], &vf, err), 0);
+        CU_ASSERT(vf.nruns >= 1);
+        for (int r = 0; r < vf.nruns; r++) CU_ASSERT_EQUAL(vf.runs[r].gpus_per_proc, want);
+        val_file_free(&vf);
+        free(b);
+    }
+    CU_ASSERT_EQUAL(atoi(strstr("# nThread 1 nGpus 8 minBytes", "nGpus") + 5), 8);
+    /* no header, and a bad count: not printed (0) */
+    const char *bare = "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n"
+                       "  8  2  float  sum  -1  30.0  0.00  0.00  0  30.0  0.00  0.00  0\n"
+                       "  1048576  262144  float  sum  -1  100.0  10.49  18.35  0  100.0  10.49  18.35  0\n";
+    const char *bad = "# nThread 1 nGpus x minBytes 8\n";
+    char err[TS_ERRLEN], buf[1024];
+    for (int k = 0; k < 2; k++) {
+        snprintf(buf, sizeof buf, "%s%s", k ? bad : "", bare);
+        val_file vf;
+        CU_ASSERT_EQUAL_FATAL(parse_mem(buf, strlen(buf), "all_reduce_perf.txt", &vf, err), 0);
+        CU_ASSERT_EQUAL_FATAL(vf.nruns, 1);
+        CU_ASSERT_EQUAL(vf.runs[0].gpus_per_proc, 0);
+        val_file_free(&vf);
+    }
+}
+
 void suite_val(void)
 {
     test_add_suite("val", "shared nccl-tests files", test_shared_files, "truncated files", test_truncated,
                    "garbled rows", test_garbled, "random mutations", test_mutations, "several runs in a file", test_multi_run, "pasted logs", test_pasted,
                    "several binaries", test_multi_binary,
                    "calibrate places ranks per host", test_calibrate_scope, "osu outputs", test_osu,
-                   "collective names", test_names, NULL);
+                   "collective names", test_names, "nGpus from the header", test_ngpus, NULL);
 }
 
 /* ---- fits, calibrate and compare ---- */

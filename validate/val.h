@@ -33,6 +33,7 @@ typedef struct val_run {
     int nranks;             /* 0 when the output does not say */
     int nhosts;             /* distinct host names of the "# Rank N ... on HOST" lines; 0: not printed */
     int ppn;                /* ranks per host when every host has as many, else 0 */
+    int gpus_per_proc;      /* GPUs one thread drives (nccl-tests' "nGpus" header); 0: not printed */
     val_format fmt;
     char tool[32];          /* "nccl-tests", "osu_allreduce", ... */
     int complete;           /* the closing lines were seen */

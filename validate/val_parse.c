@@ -280,6 +280,7 @@ typedef struct pstate {
     val_file *out;
     val_run *r;                 /* the run being read (NULL: none) */
     int hdr_coll, hdr_line;     /* "# Collective test starting:" */
+    int hdr_gpus;               /* "# nThread 1 nGpus 8 ...": GPUs per thread (0: none seen) */
     int cmd_coll, cmd_line;     /* a binary name on a command line */
     int in_table;               /* a column header was seen since the last closing lines */
     int bw_mode, ranks;
@@ -390,7 +391,10 @@ static val_run *start_nccl_run(pstate *p)
         note(c, c->line, "run: collective %s from --op", val_coll_name(coll));
     }
     p->hdr_coll = VAL_UNKNOWN;
-    return p->r = new_run(p->out, VAL_FMT_NCCL, coll, c->line);
+    p->r = new_run(p->out, VAL_FMT_NCCL, coll, c->line);
+    p->r->gpus_per_proc = p->hdr_gpus;
+    if (p->hdr_gpus) note(c, c->line, "run: %d GPUs per thread from the nGpus header", p->hdr_gpus);
+    return p->r;
 }
 
 /* A binary of nccl-tests / rccl-tests on a command line ("mpirun -np 16
@@ -451,6 +455,10 @@ static void comment_line(pstate *p, char *s)
             p->hdr_line = c->line;
             if (p->hdr_coll == VAL_UNKNOWN) note(c, c->line, "header names an unknown collective '%s'", word);
         }
+        char *g = strstr(s, "nGpus");
+        int ng = 0;
+        if (g && sscanf(g + 5, " %d", &ng) == 1 && ng > 0 && ng <= 1024) p->hdr_gpus = ng;
+        else if (g) note(c, c->line, "header's nGpus is not a count in 1..1024: ignored");
         if (p->r && p->r->nrows) finish_run(p);
         p->in_table = 0;
     } else if (strstr(s, "Avg bus bandwidth") || strstr(s, "Collective test concluded")) {

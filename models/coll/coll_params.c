@@ -222,6 +222,8 @@ int coll_params_overlay(coll_params *p, const void *json_obj, const char *where,
         if (strcmp(k, "library") == 0 || strcmp(k, "comment") == 0 || strcmp(k, "source") == 0) continue;
         if (strcmp(k, "launch") == 0) {
             if (num(v, 0, LAT_MAX, &q.launch, where, k, err, errlen) < 0) return -1;
+        } else if (strcmp(k, "launch_per_gpu") == 0) {
+            if (num(v, 0, LAT_MAX, &q.launch_per_gpu, where, k, err, errlen) < 0) return -1;
         } else if (strcmp(k, "base_lat") == 0) {
             if (fam_rows(v, q.base_lat, 0, LAT_MAX, where, k, err, errlen) < 0) return -1;
         } else if (strcmp(k, "proto_bw") == 0) {
@@ -289,7 +291,7 @@ int coll_params_overlay(coll_params *p, const void *json_obj, const char *where,
             q.collnet = json_is_true(v);
         } else {
             return fail(err, errlen, where,
-                        "unknown field (library, launch, base_lat, hop_lat, bw_frac, proto_bw, max_channels, "
+                        "unknown field (library, launch, launch_per_gpu, base_lat, hop_lat, bw_frac, proto_bw, max_channels, "
                         "chan_bytes, version, ring_lockstep, ring_overlap, rdzv, collnet, tuner_own)",
                         k);
         }
@@ -321,6 +323,7 @@ void coll_params_write_json(FILE *f, const coll_params *p, int ind)
 {
     fprintf(f, "{\n%*s\"library\": \"%s\",\n", ind + 2, "", coll_lib_name(p->lib));
     fprintf(f, "%*s\"launch\": %.6g,\n", ind + 2, "", p->launch);
+    fprintf(f, "%*s\"launch_per_gpu\": %.6g,\n", ind + 2, "", p->launch_per_gpu);
     fprintf(f, "%*s\"base_lat\": ", ind + 2, "");
     put_fams(f, p->base_lat, ind + 2);
     fprintf(f, ",\n%*s\"hop_lat\": {\n", ind + 2, "");

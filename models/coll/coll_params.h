@@ -45,8 +45,14 @@ typedef struct coll_params {
      * software stack). A call takes at least this long: back-to-back calls
      * (nccl-tests, a training step's buckets) overlap the host's launch of
      * the next with the GPU's work on this one, so time = max(launch, the
-     * GPU's time); the small-message floor. */
+     * GPU's time); the small-message floor. Measured with one process per
+     * GPU (as training frameworks and MPI-launched nccl-tests run). */
     double launch;
+    /* s per extra GPU one host thread drives (nccl-tests -g G): NCCL's group
+     * launch (group.cc doLaunches) prepares and launches each communicator's
+     * kernel one after another on that thread, so the floor is
+     * launch + launch_per_gpu x (G - 1) (coll_launch_floor). */
+    double launch_per_gpu;
     /* s per collective call per family and protocol (NCCL baseLat). */
     double base_lat[COLL_NFAMS][COLL_NPROTOS];
     /* s per schedule step whose slowest link is of this tier, per family and
@@ -191,6 +197,14 @@ double coll_plan_wire_lat(const coll_plan *p, double alpha, double alpha_in, int
 /* The call's time from its GPU time: max(launch, gpu) (0 for a call with
  * nothing to do). Every fidelity ends a call this way. */
 double coll_call_time(const coll_plan *p, double gpu);
+/* GPUs each host thread drives (nccl-tests' nGpus; 1, the default, for one
+ * process per GPU): process-wide, set before a run or sweep (a forked sweep
+ * child inherits it). Values below 1 count as 1. */
+void coll_set_gpus_per_proc(int g);
+int coll_gpus_per_proc(void);
+/* The host's launch floor of one call with g GPUs per thread:
+ * launch + launch_per_gpu x (g - 1). */
+double coll_launch_floor(const coll_params *q, int g);
 /* Wire bytes of a transfer of `bytes` in plan p (protocol/family fraction and
  * the channel rule). */
 int64_t coll_plan_wire_bytes(const coll_plan *p, int64_t bytes);

@@ -203,10 +203,27 @@ double coll_call_tail(const coll_plan *p, double alpha, double alpha_in, int ste
     return base + (hops > wire ? hops : wire);
 }
 
+static int gpus_per_proc = 1;
+
+void coll_set_gpus_per_proc(int g)
+{
+    gpus_per_proc = g > 1 ? g : 1;
+}
+
+int coll_gpus_per_proc(void)
+{
+    return gpus_per_proc;
+}
+
+double coll_launch_floor(const coll_params *q, int g)
+{
+    return q->launch + (g > 1 ? q->launch_per_gpu * (g - 1) : 0);
+}
+
 double coll_call_time(const coll_plan *p, double gpu)
 {
     if (p->n < 2 || p->nsteps == 0) return gpu;
-    double l = coll_params_get()->launch;
+    double l = coll_launch_floor(coll_params_get(), gpus_per_proc);
     return gpu > l ? gpu : l;
 }
 

@@ -18,6 +18,8 @@
 #include <string.h>
 
 #include "cmds.h"
+#include "coll.h"
+#include "coll_params.h"
 #include "util.h"
 #include "val.h"
 #include "val_train.h"
@@ -169,7 +171,11 @@ static int coll_run(acc_ctx *c, const centry *ce, val_run *r, char *err, size_t 
     val_xval_in in = {ce->cluster, ce->nodes, c->calib, c->sgc, c->sgv, (og_coll)r->coll, n,
                       ce->algo[0] ? ce->algo : NULL, sz, lib, np};
     char note[VAL_NOTE];
+    /* the measurement's launch: GPUs per thread from its header (the forked
+     * sweeps inherit it) */
+    coll_set_gpus_per_proc(r->gpus_per_proc);
     int rc = val_xval(&in, unc, cal, note, err, errlen);
+    coll_set_gpus_per_proc(1);
     for (int i = 0; rc == 0 && i < np; i++) unc[i] += t[i] - lib[i], cal[i] += t[i] - lib[i];
     free(lib);
     if (rc == 0) {

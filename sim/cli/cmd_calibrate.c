@@ -9,6 +9,7 @@
 
 #include "cmds.h"
 #include "coll.h"
+#include "coll_params.h"
 #include "engine.h"
 #include "util.h"
 #include "val.h"
@@ -50,6 +51,7 @@ typedef struct mrun {
     const char *file;
     int coll, n, scope, algo, npts;
     int ppn;                     /* ranks per host of the measurement (0: unknown: packed) */
+    int gpp;                     /* GPUs per thread (--gpus-per-proc, else the log's nGpus, else 1) */
     char tool[32];
     int64_t *size;
     double *t, *unc, *fit, *cv;  /* measured, uncalibrated, fitted, cross-validated (s) */
@@ -80,6 +82,7 @@ static int select_rows(const copts *o, val_run *r, mrun *m, const char *file, ch
     m->coll = r->coll;
     m->n = o->m.gpus ? o->m.gpus : r->nranks;
     m->ppn = o->m.gpus ? 0 : r->ppn;
+    m->gpp = o->m.gpus_per_proc ? o->m.gpus_per_proc : r->gpus_per_proc ? r->gpus_per_proc : 1;
     snprintf(m->tool, sizeof m->tool, "%s", r->tool);
     if (r->coll < 0 || r->coll == VAL_P2P || r->coll == OG_BARRIER)
         return ts_err(err, errlen, "line %d: collective '%s' cannot be calibrated (only all_reduce, all_gather, "
@@ -143,6 +146,13 @@ static int child(void *vctx, void *vout, size_t outlen, char *err, size_t errlen
     val_cal_run *cr = ts_calloc(j->nruns, sizeof *cr);
     int **idx = ts_calloc(j->nruns, sizeof *idx), opened = 0;
     cal_out *co = vout;
+    /* the launch floor is process-wide: runs that drove different GPU counts
+     * per thread cannot share one fit */
+    for (int r = 1; r < j->nruns && rc == 0; r++)
+        if (j->runs[r].gpp != j->runs[0].gpp)
+            rc = ts_err(err, errlen, "%s has %d GPUs per thread, %s %d: calibrate them apart (or give --gpus-per-proc)",
+                        j->runs[r].file, j->runs[r].gpp, j->runs[0].file, j->runs[0].gpp);
+    if (j->nruns) coll_set_gpus_per_proc(j->runs[0].gpp);
     for (int r = 0; r < j->nruns && rc == 0; r++, opened++) {
         mrun *m = &j->runs[r];
         if ((rc = val_sweep_open(&sw[r], m->coll, m->n, 0, OG_F32, j->o->m.fidelity, j->o->m.algo, err, errlen)) < 0 ||
@@ -377,6 +387,12 @@ int cmd_meas_option(const char *cmd, int c, const char *arg, cmd_meas_opts *o)
         o->op = (int)v + 1;
         return 0;
     case CMD_MEAS_EXPLAIN: o->explain = 1; return 0;
+    case CMD_MEAS_GPP:
+        v = strtol(arg, &end, 10);
+        if (*end || v < 1 || v > 1024)
+            return cmd_usage_error(cmd, "--gpus-per-proc wants a count from 1 to 1024, not '%s'", arg);
+        o->gpus_per_proc = (int)v;
+        return 0;
     case 'b':
     case 'e':
         if (val_parse_size(arg, &sz) < 0)

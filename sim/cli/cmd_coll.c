@@ -8,6 +8,7 @@
 
 #include "cmds.h"
 #include "coll.h"
+#include "coll_params.h"
 #include "msccl.h"
 #include "opgraph.h"
 #include "api_int.h"
@@ -38,6 +39,8 @@ static const char coll_help[] =
     "                      SimGrid XML platform file; --cluster P is the same\n"
     "  --nodes N           cluster node count;  --calibration F: a calibration JSON\n"
     "  --gpus N            group size (default: every host of the platform)\n"
+    "  --gpus-per-proc G   GPUs one thread drives, as nccl-tests -g G (default 1: one\n"
+    "                      process per GPU); each further GPU adds launch_per_gpu\n"
     "  --op OP             all_reduce, all_gather, reduce_scatter, broadcast, reduce,\n"
     "                      alltoall (nccl-tests' names; 'allreduce' etc. also work)\n"
     "  -b, --minbytes S    smallest size (K, M, G suffixes are powers of 1024; default 8)\n"
@@ -69,6 +72,7 @@ typedef struct opts {
     const char *platform, *algo, *coll_spec, *tuning, *csv, *json, *calib;
     int nodes;
     int gpus, fidelity, root;
+    int gpp;                /* --gpus-per-proc: GPUs one thread drives (1: one process per GPU) */
     og_coll op;
     og_dtype dtype;
     int64_t minb, maxb, stepb;
@@ -81,9 +85,9 @@ static void print_header(const opts *o, const ts_coll_result *r)
            o->platform, r->gpus, r->fidelity,
            o->algo ? o->algo : o->coll_spec || o->tuning ? "policy (--coll/--tuning)" : "auto");
     printf("# Collective test starting: %s_perf\n", r->op);
-    printf("# nThread 1 nGpus 1 minBytes %lld maxBytes %lld step: %lld(%s) warmup iters: 0 iters: 1 agg iters: 1 "
+    printf("# nThread 1 nGpus %d minBytes %lld maxBytes %lld step: %lld(%s) warmup iters: 0 iters: 1 agg iters: 1 "
            "validation: 0 graph: 0\n#\n",
-           (long long)o->minb, (long long)o->maxb, o->stepb ? (long long)o->stepb : (long long)o->factor,
+           o->gpp, (long long)o->minb, (long long)o->maxb, o->stepb ? (long long)o->stepb : (long long)o->factor,
            o->stepb ? "bytes" : "factor");
     val_table_header(stdout);
 }
@@ -138,14 +142,14 @@ static int write_json(const opts *o, const ts_coll_result *r, char *err, size_t 
 static int parse_opts(int argc, char **argv, opts *o)
 {
     enum { O_PLATFORM = 256, O_GPUS, O_OP, O_ALGO, O_COLL, O_FIDELITY, O_DTYPE, O_ROOT, O_CSV, O_JSON, O_NODES, O_CALIB,
-           O_TUNING };
+           O_TUNING, O_GPP };
     static const struct option longopts[] = {
         {"platform", required_argument, 0, O_PLATFORM}, {"gpus", required_argument, 0, O_GPUS},
         {"cluster", required_argument, 0, O_PLATFORM},  {"nodes", required_argument, 0, O_NODES},
         {"calibration", required_argument, 0, O_CALIB},
         {"op", required_argument, 0, O_OP},             {"algo", required_argument, 0, O_ALGO},
         {"coll", required_argument, 0, O_COLL},         {"fidelity", required_argument, 0, O_FIDELITY},
-        {"tuning", required_argument, 0, O_TUNING},
+        {"tuning", required_argument, 0, O_TUNING},     {"gpus-per-proc", required_argument, 0, O_GPP},
         {"dtype", required_argument, 0, O_DTYPE},       {"root", required_argument, 0, O_ROOT},
         {"csv", required_argument, 0, O_CSV},           {"json", required_argument, 0, O_JSON},
         {"minbytes", required_argument, 0, 'b'},        {"maxbytes", required_argument, 0, 'e'},
@@ -176,6 +180,11 @@ static int parse_opts(int argc, char **argv, opts *o)
             o->gpus = (int)strtol(optarg, &end, 10);
             if (*end || o->gpus < 1 || o->gpus > 10000000)
                 return cmd_usage_error("coll", "--gpus wants a group size of at least 1, not '%s'", optarg);
+            break;
+        case O_GPP:
+            o->gpp = (int)strtol(optarg, &end, 10);
+            if (*end || o->gpp < 1 || o->gpp > 1024)
+                return cmd_usage_error("coll", "--gpus-per-proc wants a count from 1 to 1024, not '%s'", optarg);
             break;
         case O_ROOT:
             o->root = (int)strtol(optarg, &end, 10);
@@ -225,7 +234,7 @@ static int parse_opts(int argc, char **argv, opts *o)
 int cmd_coll(int argc, char **argv)
 {
     opts o = {.fidelity = FID_PIPELINED, .op = OG_ALLREDUCE, .dtype = OG_F32, .minb = 8,
-              .maxb = (int64_t)128 << 20, .factor = 2};
+              .maxb = (int64_t)128 << 20, .factor = 2, .gpp = 1};
     char **sgv = ts_calloc(argc + 1, sizeof *sgv), **ours = ts_calloc(argc + 1, sizeof *ours);
     int nours;
     cmd_split_simgrid(argc, argv, sgv, ours, &nours);
@@ -242,6 +251,7 @@ int cmd_coll(int argc, char **argv)
                        .op = og_coll_name(o.op), .gpus = o.gpus, .min_bytes = o.minb, .max_bytes = o.maxb,
                        .step_factor = o.factor, .step_bytes = o.stepb, .algo = o.algo,
                        .fidelity = fid_names[o.fidelity], .dtype = og_dtype_name(o.dtype), .root = o.root};
+    coll_set_gpus_per_proc(o.gpp);
     if ((rc = (int)ts_coll(&co, &r, err, sizeof err)) != TS_OK) {
         fprintf(stderr, "trainsim coll: %s\n", err);
         goto out;

@@ -8,6 +8,7 @@
 
 #include "cmds.h"
 #include "coll.h"
+#include "coll_params.h"
 #include "engine.h"
 #include "util.h"
 #include "val.h"
@@ -70,6 +71,9 @@ static int predict(const popts *o, val_run *r, series *s, char *err, size_t errl
     s->tp = ts_malloc((r->nrows + 1) * sizeof *s->tp);
     s->npts = val_run_select(r, o->m.minb, o->m.maxb, o->m.half, s->size, s->tm);
     if (s->npts == 0) return ts_err(err, errlen, "line %d: no sizes left after -b/-e/--half", r->first_line);
+    /* the measurement's launch: GPUs per thread (--gpus-per-proc, else the
+     * log's nGpus header, else 1) */
+    coll_set_gpus_per_proc(o->m.gpus_per_proc ? o->m.gpus_per_proc : r->gpus_per_proc);
     val_sweep sw;
     if (val_sweep_open(&sw, r->coll, s->n, 0, OG_F32, o->m.fidelity, o->m.algo, err, errlen) < 0 ||
         val_sweep_place(&sw, r->ppn, err, errlen) < 0) {

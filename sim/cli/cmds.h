@@ -32,19 +32,21 @@ typedef struct cmd_meas_opts {
     long long minb, maxb;
     int op;             /* --op: collective of tables that name none (0: none; else og_coll + 1) */
     int explain;        /* --explain: print every parse decision */
+    int gpus_per_proc;  /* --gpus-per-proc: GPUs one thread drove (0: the log's nGpus header, else 1) */
 } cmd_meas_opts;
 enum { CMD_MEAS_CLUSTER = 300, CMD_MEAS_NODES, CMD_MEAS_ALGO, CMD_MEAS_GPUS, CMD_MEAS_HALF, CMD_MEAS_FID,
-       CMD_MEAS_OP, CMD_MEAS_EXPLAIN };
+       CMD_MEAS_OP, CMD_MEAS_EXPLAIN, CMD_MEAS_GPP };
 #define CMD_MEAS_LONGOPTS                                                                                    \
     {"cluster", required_argument, 0, CMD_MEAS_CLUSTER}, {"platform", required_argument, 0, CMD_MEAS_CLUSTER}, \
         {"nodes", required_argument, 0, CMD_MEAS_NODES}, {"algo", required_argument, 0, CMD_MEAS_ALGO},        \
         {"gpus", required_argument, 0, CMD_MEAS_GPUS}, {"half", required_argument, 0, CMD_MEAS_HALF},          \
         {"fidelity", required_argument, 0, CMD_MEAS_FID}, {"minbytes", required_argument, 0, 'b'},             \
         {"maxbytes", required_argument, 0, 'e'}, {"op", required_argument, 0, CMD_MEAS_OP},                     \
-        {"explain", no_argument, 0, CMD_MEAS_EXPLAIN}
+        {"explain", no_argument, 0, CMD_MEAS_EXPLAIN}, {"gpus-per-proc", required_argument, 0, CMD_MEAS_GPP}
 #define CMD_MEAS_PARSE_HELP                                                                            \
     "  --op COLL          collective of tables whose output and command line name none\n"              \
-    "  --explain          print every parse decision (collective, ranks, hosts, skipped lines)\n"
+    "  --explain          print every parse decision (collective, ranks, hosts, skipped lines)\n"              \
+    "  --gpus-per-proc G  GPUs one thread drove (nccl-tests -g; default: the log's nGpus, else 1)\n"
 /* Option c (with its argument) of command cmd: 0 when handled, EXIT_USAGE
  * (after the message) when its value is bad, 1 when c is not one of these. */
 int cmd_meas_option(const char *cmd, int c, const char *arg, cmd_meas_opts *o);
