@@ -200,29 +200,51 @@ double val_abs_quantile(const double *v, int n, double p);
 
 /* ---- Bounded fits of named model terms (val_terms.c) ---- */
 
-/* A term the fit may move: *value starts inside [lo, hi] and ends there. */
-#define VAL_MAX_TERMS 16
+/* A term the fit may move: *value starts inside [lo, hi] and ends there.
+ * With sd > 0 the fit is pulled toward prior (the value the cluster documents)
+ * by a pseudo-residual (ln(v / prior) / sd when lo > 0, else (v - prior) / sd):
+ * weak beside the points (docs/validation.md), it decides only a term the
+ * points leave undecided (a latency hidden under the launch floor, a
+ * bandwidth and a latency that two points trade against each other). */
+#define VAL_MAX_TERMS 24
 typedef struct val_term {
     const char *name;       /* as reported ("nvlink.bw", "ring.simple.base_lat", ...) */
     double *value;
     double lo, hi;          /* lo >= 0; lo > 0: searched on a log scale */
+    double prior, sd;       /* sd 0: no pull */
 } val_term;
+
+/* The loss of the term fits: pseudo-Huber on the log residuals with this
+ * scale (quadratic within it, absolute beyond: a median-like fit that a few
+ * rows the model cannot follow, such as RCCL stalls of hundreds of ms, pull
+ * with a bounded force instead of the square of their error). nccl-tests'
+ * run-to-run spread of one size is of this order. */
+#define VAL_LOSS_SCALE 0.02
+/* A prior weighs as much as this fraction of one point, with the same loss
+ * (its distance in sd as the residual): a tie-breaker, never a rival of the
+ * points (docs/validation.md). */
+#define VAL_PRIOR_WEIGHT 0.05
 
 /* Predict the npts measured times (s) with the terms at their current values. */
 typedef int (*val_model_fn)(void *ctx, double *pred, int npts, char *err, size_t errlen);
 
 typedef struct val_terms_fit {
     double rms_rel, median_abs_rel, max_abs_rel;  /* relative residuals at the fit */
-    int iterations, outliers;                     /* outliers: points of bisquare weight 0 */
+    int iterations, rounds, outliers;             /* outliers: points beyond 4.685 x the
+                                                     residuals' robust spread (MAD), floored at 10% */
     int at_bound[VAL_MAX_TERMS];                  /* -1 lower, 1 upper, 0 inside */
     int nat_bound;
 } val_terms_fit;
 
 /* GSL nonlinear least squares of the log residuals log(model / t) over the
- * terms, iteratively reweighted with Tukey's bisquare (outliers get weight 0;
- * the figures reported are relative, (model - t) / t, over every point), each kept inside its bounds by a logistic transformation (never
- * clamped). On success the terms hold the fit; on failure their start values
- * and -1 with err. */
+ * terms with the pseudo-Huber loss of scale VAL_LOSS_SCALE (iteratively
+ * reweighted least squares: weight 1 / sqrt(1 + (r / scale)^2)) and the
+ * terms' priors; once settled, the outliers (see val_terms_fit) get weight 0
+ * and it settles again. The figures reported are relative, (model - t) / t,
+ * over every point. Each term is kept inside its bounds by a logistic
+ * transformation (never clamped; a term a round leaves at a bound is
+ * restarted inside it, and reported if it goes back). On success the terms
+ * hold the fit; on failure their start values and -1 with err. */
 int val_fit_terms(val_term *terms, int nterms, const double *meas, int npts, val_model_fn fn, void *ctx,
                   val_terms_fit *out, char *err, size_t errlen);
 /* "term X = v is at its lower bound lo; ..." for the terms at a bound, in
@@ -274,10 +296,13 @@ typedef struct val_cal_run {
 #define VAL_FRAC_HI 1.5
 #define VAL_HOP_HI 100e-6
 #define VAL_BASE_HI 1e-3
+/* The priors' spreads (val_term.sd): a bandwidth factor in ln units (0.5: a
+ * factor 1.65 from the cluster's figure), a latency its bound's span. */
+#define VAL_PRIOR_SD_BW 0.5
 
-/* A fitted term's place in coll_params: bw_frac[tier], base_lat[fam][proto]
- * or hop_lat[tier][fam][proto]. */
-typedef enum { VAL_T_BWFRAC, VAL_T_BASE, VAL_T_HOP } val_term_kind;
+/* A fitted term's place in coll_params: bw_frac[tier], base_lat[fam][proto],
+ * hop_lat[tier][fam][proto] or proto_bw[fam][proto]. */
+typedef enum { VAL_T_BWFRAC, VAL_T_BASE, VAL_T_HOP, VAL_T_PBW } val_term_kind;
 typedef struct val_term_at {
     val_term_kind kind;
     int tier, fam, proto, scope;
@@ -291,7 +316,8 @@ typedef struct val_cal_set {
     coll_params cur;        /* the fit's: made active while it predicts */
     val_term terms[VAL_MAX_TERMS];
     val_term_at at[VAL_MAX_TERMS];
-    char names[VAL_MAX_TERMS][48]; /* "bw_frac.nvlink", "base_lat.ring.simple", "hop_lat.nic.tree.ll" */
+    char names[VAL_MAX_TERMS][48]; /* "bw_frac.nvlink", "base_lat.ring.simple", "hop_lat.nic.tree.ll",
+                                      "proto_bw.ring.ll128" */
     int nterms;
     val_terms_fit fit;
 } val_cal_set;
@@ -312,7 +338,10 @@ void val_cal_json(FILE *f, const val_cal_set *cs, int indent);
  * achievable bandwidth fraction of its tier (shared by every algorithm); per
  * algorithm family and protocol the selection runs at the fitted sizes, its
  * base latency and, with fit_lat (unless there are fewer points than terms),
- * its latency per step on the scope's tier. The parameters stay active. */
+ * its latency per step on the scope's tier; where the points run several
+ * families or protocols, the useful bytes per wire byte (proto_bw) of each
+ * but the reference one (the Simple protocol with the most points), whose
+ * bandwidth the tier's fraction carries. The parameters stay active. */
 int val_cal_fit(val_cal_set *cs, int fit_lat, char *err, size_t errlen);
 /* Predict run's points idx[0..n) with the parameters active (val_cal_use). */
 int val_cal_predict(const val_cal_run *run, const int *idx, int n, double *out, char *err, size_t errlen);

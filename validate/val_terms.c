@@ -43,7 +43,7 @@ typedef struct fctx {
     val_model_fn fn;
     void *ctx;
     double *pred;
-    const double *w;    /* bisquare weights of the round */
+    const double *w;    /* IRLS weights of the round: the points', then the priors' */
     int failed;
     char *err;
     size_t errlen;
@@ -54,9 +54,22 @@ static void set_terms(fctx *c, const gsl_vector *u)
     for (int k = 0; k < c->nterms; k++) *c->terms[k].value = to_value(&c->terms[k], gsl_vector_get(u, k));
 }
 
+/* A term's distance from its prior in sd (0 without one). */
+static double prior_res(const val_term *t)
+{
+    if (!(t->sd > 0)) return 0;
+    double v = *t->value;
+    return t->lo > 0 ? log(v / t->prior) / t->sd : (v - t->prior) / t->sd;
+}
+
+/* IRLS weight of a log residual under the pseudo-Huber loss
+ * rho(r) = s^2 (sqrt(1 + (r / s)^2) - 1): rho'(r) / r. */
+static double huber_w(double r) { return 1 / sqrt(1 + (r / VAL_LOSS_SCALE) * (r / VAL_LOSS_SCALE)); }
+
 /* Log residuals log(model / measured): the relative error where it is small,
  * and symmetric where it is not (a model 100x too fast weighs as much as one
- * 100x too slow; relative residuals would cap the first at -1). */
+ * 100x too slow; relative residuals would cap the first at -1); then one
+ * pseudo-residual per term with a prior. */
 static int f_res(const gsl_vector *u, void *vctx, gsl_vector *f)
 {
     fctx *c = vctx;
@@ -66,13 +79,17 @@ static int f_res(const gsl_vector *u, void *vctx, gsl_vector *f)
         return GSL_EBADFUNC;
     }
     for (int i = 0; i < c->npts; i++) gsl_vector_set(f, i, sqrt(c->w[i]) * log(fmax(c->pred[i], 1e-300) / c->meas[i]));
+    for (int k = 0; k < c->nterms; k++)
+        gsl_vector_set(f, c->npts + k, sqrt(VAL_PRIOR_WEIGHT * c->w[c->npts + k]) * prior_res(&c->terms[k]));
     return GSL_SUCCESS;
 }
 
-int val_fit_terms(val_term *terms, int nterms, const double *meas, int npts, val_model_fn fn, void *ctx,
-                  val_terms_fit *out, char *err, size_t errlen)
+/* Log residuals beyond this are outliers: 4.685 x the robust spread
+ * (1.4826 x MAD) of them all, at least 10%. */
+static double outlier_cut(const double *lr, int n) { return fmax(0.1, 4.685 * 1.4826 * val_abs_quantile(lr, n, 0.5)); }
+
+static int check_inputs(val_term *terms, int nterms, const double *meas, int npts, char *err, size_t errlen)
 {
-    memset(out, 0, sizeof *out);
     if (nterms < 1 || nterms > VAL_MAX_TERMS)
         return ts_err(err, errlen, "fit: %d terms (1 to %d)", nterms, VAL_MAX_TERMS);
     if (npts < nterms)
@@ -85,10 +102,44 @@ int val_fit_terms(val_term *terms, int nterms, const double *meas, int npts, val
         if (!(v >= t->lo && v <= t->hi))
             return ts_err(err, errlen, "fit: term %s starts at %g, outside its bounds [%g, %g]", t->name, v, t->lo,
                           t->hi);
+        if (t->sd > 0 && !(t->lo > 0 ? t->prior > 0 : isfinite(t->prior)))
+            return ts_err(err, errlen, "fit: term %s has prior %g", t->name, t->prior);
     }
     for (int i = 0; i < npts; i++)
         if (!(meas[i] > 0) || !isfinite(meas[i]))
             return ts_err(err, errlen, "fit: measured point %d is %g, not a positive time", i, meas[i]);
+    return 0;
+}
+
+/* The figures of the fit: relative residuals over every point, the points
+ * far outside the residuals' robust spread, the terms at a bound. */
+static void summarise(val_term *terms, int nterms, const double *meas, const double *pred, int npts,
+                      val_terms_fit *out)
+{
+    double ss = 0, *r = ts_malloc(npts * sizeof *r), *lr = ts_malloc(npts * sizeof *lr);
+    for (int i = 0; i < npts; i++) {
+        r[i] = (pred[i] - meas[i]) / meas[i];
+        lr[i] = log(fmax(pred[i], 1e-300) / meas[i]);
+        ss += r[i] * r[i];
+    }
+    out->rms_rel = sqrt(ss / npts);
+    out->median_abs_rel = val_abs_quantile(r, npts, 0.5);
+    out->max_abs_rel = val_abs_quantile(r, npts, 1.0);
+    double cut = outlier_cut(lr, npts);
+    for (int i = 0; i < npts; i++) out->outliers += fabs(lr[i]) > cut;
+    free(r), free(lr);
+    for (int k = 0; k < nterms; k++) {
+        double s = position(&terms[k], *terms[k].value);
+        out->at_bound[k] = s < 1e-3 ? -1 : s > 1 - 1e-3 ? 1 : 0;
+        out->nat_bound += out->at_bound[k] != 0;
+    }
+}
+
+int val_fit_terms(val_term *terms, int nterms, const double *meas, int npts, val_model_fn fn, void *ctx,
+                  val_terms_fit *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    if (check_inputs(terms, nterms, meas, npts, err, errlen) < 0) return -1;
     gsl_set_error_handler_off();
     fctx c = {terms, nterms, npts, meas, fn, ctx, ts_malloc(npts * sizeof(double)), NULL, 0, err, errlen};
     double start[VAL_MAX_TERMS];
@@ -97,19 +148,26 @@ int val_fit_terms(val_term *terms, int nterms, const double *meas, int npts, val
         start[k] = *terms[k].value;
         gsl_vector_set(u, k, to_free(&terms[k], start[k]));
     }
-    gsl_multifit_nlinear_fdf fdf = {f_res, NULL, NULL, (size_t)npts, (size_t)nterms, &c, 0, 0, 0};
+    size_t nres = (size_t)npts + (size_t)nterms;
+    gsl_multifit_nlinear_fdf fdf = {f_res, NULL, NULL, nres, (size_t)nterms, &c, 0, 0, 0};
     gsl_multifit_nlinear_parameters par = gsl_multifit_nlinear_default_parameters();
-    par.h_df = 1e-6;
-    gsl_multifit_nlinear_workspace *ws =
-        gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &par, (size_t)npts, (size_t)nterms);
-    double *w = ts_malloc(npts * sizeof *w), *lr = ts_malloc(npts * sizeof *lr);
-    for (int i = 0; i < npts; i++) w[i] = 1;
+    /* finite differences well above the simulator's own precision (SimGrid
+     * resolves times to about 1e-5 relative): 1e-6 steps gave noise */
+    par.h_df = 1e-3;
+    gsl_multifit_nlinear_workspace *ws = gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &par, nres, (size_t)nterms);
+    double *w = ts_malloc(nres * sizeof *w);
     c.w = w;
-    int info, rc = 0, round;
-    /* Iteratively reweighted (as val_fit_ab): points the model cannot follow
-     * (a library switching protocol mid-sweep, a noisy size) get bisquare
-     * weight 0 instead of pulling every term. */
-    for (round = 0; round < 6 && rc == 0; round++) {
+    int info, rc = 0, reseeds = 0, reject = 0;
+    double *lr = ts_malloc((npts + 1) * sizeof *lr);
+    /* the first weights from the start (the cluster's own figures): rows
+     * it misses by far count little from the first round on */
+    if (fn(ctx, c.pred, npts, err, errlen) < 0) rc = -1;
+    for (int i = 0; i < npts && rc == 0; i++) w[i] = huber_w(log(fmax(c.pred[i], 1e-300) / meas[i]));
+    for (int k = 0; k < nterms; k++) w[npts + k] = huber_w(prior_res(&terms[k]));
+    /* Iteratively reweighted: each round solves the weighted least squares
+     * from the last round's terms, with the weights of its residuals, until
+     * the weights settle (the pseudo-Huber fit). */
+    for (out->rounds = 0; out->rounds < 25 && rc == 0; out->rounds++) {
         int st = gsl_multifit_nlinear_init(u, &fdf, ws);
         if (st == GSL_SUCCESS) st = gsl_multifit_nlinear_driver(60, 1e-8, 1e-8, 1e-8, NULL, NULL, &info, ws);
         if (c.failed) {
@@ -127,36 +185,54 @@ int val_fit_terms(val_term *terms, int nterms, const double *meas, int npts, val
             rc = -1;
             break;
         }
+        double change = 0, cut = INFINITY;
         for (int i = 0; i < npts; i++) lr[i] = log(fmax(c.pred[i], 1e-300) / meas[i]);
-        double sc = fmax(0.01, 1.4826 * val_abs_quantile(lr, npts, 0.5)), change = 0;
-        for (int i = 0; i < npts && npts >= 3 * nterms; i++) {
-            double x = lr[i] / (4.685 * sc), nw = fabs(x) < 1 ? (1 - x * x) * (1 - x * x) : 0;
-            change = fmax(change, fabs(nw - w[i]));
+        if (reject) cut = outlier_cut(lr, npts);
+        int kept = 0;
+        for (int i = 0; i < npts; i++) kept += fabs(lr[i]) <= cut;
+        if (kept <= nterms) cut = INFINITY;
+        for (int i = 0; i < npts; i++) {
+            double nw = fabs(lr[i]) > cut ? 0 : huber_w(lr[i]);
+            change = fmax(change, fabs(nw - w[i]) / fmax(fmax(nw, w[i]), 1e-300));
             w[i] = nw;
         }
-        /* reweighting needs redundancy: with few points per term an
-         * "outlier" is only a point the terms cannot all follow */
-        if (change < 1e-4 || npts < 3 * nterms) break;
+        for (int k = 0; k < nterms; k++) w[npts + k] = huber_w(prior_res(&terms[k]));
+        /* A term near a bound has almost no gradient there (the
+         * transformation flattens), so a term pushed there early, while
+         * another took its share, would stay: restart it 2% inside (twice
+         * at most). One the points do want there goes back. */
+        int moved = 0;
+        for (int k = 0; k < nterms && reseeds < 2; k++) {
+            double ps = position(&terms[k], *terms[k].value);
+            if (ps > 1e-3 && ps < 1 - 1e-3) continue;
+            double at = ps <= 1e-3 ? 0.02 : 0.98;
+            val_term *t = &terms[k];
+            *t->value = t->lo > 0 ? exp(log(t->lo) + at * (log(t->hi) - log(t->lo))) : t->lo + at * (t->hi - t->lo);
+            gsl_vector_set(u, k, to_free(t, *t->value));
+            moved = 1;
+        }
+        reseeds += moved;
+        if (change < 0.02 && !moved) {
+            if (reject) break;
+            /* settled: now leave out the sizes far outside the others'
+             * spread (weight 0, a redescending loss), and settle again */
+            reject = 1, reseeds = 0;
+            for (int i = 0; i < npts; i++) lr[i] = log(fmax(c.pred[i], 1e-300) / meas[i]);
+            double ct = outlier_cut(lr, npts);
+            int kept = 0, any = 0;
+            for (int i = 0; i < npts; i++) kept += fabs(lr[i]) <= ct, any |= fabs(lr[i]) > ct;
+            if (!any || kept <= nterms) break;
+            for (int i = 0; i < npts; i++)
+                if (fabs(lr[i]) > ct) w[i] = 0;
+        }
     }
-    for (int i = 0; i < npts; i++) out->outliers += w[i] == 0;
-    free(w), free(lr);
+    free(lr);
+    if (rc == 0 && fn(ctx, c.pred, npts, err, errlen) < 0) rc = -1;
+    free(w);
     if (rc < 0) {
         for (int k = 0; k < nterms; k++) *terms[k].value = start[k];
     } else {
-        double ss = 0, *r = ts_malloc(npts * sizeof *r);
-        for (int i = 0; i < npts; i++) {
-            r[i] = (c.pred[i] - meas[i]) / meas[i];
-            ss += r[i] * r[i];
-        }
-        out->rms_rel = sqrt(ss / npts);
-        out->median_abs_rel = val_abs_quantile(r, npts, 0.5);
-        out->max_abs_rel = val_abs_quantile(r, npts, 1.0);
-        free(r);
-        for (int k = 0; k < nterms; k++) {
-            double s = position(&terms[k], *terms[k].value);
-            out->at_bound[k] = s < 1e-3 ? -1 : s > 1 - 1e-3 ? 1 : 0;
-            out->nat_bound += out->at_bound[k] != 0;
-        }
+        summarise(terms, nterms, meas, c.pred, npts, out);
     }
     gsl_multifit_nlinear_free(ws);
     gsl_vector_free(u);

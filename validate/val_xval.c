@@ -52,28 +52,35 @@ int val_cal_predict(const val_cal_run *run, const int *idx, int n, double *out, 
     return 0;
 }
 
-static void add_term(val_cal_set *cs, const val_term_at *at, double *value, double lo, double hi)
+/* prior, sd: where the cluster puts the term and how far the fit may
+ * stray from it before the pull counts (val_term). */
+static void add_term(val_cal_set *cs, const val_term_at *at, double *value, double lo, double hi, double prior,
+                     double sd)
 {
-    static const char *const kinds[] = {"bw_frac", "base_lat", "hop_lat"};
+    static const char *const kinds[] = {"bw_frac", "base_lat", "hop_lat", "proto_bw"};
     int k = cs->nterms++;
-    cs->terms[k] = (val_term){cs->names[k], value, lo, hi};
+    cs->terms[k] = (val_term){cs->names[k], value, lo, hi, prior, sd};
     cs->at[k] = *at;
     if (at->kind == VAL_T_BWFRAC)
         snprintf(cs->names[k], sizeof cs->names[k], "bw_frac.%s", coll_tier_name(at->tier));
-    else if (at->kind == VAL_T_BASE)
-        snprintf(cs->names[k], sizeof cs->names[k], "base_lat.%s.%s", coll_family_name(at->fam),
+    else if (at->kind == VAL_T_BASE || at->kind == VAL_T_PBW)
+        snprintf(cs->names[k], sizeof cs->names[k], "%s.%s.%s", kinds[at->kind], coll_family_name(at->fam),
                  coll_proto_name(at->proto));
     else
         snprintf(cs->names[k], sizeof cs->names[k], "%s.%s.%s.%s", kinds[at->kind], coll_tier_name(at->tier),
                  coll_family_name(at->fam), coll_proto_name(at->proto));
 }
 
-/* A start well inside (lo, hi) (2% of the range from either end): the
- * transformation has almost no gradient near a bound. */
+/* The start of a term: its value when that is inside (lo, hi) by 0.1% of
+ * the range, else 2% of the range from the bound (20 us for a base latency
+ * the cluster leaves at 0). The transformation has no gradient at a bound,
+ * and near the lower bound 0 it is exponential (v = hi e^u): a latency
+ * started at 1e-3 of its span that the first steps push lower (another
+ * latency taking its share) would not come back. */
 static double inside(double v, double lo, double hi)
 {
-    double m = (hi - lo) * 0.02;
-    return fmin(hi - m, fmax(lo + m, v));
+    double m = (hi - lo) * 1e-3, far = (hi - lo) * 0.02;
+    return v < lo + m ? lo + far : v > hi - m ? hi - far : v;
 }
 
 static int tier_of(const coll_params *q, int scope) { return scope == VAL_INTER ? COLL_TIER_NIC : q->intra_tier; }
@@ -81,9 +88,23 @@ static int tier_of(const coll_params *q, int scope) { return scope == VAL_INTER 
 /* The terms: per scope present, its tier's bandwidth fraction (as a factor
  * on the routes); per family and protocol the selection runs, its base
  * latency and (fit_lat) its per-step latency on each scope's tier. */
+/* The (family, protocol) whose bandwidth the tiers' fractions carry: the
+ * Simple one with the most points, else the one with the most points. */
+static void pick_ref(int used[COLL_NFAMS][COLL_NPROTOS][2], int *rf, int *rp)
+{
+    int best = -1;
+    *rf = *rp = -1;
+    for (int simple = 1; simple >= 0 && best < 0; simple--)
+        for (int f = 0; f < COLL_NFAMS; f++)
+            for (int p = 0; p < COLL_NPROTOS; p++) {
+                int k = used[f][p][0] + used[f][p][1];
+                if (k > 0 && (!simple || p == COLL_SIMPLE) && k > best) best = k, *rf = f, *rp = p;
+            }
+}
+
 static int make_terms(val_cal_set *cs, int fit_lat, char *err, size_t errlen)
 {
-    int used[COLL_NFAMS][COLL_NPROTOS][2] = {{{0}}}, scopes[2] = {0, 0};
+    int used[COLL_NFAMS][COLL_NPROTOS][2] = {{{0}}}, scopes[2] = {0, 0}, rf, rp;
     cs->nterms = 0;
     cs->cur = cs->base;
     cs->bw_eff[VAL_INTRA] = cs->bw_eff[VAL_INTER] = 1;
@@ -94,14 +115,15 @@ static int make_terms(val_cal_set *cs, int fit_lat, char *err, size_t errlen)
         for (int i = 0; i < run->nidx; i++) {
             val_point pt;
             if (val_sweep_size(run->sw, run->sizes[run->idx[i]], &pt, err, errlen) < 0) return -1;
-            used[coll_family_of(pt.algo)][pt.proto][run->scope] = 1;
+            used[coll_family_of(pt.algo)][pt.proto][run->scope]++;
         }
     }
+    pick_ref(used, &rf, &rp);
     for (int sc = VAL_INTRA; sc <= VAL_INTER; sc++) {
         if (!scopes[sc]) continue;
         double b0 = cs->base.bw_frac[tier_of(&cs->base, sc)];
         val_term_at at = {VAL_T_BWFRAC, tier_of(&cs->base, sc), 0, 0, sc};
-        add_term(cs, &at, &cs->bw_eff[sc], VAL_FRAC_LO / b0, VAL_FRAC_HI / b0);
+        add_term(cs, &at, &cs->bw_eff[sc], VAL_FRAC_LO / b0, VAL_FRAC_HI / b0, 1, VAL_PRIOR_SD_BW);
     }
     for (int f = 0; f < COLL_NFAMS; f++)
         for (int p = 0; p < COLL_NPROTOS; p++) {
@@ -109,15 +131,21 @@ static int make_terms(val_cal_set *cs, int fit_lat, char *err, size_t errlen)
             if (cs->nterms >= VAL_MAX_TERMS) return ts_err(err, errlen, "fit: more than %d terms", VAL_MAX_TERMS);
             val_term_at at = {VAL_T_BASE, 0, f, p, 0};
             cs->cur.base_lat[f][p] = inside(cs->cur.base_lat[f][p], 0, VAL_BASE_HI);
-            add_term(cs, &at, &cs->cur.base_lat[f][p], 0, VAL_BASE_HI);
+            add_term(cs, &at, &cs->cur.base_lat[f][p], 0, VAL_BASE_HI, cs->base.base_lat[f][p], VAL_BASE_HI);
             for (int sc = VAL_INTRA; fit_lat && sc <= VAL_INTER; sc++) {
                 if (!used[f][p][sc]) continue;
                 if (cs->nterms >= VAL_MAX_TERMS) return ts_err(err, errlen, "fit: more than %d terms", VAL_MAX_TERMS);
                 val_term_at h = {VAL_T_HOP, tier_of(&cs->base, sc), f, p, sc};
                 double *v = &cs->cur.hop_lat[h.tier][f][p];
                 *v = inside(*v, 0, VAL_HOP_HI);
-                add_term(cs, &h, v, 0, VAL_HOP_HI);
+                add_term(cs, &h, v, 0, VAL_HOP_HI, cs->base.hop_lat[h.tier][f][p], VAL_HOP_HI);
             }
+            double *b = &cs->cur.proto_bw[f][p];
+            if ((f == rf && p == rp) || *b <= 0) continue;
+            if (cs->nterms >= VAL_MAX_TERMS) return ts_err(err, errlen, "fit: more than %d terms", VAL_MAX_TERMS);
+            val_term_at pb = {VAL_T_PBW, 0, f, p, 0};
+            *b = fmin(*b, VAL_FRAC_HI * 0.999);
+            add_term(cs, &pb, b, VAL_FRAC_LO, VAL_FRAC_HI, cs->base.proto_bw[f][p], VAL_PRIOR_SD_BW);
         }
     return 0;
 }
@@ -156,7 +184,7 @@ void val_cal_note(const val_cal_set *cs, char *note, size_t notelen)
     size_t len = 0;
     note[0] = 0;
     for (int t = 0; t < cs->nterms; t++) {
-        int bw = cs->at[t].kind == VAL_T_BWFRAC;
+        int bw = cs->at[t].kind == VAL_T_BWFRAC || cs->at[t].kind == VAL_T_PBW;
         int w = snprintf(note + len, len < notelen ? notelen - len : 0, "%s%s %.4g%s", t ? ", " : "", cs->names[t],
                          val_cal_value(cs, t) * (bw ? 1 : 1e6), bw ? "" : " us");
         if (w > 0) len += (size_t)w;
@@ -209,10 +237,10 @@ static void json_fams(FILE *f, const val_cal_set *cs, val_term_kind kind, int ti
     fputc('}', f);
 }
 
-/* bw_frac {tier: v}, base_lat {fam: {proto: v}}, hop_lat {tier: {fam: {proto: v}}}. */
+/* bw_frac {tier: v}, base_lat and proto_bw {fam: {proto: v}}, hop_lat {tier: {fam: {proto: v}}}. */
 static void json_kind(FILE *f, const val_cal_set *cs, val_term_kind kind)
 {
-    if (kind == VAL_T_BASE) {
+    if (kind == VAL_T_BASE || kind == VAL_T_PBW) {
         json_fams(f, cs, kind, -1);
         return;
     }
@@ -236,10 +264,10 @@ static void json_kind(FILE *f, const val_cal_set *cs, val_term_kind kind)
 
 void val_cal_json(FILE *f, const val_cal_set *cs, int indent)
 {
-    static const char *const keys[] = {"bw_frac", "base_lat", "hop_lat"};
+    static const char *const keys[] = {"bw_frac", "base_lat", "hop_lat", "proto_bw"};
     fprintf(f, "{");
     const char *sep = "";
-    for (int k = VAL_T_BWFRAC; k <= VAL_T_HOP; k++) {
+    for (int k = VAL_T_BWFRAC; k <= VAL_T_PBW; k++) {
         int any = 0;
         for (int t = 0; t < cs->nterms; t++) any |= cs->at[t].kind == (val_term_kind)k;
         if (!any) continue;

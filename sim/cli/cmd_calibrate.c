@@ -459,7 +459,7 @@ int cmd_calibrate(int argc, char **argv)
     for (int r = 0; r < j.nruns; r++) report(&j.runs[r]);
     printf("# terms (fitted jointly on %d run(s)):", j.nruns);
     for (int t = 0; t < co->nterms; t++) {
-        int lat = strncmp(co->names[t], "bw_frac", 7) != 0;
+        int lat = strncmp(co->names[t], "bw_frac", 7) != 0 && strncmp(co->names[t], "proto_bw", 8) != 0;
         printf("%s %s %.4g%s", t ? "," : "", co->names[t], co->values[t] * (lat ? 1e6 : 1), lat ? " us" : "");
     }
     printf("\n");
