@@ -152,14 +152,9 @@ static double route_of(sg_host_t a, sg_host_t b, xbt_dynar_t r)
     return links_latency(r);
 }
 
-/* One flow class of the fluid model over route r, as SimGrid 3.32's CM02
- * model makes a comm of it (NetworkCm02Model::communicate): the route's
- * latency first, then a share weighted by 1 / penalty, penalty = the latency
- * plus weight-S / bandwidth per link (1 for a route without latency), capped
- * at the route's smallest bandwidth and at TCP-gamma / (2 latency). coef
- * flows on each link, except mult on the middle links when mult > 0 (the
- * first and last links stand for one member's NIC each). */
-static int add_flow(fl_sys *s, xbt_dynar_t r, double bytes, double lat, int mult)
+/* The fluid flow of one comm over route r, weighted and capped as SimGrid
+ * 3.32's CM02 model makes it (see add_flow); its links are added by the caller. */
+static int route_flow(fl_sys *s, xbt_dynar_t r, double bytes, double lat)
 {
     static double gamma = -1, wS;
     if (gamma < 0) gamma = sg_cfg_get_double("network/TCP-gamma"), wS = sg_cfg_get_double("network/weight-S");
@@ -170,7 +165,20 @@ static int add_flow(fl_sys *s, xbt_dynar_t r, double bytes, double lat, int mult
         if (wS > 0) pen += wS / bw;
         if (bound < 0 || bw < bound) bound = bw;
     }
-    int f = fl_flow(s, bytes, lat, bound, lat > 0 ? pen : 1);
+    return fl_flow(s, bytes, lat, bound, lat > 0 ? pen : 1);
+}
+
+/* One flow class of the fluid model over route r, as SimGrid 3.32's CM02
+ * model makes a comm of it (NetworkCm02Model::communicate): the route's
+ * latency first, then a share weighted by 1 / penalty, penalty = the latency
+ * plus weight-S / bandwidth per link (1 for a route without latency), capped
+ * at the route's smallest bandwidth and at TCP-gamma / (2 latency). coef
+ * flows on each link, except mult on the middle links when mult > 0 (the
+ * first and last links stand for one member's NIC each). */
+static int add_flow(fl_sys *s, xbt_dynar_t r, double bytes, double lat, int mult)
+{
+    unsigned long L = xbt_dynar_length(r);
+    int f = route_flow(s, r, bytes, lat);
     for (unsigned long k = 0; k < L; k++) {
         sg_link_t l = LINK(r, k);
         int q = fl_resource(s, l, sg_link_get_bandwidth(l), sg_link_is_shared(l));
@@ -184,16 +192,8 @@ static int add_flow(fl_sys *s, xbt_dynar_t r, double bytes, double lat, int mult
  * each carrying one flow of the class), its middle links mult times. */
 static int add_class(fl_sys *s, xbt_dynar_t r, double bytes, double lat, int mult, const void *pk, const void *qk)
 {
-    static double gamma = -1, wS;
-    if (gamma < 0) gamma = sg_cfg_get_double("network/TCP-gamma"), wS = sg_cfg_get_double("network/weight-S");
     unsigned long L = xbt_dynar_length(r);
-    double pen = lat, bound = lat > 0 ? gamma / (2 * lat) : -1;
-    for (unsigned long k = 0; k < L; k++) {
-        double bw = sg_link_get_bandwidth(LINK(r, k));
-        if (wS > 0) pen += wS / bw;
-        if (bound < 0 || bw < bound) bound = bw;
-    }
-    int f = fl_flow(s, bytes, lat, bound, lat > 0 ? pen : 1);
+    int f = route_flow(s, r, bytes, lat);
     for (unsigned long k = 0; k < L; k++) {
         sg_link_t l = LINK(r, k);
         const void *key = k == 0 ? pk : k + 1 == L ? qk : (const void *)l;
