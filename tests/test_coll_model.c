@@ -724,6 +724,15 @@ static void test_ring_overlap(void)
     CU_ASSERT_EQUAL(coll_params_overlay(&r, o, "x.json", err, sizeof err), 0);
     CU_ASSERT_DOUBLE_EQUAL(r.ring_overlap, 0.5, 0);
     json_decref(o);
+    /* NVLS's per-loop cost is a cluster figure like the rest (nvls_step_lat) */
+    CU_ASSERT_DOUBLE_EQUAL(r.nvls_step_lat, 4.9e-6, 1e-15);
+    o = json_loads("{\"nvls_step_lat\": 2e-6}", 0, &je);
+    CU_ASSERT_EQUAL(coll_params_overlay(&r, o, "x.json", err, sizeof err), 0);
+    CU_ASSERT_DOUBLE_EQUAL(r.nvls_step_lat, 2e-6, 1e-15);
+    json_decref(o);
+    o = json_loads("{\"nvls_step_lat\": -1}", 0, &je);
+    CU_ASSERT(coll_params_overlay(&r, o, "x.json", err, sizeof err) < 0 && strstr(err, "nvls_step_lat"));
+    json_decref(o);
     o = json_loads("{\"ring_overlap\": 1.5}", 0, &je);
     CU_ASSERT_EQUAL(coll_params_overlay(&r, o, "x.json", err, sizeof err), -1);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "ring_overlap"));

@@ -3,6 +3,7 @@
 #define TS_COLL_ALGOS_H
 
 #include "coll.h"
+#include "coll_params.h"
 
 /* a mod n in 0..n-1 for any a; smallest k with 2^k >= n. */
 static inline int coll_mod(int a, int n) { return ((a % n) + n) % n; }
@@ -73,7 +74,7 @@ double coll_nvls_loops(const coll_plan *p);
 int64_t coll_nvls_loop_bytes(const coll_plan *p);
 /* Seconds the loops' per-step handshakes add (at least one step), 0 where
  * coll_nvls_chunk is 0. */
-double coll_nvls_steps_lat(const coll_plan *p);
+double coll_nvls_steps_lat(const coll_plan *p, const coll_params *q);
 void coll_nvlstree_setup(coll_plan *p);
 void coll_nvlstree_step(const coll_plan *p, int me, int s, coll_step *out);
 void coll_nvlstree_merged(const coll_plan *p, int me, coll_step *out);

@@ -86,6 +86,11 @@ typedef struct coll_params {
      * on Perlmutter and Frontier; Perlmutter and Frontier ship 0.5
      * (docs/collectives.md). JSON "ring_overlap". */
     double ring_overlap;
+    /* Seconds per loop of a one-node NVLS all-reduce, on top of its bytes:
+     * the warp groups hand every chunk on through the channel's step flags.
+     * 4.9 us, fitted on the NCCL 2.26 sweep of 8 H100 (docs/collectives.md,
+     * "NVLS"). JSON "nvls_step_lat". */
+    double nvls_step_lat;
     /* Network rendezvous: a network message (a channel's share of one step,
      * in wire bytes) larger than rdzv_bytes costs rdzv_lat more per network
      * step (libfabric CXI: messages above FI_CXI_RDZV_THRESHOLD go by

@@ -146,7 +146,7 @@ static double call_latency(const coll_plan *p, const coll_params *q, int lockste
     case COLL_FAM_TREE: /* the chain inside the node, the tree across nodes: up, and down for all-reduce */
         lat = (twice ? 2 : 1) * ((L - 1) * intra + log2_floor(M) * inter);
         break;
-    case COLL_FAM_NVLS: lat = intra + (M > 1 ? inter : 0) + (nvls_pipe(q) ? coll_nvls_steps_lat(p) : 0); break;
+    case COLL_FAM_NVLS: lat = intra + (M > 1 ? inter : 0) + (nvls_pipe(q) ? coll_nvls_steps_lat(p, q) : 0); break;
     case COLL_FAM_NVLSTREE: lat = intra + 2 * log2_floor(M) * inter; break;
     case COLL_FAM_COLLNET: lat = 2 * (L - 1) * intra + inter; break;
     case COLL_FAM_PAT: lat = n * own; break; /* NCCL: a part still linear in the ranks */

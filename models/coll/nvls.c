@@ -61,17 +61,15 @@ double coll_nvls_loops(const coll_plan *p)
 /* Each loop step costs a fixed handshake on top of its bytes: the scatter,
  * multimem reduce/multicast and gather warp groups hand every chunk on
  * through the channel's step flags (src/device/all_reduce.h, NVLS branch).
- * NVLS_STEP_LAT is fitted on the measured NCCL 2.26 sweep of 8 H100 (tests/
+ * The cost (coll_params nvls_step_lat, 4.9 us) is fitted on the measured NCCL 2.26 sweep of 8 H100 (tests/
  * data/accuracy/..._all_reduce_nvls_together.txt): the slope of time against
  * size changes with the chunk (16, 32, 64, 128 KiB: 169, 227, 257, 275 GB/s
  * algbw), one bandwidth and one per-step cost explain all four
  * (docs/collectives.md). */
-#define NVLS_STEP_LAT 4.9e-6
-
-double coll_nvls_steps_lat(const coll_plan *p)
+double coll_nvls_steps_lat(const coll_plan *p, const coll_params *q)
 {
     double n = coll_nvls_loops(p);
-    return n > 0 ? (n > 1 ? n : 1) * NVLS_STEP_LAT : 0;
+    return n > 0 ? (n > 1 ? n : 1) * q->nvls_step_lat : 0;
 }
 
 void coll_nvls_setup(coll_plan *p)
