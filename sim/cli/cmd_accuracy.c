@@ -206,9 +206,12 @@ static int part_coll(acc_ctx *c, char *err, size_t errlen)
         line[strcspn(line, "\r\n")] = 0;
         if (!line[0] || line[0] == '#' || strncmp(line, "name,", 5) == 0) continue;
         centry ce;
+        char seen[160]; /* the line as read (its start): parse_centry splits it in place */
+        memcpy(seen, line, sizeof seen - 1);
+        seen[sizeof seen - 1] = 0;
         if (parse_centry(line, &ce) < 0) {
-            rc = ts_err(err, errlen, "%s:%d: want name,file,cluster,nodes,gpus,algo[,timing] (timing: torch, lib or empty)",
-                        c->manifest, lineno);
+            rc = ts_err(err, errlen, "%s:%d: want name,file,cluster,nodes,gpus,algo[,timing] (timing: torch, lib or "
+                        "empty), not '%s'", c->manifest, lineno, seen);
             break;
         }
         FILE *probe = fopen(ce.file, "r");

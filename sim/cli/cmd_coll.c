@@ -181,11 +181,13 @@ static int parse_opts(int argc, char **argv, opts *o)
             if (*end || o->gpus < 1 || o->gpus > 10000000)
                 return cmd_usage_error("coll", "--gpus wants a group size of at least 1, not '%s'", optarg);
             break;
-        case O_GPP:
-            o->gpp = (int)strtol(optarg, &end, 10);
-            if (*end || o->gpp < 1 || o->gpp > 1024)
+        case O_GPP: { /* range-checked as a long: a huge count must not wrap into range */
+            long g = strtol(optarg, &end, 10);
+            if (end == optarg || *end || g < 1 || g > 1024)
                 return cmd_usage_error("coll", "--gpus-per-proc wants a count from 1 to 1024, not '%s'", optarg);
+            o->gpp = (int)g;
             break;
+        }
         case O_ROOT:
             o->root = (int)strtol(optarg, &end, 10);
             if (*end || o->root < 0) return cmd_usage_error("coll", "--root wants a rank, not '%s'", optarg);
