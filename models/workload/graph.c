@@ -91,6 +91,8 @@ typedef struct gen {
     int *z3wait;            /* zero=3: the last prefetch waits, a ring of l->prefetch */
     int nz3;
     int pp_pending;         /* p2p_2021: the last pipeline send, awaited after the next receive (-1: none) */
+    int pp_post[2];         /* p2p_overlap: the end of the last forward (0) / backward (1) action, where the
+                             * next receive of its kind is posted (-1: at the start) */
     int ds;                 /* DeepSpeed's pipeline engine (stack ds_pipe, pp > 1, no chunks): passes in
                              * TrainSchedule's steps, sends deferred to the next step (ds_steps) */
     int ds_dir, ds_mb, ds_dep; /* ds: the send of the last pass ('F' activation, 'B' gradient; 0: none) */
@@ -1376,6 +1378,35 @@ static void pp_sent(gen *G, int id, char k, int mb)
     if (!G->pp_next || (G->v == 1 && G->pp_next == k)) pp_after_recv(G, 0, mb); /* the last send: at once too */
 }
 
+/* Megatron-Core's overlap_p2p_comm (layout p2p_overlap, interleaved schedule;
+ * megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving,
+ * and p2p_communication.py, send_forward_recv_forward / send_backward_recv_backward with
+ * overlap_p2p_comm=True): right after an action's compute its output is sent and the
+ * input of the next action of the same kind is received, both non-blocking (isend/irecv);
+ * the handles are awaited just before that next action. The receive therefore runs
+ * beside the action of the other kind in between, on a stream of its own here (one
+ * per kind: the forward receives arrive in order, the backward ones too). */
+static int p2p_ov(const gen *G) { return G->l->p2p_overlap && G->v > 1 && !G->st->p2p_2021 && !G->ds; }
+
+static void pp_recv(gen *G, int bwd, int peer, int c, int mb)
+{
+    if (!p2p_ov(G)) {
+        og_op *rv = og_recv(G->g, G->r, WL_S_COMPUTE, peer, (int64_t)llround(pp_bytes(G)), tag_of(G, bwd, c, mb));
+        set_label(G, rv, bwd ? "pp.recv.bwd.c%d.mb%d" : "pp.recv.fwd.c%d.mb%d", c, mb);
+        G->last_comp = -1;
+        return;
+    }
+    og_op *rv = og_recv(G->g, G->r, bwd ? WL_S_PP_RBWD : WL_S_PP_RFWD, peer, (int64_t)llround(pp_bytes(G)),
+                        tag_of(G, bwd, c, mb));
+    if (G->pp_post[bwd] >= 0) og_add_dep(rv, G->pp_post[bwd]);
+    set_label(G, rv, bwd ? "pp.recv.bwd.c%d.mb%d" : "pp.recv.fwd.c%d.mb%d", c, mb);
+    int id = rv->id; /* the next op may move the rank's ops */
+    last0(G);
+    og_op *w = og_compute_fixed(G->g, G->r, WL_S_COMPUTE, 0);
+    og_add_dep(w, id);
+    set_label(G, w, bwd ? "comp.wait_recv.bwd.c%d.mb%d" : "comp.wait_recv.fwd.c%d.mb%d", c, mb);
+}
+
 static void do_F(gen *G, int mb, int c)
 {
     const wl_model *m = G->m;
@@ -1384,10 +1415,7 @@ static void do_F(gen *G, int mb, int c)
     if (vs > 0 && (G->ds || (G->pp_rcvd && G->pp_rcvd[G->act_no]))) {
         G->last_comp = -1; /* received (and gathered) by the previous communicate call, or ds_steps */
     } else if (vs > 0) {
-        int peer = built(G, G->ti, G->ci, G->di, (G->pi + p - 1) % p);
-        og_op *rv = og_recv(G->g, G->r, WL_S_COMPUTE, peer, (int64_t)llround(pp_bytes(G)), tag_of(G, 0, c, mb));
-        set_label(G, rv, "pp.recv.fwd.c%d.mb%d", c, mb);
-        G->last_comp = -1;
+        pp_recv(G, 0, built(G, G->ti, G->ci, G->di, (G->pi + p - 1) % p), c, mb);
         pp_after_recv(G, 1, mb);
     } else {
         pp_after_recv(G, 0, mb);
@@ -1409,6 +1437,7 @@ static void do_F(gen *G, int mb, int c)
         set_label(G, s, "pp.send.fwd.c%d.mb%d", c, mb);
         pp_sent(G, s->id, 'F', mb);
     }
+    if (p2p_ov(G)) G->pp_post[0] = last0(G);
 }
 
 static void do_B(gen *G, int mb, int c)
@@ -1419,10 +1448,7 @@ static void do_B(gen *G, int mb, int c)
     if (vs < nvs - 1 && (G->ds || (G->pp_rcvd && G->pp_rcvd[G->act_no]))) {
         G->last_comp = -1; /* received (and gathered) by the previous communicate call, or ds_steps */
     } else if (vs < nvs - 1) {
-        int peer = built(G, G->ti, G->ci, G->di, (G->pi + 1) % p);
-        og_op *rv = og_recv(G->g, G->r, WL_S_COMPUTE, peer, (int64_t)llround(pp_bytes(G)), tag_of(G, 1, c, mb));
-        set_label(G, rv, "pp.recv.bwd.c%d.mb%d", c, mb);
-        G->last_comp = -1;
+        pp_recv(G, 1, built(G, G->ti, G->ci, G->di, (G->pi + 1) % p), c, mb);
         pp_after_recv(G, 1, mb);
     } else {
         pp_after_recv(G, 0, mb);
@@ -1446,6 +1472,7 @@ static void do_B(gen *G, int mb, int c)
         set_label(G, s, "pp.send.bwd.c%d.mb%d", c, mb);
         pp_sent(G, s->id, 'B', mb);
     }
+    if (p2p_ov(G)) G->pp_post[1] = last0(G);
     if (final && c == 0) last_bucket(G); /* chunk 0 runs the last backward of every stage */
 }
 
@@ -1635,6 +1662,7 @@ static int build_rank(gen *G)
     G->z3dep = -1;
     G->z3rs_last = -1;
     G->pp_pending = -1;
+    G->pp_post[0] = G->pp_post[1] = -1;
     G->tp_wait = -1;
     int ndp = l->dp * l->cp;
     if (l->param_overlap && ndp > 1) {

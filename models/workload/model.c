@@ -244,6 +244,7 @@ static const struct okey {
     {"tp_overlap", offsetof(wl_layout, tp_overlap), 0},
     {"gaf", offsetof(wl_layout, no_gaf), 1},
     {"pp_sg", offsetof(wl_layout, pp_nosg), 1},
+    {"p2p_overlap", offsetof(wl_layout, p2p_overlap), 0},
 };
 
 /* on/1/true: 1, off/0/false: 0, else -1 */
@@ -357,7 +358,7 @@ int wl_layout_parse(const char *s, wl_layout *l, char *err, size_t errlen)
         } else {
             ts_err(err, errlen, "layout: unknown key '%s' (valid: tp, pp, dp, cp, ep, vpp, mbs, gbs, zero, sp, "
                    "recompute, schedule, bucket, order, attn, overlap_grad, overlap_param, prefetch, reshard, tp_overlap, "
-                   "gaf, pp_sg, pp_first, pp_last, hpz, hgz, qwz, qgz; AxoNN: gx, gy, gz, dp, overlap)", k);
+                   "gaf, pp_sg, p2p_overlap, pp_first, pp_last, hpz, hgz, qwz, qgz; AxoNN: gx, gy, gz, dp, overlap)", k);
             goto out;
         }
     }
@@ -389,6 +390,11 @@ int wl_layout_parse(const char *s, wl_layout *l, char *err, size_t errlen)
                            "every layer's gradients as its backward ends)"
                            : "prefetch and reshard need zero=3 (sharded parameters)";
         ts_err(err, errlen, "layout: %s, not zero=%d", what, l->zero);
+        goto out;
+    }
+    if (l->p2p_overlap && (l->pp < 2 || l->vpp < 2)) {
+        ts_err(err, errlen, "layout: p2p_overlap=on needs pp >= 2 and vpp >= 2 (Megatron-Core overlaps the "
+               "pipeline's receives only in the interleaved schedule), not pp=%d, vpp=%d", l->pp, l->vpp);
         goto out;
     }
     if (l->tp_overlap && (!l->sp || l->tp < 2)) {
@@ -532,7 +538,7 @@ void wl_layout_format(const wl_layout *l, char *buf, size_t n)
         const struct { int set; const char *text; } extra[] = {
             {l->grad_serial, ",overlap_grad=off"}, {l->param_overlap, ",overlap_param=on"},
             {l->keep_params, ",reshard=off"}, {l->tp_overlap, ",tp_overlap=on"}, {l->no_gaf, ",gaf=off"},
-            {l->pp_nosg, ",pp_sg=off"},
+            {l->pp_nosg, ",pp_sg=off"}, {l->p2p_overlap, ",p2p_overlap=on"},
         };
         for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++)
             if (extra[i].set && strlen(buf) + strlen(extra[i].text) < n) strcat(buf, extra[i].text);

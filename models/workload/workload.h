@@ -72,6 +72,9 @@ typedef struct wl_layout {
                                      * with Megatron-FSDP): a pass adds each weight gradient to the main one */
     int keep_params;                /* zero=3: gathered parameters kept from forward to backward (FSDP2
                                      * reshard_after_forward=False): no backward gather */
+    int p2p_overlap;                /* p2p_overlap=on, vpp > 1: Megatron-Core's overlap_p2p_comm (interleaved
+                                     * schedule): the receive of an action posted when the previous action of
+                                     * its kind ends, awaited when it starts (docs/workload.md) */
     int pp_nosg;                    /* pp_sg=off: Megatron-LM 2021's pipeline messages without the
                                      * scatter/gather optimisation (--no-scatter-gather-tensors-in-pipeline):
                                      * every TP rank sends the whole activation, no all-gather */
@@ -163,6 +166,7 @@ void wl_rail_copies(int on);
 /* Streams of a rank in the generated graph. */
 enum { WL_S_COMPUTE, WL_S_PP_FWD, WL_S_PP_BWD, WL_S_DP, WL_S_ZERO3, WL_S_CP_SEND, WL_S_CP_RECV,
        WL_S_TP_ASYNC, /* TE's asynchronous TP collectives of the backward (stack tp_bwd_async) */
+       WL_S_PP_RFWD, WL_S_PP_RBWD, /* p2p_overlap: receives posted ahead of the compute that needs them */
        WL_NSTREAMS };
 /* AxoNN's overlapped collectives (it has no pipeline and no CP): weight
  * all-gathers, input-gradient all-reduces, weight-gradient reduce-scatters. */
