@@ -707,8 +707,9 @@ static void test_ds_pipe(void)
 /* Under DeepSpeed's pipeline engine bf16 runs the BF16_Optimizer of 2022
  * (deepspeed-2021's ds_bf16_optim): its fp32 gradients are all-reduced over DP,
  * whole (_bf16_reduce_grads), where fp16's ZeRO-1 and megatron-deepspeed's
- * ZeRO-1 reduce-scatter; the engine's backward all-gathers its partitioned
- * output over TP on every stage but the last (part_output.full()). */
+ * ZeRO-1 reduce-scatter, and it holds fp32 gradients of all its parameters;
+ * the engine's backward all-gathers its partitioned output over TP on every
+ * stage but the last (part_output.full()). */
 static void test_ds_bf16(void)
 {
     an_net net;
@@ -756,6 +757,14 @@ static void test_ds_bf16(void)
         CU_ASSERT_EQUAL(nother, 0);
         /* 4 micro-batches per replica, the 4 ranks of stage 0 */
         CU_ASSERT_EQUAL(nrestore, c[k].restore ? 4 * 4 : 0);
+        /* memory: BF16_Optimizer keeps fp32 gradients of every parameter beside the bf16 ones
+         * (6 B each), DeepSpeed's ZeRO-1 16-bit gradients only (2 B) */
+        mem_breakdown mb;
+        mem_estimate(&m, &l, 2048, c[k].dt, 80e9, &mb);
+        wl_rank_params rp;
+        wl_stage_params(&m, &l, mb.stage, &rp);
+        if (k == 0) CU_ASSERT_DOUBLE_EQUAL(mb.grads, 6 * rp.total, 1);
+        if (k == 1 || k == 2) CU_ASSERT_DOUBLE_EQUAL(mb.grads, 2 * rp.total, 1);
         og_free(g);
     }
     /* bf16 and fp16 reduce the same elements, fp32 (4 bytes) against fp16 (2) */
