@@ -1158,14 +1158,54 @@ static double bucket_pad(const wl_layout *l, double elems)
     return ceil(elems / q) * q;
 }
 
+/* DeepSpeed's pipeline engine runs the schedule (stack ds_pipe, pp > 1, 1F1B
+ * without chunks: ds_steps). */
+static int ds_engine(const gen *G)
+{
+    return G->st->ds_pipe && G->p > 1 && G->v == 1 && G->l->schedule == WL_1F1B;
+}
+
+/* DeepSpeed's BF16_Optimizer under its pipeline engine (stack ds_bf16_optim; bf16,
+ * zero 0-1; deepspeed/runtime/pipe/engine.py of 2022, _exec_reduce_grads ->
+ * _bf16_reduce_grads -> buffered_allreduce_fallback(grads=optimizer.
+ * get_grads_for_reduction()), bf16_optimizer.py: the flat fp32 gradients): the
+ * gradients are all-reduced in fp32 over DP, whole, though the optimizer then
+ * updates only its shard and all-gathers the bf16 parameters (update_lp_params). */
+static int ds_bf16(const gen *G)
+{
+    return G->st->ds_bf16_optim && ds_engine(G) && G->o->dtype == CM_BF16 && G->l->zero <= 1;
+}
+
+/* The collective of the gradient reduction: all-reduce (zero 0, DeepSpeed's
+ * BF16_Optimizer) or reduce-scatter (ZeRO 1-3). */
+static og_coll grad_coll(const gen *G)
+{
+    return G->l->zero == 0 || ds_bf16(G) ? OG_ALLREDUCE : OG_REDUCESCATTER;
+}
+
+/* buffered_allreduce_fallback's copies around each all-reduce, per fp32
+ * gradient element (engine.py allreduce_bucket / allreduce_no_retain): the
+ * flatten into the bucket (read 4, write 4), the 1/dp scaling in place (read
+ * 4, write 4) and the copy back into the gradients (read 4, write 4). */
+#define WL_DS_AR_COPY_BYTES 24.0
+
 static void bucket_emit(gen *G, int dep)
 {
     const wl_layout *l = G->l;
     if (G->bucket_acc <= 0) return;
-    og_coll c = l->zero == 0 ? OG_ALLREDUCE : OG_REDUCESCATTER;
+    og_coll c = grad_coll(G);
     double elems = bucket_pad(l, G->bucket_acc);
     dsel all = {0, 1};
     int id;
+    if (ds_bf16(G) && !G->dry) {
+        /* the copies in series with the all-reduce: before it, on the compute stream */
+        og_op *cp = og_compute_fixed(G->g, G->r, WL_S_COMPUTE, cm_mem_time(G->o->gpu, elems * WL_DS_AR_COPY_BYTES, 3));
+        if (dep >= 0) og_add_dep(cp, dep);
+        G->busy += cp->duration;
+        set_label(G, cp, "comp.dp_flatten");
+        G->last_comp = -1;
+        dep = cp->id;
+    }
     if (l->zero == 3) dep = fsdp2_copy_in(G, G->bucket_acc, dep);
     if (l->zero == 3 && (l->hgz > 1 || l->qgz))
         id = zero3_grads(G, G->bucket_acc, dep, G->gfinal, G->bucket_no);
@@ -1440,6 +1480,8 @@ static void do_F(gen *G, int mb, int c)
     if (p2p_ov(G)) G->pp_post[0] = last0(G);
 }
 
+static void ds_restore(gen *G, int mb);
+
 static void do_B(gen *G, int mb, int c)
 {
     const wl_model *m = G->m;
@@ -1447,6 +1489,7 @@ static void do_B(gen *G, int mb, int c)
     int p = G->p, vs = c * p + G->pi, nvs = p * G->v, final = mb == G->mcount - 1 && !G->zb;
     if (vs < nvs - 1 && (G->ds || (G->pp_rcvd && G->pp_rcvd[G->act_no]))) {
         G->last_comp = -1; /* received (and gathered) by the previous communicate call, or ds_steps */
+        if (G->ds && pp_sg(G)) ds_restore(G, mb);
     } else if (vs < nvs - 1) {
         pp_recv(G, 1, built(G, G->ti, G->ci, G->di, (G->pi + 1) % p), c, mb);
         pp_after_recv(G, 1, mb);
@@ -1529,6 +1572,16 @@ static void ds_recv(gen *G, int fwd, int mb)
     set_label(G, rv, "pp.recv.%s.c0.mb%d", fwd ? "fwd" : "bwd", mb);
     G->last_comp = -1;
     pp_after_recv(G, 1, mb);
+}
+
+/* The engine's forward kept only this TP rank's part of the output it sent
+ * (engine.py _exec_forward_pass: PartitionedTensor of outputs[0], whose data is
+ * then replaced by an empty tensor); its backward all-gathers the output back
+ * over the TP group before torch.autograd.backward (_exec_backward_pass:
+ * part_output.full()), beside the gather of the received gradient. */
+static void ds_restore(gen *G, int mb)
+{
+    tp_coll(G, OG_ALLGATHER, G->tok * G->m->hidden * G->dt, "pp_restore", -1, mb);
 }
 
 static int ds_steps(gen *G)
@@ -1670,7 +1723,7 @@ static int build_rank(gen *G)
         G->ag_op = ts_realloc(G->ag_op, (size_t)(G->nplan + 1) * sizeof *G->ag_op);
         for (int b = 0; b < G->nplan; b++) G->ag_op[b] = -1;
     }
-    G->ds = G->st->ds_pipe && G->p > 1 && G->v == 1 && l->schedule == WL_1F1B;
+    G->ds = ds_engine(G);
     if (G->ds && ds_steps(G) < 0) return -1;
     act *a = ts_malloc(3 * (size_t)G->mcount * G->v * sizeof *a);
     int n = G->ds ? 0 : schedule(G, a);
@@ -2691,6 +2744,7 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
         }
         if (st == 0) f += emb_f, b += emb_b;
         if (st == p - 1) f += lg_f, b += lg_b, w += lg_w;
+        if (st < p - 1 && ds_engine(&G) && pp_sg(&G)) b += tp_cost(&G, OG_ALLGATHER, G.tok * h * G.dt); /* ds_restore */
         /* the stage's kernels beside its gathers and reduce-scatters (ov_slow):
          * their streams run at once, each on its channels, so their seconds add */
         double cx = f + b + w, k = cx > 0 && !ds_layer(&G, lo) ? 1 + ov_extra(&G, cx, held) / cx : 1;
@@ -2732,8 +2786,9 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
     if (ndp > 1 && l->zero < 3) {
         double bsz = bucket_size(l), nb = isinf(bsz) ? 1 : ceil(rp.dense / bsz);
         double elems = bucket_pad(l, rp.dense / nb);
-        og_coll c = l->zero == 0 ? OG_ALLREDUCE : OG_REDUCESCATTER;
+        og_coll c = grad_coll(&G);
         double one = dp_cost(&G, c, ndp, &all, elems * gbytes), whole_ = nb * one;
+        if (ds_bf16(&G)) one += cm_mem_time(o->gpu, elems * WL_DS_AR_COPY_BYTES, 3), whole_ = nb * one;
         double window = (tb + tw) * (nb - 1) / nb;
         /* the last backward's kernels beside the buckets but the last (ov_slow) */
         int ch = coll_params_channels(elems * gbytes);

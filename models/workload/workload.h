@@ -82,6 +82,8 @@ typedef struct wl_layout {
                                      * all zero: Megatron's default tp-cp-dp-pp */
     wl_attn attn;                   /* attention kernel (attn=); WL_ATTN_STACK: the stack's */
     int ds_optim;                   /* zero=1,2 under DeepSpeed's ZeRO optimizer (the stack's ds_zero_optim) */
+    int ds_bf16;                    /* bf16 under DeepSpeed's pipeline engine is its BF16_Optimizer (the stack's
+                                     * ds_bf16_optim; applies with pp > 1, 1F1B, zero 0-1) */
     int pp_first, pp_last;          /* layers on the first / last pipeline stage (0: an even share), the
                                      * rest split evenly over the other stages (Megatron-Core
                                      * --decoder-first/last-pipeline-num-layers; DeepSpeed's
