@@ -162,6 +162,43 @@ static int last0(gen *G)
     return -1;
 }
 
+/* --breakdown: the rank's compute-stream seconds by op kind (wl_breakdown). */
+static struct {
+    int stage;                  /* -1: off */
+    int n;
+    wl_bd_row row[WL_BD_MAX];
+} bd = {-1, 0, {{"", 0, 0}}};
+
+void wl_breakdown(int stage)
+{
+    bd.stage = stage;
+    bd.n = 0;
+}
+
+int wl_breakdown_rows(const wl_bd_row **rows)
+{
+    *rows = bd.row;
+    return bd.n;
+}
+
+static void bd_add(const gen *G, const char *what, double d)
+{
+    if (bd.stage < 0 || G->pi != bd.stage || G->ti || G->di || G->ci || (G->l->axonn && G->r)) return;
+    int i = 0;
+    while (i < bd.n && strcmp(bd.row[i].what, what)) i++;
+    if (i == bd.n) {
+        if (bd.n == WL_BD_MAX) { /* full: the last row takes the rest */
+            i = WL_BD_MAX - 1;
+            snprintf(bd.row[i].what, sizeof bd.row[i].what, "(other)");
+        } else {
+            bd.row[bd.n++] = (wl_bd_row){"", 0, 0};
+            snprintf(bd.row[i].what, sizeof bd.row[i].what, "%s", what);
+        }
+    }
+    bd.row[i].s += d;
+    bd.row[i].count++;
+}
+
 /* A fixed-duration op on stream 0, merged into the previous one when fusing. */
 static int add_fixed(gen *G, double d, const char *what, int layer, int mb)
 {
@@ -169,6 +206,7 @@ static int add_fixed(gen *G, double d, const char *what, int layer, int mb)
         G->acc += d;
         return 0;
     }
+    bd_add(G, what, d);
     og_rank *rk = &G->g->ranks[G->r];
     if (G->o->fuse && G->last_comp >= 0) {
         rk->ops[G->last_comp].duration += d;
@@ -2383,6 +2421,7 @@ int wl_build(const wl_model *m, const wl_layout *l, const wl_opts *o, og_graph *
     *out = NULL;
     memset(info, 0, sizeof *info);
     if (!o->gpu || !o->net) return ts_err(err, errlen, "wl_build: no gpu or network model");
+    bd.n = 0;
     gen G;
     memset(&G, 0, sizeof G);
     G.m = m;

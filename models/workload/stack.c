@@ -53,6 +53,16 @@ static const wl_stack stacks[] = {
                       "softmax kernel, fused bias-GeLU and bias-dropout-add, cuBLAS 11 of 2021, fp16",
      "Narayanan et al. SC'21 (arXiv 2104.04473); Megatron-LM commit 50a4b5fa (2021-04-08) README",
      WL_ATTN_UNFUSED, 1, WL_GEMM_2021, 0, 0, 0, WL_CE_2021, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0}, /* 2021's DDP all-reduced the gradient buffer after the backward */
+    /* megatron-2021 and what Megatron-LM had turned on by default by spring 2022 (docs/compute.md,
+     * "megatron-2022"): the column-parallel backward's all-reduce (reduce-scatter with sequence parallelism)
+     * beside the weight-gradient GEMM, and the weight gradient accumulated by the GEMM itself */
+    {"megatron-2022", "Megatron-LM of spring 2022 (Korthikanti et al., sequence parallelism): the megatron-2021 "
+                      "kernels, with the column-parallel backward's TP collective asynchronous beside the weight-"
+                      "gradient GEMM and gradient-accumulation fusion (both on by default)",
+     "Korthikanti et al. 2022 (arXiv 2205.05198); Megatron-LM megatron/arguments.py of the --sequence-parallel era: "
+     "--no-async-tensor-model-parallel-allreduce and --no-gradient-accumulation-fusion are store_false flags "
+     "(default on); megatron/mpu/layers.py LinearWithGradAccumulationAndAsyncCommunication",
+     WL_ATTN_UNFUSED, 1, WL_GEMM_2021, 0, 1, 1, WL_CE_2021, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0},
     {"deepspeed-2021", "DeepSpeed ZeRO-3 of spring 2021 (v0.3.13-0.3.16) on Megatron-LM's 2021 model code: the "
                        "megatron-2021 kernels, per-weight gathers and reduce-scatters with host synchronisation",
      "Narayanan et al. SC'21 Table 2; microsoft/DeepSpeed deepspeed/runtime/zero/stage3.py and "

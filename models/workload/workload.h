@@ -165,6 +165,21 @@ typedef struct wl_opts {
  * index. */
 void wl_rail_copies(int on);
 
+/* Breakdown (trainsim run --breakdown STAGE): the compute-stream work of one
+ * built rank (TP index 0, DP and CP replica 0, pipeline stage STAGE) by op
+ * kind, kernels and folded TP collectives alike, before consecutive ops are
+ * merged; waits (bubble, exposed PP and DP) are not in it. Off with a
+ * negative stage (the default); each wl_build with a graph refills it (the
+ * estimate fidelity builds none). wl_breakdown_rows returns the row count. */
+#define WL_BD_MAX 64
+typedef struct wl_bd_row {
+    char what[32];
+    double s;                   /* seconds, all micro-batches and layers of the rank */
+    int count;                  /* ops of this kind */
+} wl_bd_row;
+void wl_breakdown(int stage);
+int wl_breakdown_rows(const wl_bd_row **rows);
+
 /* Streams of a rank in the generated graph. */
 enum { WL_S_COMPUTE, WL_S_PP_FWD, WL_S_PP_BWD, WL_S_DP, WL_S_ZERO3, WL_S_CP_SEND, WL_S_CP_RECV,
        WL_S_TP_ASYNC, /* TE's asynchronous TP collectives of the backward (stack tp_bwd_async) */
