@@ -261,6 +261,15 @@ static void test_stacks(void)
     CU_ASSERT_EQUAL_FATAL(wl_layout_parse("tp=1,attn=flash3", &l, err, sizeof err), 0);
     wl_layout_apply_stack(&l, old);
     CU_ASSERT_EQUAL(l.attn, WL_ATTN_FLASH3);
+    /* and its overlap_grad=on over a stack that reduces after the backward (Megatron-LM
+     * 2021's --DDP-impl torch rows); unstated, the stack's serial reduction holds */
+    CU_ASSERT_EQUAL(l.grad_serial, 1);
+    CU_ASSERT_EQUAL_FATAL(wl_layout_parse("tp=1,dp=8,overlap_grad=on", &l, err, sizeof err), 0);
+    wl_layout_apply_stack(&l, old);
+    CU_ASSERT_EQUAL(l.grad_serial, 0);
+    char txt[512];
+    wl_layout_format(&l, txt, sizeof txt);
+    CU_ASSERT_PTR_NOT_NULL(strstr(txt, "overlap_grad=on"));
     CU_ASSERT_EQUAL(wl_layout_parse("tp=1,attn=fast", &l, err, sizeof err), -1);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "attn=fast (valid: flash3, flash2, flash, unfused)"));
     /* fusion: DeepSpeed's unfused bias-GeLU costs more than Megatron-Core's fused one */

@@ -307,6 +307,7 @@ int wl_layout_parse(const char *s, wl_layout *l, char *err, size_t errlen)
             }
             *(int *)((char *)l + onoff_keys[i].off) = onoff_keys[i].neg ? !on : on;
             if (!strcmp(k, "overlap")) l->axonn = 1;
+            if (!strcmp(k, "overlap_grad")) l->grad_overlap = on;
         } else if (strcmp(k, "attn") == 0) {
             int a = wl_attn_from_name(v);
             if (a < 0) {
@@ -536,7 +537,8 @@ void wl_layout_format(const wl_layout *l, char *buf, size_t n)
         if (k > 0 && (size_t)k < n && l->attn) snprintf(buf + k, n - k, ",attn=%s", wl_attn_name(l->attn));
         /* likewise the frameworks' overlap keys that differ from the defaults */
         const struct { int set; const char *text; } extra[] = {
-            {l->grad_serial, ",overlap_grad=off"}, {l->param_overlap, ",overlap_param=on"},
+            {l->grad_serial, ",overlap_grad=off"}, {l->grad_overlap, ",overlap_grad=on"},
+            {l->param_overlap, ",overlap_param=on"},
             {l->keep_params, ",reshard=off"}, {l->tp_overlap, ",tp_overlap=on"}, {l->no_gaf, ",gaf=off"},
             {l->pp_nosg, ",pp_sg=off"}, {l->p2p_overlap, ",p2p_overlap=on"},
         };
@@ -555,9 +557,9 @@ void wl_layout_apply_stack(wl_layout *l, const wl_stack *s)
 {
     if (!s) s = wl_stack_default();
     if (l->attn == WL_ATTN_STACK) l->attn = s->attn;
-    /* the data-parallel overlaps the stack runs with (a layout's overlap_grad=off and
+    /* the data-parallel overlaps the stack runs with (a layout's overlap_grad=on|off and
      * overlap_param=on stand whatever the stack) */
-    if (!s->overlap_grad_reduce && l->zero < 3) l->grad_serial = 1;
+    if (!s->overlap_grad_reduce && l->zero < 3 && !l->grad_overlap) l->grad_serial = 1;
     if (s->overlap_param_gather && (l->zero == 1 || l->zero == 2)) l->param_overlap = 1;
     l->ds_optim = s->ds_zero_optim;
     l->ds_bf16 = s->ds_bf16_optim && s->ds_pipe;

@@ -61,6 +61,8 @@ typedef struct wl_layout {
     double bucket;                  /* DP gradient bucket, parameters (Megatron: max(4e7, 1e6*dp)) */
     int grad_serial;                /* zero<3: gradients reduced after the last backward in one bucket
                                      * (Megatron-Core without --overlap-grad-reduce, Megatron-LM 2021) */
+    int grad_overlap;               /* overlap_grad=on stated: the stack's serial reduction does not
+                                     * apply (PyTorch DDP under Megatron-LM 2021's --DDP-impl torch) */
     int param_overlap;              /* zero=1,2: the updated parameters' all-gathers overlap the next
                                      * forward, bucket by bucket (Megatron-Core --overlap-param-gather) */
     int prefetch;                   /* zero=3: layers whose gathers may run ahead of compute (0: 1,
