@@ -216,7 +216,7 @@ double coll_call_tail(const coll_plan *p, double alpha, double alpha_in, int ste
     if (step) return base + (hops > wire ? hops - wire : 0);
     /* pipelined: the flows stream the whole buffer; the tree's pipeline fill
      * comes on top (the step fidelity runs its own chunks) */
-    base += busy > 0 ? busy * coll_tree_fill(p, q) : 0;
+    double fill = busy > 0 ? busy * coll_tree_fill(p, q) : 0;
     if (q->ring_lockstep && busy > 0) {
         /* pipelined: the lock-step waits overlap the transfers (NCCL_STEPS
          * slots in flight) by ring_overlap: at 1 what shows is the larger of
@@ -225,7 +225,7 @@ double coll_call_tail(const coll_plan *p, double alpha, double alpha_in, int ste
         double own = call_latency(p, q, 0) - base, rest = hops - q->ring_overlap * busy;
         hops = own > rest ? own : rest;
     }
-    return base + (hops > wire ? hops : wire);
+    return base + fill + (hops > wire ? hops : wire);
 }
 
 static int gpus_per_proc = 1;
