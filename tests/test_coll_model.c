@@ -299,7 +299,8 @@ static int log2i(int n)
  * end of the chain (a quarter of S each): a head's NIC sends 3 x S/4 where
  * the node is inner (a parent and two child nodes) and S/4 where it is a
  * leaf, S in all (with one child node, as on 2 nodes, S/2); over the tree
- * protocol's fraction. */
+ * protocol's fraction, and the pipeline's fill (2 H - 1) / K of NCCL's 512
+ * KiB chunks on 16 channels, H the tree's depth, on top. */
 static void test_tree_closed_form(void)
 {
     coll_params q;
@@ -322,8 +323,11 @@ static void test_tree_closed_form(void)
                      2 * ((L - 1) * q.hop_lat[COLL_TIER_NVLINK][COLL_FAM_TREE][COLL_SIMPLE] +
                           log2i(M) * q.hop_lat[COLL_TIER_NIC][COLL_FAM_TREE][COLL_SIMPLE]);
         CU_ASSERT_DOUBLE_EQUAL(coll_call_latency(&p), lat, 1e-12);
+        /* the pipeline's fill on top (test_tree_fill): 512 KiB chunks at 1 GiB */
+        double fill = (2.0 * H - 1) / (S / 16 / (512 * 1024));
+        CU_ASSERT_DOUBLE_EQUAL(coll_tree_fill(&p, &q), fill, 1e-12);
         double f = q.proto_bw[COLL_FAM_TREE][COLL_SIMPLE], nic = (M == 2 ? 0.5 : 1.0) * S / BN,
-               nvl = 2.0 * S / BI, want = lat + (nic > nvl ? nic : nvl) / f;
+               nvl = 2.0 * S / BI, want = lat + (nic > nvl ? nic : nvl) / f * (1 + fill);
         double got = coll_cost(&p, COLL_COST_PIPELINED, dgx_route, NULL);
         fprintf(stderr, "\n  tree on %d DGX nodes: analytical %.6g s, closed form %.6g s", M, got, want);
         /* on 2 nodes exactly; on 16 the busiest NIC's bytes are a lower bound:
@@ -344,6 +348,56 @@ static void test_tree_closed_form(void)
         coll_topo_free(t);
         free(ids);
     }
+    test_bare_params();
+}
+
+/* NCCL's Simple tree all-reduce pipeline (enqueue.cc's chunk rule): on 4
+ * DGX nodes (depth 7 + 2 = 9) at 1 MiB on 16 channels a channel has 64 KiB:
+ * the chunk halves from 512 KiB to 128 KiB (fewer than 8 x 9 chunks), to 64
+ * KiB (fewer than 4 x 9), to 32 KiB (fewer than 9): 2 chunks, fill 17/2 of
+ * the transfers. At 1 GiB (64 MiB a channel) the 512 KiB chunk stays: 128
+ * chunks, 17/128. The pipelined tail adds busy x fill; LL, the ring and one
+ * node have none; the step fidelity runs its own chunks. */
+static void test_tree_fill(void)
+{
+    coll_params q;
+    coll_params_preset(&q, COLL_LIB_NCCL);
+    coll_params_set(&q);
+    const int L = 8, M = 4, n = L * M;
+    int ids[32];
+    for (int r = 0; r < n; r++) ids[r] = r / L;
+    coll_topo *t = coll_topo_new(n, ids, 0);
+    char err[TS_ERRLEN];
+    int tree = coll_algo_find("tree", OG_ALLREDUCE, err, sizeof err), ring = coll_algo_find("ring", OG_ALLREDUCE, err, sizeof err);
+    const int depth = (L - 1) + 2;
+    struct {
+        int64_t bytes;
+        double chunks;
+    } c[] = {{(int64_t)1 << 20, 2}, {(int64_t)1 << 30, 128}};
+    for (int i = 0; i < 2; i++) {
+        coll_plan p;
+        CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p, OG_ALLREDUCE, n, 0, c[i].bytes, NULL, tree, t, err, sizeof err), 0);
+        p.proto = COLL_SIMPLE;
+        double fill = (2.0 * depth - 1) / c[i].chunks;
+        CU_ASSERT_DOUBLE_EQUAL(coll_tree_fill(&p, &q), fill, 1e-12);
+        double busy = 1e-3, a = coll_call_tail(&p, 3e-6, 0.5e-6, 0, busy), b = coll_call_tail(&p, 3e-6, 0.5e-6, 0, 0);
+        CU_ASSERT_DOUBLE_EQUAL(a - b, busy * fill, 1e-12);
+        /* step by step: no fill (its own pipeline of chunks) */
+        CU_ASSERT_DOUBLE_EQUAL(coll_call_tail(&p, 3e-6, 0.5e-6, 1, busy), coll_call_tail(&p, 3e-6, 0.5e-6, 1, 0), 1e-15);
+        p.proto = COLL_LL;
+        CU_ASSERT_DOUBLE_EQUAL(coll_tree_fill(&p, &q), 0, 0);
+        CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p, OG_ALLREDUCE, n, 0, c[i].bytes, NULL, ring, t, err, sizeof err), 0);
+        p.proto = COLL_SIMPLE;
+        CU_ASSERT_DOUBLE_EQUAL(coll_tree_fill(&p, &q), 0, 0);
+    }
+    /* one node: no network tree */
+    coll_topo *t1 = coll_topo_new(L, ids, 0);
+    coll_plan p1;
+    CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p1, OG_ALLREDUCE, L, 0, (int64_t)1 << 20, NULL, tree, t1, err, sizeof err), 0);
+    p1.proto = COLL_SIMPLE;
+    CU_ASSERT_DOUBLE_EQUAL(coll_tree_fill(&p1, &q), 0, 0);
+    coll_topo_free(t1);
+    coll_topo_free(t);
     test_bare_params();
 }
 
@@ -937,6 +991,7 @@ void suite_coll_model(void)
                    "all-to-all: p2p rounds side by side on the channels, one latency per wave", test_p2p_rounds,
                    "a forced protocol the library does not run is refused (exit 2)", test_forced_protocol,
                    "NCCL tree on 2 and 16 DGX nodes: chain + tree closed form", test_tree_closed_form,
+                   "NCCL Simple tree pipeline fill: chunk rule, (2 depth - 1) / K on the pipelined tail", test_tree_fill,
                    "8 B tree on 2 DGX nodes: NCCL's closed form (NVLink steps pay NVLink latency)", test_tree_small_floor,
                    "NCCL's treeCorrectionFactor: the selection's, not the run's", test_tree_correction,
                    "NVLS-tree all-reduce: K loops take K + 1 loop times", test_nvlstree_efficiency,

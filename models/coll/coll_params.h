@@ -218,6 +218,10 @@ int64_t coll_plan_wire_bytes_with(const coll_plan *p, int64_t bytes, const coll_
  * protocol and size (1 otherwise, and for RCCL and tuner_own): what NCCL's
  * tuner multiplies the tree's bandwidth by; the selection only. */
 double coll_tree_correction(const coll_plan *p, const coll_params *q);
+/* NCCL's Simple tree all-reduce pipeline fill beside its transfers:
+ * (2 depth - 1) / K for K chunks a channel (NCCL's chunk rule); 0 for
+ * other plans. The pipelined tail adds the transfers' time x it. */
+double coll_tree_fill(const coll_plan *p, const coll_params *q);
 /* The run's efficiency beyond the protocol's fraction for NCCL's NVLS-tree
  * all-reduce, a pipeline of K loops: K / (K + 1) (1 otherwise); the wire
  * bytes are divided by it, and the selection takes it back out. */
