@@ -123,6 +123,8 @@ typedef struct {
     double *rcap;       /* per resource: bandwidth */
     double *left;       /* water-filling scratch */
     int *cnt;
+    int *act;           /* water_fill's flows still without a rate */
+    size_t actcap;
     int lent;           /* the arrays are the scratch's */
 } fluid;
 
@@ -168,6 +170,7 @@ static void fluid_init(fluid *fl, int n)
 static void fluid_free(fluid *fl)
 {
     free(fl->f);
+    free(fl->act);
     if (fl->lent) {
         scratch.lent = 0;
         return;
@@ -194,10 +197,15 @@ static void fluid_add(fluid *fl, int r, int q, double start, double lat, double 
 }
 
 /* Max-min fair rates of the active flows by progressive filling: the links
- * with the smallest fair share fix their flows' rates, repeatedly. */
+ * with the smallest fair share fix their flows' rates, repeatedly. The
+ * active flows are listed once (fl->act, in index order) and each round
+ * drops those it fixed: every loop visits the flows a scan of all of them
+ * would not skip, in the same order, so every figure is the same. */
 static void water_fill(fluid *fl)
 {
     size_t nact = 0;
+    if (fl->nf > fl->actcap) ts_grow(&fl->act, sizeof *fl->act, &fl->actcap, fl->nf);
+    int *act = fl->act;
     for (size_t i = 0; i < fl->nf; i++) {
         flow *f = &fl->f[i];
         if (f->state != 1) continue;
@@ -206,37 +214,41 @@ static void water_fill(fluid *fl)
             fl->cnt[f->res[k]] = 0;
         }
         f->rate = -1;
-        nact++;
+        act[nact++] = (int)i;
     }
-    for (size_t i = 0; i < fl->nf; i++)
-        if (fl->f[i].state == 1) fl->cnt[fl->f[i].res[0]]++, fl->cnt[fl->f[i].res[1]]++;
+    for (size_t j = 0; j < nact; j++) {
+        const flow *f = &fl->f[act[j]];
+        fl->cnt[f->res[0]]++, fl->cnt[f->res[1]]++;
+    }
     while (nact > 0) {
         double m = 1e300;
-        for (size_t i = 0; i < fl->nf; i++) {
-            flow *f = &fl->f[i];
-            if (f->state != 1 || f->rate >= 0) continue;
+        for (size_t j = 0; j < nact; j++) {
+            const flow *f = &fl->f[act[j]];
             for (int k = 0; k < 2; k++) {
                 double sh = fl->left[f->res[k]] / fl->cnt[f->res[k]];
                 if (sh < m) m = sh;
             }
         }
         /* mark, then fix: shares must not move while we look */
-        for (size_t i = 0; i < fl->nf; i++) {
-            flow *f = &fl->f[i];
-            if (f->state != 1 || f->rate >= 0) continue;
+        for (size_t j = 0; j < nact; j++) {
+            flow *f = &fl->f[act[j]];
             for (int k = 0; k < 2; k++)
                 if (fl->left[f->res[k]] / fl->cnt[f->res[k]] <= m * (1 + 1e-12)) f->rate = -2;
         }
-        for (size_t i = 0; i < fl->nf; i++) {
-            flow *f = &fl->f[i];
-            if (f->state != 1 || f->rate != -2) continue;
+        size_t keep = 0;
+        for (size_t j = 0; j < nact; j++) {
+            flow *f = &fl->f[act[j]];
+            if (f->rate != -2) {
+                act[keep++] = act[j];
+                continue;
+            }
             f->rate = m;
             for (int k = 0; k < 2; k++) {
                 fl->left[f->res[k]] -= m;
                 fl->cnt[f->res[k]]--;
             }
-            nact--;
         }
+        nact = keep;
     }
 }
 
@@ -448,7 +460,10 @@ static double cost_pipelined(const coll_plan *p, coll_route_fn route, void *ctx)
     fluid fl;
     fluid_init(&fl, n);
     int *src = NULL, *dst = NULL;
-    size_t cap = 0;
+    size_t cap = 0, c2 = 0, guess = (size_t)n * (p->merged_width < 4 ? p->merged_width : 4);
+    ts_grow(&src, sizeof *src, &c2, guess); /* most members send to few peers */
+    ts_grow(&dst, sizeof *dst, &cap, guess);
+    ts_grow(&fl.f, sizeof *fl.f, &fl.cap, guess);
     for (int r = 0; r < n; r++) {
         coll_plan_merged_phys(p, r, m);
         for (int i = 0; i < m->nsend + m->nrecv; i++) {
@@ -460,7 +475,7 @@ static double cost_pipelined(const coll_plan *p, coll_route_fn route, void *ctx)
             if (i == 0 || lat < alpha[n + r]) alpha[n + r] = lat;
             if (!send) continue;
             if (fl.nf + 1 > cap) {
-                size_t c2 = cap;
+                c2 = cap;
                 ts_grow(&src, sizeof *src, &c2, fl.nf + 1);
                 ts_grow(&dst, sizeof *dst, &cap, fl.nf + 1);
             }
