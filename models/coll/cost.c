@@ -371,6 +371,66 @@ static double cost_steps(const coll_plan *p, const rcache *c, coll_route_fn rout
     return t;
 }
 
+/* fluid_run with the flows that are alone on both their links folded: two
+ * such flows with the same start, bytes and link capacities (every member of
+ * a ring on a uniform placement has them) go through the very same
+ * operations in the model. Each has its own links, so neither changes
+ * another flow's share; its share, its finishing time and whether it is
+ * active are its twin's at every step, so neither changes the least share,
+ * the next event or when the run ends. One of each set runs, the others take
+ * its end: every flow's end is the one fluid_run gives it. */
+static void fluid_run_folded(fluid *fl)
+{
+    size_t nf = fl->nf, cap = 16;
+    for (size_t i = 0; i < nf; i++) fl->cnt[fl->f[i].res[0]] = fl->cnt[fl->f[i].res[1]] = 0;
+    for (size_t i = 0; i < nf; i++) fl->cnt[fl->f[i].res[0]]++, fl->cnt[fl->f[i].res[1]]++;
+    while (cap < 2 * nf) cap *= 2;
+    int *slot = ts_malloc(cap * sizeof *slot), *idx = ts_malloc((nf + 1) * sizeof *idx);
+    memset(slot, -1, cap * sizeof *slot);
+    flow *kept = ts_malloc((nf + 1) * sizeof *kept);
+    size_t nk = 0;
+    for (size_t i = 0; i < nf; i++) {
+        const flow *f = &fl->f[i];
+        if (fl->cnt[f->res[0]] != 1 || fl->cnt[f->res[1]] != 1) {
+            idx[i] = (int)nk;
+            kept[nk++] = *f;
+            continue;
+        }
+        double key[4] = {f->arrive, f->rem, fl->rcap[f->res[0]], fl->rcap[f->res[1]]};
+        uint64_t h = 1469598103934665603ull, w;
+        for (int k = 0; k < 4; k++) {
+            memcpy(&w, &key[k], sizeof w);
+            h = (h ^ w) * 1099511628211ull;
+        }
+        h ^= h >> 29;
+        size_t j = (size_t)h & (cap - 1);
+        for (; slot[j] >= 0; j = (j + 1) & (cap - 1)) {
+            const flow *g = &kept[slot[j]];
+            double gk[4] = {g->arrive, g->rem, fl->rcap[g->res[0]], fl->rcap[g->res[1]]};
+            if (fl->cnt[g->res[0]] == 1 && fl->cnt[g->res[1]] == 1 && memcmp(gk, key, sizeof key) == 0) break;
+        }
+        if (slot[j] >= 0) {
+            idx[i] = slot[j];
+            continue;
+        }
+        slot[j] = (int)nk;
+        idx[i] = (int)nk;
+        kept[nk++] = *f;
+    }
+    free(slot);
+    if (nk == nf) {
+        free(kept), free(idx);
+        fluid_run(fl);
+        return;
+    }
+    flow *all = fl->f;
+    fl->f = kept, fl->nf = nk;
+    fluid_run(fl);
+    for (size_t i = 0; i < nf; i++) all[i].end = kept[idx[i]].end;
+    fl->f = all, fl->nf = nf;
+    free(kept), free(idx);
+}
+
 /* Within one costing, the last wire size asked for and the last call tail:
  * a group's flows mostly carry the same bytes, its members mostly have the
  * same alphas and ends, and both are pure functions of the plan and those
@@ -484,7 +544,7 @@ static double cost_pipelined(const coll_plan *p, coll_route_fn route, void *ctx)
             fluid_add(&fl, r, q, 0, lat, bw, wire_bytes(p, &mo, m->send[i].bytes));
         }
     }
-    fluid_run(&fl);
+    fluid_run_folded(&fl);
     for (size_t i = 0; i < fl.nf; i++) {
         if (fl.f[i].end > end[src[i]]) end[src[i]] = fl.f[i].end;
         if (fl.f[i].end > end[dst[i]]) end[dst[i]] = fl.f[i].end;
