@@ -972,6 +972,81 @@ static void test_forced_protocol(void)
                     0);
 }
 
+/* Routes of the fast-path test: NVLink inside a node, the NIC between nodes,
+ * each with its latency (ctx: the members' node ids). */
+static void node_route(void *ctx, int a, int b, double *lat, double *bw)
+{
+    const int *node = ctx;
+    int intra = node[a] == node[b];
+    *lat = intra ? 3e-6 : 3.3e-6;
+    *bw = intra ? BI : BN;
+}
+
+/* coll_cost's one-pass pipelined path (memos of wire sizes and call tails,
+ * the fluid model's arrays kept between calls) gives the figures of its
+ * reference (three passes, a route cache, every call made): every algorithm
+ * that fits, every collective, both libraries' parameters (and lock-step
+ * rings, whose call tail reads each member's busy time), on uniform,
+ * uneven and one-member-per-node placements and group sizes that grow and
+ * shrink between calls (the kept arrays), with byte counts that do not
+ * divide into equal chunks. Equal bit for bit, hence within 1e-12. */
+static void test_cost_fast_path(void)
+{
+    coll_params saved = *coll_params_get(), q;
+    static const int shapes[][12] = {
+        /* n, then node sizes (0 ends) */
+        {16, 4, 4, 4, 4, 0},  {6, 1, 1, 1, 1, 1, 1, 0}, {16, 3, 5, 1, 7, 0},
+        {64, 8, 8, 8, 8, 8, 8, 8, 8, 0}, {8, 8, 0}, {12, 2, 2, 2, 2, 2, 2, 0},
+    };
+    static const int64_t sizes[] = {8, 1000003, (64 << 20) + 24, (int64_t)1 << 30};
+    const og_coll colls[] = {OG_ALLREDUCE, OG_ALLGATHER, OG_REDUCESCATTER, OG_BROADCAST, OG_REDUCE, OG_ALLTOALL};
+    int compared = 0, bad = 0, skipped = 0;
+    for (int lib = 0; lib <= COLL_NLIBS; lib++) { /* and NCCL with Slingshot's lock-step rings */
+        coll_params_preset(&q, lib < COLL_NLIBS ? lib : COLL_LIB_NCCL);
+        if (lib == COLL_NLIBS) q.ring_lockstep = 1, q.ring_overlap = 0.5;
+        coll_params_set(&q);
+        for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+            int n = shapes[si][0], node[64], r = 0;
+            for (int k = 1; shapes[si][k]; k++)
+                for (int j = 0; j < shapes[si][k]; j++) node[r++] = k - 1;
+            CU_ASSERT_EQUAL_FATAL(r, n);
+            for (int nvls = 0; nvls < 2; nvls++) {
+                coll_topo *t = coll_topo_new(n, node, nvls);
+                for (size_t ci = 0; ci < sizeof colls / sizeof colls[0]; ci++)
+                    for (int a = 0; a < coll_nalgos(); a++) {
+                        if (!(coll_algo_get(a)->colls & (1u << colls[ci]))) continue;
+                        for (size_t bi = 0; bi < sizeof sizes / sizeof sizes[0]; bi++)
+                            for (int pr = 0; pr < COLL_NPROTOS; pr++) {
+                                coll_plan p;
+                                char err[TS_ERRLEN];
+                                if (coll_plan_init_topo(&p, colls[ci], n, n / 3, sizes[bi], NULL, a, t, err,
+                                                        sizeof err) < 0) {
+                                    skipped++;
+                                    continue;
+                                }
+                                p.proto = pr;
+                                coll_cost_fast(0);
+                                double ref = coll_cost(&p, COLL_COST_PIPELINED, node_route, node);
+                                coll_cost_fast(1);
+                                double got = coll_cost(&p, COLL_COST_PIPELINED, node_route, node);
+                                compared++;
+                                if (!(got == ref && fabs(got - ref) <= 1e-12 * fabs(ref)) && bad++ < 5)
+                                    fprintf(stderr, "\n  %s %s on %d (shape %zu, nvls %d, %lld B, proto %d): %.17g, reference %.17g",
+                                            coll_algo_get(a)->name, og_coll_name(colls[ci]), n, si, nvls,
+                                            (long long)sizes[bi], pr, got, ref);
+                            }
+                    }
+                coll_topo_free(t);
+            }
+        }
+    }
+    coll_cost_fast(1);
+    coll_params_set(&saved);
+    fprintf(stderr, "\n  %d plans compared (%d that do not fit skipped)", compared, skipped);
+    CU_ASSERT(compared > 500);
+    CU_ASSERT_EQUAL(bad, 0);
+}
+
 void suite_coll_model(void)
 {
     test_add_suite("coll_model", "floor and plateau of every shipped log, uncalibrated", test_floor_plateau,
@@ -997,5 +1072,7 @@ void suite_coll_model(void)
                    "NVLS-tree all-reduce: K loops take K + 1 loop times", test_nvlstree_efficiency,
                    "CollNet (SHARP) on 16 DGX nodes: closed form, only on SHARP fabrics", test_collnet,
                    "a SHARP DGX H100 cluster: CollNet on 16 nodes, within its NICs; NVLS-tree on 2", test_sharp_cluster,
-                   "parameter overlay", test_overlay, NULL);
+                   "parameter overlay", test_overlay,
+                   "the one-pass pipelined cost equals its reference bit for bit (6 placements, every algorithm)",
+                   test_cost_fast_path, NULL);
 }

@@ -1901,6 +1901,46 @@ static int gcd_int(int a, int b)
  * rank / gpus_per_node), with the engine's algorithm selection (an_sched_time);
  * the slowest of the groups of that dimension, which differ only by the
  * offset of their first rank inside a node. */
+static double ax_cost_groups(const an_net *net, const int size[4], int dim, og_coll c, double bytes);
+
+/* A memo of ax_cost_groups across estimates, a pure function of the grid,
+ * the dimension, the collective, the size and what grp_time reads (the
+ * network's figures, the policy and its serial, the cost parameters'
+ * generation): layouts of a search that share a grid (they differ in mbs,
+ * ZeRO, recomputation) ask for the same collectives. */
+typedef struct axcmemo {
+    int size[4], dim;
+    og_coll c;
+    double bytes, t;
+    an_net net;
+    unsigned gen;
+    unsigned long pserial;
+    int used;
+} axcmemo;
+static axcmemo axc_memo[4096];
+
+static double ax_cost_memo(const an_net *net, const int size[4], int dim, og_coll c, double bytes)
+{
+    uint64_t h = 1469598103934665603ull, w;
+    memcpy(&w, &bytes, sizeof w);
+    const uint64_t key[7] = {(uint64_t)size[0], (uint64_t)size[1], (uint64_t)size[2], (uint64_t)size[3],
+                             (uint64_t)dim, (uint64_t)c, w};
+    for (int i = 0; i < 7; i++) h = (h ^ key[i]) * 1099511628211ull;
+    h ^= h >> 31, h *= 0x94d049bb133111ebull, h ^= h >> 29;
+    axcmemo *e = &axc_memo[h % (sizeof axc_memo / sizeof axc_memo[0])];
+    unsigned gen = coll_params_generation();
+    unsigned long ps = coll_policy_serial(net->policy);
+    if (memo_on && e->used && e->gen == gen && e->pserial == ps && e->dim == dim && e->c == c &&
+        memcmp(e->size, size, sizeof e->size) == 0 && memcmp(&e->bytes, &bytes, sizeof bytes) == 0 &&
+        e->net.gpus_per_node == net->gpus_per_node && e->net.intra_bw == net->intra_bw &&
+        e->net.intra_lat == net->intra_lat && e->net.inter_bw == net->inter_bw && e->net.inter_lat == net->inter_lat &&
+        e->net.nvls == net->nvls && e->net.policy == net->policy)
+        return e->t;
+    double t = ax_cost_groups(net, size, dim, c, bytes);
+    *e = (axcmemo){{size[0], size[1], size[2], size[3]}, dim, c, bytes, t, *net, gen, ps, 1};
+    return t;
+}
+
 static double ax_cost(gen *G, int dim, og_coll c, double bytes)
 {
     const wl_layout *l = G->l;
@@ -1910,8 +1950,17 @@ static double ax_cost(gen *G, int dim, og_coll c, double bytes)
     if (n <= 1 || bytes <= 0) return 0;
     for (int i = 0; i < S->ncost; i++)
         if (S->cost[i].dim == dim && S->cost[i].c == c && S->cost[i].bytes == bytes) return S->cost[i].t;
-    int grid = l->gx * l->gy * l->gz, stride[4] = {1, l->gx, l->gx * l->gy, grid};
-    int gpn = G->o->net->gpus_per_node > 0 ? G->o->net->gpus_per_node : 1;
+    double t = ax_cost_memo(G->o->net, size, dim, c, bytes);
+    if (S->ncost < (int)(sizeof S->cost / sizeof S->cost[0])) S->cost[S->ncost++] = (axcost){dim, c, bytes, t};
+    return t;
+}
+
+/* ax_cost's figure: the slowest of the groups of dimension dim. */
+static double ax_cost_groups(const an_net *net, const int size[4], int dim, og_coll c, double bytes)
+{
+    int n = size[dim];
+    int grid = size[0] * size[1] * size[2], stride[4] = {1, size[0], size[0] * size[1], grid};
+    int gpn = net->gpus_per_node > 0 ? net->gpus_per_node : 1;
     /* a group of dim starts at each rank whose coordinate dim is 0, r = the sum
      * over the other dimensions e < 3 of c_e stride[e]; its place in its node,
      * r mod gpn, repeats in c_e with period gpn / gcd(stride[e], gpn), so the
@@ -1934,11 +1983,10 @@ static double ax_cost(gen *G, int dim, og_coll c, double bytes)
     double t = 0;
     for (int rho = 0; rho < gpn; rho++) {
         if (!at[rho]) continue;
-        double tt = grp_time(G->o->net, n, stride[dim], rho - rho % a, c, (int64_t)llround(bytes));
+        double tt = grp_time(net, n, stride[dim], rho - rho % a, c, (int64_t)llround(bytes));
         if (tt > t) t = tt;
     }
     if (at != sbuf) free(at);
-    if (S->ncost < (int)(sizeof S->cost / sizeof S->cost[0])) S->cost[S->ncost++] = (axcost){dim, c, bytes, t};
     return t;
 }
 
@@ -2157,16 +2205,26 @@ static void axm_identity(axmap *m)
 /* *out = b after a (a applied first); out may alias neither. */
 static void axm_then(axmap *out, const axmap *a, const axmap *b)
 {
-    for (int i = 0; i < AXW_N; i++)
-        for (int j = 0; j < AXW_N; j++) {
-            double x = b->v[i].a[0] + a->v[0].a[j];
+    /* row by row, k outermost: each out[i][j] is still the max over k = 0, 1,
+     * ... in that order of the same sums, now over whole rows of a (kept in
+     * registers: no store of out can change a or b) */
+    axmap A = *a;
+    for (int i = 0; i < AXW_N; i++) {
+        double x[AXW_N];
+        const double bi0 = b->v[i].a[0];
 #pragma GCC unroll 8
-            for (int k = 1; k < AXW_N; k++) {
-                double y = b->v[i].a[k] + a->v[k].a[j];
-                x = y > x ? y : x;
+        for (int j = 0; j < AXW_N; j++) x[j] = bi0 + A.v[0].a[j];
+#pragma GCC unroll 8
+        for (int k = 1; k < AXW_N; k++) {
+            const double bik = b->v[i].a[k];
+#pragma GCC unroll 8
+            for (int j = 0; j < AXW_N; j++) {
+                double y = bik + A.v[k].a[j];
+                x[j] = y > x[j] ? y : x[j];
             }
-            out->v[i].a[j] = x;
         }
+        memcpy(out->v[i].a, x, sizeof x);
+    }
 }
 
 /* The state x after the map m (in place). */
@@ -2733,11 +2791,16 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
     if (G.mcount < 1) return ts_err(err, errlen, "layout: no micro-batch");
     G.tok = (double)l->mbs * o->seq / l->cp;
     if (l->axonn) {
+        /* the dry run's records kept from one estimate to the next: a search
+         * estimates thousands of layouts of about as many GEMMs */
+        static axrec *kept;
+        static size_t keptcap;
         axstate ax;
         memset(&ax, 0, sizeof ax);
+        ax.rec = kept, ax.reccap = keptcap;
         G.ax = &ax;
         int rc = ax_estimate(&G, e);
-        free(ax.rec);
+        kept = ax.rec, keptcap = ax.reccap;
         return rc;
     }
     G.p = l->pp, G.v = l->vpp, G.lc = m->layers / (l->pp * l->vpp);
@@ -2878,6 +2941,7 @@ void wl_memo(int on)
     memset(ax_memo, 0, sizeof ax_memo);
     memset(axpow_memo, 0, sizeof axpow_memo);
     memset(axapply_memo, 0, sizeof axapply_memo);
+    memset(axc_memo, 0, sizeof axc_memo);
     gemm_memo.valid = 0;
     coll_view_memo(on);
     an_memo(on);
