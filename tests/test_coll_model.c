@@ -817,6 +817,37 @@ static void test_reduce_bw(void)
     json_decref(o);
 }
 
+/* RCCL's tuner prices each protocol at the communicator's full channel
+ * count (tuning.cc ncclTopoGetAlgoTime); the channels of a small call are
+ * cut after the choice. On 512 and 1,024 Frontier GCDs the 4 MiB
+ * reduce_scatter runs steps of 8-9 us (LL-sized; the lock-step Simple
+ * message is 25 us): priced with the cut, the model took Simple there
+ * (+218% and +172%). The time itself still pays the cut (the active set's
+ * channel rule), and NCCL's tuner keeps its own. */
+static void test_rccl_tuner_channels(void)
+{
+    coll_params saved = *coll_params_get(), q;
+    coll_params_preset(&q, COLL_LIB_RCCL);
+    coll_params_set(&q);
+    for (int i = 0; i < COLL_NPROTOS; i++) CU_ASSERT_DOUBLE_EQUAL(coll_params_tuner()->chan_bytes[i], 0, 0);
+    CU_ASSERT(coll_params_get()->chan_bytes[COLL_LL] > 0);
+    coll_params_preset(&q, COLL_LIB_NCCL);
+    coll_params_set(&q);
+    CU_ASSERT_DOUBLE_EQUAL(coll_params_tuner()->chan_bytes[COLL_LL], q.chan_bytes[COLL_LL], 0);
+    coll_params_set(&saved);
+    static const struct {
+        const char *log, *extra;
+    } pts[] = {
+        {"rccl_frontier_mi250x_64nodes_512gcd_reduce_scatter_pccl.txt", "--nodes 64 --gpus 512"},
+        {"rccl_frontier_mi250x_128nodes_1024gcd_reduce_scatter_pccl.txt", "--nodes 128 --gpus 1024"},
+    };
+    for (size_t i = 0; i < sizeof pts / sizeof pts[0]; i++) {
+        double e = 1e9;
+        CU_ASSERT_EQUAL(compare_error_in("tests/data/accuracy", pts[i].log, "frontier", pts[i].extra, NULL, "4194304", &e), 0);
+        CU_ASSERT(fabs(e) <= 25);
+    }
+}
+
 /* NCCL's all-to-all (grouped send/recv) runs its rounds on channels side by
  * side: up to 8 rounds to one node delta share a channel's work batch, the
  * batches spread over the channels. The latency is one round per wave of
@@ -1011,6 +1042,8 @@ void suite_coll_model(void)
                    "ring_overlap: lock-step waits hidden (1), half hidden (0.5), added (0)", test_ring_overlap,
                    "reduce_bw: one node adds the reduction (all_gather vs reduce_scatter), across nodes it hides",
                    test_reduce_bw,
+                   "RCCL's tuner prices protocols at full channels: LL at 4 MiB on 512 and 1,024 Frontier GCDs",
+                   test_rccl_tuner_channels,
                    "selection: GPUs sharing a NIC past 2 nodes (Polaris 256 nodes: tree at 1 GiB)",
                    test_nic_sharing_selection,
                    "the library version reaches the tuner (NCCL 2.21 tree Simple latencies)", test_tuner_version,

@@ -382,6 +382,12 @@ static void make_tuner(void)
     }
     tuner.nic_gpus = active.nic_gpus;
     memcpy(tuner.chan_bytes, active.chan_bytes, sizeof tuner.chan_bytes);
+    /* RCCL's tuner prices each protocol at the communicator's full channel
+     * count (tuning.cc ncclTopoGetAlgoTime: latency + bytes / the bandwidth
+     * of nChannels); the channels a small call runs on are cut after the
+     * choice (enqueue.cc). Priced with the cut, LL lost to Simple at 1-8 MiB
+     * on 512-1,024 GCDs, where the Frontier sweeps run LL-sized steps */
+    if (active.lib == COLL_LIB_RCCL) memset(tuner.chan_bytes, 0, sizeof tuner.chan_bytes);
     for (int f = 0; f < COLL_NFAMS; f++)
         for (int q = 0; q < COLL_NPROTOS; q++)
             if (active.proto_bw[f][q] <= 0) tuner.proto_bw[f][q] = 0;
