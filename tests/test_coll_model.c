@@ -773,8 +773,8 @@ static void test_reduce_bw(void)
         q.reduce_bw = R;
         coll_params_set(&q);
         double red = (double)S * 7 / 8 / R;
-        CU_ASSERT_DOUBLE_EQUAL(coll_reduce_floor(&pr, &q), red, 1e-15);
-        CU_ASSERT_DOUBLE_EQUAL(coll_reduce_floor(&pa, &q), 0, 0);
+        CU_ASSERT_DOUBLE_EQUAL(coll_reduce_time(&pr, &q), red, 1e-15);
+        CU_ASSERT_DOUBLE_EQUAL(coll_reduce_time(&pa, &q), 0, 0);
         if (k == 0) { /* one node: added to the transfers, at every fidelity */
             CU_ASSERT_DOUBLE_EQUAL(coll_call_tail(&pr, 0, 0, 0, busy) - coll_call_tail(&pa, 0, 0, 0, busy), red, 1e-12);
             CU_ASSERT_DOUBLE_EQUAL(coll_call_tail(&pr, 0, 0, 1, busy) - coll_call_tail(&pa, 0, 0, 1, busy), red, 1e-12);

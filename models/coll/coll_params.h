@@ -241,6 +241,6 @@ int coll_ring_step_msgs(const coll_plan *p, const coll_params *q);
  * it, or when p reduces nothing): a ring reduce-scatter or all-reduce
  * reduces (n - 1)/n of the buffer per rank. coll_call_tail adds it on one
  * node, and what of it the transfers did not cover across nodes. */
-double coll_reduce_floor(const coll_plan *p, const coll_params *q);
+double coll_reduce_time(const coll_plan *p, const coll_params *q);
 
 #endif

@@ -190,7 +190,7 @@ static int coll_plan_spans_nodes(const coll_plan *p)
     return p->topo && p->topo->nnodes > 1;
 }
 
-double coll_reduce_floor(const coll_plan *p, const coll_params *q)
+double coll_reduce_time(const coll_plan *p, const coll_params *q)
 {
     if (q->reduce_bw <= 0 || p->n < 2 || coll_family_of(p->algo) != COLL_FAM_RING) return 0;
     if (p->coll != OG_REDUCESCATTER && p->coll != OG_ALLREDUCE) return 0;
@@ -207,7 +207,7 @@ double coll_call_tail(const coll_plan *p, double alpha, double alpha_in, int ste
      * the data over the node's links, so its reduce work adds to them; across
      * nodes the NICs move the data beside the kernel and only what the
      * transfers did not cover shows */
-    double red = coll_reduce_floor(p, q), left = coll_plan_spans_nodes(p) ? (red > busy ? red - busy : 0) : red;
+    double red = coll_reduce_time(p, q), left = coll_plan_spans_nodes(p) ? (red > busy ? red - busy : 0) : red;
     if (step) return left + base + (hops > wire ? hops - wire : 0);
     if (q->ring_lockstep && busy > 0) {
         /* pipelined: the lock-step waits overlap the transfers (NCCL_STEPS
