@@ -361,7 +361,7 @@ static double cost_steps(const coll_plan *p, const rcache *c, coll_route_fn rout
     }
     double t = 0, *alpha = rank_alpha(p, c, route, ctx);
     for (int r = 0; r < n; r++)
-        if (ready[r] + coll_call_tail(p, alpha[r], alpha[n + r], 1, 0) > t) t = ready[r] + coll_call_tail(p, alpha[r], alpha[n + r], 1, 0);
+        if (ready[r] + coll_call_tail(p, alpha[r], alpha[n + r], 1, ready[r]) > t) t = ready[r] + coll_call_tail(p, alpha[r], alpha[n + r], 1, ready[r]);
     t = coll_call_time(p, t);
     free(alpha);
     fluid_free(&fl);

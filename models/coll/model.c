@@ -207,13 +207,30 @@ double coll_tree_fill(const coll_plan *p, const coll_params *q)
     return (2.0 * depth - 1) / (k >= 1 ? k : 1);
 }
 
+static int coll_plan_spans_nodes(const coll_plan *p)
+{
+    return p->topo && p->topo->nnodes > 1;
+}
+
+double coll_reduce_time(const coll_plan *p, const coll_params *q)
+{
+    if (q->reduce_bw <= 0 || p->n < 2 || coll_family_of(p->algo) != COLL_FAM_RING) return 0;
+    if (p->coll != OG_REDUCESCATTER && p->coll != OG_ALLREDUCE) return 0;
+    return (double)p->bytes * (p->n - 1) / p->n / q->reduce_bw;
+}
+
 double coll_call_tail(const coll_plan *p, double alpha, double alpha_in, int step, double busy)
 {
     if (p->n < 2 || p->nsteps == 0) return 0;
     const coll_params *q = coll_params_get();
     double base = q->base_lat[coll_family_of(p->algo)][p->proto], hops = coll_call_latency_with(p, q) - base;
     double wire = coll_plan_wire_lat(p, alpha, alpha_in, step);
-    if (step) return base + (hops > wire ? hops - wire : 0);
+    /* the reduction (reduce_bw): on one node the kernel's own stores move
+     * the data over the node's links, so its reduce work adds to them; across
+     * nodes the NICs move the data beside the kernel and only what the
+     * transfers did not cover shows */
+    double red = coll_reduce_time(p, q), left = coll_plan_spans_nodes(p) ? (red > busy ? red - busy : 0) : red;
+    if (step) return left + base + (hops > wire ? hops - wire : 0);
     /* pipelined: the flows stream the whole buffer; the tree's pipeline fill
      * comes on top (the step fidelity runs its own chunks) */
     double fill = busy > 0 ? busy * coll_tree_fill(p, q) : 0;
@@ -225,7 +242,7 @@ double coll_call_tail(const coll_plan *p, double alpha, double alpha_in, int ste
         double own = call_latency(p, q, 0) - base, rest = hops - q->ring_overlap * busy;
         hops = own > rest ? own : rest;
     }
-    return base + fill + (hops > wire ? hops : wire);
+    return left + base + fill + (hops > wire ? hops : wire);
 }
 
 static int gpus_per_proc = 1;
