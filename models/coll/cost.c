@@ -464,6 +464,15 @@ static double call_tail(const coll_plan *p, cmemo *mo, double alpha, double alph
     return mo->tail;
 }
 
+/* Each member's end: the last of the flows it sends or receives. */
+static void flow_ends(const fluid *fl, const int *src, const int *dst, double *end)
+{
+    for (size_t i = 0; i < fl->nf; i++) {
+        if (fl->f[i].end > end[src[i]]) end[src[i]] = fl->f[i].end;
+        if (fl->f[i].end > end[dst[i]]) end[dst[i]] = fl->f[i].end;
+    }
+}
+
 /* The same cost as three passes over the members (routes, flows, alphas)
  * without the memos below: the reference coll_cost_fast(0) runs, which the
  * tests compare with the one-pass path. */
@@ -491,10 +500,7 @@ static double cost_pipelined_ref(const coll_plan *p, const rcache *c, coll_route
         }
     }
     fluid_run(&fl);
-    for (size_t i = 0; i < fl.nf; i++) {
-        if (fl.f[i].end > end[src[i]]) end[src[i]] = fl.f[i].end;
-        if (fl.f[i].end > end[dst[i]]) end[dst[i]] = fl.f[i].end;
-    }
+    flow_ends(&fl, src, dst, end);
     double t = 0, *alpha = rank_alpha(p, c, route, ctx);
     for (int r = 0; r < n; r++)
         if (end[r] + coll_call_tail(p, alpha[r], alpha[n + r], 0, end[r]) > t) t = end[r] + coll_call_tail(p, alpha[r], alpha[n + r], 0, end[r]);
@@ -545,10 +551,7 @@ static double cost_pipelined(const coll_plan *p, coll_route_fn route, void *ctx)
         }
     }
     fluid_run_folded(&fl);
-    for (size_t i = 0; i < fl.nf; i++) {
-        if (fl.f[i].end > end[src[i]]) end[src[i]] = fl.f[i].end;
-        if (fl.f[i].end > end[dst[i]]) end[dst[i]] = fl.f[i].end;
-    }
+    flow_ends(&fl, src, dst, end);
     double t = 0;
     for (int r = 0; r < n; r++) {
         double e = end[r] + call_tail(p, &mo, alpha[r], alpha[n + r], 0, end[r]);
