@@ -659,6 +659,48 @@ static void test_fit_terms_robust(void)
     CU_ASSERT_EQUAL(f.nat_bound, 0);
 }
 
+/* A model that is right only at the cluster's figure (5 us) and 30% slow
+ * everywhere else, flat around any other value: what a solver sees where a
+ * protocol switch or a channel step makes the time a staircase of a term. */
+typedef struct trap {
+    double lat;
+    const double *meas;
+} trap;
+
+static int trap_model(void *ctx, double *pred, int n, char *err, size_t errlen)
+{
+    (void)err, (void)errlen;
+    const trap *m = ctx;
+    for (int i = 0; i < n; i++) pred[i] = m->meas[i] * (fabs(m->lat - 5e-6) < 1e-12 ? 1 : 1.3);
+    return 0;
+}
+
+/* A fit never ends worse than its start on its own loss: started away from
+ * the cluster's figure (as the calibration starts a latency the cluster
+ * leaves at 0), the solver finds no slope and stops; the cluster's figure,
+ * which fits every size, is what comes back, and the fit says so. A fit that
+ * does improve (the linear model) keeps its end. */
+static void test_fit_never_worse(void)
+{
+    double t[8];
+    for (int i = 0; i < 8; i++) t[i] = 1e-4 * (i + 1);
+    trap m = {20e-6, t};
+    val_term term = {"lat", &m.lat, 0, 1e-3, 5e-6, 1e-3};
+    val_terms_fit f;
+    char err[TS_ERRLEN];
+    CU_ASSERT_EQUAL_FATAL(val_fit_terms(&term, 1, t, 8, trap_model, &m, &f, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(m.lat, 5e-6);
+    CU_ASSERT_EQUAL(f.kept_start, 1);
+    CU_ASSERT(f.max_abs_rel < 1e-12);
+    double x[16], tl[16];
+    for (int i = 0; i < 16; i++) x[i] = (double)((int64_t)8 << (2 * i)), tl[i] = 12e-6 + x[i] / 80e9;
+    lin l = {20e-6, 40e9, x};
+    val_term terms[2] = {{"base", &l.base, 0, 1e-3, 20e-6, 1e-3}, {"bw", &l.bw, 1e9, 1e12, 40e9, 0.5}};
+    CU_ASSERT_EQUAL_FATAL(val_fit_terms(terms, 2, tl, 16, lin_model, &l, &f, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(f.kept_start, 0);
+    CU_ASSERT_DOUBLE_EQUAL(l.bw / 80e9, 1, 0.01);
+}
+
 static double json_num_after(const char *s, const char *key)
 {
     const char *p = s ? strstr(s, key) : NULL;
@@ -1032,6 +1074,7 @@ void suite_val_fit(void)
     test_add_suite("val_fit", "robust alpha-beta fit", test_fit_ab, "quantiles", test_quantile,
                    "bounded fit of named terms", test_fit_terms,
                    "robust fit: stalled sizes and undetermined terms", test_fit_terms_robust,
+                   "a fit never ends worse than its start", test_fit_never_worse,
                    "calibration recovers known terms", test_round_trip,
                    "a ring fit moves a tree through shared terms only", test_shared_terms,
                    "calibration recovers a per-step latency and a protocol's bandwidth", test_proto_step_recovery,

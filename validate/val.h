@@ -234,6 +234,7 @@ typedef struct val_terms_fit {
                                                      residuals' robust spread (MAD), floored at 10% */
     int at_bound[VAL_MAX_TERMS];                  /* -1 lower, 1 upper, 0 inside */
     int nat_bound;
+    int kept_start;                               /* the start scored better than the solver's end */
 } val_terms_fit;
 
 /* GSL nonlinear least squares of the log residuals log(model / t) over the

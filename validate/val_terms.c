@@ -135,6 +135,65 @@ static void summarise(val_term *terms, int nterms, const double *meas, const dou
     }
 }
 
+/* The fit's own loss: pseudo-Huber of the log residuals, each capped at
+ * cut (the outliers' cut of a fit that rejected them: a rejected size
+ * costs what one at the cut costs, whatever its error), plus the priors'. */
+static double pseudo_huber(double r)
+{
+    double q = r / VAL_LOSS_SCALE;
+    return VAL_LOSS_SCALE * VAL_LOSS_SCALE * (sqrt(1 + q * q) - 1);
+}
+
+static double fit_loss(const fctx *c, const double *lr, double cut)
+{
+    double l = 0;
+    for (int i = 0; i < c->npts; i++) l += pseudo_huber(fmin(fabs(lr[i]), cut));
+    for (int k = 0; k < c->nterms; k++) l += VAL_PRIOR_WEIGHT * pseudo_huber(prior_res(&c->terms[k]));
+    return l;
+}
+
+static void log_res(const fctx *c, double *lr)
+{
+    for (int i = 0; i < c->npts; i++) lr[i] = log(fmax(c->pred[i], 1e-300) / c->meas[i]);
+}
+
+/* The solver can stop short (a local minimum, a step that a size's
+ * protocol switch made rough) and leave the terms worse, on the fit's own
+ * loss, than the cluster's figures they started from. A fit never returns
+ * worse than its start: the priors (the cluster's figures; the start value
+ * of a term without one) are scored with the same loss and the same cut,
+ * and kept when they score lower (out->kept_start). c->pred holds the end's
+ * predictions on entry and the kept terms' on return. */
+static int keep_better_start(fctx *c, const double *start, double *lr, int reject, val_terms_fit *out, char *err,
+                             size_t errlen)
+{
+    double end[VAL_MAX_TERMS], cut = INFINITY;
+    log_res(c, lr);
+    /* once the fit reached its outlier phase, the loss is redescending: a
+     * size beyond the end's outliers' cut (the sizes summarise reports as
+     * outliers) costs what one at the cut costs, at the start as at the end */
+    if (reject) {
+        cut = outlier_cut(lr, c->npts);
+        int kept = 0;
+        for (int i = 0; i < c->npts; i++) kept += fabs(lr[i]) <= cut;
+        if (kept <= c->nterms) cut = INFINITY;
+    }
+    double lend = fit_loss(c, lr, cut);
+    for (int k = 0; k < c->nterms; k++) {
+        val_term *t = &c->terms[k];
+        end[k] = *t->value;
+        *t->value = t->sd > 0 && t->prior >= t->lo && t->prior <= t->hi ? t->prior : start[k];
+    }
+    if (c->fn(c->ctx, c->pred, c->npts, err, errlen) < 0) return -1;
+    log_res(c, lr);
+    if (fit_loss(c, lr, cut) < lend) {
+        out->kept_start = 1;
+        return 0;
+    }
+    for (int k = 0; k < c->nterms; k++) *c->terms[k].value = end[k];
+    return c->fn(c->ctx, c->pred, c->npts, err, errlen);
+}
+
 int val_fit_terms(val_term *terms, int nterms, const double *meas, int npts, val_model_fn fn, void *ctx,
                   val_terms_fit *out, char *err, size_t errlen)
 {
@@ -226,8 +285,9 @@ int val_fit_terms(val_term *terms, int nterms, const double *meas, int npts, val
                 if (fabs(lr[i]) > ct) w[i] = 0;
         }
     }
-    free(lr);
     if (rc == 0 && fn(ctx, c.pred, npts, err, errlen) < 0) rc = -1;
+    if (rc == 0) rc = keep_better_start(&c, start, lr, reject, out, err, errlen);
+    free(lr);
     free(w);
     if (rc < 0) {
         for (int k = 0; k < nterms; k++) *terms[k].value = start[k];

@@ -189,6 +189,10 @@ void val_cal_note(const val_cal_set *cs, char *note, size_t notelen)
                          val_cal_value(cs, t) * (bw ? 1 : 1e6), bw ? "" : " us");
         if (w > 0) len += (size_t)w;
     }
+    if (cs->fit.kept_start && len < notelen) {
+        int w = snprintf(note + len, notelen - len, " (the cluster's figures: the solver's end scored worse)");
+        if (w > 0) len += (size_t)w;
+    }
     char bnote[512];
     if (val_terms_bound_note(cs->terms, cs->nterms, &cs->fit, bnote, sizeof bnote) && len < notelen)
         snprintf(note + len, notelen - len, " (%s)", bnote);
