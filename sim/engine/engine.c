@@ -37,8 +37,7 @@ typedef struct rank_ctx {
     int rank;
     sg_host_t host;
     double speed;       /* the host's flop rate, */
-    double hbm_bw;      /* and its "hbm_bw" property (0: none), read once */
-    int timer;          /* 1: no other actor ever computes on this host (compute_timers) */
+    double hbm_bw;      /* and its "hbm_bw" property (0: none), read once per run */
     char *done;         /* per op */
     sg_mutex_t mu;      /* only for ranks with several streams, */
     sg_cond_t cv;       /* and under eng_set_wake_all(1) */
@@ -118,8 +117,7 @@ static int ncopies;                   /* eng_set_copies */
 static int wake_all;                  /* eng_set_wake_all */
 
 void eng_set_wake_all(int on) { wake_all = on; }
-static int no_timers;                 /* eng_set_compute_timers(0) */
-void eng_set_compute_timers(int on) { no_timers = !on; }
+
 static const char *const *copy_names;
 
 static void shared_clear(void);
@@ -419,12 +417,7 @@ static void run_compute(const og_op *op, const rank_ctx *rc)
         double mem_flops = (double)op->bytes / rc->hbm_bw * rc->speed;
         if (mem_flops > amount) amount = mem_flops;
     }
-    if (amount <= 0) return;
-    /* alone on its host, an execution runs at the host's full rate: a timer
-     * of the same length ends at the same instant without an execution
-     * activity and its share of SimGrid's CPU model */
-    if (rc->timer) sg_actor_sleep_for(amount / rc->speed);
-    else sg_actor_execute(amount);
+    if (amount > 0) sg_actor_execute(amount);
 }
 
 /* Mailbox of one collective's transfers into rank dst. A collective posted as
@@ -908,44 +901,16 @@ static void stream_actor(int argc, char **argv)
 
 /* --- set-up ---------------------------------------------------------------- */
 
-static int host_ptr_cmp(const void *a, const void *b)
+/* Each rank's host speed and HBM bandwidth, read once per run rather than
+ * per compute op (a property lookup by string). */
+static void host_rates(const og_graph *g)
 {
-    uintptr_t x = (uintptr_t) * (const sg_host_t *)a, y = (uintptr_t) * (const sg_host_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Which ranks may run their compute ops as timers: those whose host no
- * other stream ever computes on (one stream of one rank with flops-costed
- * ops per host). Two executions on one host at once share its rate; one
- * alone runs at the full rate, which a timer of amount / speed reproduces. */
-static void compute_timers(const og_graph *g)
-{
-    sg_host_t *busy = ts_malloc(((size_t)g->nranks * 2 + 1) * sizeof *busy);
-    size_t n = 0;
     for (int r = 0; r < g->nranks; r++) {
         rank_ctx *rc = &run.rcs[r];
         const char *bw = sg_host_get_property_value(rc->host, "hbm_bw");
         rc->speed = sg_host_get_speed(rc->host);
         rc->hbm_bw = bw ? atof(bw) : 0;
-        int first = -1, several = 0;
-        for (int i = 0; i < g->ranks[r].nops && !several; i++) {
-            const og_op *op = &g->ranks[r].ops[i];
-            if (op->kind != OG_COMPUTE || op->duration >= 0) continue;
-            if (first < 0) first = op->stream;
-            else if (op->stream != first) several = 1;
-        }
-        rc->timer = !no_timers && !several && rc->speed > 0;
-        if (first >= 0) busy[n++] = rc->host;
-        if (several) busy[n++] = rc->host; /* counted twice: never alone */
     }
-    qsort(busy, n, sizeof *busy, host_ptr_cmp);
-    for (int r = 0; r < g->nranks; r++) {
-        rank_ctx *rc = &run.rcs[r];
-        if (!rc->timer) continue;
-        sg_host_t *f = bsearch(&rc->host, busy, n, sizeof *busy, host_ptr_cmp);
-        if (f && ((f > busy && f[-1] == rc->host) || (f + 1 < busy + n && f[1] == rc->host))) rc->timer = 0;
-    }
-    free(busy);
 }
 
 static int place_ranks(const og_graph *g, char *err, size_t errlen)
@@ -1530,7 +1495,7 @@ int eng_run(const og_graph *g, const eng_opts *o, eng_result **out, char *err, s
         run.ops_total += rk->nops;
     }
 
-    compute_timers(g);
+    host_rates(g);
     run.t0 = simgrid_get_clock();
     run.last_progress = ts_wtime();
     int direct = ncopies <= 1 && alone_direct(g, res); /* rail copies are training graphs: never one collective alone */

@@ -137,12 +137,6 @@ void eng_set_copies(int copies, const char *const *hosts);
  * the streams whose dependencies it completes, in the same order. */
 void eng_set_wake_all(int on);
 
-/* For equivalence tests: off (0), compute ops run as SimGrid executions even
- * where no other stream computes on their host; on (1, the default): there
- * they run as timers of amount / host speed, which end at the same instants
- * (an execution alone on a host runs at its full rate) for less of SimGrid's time. */
-void eng_set_compute_timers(int on);
-
 const char *eng_fidelity_name(eng_fidelity f);
 int eng_fidelity_from_name(const char *s);
 
