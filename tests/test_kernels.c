@@ -251,7 +251,7 @@ static void test_stacks(void)
     CU_ASSERT_EQUAL(old->attn, WL_ATTN_UNFUSED);
     CU_ASSERT(core->attn != WL_ATTN_UNFUSED);
     CU_ASSERT_PTR_NULL(wl_stack_find("megatron-2019", err, sizeof err));
-    CU_ASSERT_PTR_NOT_NULL(strstr(err, "valid: megatron-core, megatron-2021, deepspeed-2021, deepspeed, megatron-deepspeed, fsdp2, torchtitan, nemo-24.07"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "valid: megatron-core, megatron-2021, megatron-2022, deepspeed-2021, deepspeed, megatron-deepspeed, fsdp2, torchtitan, nemo-24.07"));
     for (int i = 0; i < wl_stack_count(); i++) {
         const wl_stack *s = wl_stack_at(i);
         CU_ASSERT(strlen(s->description) > 20 && strlen(s->sources) > 20);
@@ -261,6 +261,15 @@ static void test_stacks(void)
     CU_ASSERT_EQUAL_FATAL(wl_layout_parse("tp=1,attn=flash3", &l, err, sizeof err), 0);
     wl_layout_apply_stack(&l, old);
     CU_ASSERT_EQUAL(l.attn, WL_ATTN_FLASH3);
+    /* and its overlap_grad=on over a stack that reduces after the backward (Megatron-LM
+     * 2021's --DDP-impl torch rows); unstated, the stack's serial reduction holds */
+    CU_ASSERT_EQUAL(l.grad_serial, 1);
+    CU_ASSERT_EQUAL_FATAL(wl_layout_parse("tp=1,dp=8,overlap_grad=on", &l, err, sizeof err), 0);
+    wl_layout_apply_stack(&l, old);
+    CU_ASSERT_EQUAL(l.grad_serial, 0);
+    char txt[512];
+    wl_layout_format(&l, txt, sizeof txt);
+    CU_ASSERT_PTR_NOT_NULL(strstr(txt, "overlap_grad=on"));
     CU_ASSERT_EQUAL(wl_layout_parse("tp=1,attn=fast", &l, err, sizeof err), -1);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "attn=fast (valid: flash3, flash2, flash, unfused)"));
     /* fusion: DeepSpeed's unfused bias-GeLU costs more than Megatron-Core's fused one */
@@ -713,6 +722,117 @@ static void test_stack_cli(void)
                              out, sizeof out), 2);
 }
 
+/* --breakdown (wl_breakdown): the compute-stream seconds of one rank by op
+ * kind. Megatron GPT 1.7B at tp=2, pp=2, 4 micro-batches, full recompute, on
+ * the megatron-2021 stack: unmerged (fuse 0), each row is the sum and count of
+ * that rank's "comp.KIND." ops; merged (fuse 1: consecutive ops are one op and
+ * the TP collectives are folded in), the kernel rows are unchanged and the folded
+ * collectives appear as "tp"; the last stage has the logits, the first not; the QKV
+ * GEMM runs twice a layer (forward and recompute). */
+static double bd_get(const char *what, int *count)
+{
+    const wl_bd_row *rows;
+    int n = wl_breakdown_rows(&rows);
+    for (int i = 0; i < n; i++)
+        if (!strcmp(rows[i].what, what)) {
+            if (count) *count = rows[i].count;
+            return rows[i].s;
+        }
+    if (count) *count = 0;
+    return -1;
+}
+
+static void test_breakdown(void)
+{
+    char err[TS_ERRLEN], pre[64];
+    wl_model m;
+    wl_layout l;
+    cm_gpu gpu;
+    CU_ASSERT_EQUAL_FATAL(wl_model_find("megatron-gpt-1.7b", "configs/models", &m, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(cm_gpu_find("a100", "configs/gpus", &gpu, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(wl_layout_parse("tp=2,pp=2,dp=1,gbs=4,recompute=full", &l, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(wl_layout_check(&l, &m, 2048, 4, err, sizeof err), 0);
+    const wl_stack *st = wl_stack_find("megatron-2021", err, sizeof err);
+    double kernels[2] = {0, 0};
+    for (int fuse = 0; fuse < 2; fuse++)
+        for (int stage = 0; stage < 2; stage++) {
+            wl_opts o = {2048, CM_FP16, &gpu, &fast_net, fuse, 0, st};
+            og_graph *g = NULL;
+            wl_info info;
+            wl_breakdown(stage);
+            CU_ASSERT_EQUAL_FATAL(wl_build(&m, &l, &o, &g, &info, err, sizeof err), 0);
+            const wl_bd_row *rows;
+            int n = wl_breakdown_rows(&rows), qn;
+            CU_ASSERT(n > 10);
+            CU_ASSERT(bd_get("qkv", &qn) > 0);
+            CU_ASSERT_EQUAL(qn, 12 * 4 * 2);
+            CU_ASSERT_EQUAL(bd_get("logits", NULL) > 0, stage == 1);
+            CU_ASSERT_EQUAL(bd_get("tp", NULL) > 0, fuse); /* folded TP collectives */
+            int r = stage * l.tp; /* TP index 0 of the stage */
+            double sum = 0;
+            for (int i = 0; i < n; i++) {
+                if (!strcmp(rows[i].what, "tp")) continue;
+                sum += rows[i].s;
+                if (fuse) continue;
+                double ops = 0;
+                int cnt = 0;
+                snprintf(pre, sizeof pre, "comp.%s.", rows[i].what);
+                for (int k = 0; k < g->ranks[r].nops; k++) {
+                    const og_op *op = &g->ranks[r].ops[k];
+                    if (op->kind == OG_COMPUTE && og_label(g, op) && !strncmp(og_label(g, op), pre, strlen(pre)))
+                        ops += op->duration, cnt++;
+                }
+                CU_ASSERT_DOUBLE_EQUAL(rows[i].s, ops, 1e-9 * ops + 1e-12);
+                CU_ASSERT_EQUAL(rows[i].count, cnt);
+            }
+            if (stage == 1) kernels[fuse] = sum;
+            og_free(g);
+        }
+    CU_ASSERT(kernels[0] > 0);
+    CU_ASSERT_DOUBLE_EQUAL(kernels[1], kernels[0], 1e-9 * kernels[0]);
+    wl_breakdown(-1);
+    const wl_bd_row *rows;
+    CU_ASSERT_EQUAL(wl_breakdown_rows(&rows), 0);
+}
+
+/* megatron-2022: the megatron-2021 kernels, with Megatron-LM's 2022 defaults:
+ * the weight-gradient GEMMs accumulate into the main gradient (no pass of
+ * their own) and the column-parallel backward's TP all-reduce runs beside the
+ * weight-gradient GEMM. A GPT-3 175B layer at tp=8: every forward kernel and
+ * the attention backward as in 2021, the weight-gradient work smaller; the
+ * iteration of Megatron GPT 22B at tp=8 (Korthikanti et al.'s layout, full
+ * recompute) at least 3% faster. */
+static void test_megatron_2022(void)
+{
+    char err[TS_ERRLEN];
+    const wl_stack *s21 = wl_stack_find("megatron-2021", err, sizeof err), *s22 = wl_stack_find("megatron-2022", err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s21);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s22);
+    CU_ASSERT(s22->grad_accum_fused && s22->tp_bwd_async && !s21->grad_accum_fused && !s21->tp_bwd_async);
+    const char *same[] = {"comp.qkv.", "comp.attn.", "comp.fc1.", "comp.attn_bwd.", "comp.fc1_dgrad."};
+    for (size_t i = 0; i < sizeof same / sizeof *same; i++) {
+        double a = layer_time(GPT3, 2048, CM_FP16, "a100", s21, 1, same[i]);
+        double b = layer_time(GPT3, 2048, CM_FP16, "a100", s22, 1, same[i]);
+        CU_ASSERT(a > 0);
+        CU_ASSERT_DOUBLE_EQUAL(a, b, 1e-12 + 1e-9 * a);
+    }
+    double w21 = layer_time(GPT3, 2048, CM_FP16, "a100", s21, 1, "comp.wgrad.");
+    double w22 = layer_time(GPT3, 2048, CM_FP16, "a100", s22, 1, "comp.wgrad.");
+    CU_ASSERT(w22 > 0 && w22 < 0.97 * w21);
+    char out[16384];
+    const char *run = "run --model megatron-gpt-22b --layout tp=8,pp=1,dp=1,mbs=1,gbs=4,recompute=full --gpu a100 "
+                      "--cluster dgx-a100-superpod --dtype fp16 --seq 2048 --fidelity analytical --stack ";
+    char args[512];
+    double it[2];
+    for (int k = 0; k < 2; k++) {
+        snprintf(args, sizeof args, "%s%s", run, k ? "megatron-2022" : "megatron-2021");
+        CU_ASSERT_EQUAL_FATAL(test_cli(args, out, sizeof out), 0);
+        it[k] = iteration_of(out);
+    }
+    CU_ASSERT(it[0] > 0 && it[1] > 0);
+    CU_ASSERT(it[1] < 0.97 * it[0]); /* the main-gradient passes and two of six TP all-reduces a layer leave the path */
+}
+
 void suite_kernels(void)
 {
     test_add_suite("kernels", "fp8 speedup of a 175b layer", test_fp8_layer, "fp8 messages stay 16-bit",
@@ -727,5 +847,7 @@ void suite_kernels(void)
                    "tp_overlap: proj and fc2 GEMMs leave SMs to the reduce-scatter", test_ub_sm_margin,
                    "cross-entropy bytes per logit by stack", test_cross_entropy_bytes,
                    "gaf=off: a main-gradient pass per weight gradient", test_gaf_off,
-                   "--stack on run and search", test_stack_cli, NULL);
+                   "--stack on run and search", test_stack_cli, "--breakdown: one rank's work by op kind",
+                   test_breakdown, "megatron-2022: async TP backward and gradient-accumulation fusion",
+                   test_megatron_2022, NULL);
 }

@@ -657,8 +657,8 @@ static void test_uneven_stages(void)
 /* DeepSpeed's pipeline engine (stack ds_pipe): every pipeline transfer sits on
  * the compute stream (blocking, as p2p.py's broadcasts), the graph has no
  * deadlock, and, each step exchanging with one neighbour in the opposite
- * phase, the iteration stays within 2% of Megatron-LM 2021's 1F1B on the same
- * layout (docs/workload.md, "DeepSpeed's pipeline engine"). */
+ * phase, the iteration stays within 4% of Megatron-LM 2021's 1F1B on the same
+ * layout, its output restore included (docs/workload.md, "DeepSpeed's pipeline engine"). */
 static void test_ds_pipe(void)
 {
     an_net net;
@@ -698,7 +698,77 @@ static void test_ds_pipe(void)
         eng_result_free(res);
         og_free(g);
     }
-    CU_ASSERT(fabs(span[1] - span[0]) / span[0] < 0.02);
+    /* the order alone cost under 2%; the engine's output restore (one TP all-gather of the
+     * activation per backward, test_ds_bf16) brings it to 2.7% on this small model: under 4%,
+     * and never faster than 1F1B */
+    CU_ASSERT(span[1] >= span[0] && (span[1] - span[0]) / span[0] < 0.04);
+}
+
+/* Under DeepSpeed's pipeline engine bf16 runs the BF16_Optimizer of 2022
+ * (deepspeed-2021's ds_bf16_optim): its fp32 gradients are all-reduced over DP,
+ * whole (_bf16_reduce_grads), where fp16's ZeRO-1 and megatron-deepspeed's
+ * ZeRO-1 reduce-scatter, and it holds fp32 gradients of all its parameters;
+ * the engine's backward all-gathers its partitioned output over TP on every
+ * stage but the last (part_output.full()). */
+static void test_ds_bf16(void)
+{
+    an_net net;
+    CU_ASSERT_EQUAL_FATAL(an_net_default("A100", &net), 0);
+    struct { const char *stack; cm_dtype dt; og_coll want; int restore; } c[] = {
+        {"deepspeed-2021", CM_BF16, OG_ALLREDUCE, 1},
+        {"deepspeed-2021", CM_FP16, OG_REDUCESCATTER, 1},
+        {"megatron-deepspeed", CM_BF16, OG_REDUCESCATTER, 0},
+        {"megatron-2021", CM_BF16, OG_REDUCESCATTER, 0},
+    };
+    double grad_bytes[4];
+    for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+        wl_model m;
+        wl_layout l;
+        cm_gpu gpu;
+        wl_info info;
+        char err[TS_ERRLEN];
+        load("megatron-gpt-1.7b", &m);
+        CU_ASSERT_EQUAL_FATAL(layout("tp=2,pp=2,dp=2,gbs=8,zero=1,recompute=full", &m, 2048, 0, &l, err), 0);
+        const wl_stack *st = wl_stack_find(c[k].stack, err, sizeof err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(st);
+        wl_layout_apply_stack(&l, st);
+        CU_ASSERT_EQUAL_FATAL(cm_gpu_find("a100", "configs/gpus", &gpu, err, sizeof err), 0);
+        wl_opts o = {2048, c[k].dt, &gpu, &net, 0, 0, st};
+        og_graph *g = NULL;
+        CU_ASSERT_EQUAL_FATAL(wl_build(&m, &l, &o, &g, &info, err, sizeof err), 0);
+        int ngrad = 0, nother = 0, nrestore = 0;
+        grad_bytes[k] = 0;
+        for (int r = 0; r < g->nranks; r++)
+            for (int i = 0; i < g->ranks[r].nops; i++) {
+                const og_op *op = &g->ranks[r].ops[i];
+                if (!og_label(g, op)) continue;
+                if (op->kind == OG_COLL && strstr(og_label(g, op), "grads")) {
+                    ngrad++;
+                    nother += op->coll != c[k].want;
+                    grad_bytes[k] += (double)op->bytes;
+                }
+                if (strstr(og_label(g, op), "pp_restore")) {
+                    nrestore++;
+                    CU_ASSERT(op->kind == OG_COLL && op->coll == OG_ALLGATHER);
+                    CU_ASSERT(r < 4); /* stage 0 (ranks 0-3) only: the last stage sends no activation */
+                }
+            }
+        CU_ASSERT(ngrad > 0);
+        CU_ASSERT_EQUAL(nother, 0);
+        /* 4 micro-batches per replica, the 4 ranks of stage 0 */
+        CU_ASSERT_EQUAL(nrestore, c[k].restore ? 4 * 4 : 0);
+        /* memory: BF16_Optimizer keeps fp32 gradients of every parameter beside the bf16 ones
+         * (6 B each), DeepSpeed's ZeRO-1 16-bit gradients only (2 B) */
+        mem_breakdown mb;
+        mem_estimate(&m, &l, 2048, c[k].dt, 80e9, &mb);
+        wl_rank_params rp;
+        wl_stage_params(&m, &l, mb.stage, &rp);
+        if (k == 0) CU_ASSERT_DOUBLE_EQUAL(mb.grads, 6 * rp.total, 1);
+        if (k == 1 || k == 2) CU_ASSERT_DOUBLE_EQUAL(mb.grads, 2 * rp.total, 1);
+        og_free(g);
+    }
+    /* bf16 and fp16 reduce the same elements, fp32 (4 bytes) against fp16 (2) */
+    CU_ASSERT(fabs(grad_bytes[0] / grad_bytes[1] - 2) < 0.01);
 }
 
 static void test_estimate(void);
@@ -708,7 +778,8 @@ void suite_workload_graph(void)
     test_add_suite("workload_graph", "graph flops vs megatron formula", test_graph_flops, "message sizes by hand",
                    test_message_sizes, "pipeline bubbles", test_bubbles, "engine agrees with analytic",
                    test_engine_agrees, "direct estimate vs graph", test_estimate, "uneven pipeline stages", test_uneven_stages,
-                   "DeepSpeed pipeline engine", test_ds_pipe, NULL);
+                   "DeepSpeed pipeline engine", test_ds_pipe,
+                   "DeepSpeed BF16_Optimizer and output restore", test_ds_bf16, NULL);
 }
 
 /* ---- trainsim run ---- */

@@ -154,6 +154,7 @@ static int smemo_on = 1;
 void an_memo(int on)
 {
     smemo_on = on;
+    coll_cost_fast(on);
     for (int i = 0; i < SMEMO_SLOTS; i++) {
         free(smemo_tab[i].pat);
         smemo_tab[i] = (smemo){0};

@@ -37,7 +37,7 @@ double an_sched_time(const an_net *net, const og_graph *g, const og_group *gr, o
 /* The same for n members on the given nodes (node[i]: node of member i). */
 double an_sched_time_nodes(const an_net *net, int n, const int *node, og_coll c, int64_t bytes);
 /* Whether an_sched_time_nodes keeps its results (default 1; either way the
- * kept ones are forgotten). */
+ * kept ones are forgotten), and coll_cost its one-pass path (coll_cost_fast). */
 void an_memo(int on);
 
 /* Whether the ranks of a group all sit on one node. */

@@ -187,6 +187,10 @@ int64_t coll_chunk_range_bytes(int64_t bytes, int k, int c, int nchunk);
  * (coll_call_latency: launch, base and per-step latencies). */
 typedef enum { COLL_COST_STEP, COLL_COST_PIPELINED } coll_cost_kind;
 double coll_cost(const coll_plan *p, coll_cost_kind kind, coll_route_fn route, void *ctx);
+/* coll_cost_fast(0): the pipelined cost by its reference path (three passes
+ * over the members, a route cache, no memo of wire sizes and call tails);
+ * the same figures bit for bit, for the tests. On by default. */
+void coll_cost_fast(int on);
 
 /* A size that the collective cannot cut into whole elements: -1 with err.
  * all-gather, reduce-scatter and all-to-all need bytes divisible by

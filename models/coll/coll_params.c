@@ -272,6 +272,8 @@ int coll_params_overlay(coll_params *p, const void *json_obj, const char *where,
             if (num(v, 0, 1, &q.ring_overlap, where, k, err, errlen) < 0) return -1;
         } else if (strcmp(k, "nvls_step_lat") == 0) {
             if (num(v, 0, LAT_MAX, &q.nvls_step_lat, where, k, err, errlen) < 0) return -1;
+        } else if (strcmp(k, "reduce_bw") == 0) {
+            if (num(v, 0, 1e13, &q.reduce_bw, where, k, err, errlen) < 0) return -1;
         } else if (strcmp(k, "rdzv") == 0) {
             if (!json_is_object(v)) return ts_err(err, errlen, "%s: collectives: 'rdzv' must be an object {bytes, lat, eager_bw}", where);
             const char *rk;
@@ -295,7 +297,7 @@ int coll_params_overlay(coll_params *p, const void *json_obj, const char *where,
         } else {
             return fail(err, errlen, where,
                         "unknown field (library, launch, launch_per_gpu, base_lat, hop_lat, bw_frac, proto_bw, max_channels, "
-                        "chan_bytes, version, ring_lockstep, ring_overlap, nvls_step_lat, rdzv, collnet, tuner_own)",
+                        "chan_bytes, version, ring_lockstep, ring_overlap, nvls_step_lat, reduce_bw, rdzv, collnet, tuner_own)",
                         k);
         }
     }
@@ -347,6 +349,7 @@ void coll_params_write_json(FILE *f, const coll_params *p, int ind)
             p->ring_lockstep ? "true" : "false", ind + 2, "", p->rdzv_bytes, p->rdzv_lat, p->eager_bw);
     fprintf(f, ",\n%*s\"ring_overlap\": %.6g", ind + 2, "", p->ring_overlap);
     fprintf(f, ",\n%*s\"nvls_step_lat\": %.6g", ind + 2, "", p->nvls_step_lat);
+    if (p->reduce_bw > 0) fprintf(f, ",\n%*s\"reduce_bw\": %.6g", ind + 2, "", p->reduce_bw);
     fprintf(f, ",\n%*s\"collnet\": %s,\n%*s\"tuner_own\": %s\n%*s}", ind + 2, "", p->collnet ? "true" : "false",
             ind + 2, "", p->tuner_own ? "true" : "false", ind, "");
 }
@@ -379,6 +382,12 @@ static void make_tuner(void)
     }
     tuner.nic_gpus = active.nic_gpus;
     memcpy(tuner.chan_bytes, active.chan_bytes, sizeof tuner.chan_bytes);
+    /* RCCL's tuner prices each protocol at the communicator's full channel
+     * count (tuning.cc ncclTopoGetAlgoTime: latency + bytes / the bandwidth
+     * of nChannels); the channels a small call runs on are cut after the
+     * choice (enqueue.cc). Priced with the cut, LL lost to Simple at 1-8 MiB
+     * on 512-1,024 GCDs, where the Frontier sweeps run LL-sized steps */
+    if (active.lib == COLL_LIB_RCCL) memset(tuner.chan_bytes, 0, sizeof tuner.chan_bytes);
     for (int f = 0; f < COLL_NFAMS; f++)
         for (int q = 0; q < COLL_NPROTOS; q++)
             if (active.proto_bw[f][q] <= 0) tuner.proto_bw[f][q] = 0;

@@ -91,6 +91,17 @@ typedef struct coll_params {
      * 4.9 us, fitted on the NCCL 2.26 sweep of 8 H100 (docs/collectives.md,
      * "NVLS"). JSON "nvls_step_lat". */
     double nvls_step_lat;
+    /* Bytes per second one GPU reduces: RCCL's (and NCCL's) ring kernel
+     * reduces with the same threads that move the data (recvReduceSend:
+     * load the received slice and the rank's own, add, store to the next
+     * rank), a reducing ring's rank spends its reduced bytes (a ring
+     * reduce-scatter's (n - 1)/n of the buffer) / reduce_bw on it. On one
+     * node the kernel's stores are the transfers (peer memory over the
+     * node's links): the time adds to them. Across nodes the NIC moves the
+     * data beside the kernel: it is a floor the transfers hide. 0: none
+     * (the presets). Frontier: its one-node RCCL all_gather / reduce_scatter
+     * plateaus (docs/clusters.md). JSON "reduce_bw". */
+    double reduce_bw;
     /* Network rendezvous: a network message (a channel's share of one step,
      * in wire bytes) larger than rdzv_bytes costs rdzv_lat more per network
      * step (libfabric CXI: messages above FI_CXI_RDZV_THRESHOLD go by
@@ -218,6 +229,10 @@ int64_t coll_plan_wire_bytes_with(const coll_plan *p, int64_t bytes, const coll_
  * protocol and size (1 otherwise, and for RCCL and tuner_own): what NCCL's
  * tuner multiplies the tree's bandwidth by; the selection only. */
 double coll_tree_correction(const coll_plan *p, const coll_params *q);
+/* NCCL's Simple tree all-reduce pipeline fill beside its transfers:
+ * (2 depth - 1) / K for K chunks a channel (NCCL's chunk rule); 0 for
+ * other plans. The pipelined tail adds the transfers' time x it. */
+double coll_tree_fill(const coll_plan *p, const coll_params *q);
 /* The run's efficiency beyond the protocol's fraction for NCCL's NVLS-tree
  * all-reduce, a pipeline of K loops: K / (K + 1) (1 otherwise); the wire
  * bytes are divided by it, and the selection takes it back out. */
@@ -226,5 +241,10 @@ double coll_nvlstree_efficiency(const coll_plan *p, const coll_params *q);
  * per chunk, 1 or 2, times the loops over the buffer); 1 for every other
  * plan. A lock-step ring (ring_lockstep) pays the NIC hop per message. */
 int coll_ring_step_msgs(const coll_plan *p, const coll_params *q);
+/* The time a rank of plan p spends reducing with q's reduce_bw (0 without
+ * it, or when p reduces nothing): a ring reduce-scatter or all-reduce
+ * reduces (n - 1)/n of the buffer per rank. coll_call_tail adds it on one
+ * node, and what of it the transfers did not cover across nodes. */
+double coll_reduce_time(const coll_plan *p, const coll_params *q);
 
 #endif

@@ -123,21 +123,58 @@ typedef struct {
     double *rcap;       /* per resource: bandwidth */
     double *left;       /* water-filling scratch */
     int *cnt;
+    int *act;           /* water_fill's flows still without a rate */
+    size_t actcap;
+    int lent;           /* the arrays are the scratch's */
 } fluid;
+
+/* The fluid model's per-rank arrays, kept from one costing to the next (a
+ * search costs hundreds of groups): only the link kinds need clearing, as
+ * rcap is written by fluid_add before water_fill reads it and left and cnt
+ * by water_fill itself. One set is lent at a time; a nested use allocates. */
+static struct {
+    kinds *out, *in;
+    double *rcap, *left;
+    int *cnt;
+    size_t n;           /* ranks allocated */
+    int lent;
+} scratch;
 
 static void fluid_init(fluid *fl, int n)
 {
     memset(fl, 0, sizeof *fl);
-    fl->out = ts_calloc(n, sizeof *fl->out);
-    fl->in = ts_calloc(n, sizeof *fl->in);
-    fl->rcap = ts_calloc((size_t)n * 2 * NCLASS, sizeof *fl->rcap);
-    fl->left = ts_calloc((size_t)n * 2 * NCLASS, sizeof *fl->left);
-    fl->cnt = ts_calloc((size_t)n * 2 * NCLASS, sizeof *fl->cnt);
+    if (scratch.lent) { /* nested (not expected): arrays of its own */
+        fl->out = ts_calloc(n, sizeof *fl->out);
+        fl->in = ts_calloc(n, sizeof *fl->in);
+        fl->rcap = ts_calloc((size_t)n * 2 * NCLASS, sizeof *fl->rcap);
+        fl->left = ts_calloc((size_t)n * 2 * NCLASS, sizeof *fl->left);
+        fl->cnt = ts_calloc((size_t)n * 2 * NCLASS, sizeof *fl->cnt);
+        return;
+    }
+    if ((size_t)n > scratch.n) {
+        scratch.out = ts_realloc(scratch.out, n * sizeof *scratch.out);
+        scratch.in = ts_realloc(scratch.in, n * sizeof *scratch.in);
+        scratch.rcap = ts_realloc(scratch.rcap, (size_t)n * 2 * NCLASS * sizeof *scratch.rcap);
+        scratch.left = ts_realloc(scratch.left, (size_t)n * 2 * NCLASS * sizeof *scratch.left);
+        scratch.cnt = ts_realloc(scratch.cnt, (size_t)n * 2 * NCLASS * sizeof *scratch.cnt);
+        scratch.n = n;
+    }
+    memset(scratch.out, 0, n * sizeof *scratch.out);
+    memset(scratch.in, 0, n * sizeof *scratch.in);
+    fl->out = scratch.out, fl->in = scratch.in, fl->rcap = scratch.rcap, fl->left = scratch.left;
+    fl->cnt = scratch.cnt;
+    fl->lent = 1;
+    scratch.lent = 1;
 }
 
 static void fluid_free(fluid *fl)
 {
     free(fl->f);
+    free(fl->act);
+    if (fl->lent) {
+        scratch.lent = 0;
+        return;
+    }
     free(fl->out);
     free(fl->in);
     free(fl->rcap);
@@ -147,7 +184,7 @@ static void fluid_free(fluid *fl)
 
 static void fluid_add(fluid *fl, int r, int q, double start, double lat, double bw, int64_t bytes)
 {
-    ts_grow(&fl->f, sizeof *fl->f, &fl->cap, fl->nf + 1);
+    if (fl->nf + 1 > fl->cap) ts_grow(&fl->f, sizeof *fl->f, &fl->cap, fl->nf + 1);
     flow *f = &fl->f[fl->nf++];
     f->res[0] = (r * 2 + 0) * NCLASS + kind_of(&fl->out[r], bw);
     f->res[1] = (q * 2 + 1) * NCLASS + kind_of(&fl->in[q], bw);
@@ -160,10 +197,15 @@ static void fluid_add(fluid *fl, int r, int q, double start, double lat, double 
 }
 
 /* Max-min fair rates of the active flows by progressive filling: the links
- * with the smallest fair share fix their flows' rates, repeatedly. */
+ * with the smallest fair share fix their flows' rates, repeatedly. The
+ * active flows are listed once (fl->act, in index order) and each round
+ * drops those it fixed: every loop visits the flows a scan of all of them
+ * would not skip, in the same order, so every figure is the same. */
 static void water_fill(fluid *fl)
 {
     size_t nact = 0;
+    if (fl->nf > fl->actcap) ts_grow(&fl->act, sizeof *fl->act, &fl->actcap, fl->nf);
+    int *act = fl->act;
     for (size_t i = 0; i < fl->nf; i++) {
         flow *f = &fl->f[i];
         if (f->state != 1) continue;
@@ -172,37 +214,41 @@ static void water_fill(fluid *fl)
             fl->cnt[f->res[k]] = 0;
         }
         f->rate = -1;
-        nact++;
+        act[nact++] = (int)i;
     }
-    for (size_t i = 0; i < fl->nf; i++)
-        if (fl->f[i].state == 1) fl->cnt[fl->f[i].res[0]]++, fl->cnt[fl->f[i].res[1]]++;
+    for (size_t j = 0; j < nact; j++) {
+        const flow *f = &fl->f[act[j]];
+        fl->cnt[f->res[0]]++, fl->cnt[f->res[1]]++;
+    }
     while (nact > 0) {
         double m = 1e300;
-        for (size_t i = 0; i < fl->nf; i++) {
-            flow *f = &fl->f[i];
-            if (f->state != 1 || f->rate >= 0) continue;
+        for (size_t j = 0; j < nact; j++) {
+            const flow *f = &fl->f[act[j]];
             for (int k = 0; k < 2; k++) {
                 double sh = fl->left[f->res[k]] / fl->cnt[f->res[k]];
                 if (sh < m) m = sh;
             }
         }
         /* mark, then fix: shares must not move while we look */
-        for (size_t i = 0; i < fl->nf; i++) {
-            flow *f = &fl->f[i];
-            if (f->state != 1 || f->rate >= 0) continue;
+        for (size_t j = 0; j < nact; j++) {
+            flow *f = &fl->f[act[j]];
             for (int k = 0; k < 2; k++)
                 if (fl->left[f->res[k]] / fl->cnt[f->res[k]] <= m * (1 + 1e-12)) f->rate = -2;
         }
-        for (size_t i = 0; i < fl->nf; i++) {
-            flow *f = &fl->f[i];
-            if (f->state != 1 || f->rate != -2) continue;
+        size_t keep = 0;
+        for (size_t j = 0; j < nact; j++) {
+            flow *f = &fl->f[act[j]];
+            if (f->rate != -2) {
+                act[keep++] = act[j];
+                continue;
+            }
             f->rate = m;
             for (int k = 0; k < 2; k++) {
                 fl->left[f->res[k]] -= m;
                 fl->cnt[f->res[k]]--;
             }
-            nact--;
         }
+        nact = keep;
     }
 }
 
@@ -315,7 +361,7 @@ static double cost_steps(const coll_plan *p, const rcache *c, coll_route_fn rout
     }
     double t = 0, *alpha = rank_alpha(p, c, route, ctx);
     for (int r = 0; r < n; r++)
-        if (ready[r] + coll_call_tail(p, alpha[r], alpha[n + r], 1, 0) > t) t = ready[r] + coll_call_tail(p, alpha[r], alpha[n + r], 1, 0);
+        if (ready[r] + coll_call_tail(p, alpha[r], alpha[n + r], 1, ready[r]) > t) t = ready[r] + coll_call_tail(p, alpha[r], alpha[n + r], 1, ready[r]);
     t = coll_call_time(p, t);
     free(alpha);
     fluid_free(&fl);
@@ -325,7 +371,112 @@ static double cost_steps(const coll_plan *p, const rcache *c, coll_route_fn rout
     return t;
 }
 
-static double cost_pipelined(const coll_plan *p, const rcache *c, coll_route_fn route, void *ctx)
+/* fluid_run with the flows that are alone on both their links folded: two
+ * such flows with the same start, bytes and link capacities (every member of
+ * a ring on a uniform placement has them) go through the very same
+ * operations in the model. Each has its own links, so neither changes
+ * another flow's share; its share, its finishing time and whether it is
+ * active are its twin's at every step, so neither changes the least share,
+ * the next event or when the run ends. One of each set runs, the others take
+ * its end: every flow's end is the one fluid_run gives it. */
+static void fluid_run_folded(fluid *fl)
+{
+    size_t nf = fl->nf, cap = 16;
+    for (size_t i = 0; i < nf; i++) fl->cnt[fl->f[i].res[0]] = fl->cnt[fl->f[i].res[1]] = 0;
+    for (size_t i = 0; i < nf; i++) fl->cnt[fl->f[i].res[0]]++, fl->cnt[fl->f[i].res[1]]++;
+    while (cap < 2 * nf) cap *= 2;
+    int *slot = ts_malloc(cap * sizeof *slot), *idx = ts_malloc((nf + 1) * sizeof *idx);
+    memset(slot, -1, cap * sizeof *slot);
+    flow *kept = ts_malloc((nf + 1) * sizeof *kept);
+    size_t nk = 0;
+    for (size_t i = 0; i < nf; i++) {
+        const flow *f = &fl->f[i];
+        if (fl->cnt[f->res[0]] != 1 || fl->cnt[f->res[1]] != 1) {
+            idx[i] = (int)nk;
+            kept[nk++] = *f;
+            continue;
+        }
+        double key[4] = {f->arrive, f->rem, fl->rcap[f->res[0]], fl->rcap[f->res[1]]};
+        uint64_t h = 1469598103934665603ull, w;
+        for (int k = 0; k < 4; k++) {
+            memcpy(&w, &key[k], sizeof w);
+            h = (h ^ w) * 1099511628211ull;
+        }
+        h ^= h >> 29;
+        size_t j = (size_t)h & (cap - 1);
+        for (; slot[j] >= 0; j = (j + 1) & (cap - 1)) {
+            const flow *g = &kept[slot[j]];
+            double gk[4] = {g->arrive, g->rem, fl->rcap[g->res[0]], fl->rcap[g->res[1]]};
+            if (fl->cnt[g->res[0]] == 1 && fl->cnt[g->res[1]] == 1 && memcmp(gk, key, sizeof key) == 0) break;
+        }
+        if (slot[j] >= 0) {
+            idx[i] = slot[j];
+            continue;
+        }
+        slot[j] = (int)nk;
+        idx[i] = (int)nk;
+        kept[nk++] = *f;
+    }
+    free(slot);
+    if (nk == nf) {
+        free(kept), free(idx);
+        fluid_run(fl);
+        return;
+    }
+    flow *all = fl->f;
+    fl->f = kept, fl->nf = nk;
+    fluid_run(fl);
+    for (size_t i = 0; i < nf; i++) all[i].end = kept[idx[i]].end;
+    fl->f = all, fl->nf = nf;
+    free(kept), free(idx);
+}
+
+/* Within one costing, the last wire size asked for and the last call tail:
+ * a group's flows mostly carry the same bytes, its members mostly have the
+ * same alphas and ends, and both are pure functions of the plan and those
+ * inputs (the inputs are compared bit for bit). */
+#define WIRE_SLOTS 16
+typedef struct {
+    int has_wire[WIRE_SLOTS], has_tail;
+    int64_t bytes[WIRE_SLOTS], wire[WIRE_SLOTS];
+    double in[3], tail;
+} cmemo;
+
+static int64_t wire_bytes(const coll_plan *p, cmemo *mo, int64_t bytes)
+{
+    int k = (int)((uint64_t)bytes % WIRE_SLOTS);
+    if (!mo->has_wire[k] || mo->bytes[k] != bytes) {
+        mo->bytes[k] = bytes;
+        mo->wire[k] = coll_plan_wire_bytes(p, bytes);
+        mo->has_wire[k] = 1;
+    }
+    return mo->wire[k];
+}
+
+static double call_tail(const coll_plan *p, cmemo *mo, double alpha, double alpha_in, int step, double busy)
+{
+    const double in[3] = {alpha, alpha_in, busy};
+    if (!mo->has_tail || memcmp(mo->in, in, sizeof in) != 0) {
+        memcpy(mo->in, in, sizeof in);
+        mo->tail = coll_call_tail(p, alpha, alpha_in, step, busy);
+        mo->has_tail = 1;
+    }
+    return mo->tail;
+}
+
+/* Each member's end: the last of the flows it sends or receives. */
+static void flow_ends(const fluid *fl, const int *src, const int *dst, double *end)
+{
+    for (size_t i = 0; i < fl->nf; i++) {
+        if (fl->f[i].end > end[src[i]]) end[src[i]] = fl->f[i].end;
+        if (fl->f[i].end > end[dst[i]]) end[dst[i]] = fl->f[i].end;
+    }
+}
+
+/* The same cost as three passes over the members (routes, flows, alphas)
+ * without the memos below: the reference coll_cost_fast(0) runs, which the
+ * tests compare with the one-pass path. */
+static double cost_pipelined_ref(const coll_plan *p, const rcache *c, coll_route_fn route, void *ctx)
 {
     int n = p->n;
     double *end = ts_calloc(n, sizeof *end);
@@ -349,10 +500,7 @@ static double cost_pipelined(const coll_plan *p, const rcache *c, coll_route_fn 
         }
     }
     fluid_run(&fl);
-    for (size_t i = 0; i < fl.nf; i++) {
-        if (fl.f[i].end > end[src[i]]) end[src[i]] = fl.f[i].end;
-        if (fl.f[i].end > end[dst[i]]) end[dst[i]] = fl.f[i].end;
-    }
+    flow_ends(&fl, src, dst, end);
     double t = 0, *alpha = rank_alpha(p, c, route, ctx);
     for (int r = 0; r < n; r++)
         if (end[r] + coll_call_tail(p, alpha[r], alpha[n + r], 0, end[r]) > t) t = end[r] + coll_call_tail(p, alpha[r], alpha[n + r], 0, end[r]);
@@ -366,12 +514,70 @@ static double cost_pipelined(const coll_plan *p, const rcache *c, coll_route_fn 
     return t;
 }
 
+/* Every member's merged view read once: its flows (the sends, in view
+ * order) and its alphas (the largest and least route latency over all its
+ * entries, as rank_alpha), each route asked of route() directly. */
+static double cost_pipelined(const coll_plan *p, coll_route_fn route, void *ctx)
+{
+    int n = p->n;
+    double *end = ts_calloc(n, sizeof *end), *alpha = ts_calloc(2 * (size_t)n, sizeof *alpha);
+    coll_step *m = coll_step_new(p->merged_width + 1);
+    cmemo mo = {0};
+    fluid fl;
+    fluid_init(&fl, n);
+    int *src = NULL, *dst = NULL;
+    size_t cap = 0, c2 = 0, guess = (size_t)n * (p->merged_width < 4 ? p->merged_width : 4);
+    ts_grow(&src, sizeof *src, &c2, guess); /* most members send to few peers */
+    ts_grow(&dst, sizeof *dst, &cap, guess);
+    ts_grow(&fl.f, sizeof *fl.f, &fl.cap, guess);
+    for (int r = 0; r < n; r++) {
+        coll_plan_merged_phys(p, r, m);
+        for (int i = 0; i < m->nsend + m->nrecv; i++) {
+            double lat, bw;
+            int send = i < m->nsend, q = send ? m->send[i].peer : m->recv[i - m->nsend].peer;
+            if (send) route(ctx, r, q, &lat, &bw);
+            else route(ctx, q, r, &lat, &bw);
+            if (lat > alpha[r]) alpha[r] = lat;
+            if (i == 0 || lat < alpha[n + r]) alpha[n + r] = lat;
+            if (!send) continue;
+            if (fl.nf + 1 > cap) {
+                c2 = cap;
+                ts_grow(&src, sizeof *src, &c2, fl.nf + 1);
+                ts_grow(&dst, sizeof *dst, &cap, fl.nf + 1);
+            }
+            src[fl.nf] = r;
+            dst[fl.nf] = q;
+            fluid_add(&fl, r, q, 0, lat, bw, wire_bytes(p, &mo, m->send[i].bytes));
+        }
+    }
+    fluid_run_folded(&fl);
+    flow_ends(&fl, src, dst, end);
+    double t = 0;
+    for (int r = 0; r < n; r++) {
+        double e = end[r] + call_tail(p, &mo, alpha[r], alpha[n + r], 0, end[r]);
+        if (e > t) t = e;
+    }
+    t = coll_call_time(p, t);
+    free(alpha);
+    fluid_free(&fl);
+    free(src);
+    free(dst);
+    coll_step_free(m);
+    free(end);
+    return t;
+}
+
+static int fast_on = 1;
+
+void coll_cost_fast(int on) { fast_on = on; }
+
 double coll_cost(const coll_plan *p, coll_cost_kind kind, coll_route_fn route, void *ctx)
 {
     if (p->nsteps == 0) return 0;
+    if (kind != COLL_COST_STEP && fast_on) return cost_pipelined(p, route, ctx);
     rcache c;
     rcache_build(&c, p, route, ctx);
-    double t = kind == COLL_COST_STEP ? cost_steps(p, &c, route, ctx) : cost_pipelined(p, &c, route, ctx);
+    double t = kind == COLL_COST_STEP ? cost_steps(p, &c, route, ctx) : cost_pipelined_ref(p, &c, route, ctx);
     rcache_free(&c);
     return t;
 }

@@ -185,13 +185,55 @@ double coll_plan_wire_lat(const coll_plan *p, double alpha, double alpha_in, int
     return (far > 0 ? far : 0) * alpha + local * alpha_in;
 }
 
+/* NCCL's Simple tree all-reduce cuts each channel's share into chunks of
+ * stepSize (NCCL_BUFFSIZE 4 MiB / NCCL_STEPS 8 = 512 KiB) and halves the
+ * chunk while a channel gets fewer than 8 x depth chunks (down to 128 KiB),
+ * 4 x depth (64 KiB), depth (32 KiB), with depth = L - 1 + log2(M) the tree's
+ * (enqueue.cc, ncclPatternTreeUpDown, 2.12-2.26). A chunk climbs depth hops
+ * and comes down depth more, so K chunks a channel take K + 2 depth - 1
+ * chunk times: the fill (2 depth - 1) / K of the transfers' time, what
+ * NCCL's tuner's treeCorrectionFactor stands in for at 1-64 MiB. */
+double coll_tree_fill(const coll_plan *p, const coll_params *q)
+{
+    if (coll_family_of(p->algo) != COLL_FAM_TREE || p->coll != OG_ALLREDUCE || p->proto != COLL_SIMPLE || !p->topo ||
+        p->topo->nnodes < 2 || q->max_channels < 1)
+        return 0;
+    int L = p->topo->ppn > 0 ? p->topo->ppn : 1, depth = L - 1 + log2_floor(p->topo->nnodes);
+    double nc = chan_count(p, q, COLL_FAM_TREE), per = (double)p->bytes / (nc >= 1 ? nc : 1), chunk = 512.0 * 1024;
+    while (per / chunk < depth * 8 && chunk > 131072) chunk /= 2;
+    while (per / chunk < depth * 4 && chunk > 65536) chunk /= 2;
+    while (per / chunk < depth && chunk > 32768) chunk /= 2;
+    double k = ceil(per / chunk);
+    return (2.0 * depth - 1) / (k >= 1 ? k : 1);
+}
+
+static int coll_plan_spans_nodes(const coll_plan *p)
+{
+    return p->topo && p->topo->nnodes > 1;
+}
+
+double coll_reduce_time(const coll_plan *p, const coll_params *q)
+{
+    if (q->reduce_bw <= 0 || p->n < 2 || coll_family_of(p->algo) != COLL_FAM_RING) return 0;
+    if (p->coll != OG_REDUCESCATTER && p->coll != OG_ALLREDUCE) return 0;
+    return (double)p->bytes * (p->n - 1) / p->n / q->reduce_bw;
+}
+
 double coll_call_tail(const coll_plan *p, double alpha, double alpha_in, int step, double busy)
 {
     if (p->n < 2 || p->nsteps == 0) return 0;
     const coll_params *q = coll_params_get();
     double base = q->base_lat[coll_family_of(p->algo)][p->proto], hops = coll_call_latency_with(p, q) - base;
     double wire = coll_plan_wire_lat(p, alpha, alpha_in, step);
-    if (step) return base + (hops > wire ? hops - wire : 0);
+    /* the reduction (reduce_bw): on one node the kernel's own stores move
+     * the data over the node's links, so its reduce work adds to them; across
+     * nodes the NICs move the data beside the kernel and only what the
+     * transfers did not cover shows */
+    double red = coll_reduce_time(p, q), left = coll_plan_spans_nodes(p) ? (red > busy ? red - busy : 0) : red;
+    if (step) return left + base + (hops > wire ? hops - wire : 0);
+    /* pipelined: the flows stream the whole buffer; the tree's pipeline fill
+     * comes on top (the step fidelity runs its own chunks) */
+    double fill = busy > 0 ? busy * coll_tree_fill(p, q) : 0;
     if (q->ring_lockstep && busy > 0) {
         /* pipelined: the lock-step waits overlap the transfers (NCCL_STEPS
          * slots in flight) by ring_overlap: at 1 what shows is the larger of
@@ -200,7 +242,7 @@ double coll_call_tail(const coll_plan *p, double alpha, double alpha_in, int ste
         double own = call_latency(p, q, 0) - base, rest = hops - q->ring_overlap * busy;
         hops = own > rest ? own : rest;
     }
-    return base + (hops > wire ? hops : wire);
+    return left + base + fill + (hops > wire ? hops : wire);
 }
 
 static int gpus_per_proc = 1;

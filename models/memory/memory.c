@@ -87,6 +87,17 @@ static void stage_memory(const wl_model *m, const wl_layout *l, int seq, cm_dtyp
         o->optim = shard * 12;
         ds_step = shard * 4;
     }
+    /* DeepSpeed's BF16_Optimizer under the pipeline engine (layout ds_bf16: 2022's BigScience
+     * branch, docs/workload.md): fp32 gradients for every parameter of the rank, not sharded
+     * ("the additional memory usage is 4bytes x params and it's not sharded across gpus",
+     * bigscience train/tr11-176B-ml/chronicles-prequel.md), beside the bf16 gradients the
+     * backward leaves until the next one clears them; the shard holds fp32 master, m, v */
+    if (l->ds_bf16 && t == CM_BF16 && l->zero <= 1 && l->pp > 1 && l->vpp == 1 && l->schedule == WL_1F1B &&
+        !l->axonn) {
+        o->grads = p.total * (2 + 4);
+        o->optim = shard * 12;
+        ds_step = 0;
+    }
     /* ZeRO++ hpZ keeps a secondary copy of the parameters sharded over hpz ranks next to
      * the primary shard; hierarchical gradients accumulate over the micro-batches in a
      * shard of the hgz group and are reduced across groups once per iteration */

@@ -91,6 +91,8 @@ typedef struct gen {
     int *z3wait;            /* zero=3: the last prefetch waits, a ring of l->prefetch */
     int nz3;
     int pp_pending;         /* p2p_2021: the last pipeline send, awaited after the next receive (-1: none) */
+    int pp_post[2];         /* p2p_overlap: the end of the last forward (0) / backward (1) action, where the
+                             * next receive of its kind is posted (-1: at the start) */
     int ds;                 /* DeepSpeed's pipeline engine (stack ds_pipe, pp > 1, no chunks): passes in
                              * TrainSchedule's steps, sends deferred to the next step (ds_steps) */
     int ds_dir, ds_mb, ds_dep; /* ds: the send of the last pass ('F' activation, 'B' gradient; 0: none) */
@@ -159,6 +161,43 @@ static int last0(gen *G)
     return -1;
 }
 
+/* --breakdown: the rank's compute-stream seconds by op kind (wl_breakdown). */
+static struct {
+    int stage;                  /* -1: off */
+    int n;
+    wl_bd_row row[WL_BD_MAX];
+} bd = {-1, 0, {{"", 0, 0}}};
+
+void wl_breakdown(int stage)
+{
+    bd.stage = stage;
+    bd.n = 0;
+}
+
+int wl_breakdown_rows(const wl_bd_row **rows)
+{
+    *rows = bd.row;
+    return bd.n;
+}
+
+static void bd_add(const gen *G, const char *what, double d)
+{
+    if (bd.stage < 0 || G->pi != bd.stage || G->ti || G->di || G->ci || (G->l->axonn && G->r)) return;
+    int i = 0;
+    while (i < bd.n && strcmp(bd.row[i].what, what)) i++;
+    if (i == bd.n) {
+        if (bd.n == WL_BD_MAX) { /* full: the last row takes the rest */
+            i = WL_BD_MAX - 1;
+            snprintf(bd.row[i].what, sizeof bd.row[i].what, "(other)");
+        } else {
+            bd.row[bd.n++] = (wl_bd_row){"", 0, 0};
+            snprintf(bd.row[i].what, sizeof bd.row[i].what, "%s", what);
+        }
+    }
+    bd.row[i].s += d;
+    bd.row[i].count++;
+}
+
 /* A fixed-duration op on stream 0, merged into the previous one when fusing. */
 static int add_fixed(gen *G, double d, const char *what, int layer, int mb)
 {
@@ -166,6 +205,7 @@ static int add_fixed(gen *G, double d, const char *what, int layer, int mb)
         G->acc += d;
         return 0;
     }
+    bd_add(G, what, d);
     og_rank *rk = &G->g->ranks[G->r];
     if (G->o->fuse && G->last_comp >= 0) {
         rk->ops[G->last_comp].duration += d;
@@ -1155,14 +1195,54 @@ static double bucket_pad(const wl_layout *l, double elems)
     return ceil(elems / q) * q;
 }
 
+/* DeepSpeed's pipeline engine runs the schedule (stack ds_pipe, pp > 1, 1F1B
+ * without chunks: ds_steps). */
+static int ds_engine(const gen *G)
+{
+    return G->st->ds_pipe && G->p > 1 && G->v == 1 && G->l->schedule == WL_1F1B;
+}
+
+/* DeepSpeed's BF16_Optimizer under its pipeline engine (stack ds_bf16_optim; bf16,
+ * zero 0-1; deepspeed/runtime/pipe/engine.py of 2022, _exec_reduce_grads ->
+ * _bf16_reduce_grads -> buffered_allreduce_fallback(grads=optimizer.
+ * get_grads_for_reduction()), bf16_optimizer.py: the flat fp32 gradients): the
+ * gradients are all-reduced in fp32 over DP, whole, though the optimizer then
+ * updates only its shard and all-gathers the bf16 parameters (update_lp_params). */
+static int ds_bf16(const gen *G)
+{
+    return G->st->ds_bf16_optim && ds_engine(G) && G->o->dtype == CM_BF16 && G->l->zero <= 1;
+}
+
+/* The collective of the gradient reduction: all-reduce (zero 0, DeepSpeed's
+ * BF16_Optimizer) or reduce-scatter (ZeRO 1-3). */
+static og_coll grad_coll(const gen *G)
+{
+    return G->l->zero == 0 || ds_bf16(G) ? OG_ALLREDUCE : OG_REDUCESCATTER;
+}
+
+/* buffered_allreduce_fallback's copies around each all-reduce, per fp32
+ * gradient element (engine.py allreduce_bucket / allreduce_no_retain): the
+ * flatten into the bucket (read 4, write 4), the 1/dp scaling in place (read
+ * 4, write 4) and the copy back into the gradients (read 4, write 4). */
+#define WL_DS_AR_COPY_BYTES 24.0
+
 static void bucket_emit(gen *G, int dep)
 {
     const wl_layout *l = G->l;
     if (G->bucket_acc <= 0) return;
-    og_coll c = l->zero == 0 ? OG_ALLREDUCE : OG_REDUCESCATTER;
+    og_coll c = grad_coll(G);
     double elems = bucket_pad(l, G->bucket_acc);
     dsel all = {0, 1};
     int id;
+    if (ds_bf16(G) && !G->dry) {
+        /* the copies in series with the all-reduce: before it, on the compute stream */
+        og_op *cp = og_compute_fixed(G->g, G->r, WL_S_COMPUTE, cm_mem_time(G->o->gpu, elems * WL_DS_AR_COPY_BYTES, 3));
+        if (dep >= 0) og_add_dep(cp, dep);
+        G->busy += cp->duration;
+        set_label(G, cp, "comp.dp_flatten");
+        G->last_comp = -1;
+        dep = cp->id;
+    }
     if (l->zero == 3) dep = fsdp2_copy_in(G, G->bucket_acc, dep);
     if (l->zero == 3 && (l->hgz > 1 || l->qgz))
         id = zero3_grads(G, G->bucket_acc, dep, G->gfinal, G->bucket_no);
@@ -1375,6 +1455,35 @@ static void pp_sent(gen *G, int id, char k, int mb)
     if (!G->pp_next || (G->v == 1 && G->pp_next == k)) pp_after_recv(G, 0, mb); /* the last send: at once too */
 }
 
+/* Megatron-Core's overlap_p2p_comm (layout p2p_overlap, interleaved schedule;
+ * megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving,
+ * and p2p_communication.py, send_forward_recv_forward / send_backward_recv_backward with
+ * overlap_p2p_comm=True): right after an action's compute its output is sent and the
+ * input of the next action of the same kind is received, both non-blocking (isend/irecv);
+ * the handles are awaited just before that next action. The receive therefore runs
+ * beside the action of the other kind in between, on a stream of its own here (one
+ * per kind: the forward receives arrive in order, the backward ones too). */
+static int p2p_ov(const gen *G) { return G->l->p2p_overlap && G->v > 1 && !G->st->p2p_2021 && !G->ds; }
+
+static void pp_recv(gen *G, int bwd, int peer, int c, int mb)
+{
+    if (!p2p_ov(G)) {
+        og_op *rv = og_recv(G->g, G->r, WL_S_COMPUTE, peer, (int64_t)llround(pp_bytes(G)), tag_of(G, bwd, c, mb));
+        set_label(G, rv, bwd ? "pp.recv.bwd.c%d.mb%d" : "pp.recv.fwd.c%d.mb%d", c, mb);
+        G->last_comp = -1;
+        return;
+    }
+    og_op *rv = og_recv(G->g, G->r, bwd ? WL_S_PP_RBWD : WL_S_PP_RFWD, peer, (int64_t)llround(pp_bytes(G)),
+                        tag_of(G, bwd, c, mb));
+    if (G->pp_post[bwd] >= 0) og_add_dep(rv, G->pp_post[bwd]);
+    set_label(G, rv, bwd ? "pp.recv.bwd.c%d.mb%d" : "pp.recv.fwd.c%d.mb%d", c, mb);
+    int id = rv->id; /* the next op may move the rank's ops */
+    last0(G);
+    og_op *w = og_compute_fixed(G->g, G->r, WL_S_COMPUTE, 0);
+    og_add_dep(w, id);
+    set_label(G, w, bwd ? "comp.wait_recv.bwd.c%d.mb%d" : "comp.wait_recv.fwd.c%d.mb%d", c, mb);
+}
+
 static void do_F(gen *G, int mb, int c)
 {
     const wl_model *m = G->m;
@@ -1383,10 +1492,7 @@ static void do_F(gen *G, int mb, int c)
     if (vs > 0 && (G->ds || (G->pp_rcvd && G->pp_rcvd[G->act_no]))) {
         G->last_comp = -1; /* received (and gathered) by the previous communicate call, or ds_steps */
     } else if (vs > 0) {
-        int peer = built(G, G->ti, G->ci, G->di, (G->pi + p - 1) % p);
-        og_op *rv = og_recv(G->g, G->r, WL_S_COMPUTE, peer, (int64_t)llround(pp_bytes(G)), tag_of(G, 0, c, mb));
-        set_label(G, rv, "pp.recv.fwd.c%d.mb%d", c, mb);
-        G->last_comp = -1;
+        pp_recv(G, 0, built(G, G->ti, G->ci, G->di, (G->pi + p - 1) % p), c, mb);
         pp_after_recv(G, 1, mb);
     } else {
         pp_after_recv(G, 0, mb);
@@ -1408,7 +1514,10 @@ static void do_F(gen *G, int mb, int c)
         set_label(G, s, "pp.send.fwd.c%d.mb%d", c, mb);
         pp_sent(G, s->id, 'F', mb);
     }
+    if (p2p_ov(G)) G->pp_post[0] = last0(G);
 }
+
+static void ds_restore(gen *G, int mb);
 
 static void do_B(gen *G, int mb, int c)
 {
@@ -1417,11 +1526,9 @@ static void do_B(gen *G, int mb, int c)
     int p = G->p, vs = c * p + G->pi, nvs = p * G->v, final = mb == G->mcount - 1 && !G->zb;
     if (vs < nvs - 1 && (G->ds || (G->pp_rcvd && G->pp_rcvd[G->act_no]))) {
         G->last_comp = -1; /* received (and gathered) by the previous communicate call, or ds_steps */
+        if (G->ds && pp_sg(G)) ds_restore(G, mb);
     } else if (vs < nvs - 1) {
-        int peer = built(G, G->ti, G->ci, G->di, (G->pi + 1) % p);
-        og_op *rv = og_recv(G->g, G->r, WL_S_COMPUTE, peer, (int64_t)llround(pp_bytes(G)), tag_of(G, 1, c, mb));
-        set_label(G, rv, "pp.recv.bwd.c%d.mb%d", c, mb);
-        G->last_comp = -1;
+        pp_recv(G, 1, built(G, G->ti, G->ci, G->di, (G->pi + 1) % p), c, mb);
         pp_after_recv(G, 1, mb);
     } else {
         pp_after_recv(G, 0, mb);
@@ -1445,6 +1552,7 @@ static void do_B(gen *G, int mb, int c)
         set_label(G, s, "pp.send.bwd.c%d.mb%d", c, mb);
         pp_sent(G, s->id, 'B', mb);
     }
+    if (p2p_ov(G)) G->pp_post[1] = last0(G);
     if (final && c == 0) last_bucket(G); /* chunk 0 runs the last backward of every stage */
 }
 
@@ -1501,6 +1609,16 @@ static void ds_recv(gen *G, int fwd, int mb)
     set_label(G, rv, "pp.recv.%s.c0.mb%d", fwd ? "fwd" : "bwd", mb);
     G->last_comp = -1;
     pp_after_recv(G, 1, mb);
+}
+
+/* The engine's forward kept only this TP rank's part of the output it sent
+ * (engine.py _exec_forward_pass: PartitionedTensor of outputs[0], whose data is
+ * then replaced by an empty tensor); its backward all-gathers the output back
+ * over the TP group before torch.autograd.backward (_exec_backward_pass:
+ * part_output.full()), beside the gather of the received gradient. */
+static void ds_restore(gen *G, int mb)
+{
+    tp_coll(G, OG_ALLGATHER, G->tok * G->m->hidden * G->dt, "pp_restore", -1, mb);
 }
 
 static int ds_steps(gen *G)
@@ -1636,6 +1754,7 @@ static int build_rank(gen *G)
     G->z3dep = -1;
     G->z3rs_last = -1;
     G->pp_pending = -1;
+    G->pp_post[0] = G->pp_post[1] = -1;
     G->tp_wait = -1;
     int ndp = l->dp * l->cp;
     if (l->param_overlap && ndp > 1) {
@@ -1643,7 +1762,7 @@ static int build_rank(gen *G)
         G->ag_op = ts_realloc(G->ag_op, (size_t)(G->nplan + 1) * sizeof *G->ag_op);
         for (int b = 0; b < G->nplan; b++) G->ag_op[b] = -1;
     }
-    G->ds = G->st->ds_pipe && G->p > 1 && G->v == 1 && l->schedule == WL_1F1B;
+    G->ds = ds_engine(G);
     if (G->ds && ds_steps(G) < 0) return -1;
     act *a = ts_malloc(3 * (size_t)G->mcount * G->v * sizeof *a);
     int n = G->ds ? 0 : schedule(G, a);
@@ -1783,6 +1902,46 @@ static int gcd_int(int a, int b)
  * rank / gpus_per_node), with the engine's algorithm selection (an_sched_time);
  * the slowest of the groups of that dimension, which differ only by the
  * offset of their first rank inside a node. */
+static double ax_cost_groups(const an_net *net, const int size[4], int dim, og_coll c, double bytes);
+
+/* A memo of ax_cost_groups across estimates, a pure function of the grid,
+ * the dimension, the collective, the size and what grp_time reads (the
+ * network's figures, the policy and its serial, the cost parameters'
+ * generation): layouts of a search that share a grid (they differ in mbs,
+ * ZeRO, recomputation) ask for the same collectives. */
+typedef struct axcmemo {
+    int size[4], dim;
+    og_coll c;
+    double bytes, t;
+    an_net net;
+    unsigned gen;
+    unsigned long pserial;
+    int used;
+} axcmemo;
+static axcmemo axc_memo[4096];
+
+static double ax_cost_memo(const an_net *net, const int size[4], int dim, og_coll c, double bytes)
+{
+    uint64_t h = 1469598103934665603ull, w;
+    memcpy(&w, &bytes, sizeof w);
+    const uint64_t key[7] = {(uint64_t)size[0], (uint64_t)size[1], (uint64_t)size[2], (uint64_t)size[3],
+                             (uint64_t)dim, (uint64_t)c, w};
+    for (int i = 0; i < 7; i++) h = (h ^ key[i]) * 1099511628211ull;
+    h ^= h >> 31, h *= 0x94d049bb133111ebull, h ^= h >> 29;
+    axcmemo *e = &axc_memo[h % (sizeof axc_memo / sizeof axc_memo[0])];
+    unsigned gen = coll_params_generation();
+    unsigned long ps = coll_policy_serial(net->policy);
+    if (memo_on && e->used && e->gen == gen && e->pserial == ps && e->dim == dim && e->c == c &&
+        memcmp(e->size, size, sizeof e->size) == 0 && memcmp(&e->bytes, &bytes, sizeof bytes) == 0 &&
+        e->net.gpus_per_node == net->gpus_per_node && e->net.intra_bw == net->intra_bw &&
+        e->net.intra_lat == net->intra_lat && e->net.inter_bw == net->inter_bw && e->net.inter_lat == net->inter_lat &&
+        e->net.nvls == net->nvls && e->net.policy == net->policy)
+        return e->t;
+    double t = ax_cost_groups(net, size, dim, c, bytes);
+    *e = (axcmemo){{size[0], size[1], size[2], size[3]}, dim, c, bytes, t, *net, gen, ps, 1};
+    return t;
+}
+
 static double ax_cost(gen *G, int dim, og_coll c, double bytes)
 {
     const wl_layout *l = G->l;
@@ -1792,8 +1951,17 @@ static double ax_cost(gen *G, int dim, og_coll c, double bytes)
     if (n <= 1 || bytes <= 0) return 0;
     for (int i = 0; i < S->ncost; i++)
         if (S->cost[i].dim == dim && S->cost[i].c == c && S->cost[i].bytes == bytes) return S->cost[i].t;
-    int grid = l->gx * l->gy * l->gz, stride[4] = {1, l->gx, l->gx * l->gy, grid};
-    int gpn = G->o->net->gpus_per_node > 0 ? G->o->net->gpus_per_node : 1;
+    double t = ax_cost_memo(G->o->net, size, dim, c, bytes);
+    if (S->ncost < (int)(sizeof S->cost / sizeof S->cost[0])) S->cost[S->ncost++] = (axcost){dim, c, bytes, t};
+    return t;
+}
+
+/* ax_cost's figure: the slowest of the groups of dimension dim. */
+static double ax_cost_groups(const an_net *net, const int size[4], int dim, og_coll c, double bytes)
+{
+    int n = size[dim];
+    int grid = size[0] * size[1] * size[2], stride[4] = {1, size[0], size[0] * size[1], grid};
+    int gpn = net->gpus_per_node > 0 ? net->gpus_per_node : 1;
     /* a group of dim starts at each rank whose coordinate dim is 0, r = the sum
      * over the other dimensions e < 3 of c_e stride[e]; its place in its node,
      * r mod gpn, repeats in c_e with period gpn / gcd(stride[e], gpn), so the
@@ -1816,11 +1984,10 @@ static double ax_cost(gen *G, int dim, og_coll c, double bytes)
     double t = 0;
     for (int rho = 0; rho < gpn; rho++) {
         if (!at[rho]) continue;
-        double tt = grp_time(G->o->net, n, stride[dim], rho - rho % a, c, (int64_t)llround(bytes));
+        double tt = grp_time(net, n, stride[dim], rho - rho % a, c, (int64_t)llround(bytes));
         if (tt > t) t = tt;
     }
     if (at != sbuf) free(at);
-    if (S->ncost < (int)(sizeof S->cost / sizeof S->cost[0])) S->cost[S->ncost++] = (axcost){dim, c, bytes, t};
     return t;
 }
 
@@ -2039,16 +2206,26 @@ static void axm_identity(axmap *m)
 /* *out = b after a (a applied first); out may alias neither. */
 static void axm_then(axmap *out, const axmap *a, const axmap *b)
 {
-    for (int i = 0; i < AXW_N; i++)
-        for (int j = 0; j < AXW_N; j++) {
-            double x = b->v[i].a[0] + a->v[0].a[j];
+    /* row by row, k outermost: each out[i][j] is still the max over k = 0, 1,
+     * ... in that order of the same sums, now over whole rows of a (kept in
+     * registers: no store of out can change a or b) */
+    axmap A = *a;
+    for (int i = 0; i < AXW_N; i++) {
+        double x[AXW_N];
+        const double bi0 = b->v[i].a[0];
 #pragma GCC unroll 8
-            for (int k = 1; k < AXW_N; k++) {
-                double y = b->v[i].a[k] + a->v[k].a[j];
-                x = y > x ? y : x;
+        for (int j = 0; j < AXW_N; j++) x[j] = bi0 + A.v[0].a[j];
+#pragma GCC unroll 8
+        for (int k = 1; k < AXW_N; k++) {
+            const double bik = b->v[i].a[k];
+#pragma GCC unroll 8
+            for (int j = 0; j < AXW_N; j++) {
+                double y = bik + A.v[k].a[j];
+                x[j] = y > x[j] ? y : x[j];
             }
-            out->v[i].a[j] = x;
         }
+        memcpy(out->v[i].a, x, sizeof x);
+    }
 }
 
 /* The state x after the map m (in place). */
@@ -2303,6 +2480,7 @@ int wl_build(const wl_model *m, const wl_layout *l, const wl_opts *o, og_graph *
     *out = NULL;
     memset(info, 0, sizeof *info);
     if (!o->gpu || !o->net) return ts_err(err, errlen, "wl_build: no gpu or network model");
+    bd.n = 0;
     gen G;
     memset(&G, 0, sizeof G);
     G.m = m;
@@ -2620,11 +2798,16 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
     if (G.mcount < 1) return ts_err(err, errlen, "layout: no micro-batch");
     G.tok = (double)l->mbs * o->seq / l->cp;
     if (l->axonn) {
+        /* the dry run's records kept from one estimate to the next: a search
+         * estimates thousands of layouts of about as many GEMMs */
+        static axrec *kept;
+        static size_t keptcap;
         axstate ax;
         memset(&ax, 0, sizeof ax);
+        ax.rec = kept, ax.reccap = keptcap;
         G.ax = &ax;
         int rc = ax_estimate(&G, e);
-        free(ax.rec);
+        kept = ax.rec, keptcap = ax.reccap;
         return rc;
     }
     G.p = l->pp, G.v = l->vpp, G.lc = m->layers / (l->pp * l->vpp);
@@ -2670,6 +2853,7 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
         }
         if (st == 0) f += emb_f, b += emb_b;
         if (st == p - 1) f += lg_f, b += lg_b, w += lg_w;
+        if (st < p - 1 && ds_engine(&G) && pp_sg(&G)) b += tp_cost(&G, OG_ALLGATHER, G.tok * h * G.dt); /* ds_restore */
         /* the stage's kernels beside its gathers and reduce-scatters (ov_slow):
          * their streams run at once, each on its channels, so their seconds add */
         double cx = f + b + w, k = cx > 0 && !ds_layer(&G, lo) ? 1 + ov_extra(&G, cx, held) / cx : 1;
@@ -2711,8 +2895,9 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
     if (ndp > 1 && l->zero < 3) {
         double bsz = bucket_size(l), nb = isinf(bsz) ? 1 : ceil(rp.dense / bsz);
         double elems = bucket_pad(l, rp.dense / nb);
-        og_coll c = l->zero == 0 ? OG_ALLREDUCE : OG_REDUCESCATTER;
+        og_coll c = grad_coll(&G);
         double one = dp_cost(&G, c, ndp, &all, elems * gbytes), whole_ = nb * one;
+        if (ds_bf16(&G)) one += cm_mem_time(o->gpu, elems * WL_DS_AR_COPY_BYTES, 3), whole_ = nb * one;
         double window = (tb + tw) * (nb - 1) / nb;
         /* the last backward's kernels beside the buckets but the last (ov_slow) */
         int ch = coll_params_channels(elems * gbytes);
@@ -2763,6 +2948,7 @@ void wl_memo(int on)
     memset(ax_memo, 0, sizeof ax_memo);
     memset(axpow_memo, 0, sizeof axpow_memo);
     memset(axapply_memo, 0, sizeof axapply_memo);
+    memset(axc_memo, 0, sizeof axc_memo);
     gemm_memo.valid = 0;
     coll_view_memo(on);
     an_memo(on);

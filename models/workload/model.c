@@ -244,6 +244,7 @@ static const struct okey {
     {"tp_overlap", offsetof(wl_layout, tp_overlap), 0},
     {"gaf", offsetof(wl_layout, no_gaf), 1},
     {"pp_sg", offsetof(wl_layout, pp_nosg), 1},
+    {"p2p_overlap", offsetof(wl_layout, p2p_overlap), 0},
 };
 
 /* on/1/true: 1, off/0/false: 0, else -1 */
@@ -306,6 +307,7 @@ int wl_layout_parse(const char *s, wl_layout *l, char *err, size_t errlen)
             }
             *(int *)((char *)l + onoff_keys[i].off) = onoff_keys[i].neg ? !on : on;
             if (!strcmp(k, "overlap")) l->axonn = 1;
+            if (!strcmp(k, "overlap_grad")) l->grad_overlap = on;
         } else if (strcmp(k, "attn") == 0) {
             int a = wl_attn_from_name(v);
             if (a < 0) {
@@ -357,7 +359,7 @@ int wl_layout_parse(const char *s, wl_layout *l, char *err, size_t errlen)
         } else {
             ts_err(err, errlen, "layout: unknown key '%s' (valid: tp, pp, dp, cp, ep, vpp, mbs, gbs, zero, sp, "
                    "recompute, schedule, bucket, order, attn, overlap_grad, overlap_param, prefetch, reshard, tp_overlap, "
-                   "gaf, pp_sg, pp_first, pp_last, hpz, hgz, qwz, qgz; AxoNN: gx, gy, gz, dp, overlap)", k);
+                   "gaf, pp_sg, p2p_overlap, pp_first, pp_last, hpz, hgz, qwz, qgz; AxoNN: gx, gy, gz, dp, overlap)", k);
             goto out;
         }
     }
@@ -389,6 +391,11 @@ int wl_layout_parse(const char *s, wl_layout *l, char *err, size_t errlen)
                            "every layer's gradients as its backward ends)"
                            : "prefetch and reshard need zero=3 (sharded parameters)";
         ts_err(err, errlen, "layout: %s, not zero=%d", what, l->zero);
+        goto out;
+    }
+    if (l->p2p_overlap && (l->pp < 2 || l->vpp < 2)) {
+        ts_err(err, errlen, "layout: p2p_overlap=on needs pp >= 2 and vpp >= 2 (Megatron-Core overlaps the "
+               "pipeline's receives only in the interleaved schedule), not pp=%d, vpp=%d", l->pp, l->vpp);
         goto out;
     }
     if (l->tp_overlap && (!l->sp || l->tp < 2)) {
@@ -530,9 +537,10 @@ void wl_layout_format(const wl_layout *l, char *buf, size_t n)
         if (k > 0 && (size_t)k < n && l->attn) snprintf(buf + k, n - k, ",attn=%s", wl_attn_name(l->attn));
         /* likewise the frameworks' overlap keys that differ from the defaults */
         const struct { int set; const char *text; } extra[] = {
-            {l->grad_serial, ",overlap_grad=off"}, {l->param_overlap, ",overlap_param=on"},
+            {l->grad_serial, ",overlap_grad=off"}, {l->grad_overlap, ",overlap_grad=on"},
+            {l->param_overlap, ",overlap_param=on"},
             {l->keep_params, ",reshard=off"}, {l->tp_overlap, ",tp_overlap=on"}, {l->no_gaf, ",gaf=off"},
-            {l->pp_nosg, ",pp_sg=off"},
+            {l->pp_nosg, ",pp_sg=off"}, {l->p2p_overlap, ",p2p_overlap=on"},
         };
         for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++)
             if (extra[i].set && strlen(buf) + strlen(extra[i].text) < n) strcat(buf, extra[i].text);
@@ -549,11 +557,12 @@ void wl_layout_apply_stack(wl_layout *l, const wl_stack *s)
 {
     if (!s) s = wl_stack_default();
     if (l->attn == WL_ATTN_STACK) l->attn = s->attn;
-    /* the data-parallel overlaps the stack runs with (a layout's overlap_grad=off and
+    /* the data-parallel overlaps the stack runs with (a layout's overlap_grad=on|off and
      * overlap_param=on stand whatever the stack) */
-    if (!s->overlap_grad_reduce && l->zero < 3) l->grad_serial = 1;
+    if (!s->overlap_grad_reduce && l->zero < 3 && !l->grad_overlap) l->grad_serial = 1;
     if (s->overlap_param_gather && (l->zero == 1 || l->zero == 2)) l->param_overlap = 1;
     l->ds_optim = s->ds_zero_optim;
+    l->ds_bf16 = s->ds_bf16_optim && s->ds_pipe;
 }
 
 int wl_padded_vocab(const wl_model *m, const wl_layout *l)

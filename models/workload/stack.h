@@ -66,6 +66,11 @@ typedef struct wl_stack {
                                  * transfers on the compute stream (forward step: receive the activation, send
                                  * the previous step's gradient; backward step: send the previous step's
                                  * activation, receive the gradient) (docs/workload.md, "DeepSpeed pipeline") */
+    int ds_bf16_optim;          /* bf16 under the pipeline engine is DeepSpeed's BF16_Optimizer of 2022 (ZeRO stage 0
+                                 * in the config, its own sharding of the fp32 states: zero=1 here): the fp32
+                                 * gradients all-reduced over DP after the flush (engine _bf16_reduce_grads ->
+                                 * buffered_allreduce_fallback over get_grads_for_reduction()), not reduce-scattered
+                                 * (docs/workload.md, "DeepSpeed pipeline") */
 } wl_stack;
 
 /* The default preset (megatron-core) and lookup by name; on failure err lists

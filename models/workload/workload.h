@@ -61,6 +61,8 @@ typedef struct wl_layout {
     double bucket;                  /* DP gradient bucket, parameters (Megatron: max(4e7, 1e6*dp)) */
     int grad_serial;                /* zero<3: gradients reduced after the last backward in one bucket
                                      * (Megatron-Core without --overlap-grad-reduce, Megatron-LM 2021) */
+    int grad_overlap;               /* overlap_grad=on stated: the stack's serial reduction does not
+                                     * apply (PyTorch DDP under Megatron-LM 2021's --DDP-impl torch) */
     int param_overlap;              /* zero=1,2: the updated parameters' all-gathers overlap the next
                                      * forward, bucket by bucket (Megatron-Core --overlap-param-gather) */
     int prefetch;                   /* zero=3: layers whose gathers may run ahead of compute (0: 1,
@@ -72,6 +74,9 @@ typedef struct wl_layout {
                                      * with Megatron-FSDP): a pass adds each weight gradient to the main one */
     int keep_params;                /* zero=3: gathered parameters kept from forward to backward (FSDP2
                                      * reshard_after_forward=False): no backward gather */
+    int p2p_overlap;                /* p2p_overlap=on, vpp > 1: Megatron-Core's overlap_p2p_comm (interleaved
+                                     * schedule): the receive of an action posted when the previous action of
+                                     * its kind ends, awaited when it starts (docs/workload.md) */
     int pp_nosg;                    /* pp_sg=off: Megatron-LM 2021's pipeline messages without the
                                      * scatter/gather optimisation (--no-scatter-gather-tensors-in-pipeline):
                                      * every TP rank sends the whole activation, no all-gather */
@@ -79,6 +84,8 @@ typedef struct wl_layout {
                                      * all zero: Megatron's default tp-cp-dp-pp */
     wl_attn attn;                   /* attention kernel (attn=); WL_ATTN_STACK: the stack's */
     int ds_optim;                   /* zero=1,2 under DeepSpeed's ZeRO optimizer (the stack's ds_zero_optim) */
+    int ds_bf16;                    /* bf16 under DeepSpeed's pipeline engine is its BF16_Optimizer (the stack's
+                                     * ds_bf16_optim; applies with pp > 1, 1F1B, zero 0-1) */
     int pp_first, pp_last;          /* layers on the first / last pipeline stage (0: an even share), the
                                      * rest split evenly over the other stages (Megatron-Core
                                      * --decoder-first/last-pipeline-num-layers; DeepSpeed's
@@ -160,9 +167,25 @@ typedef struct wl_opts {
  * index. */
 void wl_rail_copies(int on);
 
+/* Breakdown (trainsim run --breakdown STAGE): the compute-stream work of one
+ * built rank (TP index 0, DP and CP replica 0, pipeline stage STAGE) by op
+ * kind, kernels and folded TP collectives alike, before consecutive ops are
+ * merged; waits (bubble, exposed PP and DP) are not in it. Off with a
+ * negative stage (the default); each wl_build with a graph refills it (the
+ * estimate fidelity builds none). wl_breakdown_rows returns the row count. */
+#define WL_BD_MAX 64
+typedef struct wl_bd_row {
+    char what[32];
+    double s;                   /* seconds, all micro-batches and layers of the rank */
+    int count;                  /* ops of this kind */
+} wl_bd_row;
+void wl_breakdown(int stage);
+int wl_breakdown_rows(const wl_bd_row **rows);
+
 /* Streams of a rank in the generated graph. */
 enum { WL_S_COMPUTE, WL_S_PP_FWD, WL_S_PP_BWD, WL_S_DP, WL_S_ZERO3, WL_S_CP_SEND, WL_S_CP_RECV,
        WL_S_TP_ASYNC, /* TE's asynchronous TP collectives of the backward (stack tp_bwd_async) */
+       WL_S_PP_RFWD, WL_S_PP_RBWD, /* p2p_overlap: receives posted ahead of the compute that needs them */
        WL_NSTREAMS };
 /* AxoNN's overlapped collectives (it has no pipeline and no CP): weight
  * all-gathers, input-gradient all-reduces, weight-gradient reduce-scatters. */

@@ -92,7 +92,7 @@ typedef struct ts_run_opts {
     const char *dtype;          /* bf16 (default), fp16, fp8, fp32 */
     const char *fidelity;       /* estimate, analytical, pipelined (default), step */
     const char *detail;         /* reduced (default), replicas, full */
-    const char *stack;          /* software stack: megatron-core (default), megatron-2021, deepspeed-2021, deepspeed, megatron-deepspeed,
+    const char *stack;          /* software stack: megatron-core (default), megatron-2021, megatron-2022, deepspeed-2021, deepspeed, megatron-deepspeed,
                                  * fsdp2, torchtitan */
     int links;                  /* > 0: keep the N busiest links (pipelined, step) */
     int progress;               /* progress lines on stderr: the one exception to "never prints" */

@@ -61,7 +61,7 @@ static const char run_help[] =
     "                     Engine runs them; attention, norms, elementwise and messages\n"
     "                     between ranks in bf16)\n"
     "  --stack S          software stack: megatron-core (default), megatron-2021,\n"
-    "                     deepspeed-2021, deepspeed, megatron-deepspeed, fsdp2,\n"
+    "                     megatron-2022, deepspeed-2021, deepspeed, megatron-deepspeed, fsdp2,\n"
     "                     torchtitan, nemo-24.07: its attention kernel (unless\n"
     "                     the layout names attn=), fused kernels, GEMM library, overlaps\n"
     "                     and ZeRO-3 structure (docs/compute.md)\n"
@@ -90,10 +90,40 @@ static const char run_help[] =
     "                     every rank's PP and DP; full: every collective\n"
     "  --opgraph FILE     write the op graph built (every message and collective of the\n"
     "                     ranks built, labels tp. pp. dp. cp. ep.) as a native trace\n"
+    "  --breakdown STAGE  the compute-stream seconds of one rank of pipeline stage STAGE\n"
+    "                     (TP, DP and CP index 0) by op kind: kernels and folded TP\n"
+    "                     collectives, without waits (not with --fidelity estimate)\n"
     "  --progress         progress lines on stderr\n"
     "  --cfg=K:V, --log=X passed to SimGrid\n"
     "  -h, --help         this help\n\n"
     "exit status: 0 ok, 1 the layout does not fit or the simulation failed, 2 bad input.\n";
+
+static int cmp_bd(const void *a, const void *b)
+{
+    const wl_bd_row *x = a, *y = b;
+    return (x->s < y->s) - (x->s > y->s);
+}
+
+/* --breakdown: the rank's compute-stream work by op kind, longest first. */
+static void print_breakdown(int stage)
+{
+    const wl_bd_row *rows;
+    int n = wl_breakdown_rows(&rows);
+    if (n == 0) {
+        printf("breakdown        stage %d: no rank built there (stages run from 0 to pp - 1)\n", stage);
+        return;
+    }
+    wl_bd_row *v = ts_malloc((size_t)n * sizeof *v);
+    memcpy(v, rows, (size_t)n * sizeof *v);
+    qsort(v, n, sizeof *v, cmp_bd);
+    double tot = 0;
+    for (int i = 0; i < n; i++) tot += v[i].s;
+    printf("breakdown        stage %d, TP/DP/CP index 0: %.4f s of compute-stream work (no waits)\n", stage, tot);
+    printf("  %-24s %8s %12s %7s\n", "op", "ops", "seconds", "share");
+    for (int i = 0; i < n; i++)
+        printf("  %-24s %8d %12.6f %6.1f%%\n", v[i].what, v[i].count, v[i].s, tot > 0 ? 100 * v[i].s / tot : 0);
+    free(v);
+}
 
 static void print_mem(FILE *f, const ts_memory *mb)
 {
@@ -223,7 +253,7 @@ int cmd_run(int argc, char **argv)
 {
     enum { O_PLATFORM = 256, O_MODEL, O_LAYOUT, O_SEQ, O_DTYPE, O_FIDELITY, O_JSON, O_TIMELINE, O_GPU, O_GPUS,
            O_GEMM, O_GPN, O_DETAIL, O_PROGRESS, O_NET, O_NODES, O_CALIB, O_OPGRAPH,
-           O_COLL, O_TUNING, O_LINKS, O_STACK, O_EVERY };
+           O_COLL, O_TUNING, O_LINKS, O_STACK, O_EVERY, O_BREAKDOWN };
     static const struct option longopts[] = {
         {"platform", required_argument, 0, O_PLATFORM}, {"model", required_argument, 0, O_MODEL},
         {"layout", required_argument, 0, O_LAYOUT},     {"seq", required_argument, 0, O_SEQ},
@@ -237,7 +267,7 @@ int cmd_run(int argc, char **argv)
         {"opgraph", required_argument, 0, O_OPGRAPH},   {"coll", required_argument, 0, O_COLL},
         {"tuning", required_argument, 0, O_TUNING},
         {"links", required_argument, 0, O_LINKS},       {"stack", required_argument, 0, O_STACK},
-        {"every-rank", no_argument, 0, O_EVERY},
+        {"every-rank", no_argument, 0, O_EVERY},         {"breakdown", required_argument, 0, O_BREAKDOWN},
         {"help", no_argument, 0, 'h'},                  {0, 0, 0, 0},
     };
     const char *platform = NULL, *model = NULL, *layout_s = NULL, *json = NULL, *timeline = NULL;
@@ -245,7 +275,7 @@ int cmd_run(int argc, char **argv)
     const char *coll_spec = NULL, *tuning = NULL, *stack = NULL;
     coll_policy *pol = NULL;
     int nodes = 0;
-    int seq = 0, ngpus = 0, gpn = 0, full = 0, progress = 0, analytical = 0, links = 0, every = 0;
+    int seq = 0, ngpus = 0, gpn = 0, full = 0, progress = 0, analytical = 0, links = 0, every = 0, stage = -1;
     cm_dtype dtype = CM_BF16;
     char **sgv = ts_calloc(argc + 1, sizeof *sgv), **ours = ts_calloc(argc + 1, sizeof *ours);
     int nours;
@@ -282,6 +312,12 @@ int cmd_run(int argc, char **argv)
         case O_NODES:
             if (cmd_parse_int(optarg, 1, 1000000, &nodes) < 0) {
                 rc = cmd_usage_error("run", "--nodes wants a count from 1 to 1000000, not '%s'", optarg);
+                goto out;
+            }
+            break;
+        case O_BREAKDOWN:
+            if (cmd_parse_int(optarg, 0, 1000000, &stage) < 0) {
+                rc = cmd_usage_error("run", "--breakdown wants a pipeline stage from 0, not '%s'", optarg);
                 goto out;
             }
             break;
@@ -362,6 +398,11 @@ int cmd_run(int argc, char **argv)
                       .gpus_per_node = gpn, .net = net_s, .seq = seq, .dtype = cm_dtype_name(dtype),
                       .fidelity = fid_name, .detail = full == 1 ? "full" : full == 2 ? "replicas" : "reduced",
                       .stack = stack, .links = links, .progress = progress, .every_rank = every || opgraph};
+    if (stage >= 0 && fid_name && strcmp(fid_name, "estimate") == 0) {
+        rc = cmd_usage_error("run", "--breakdown needs a fidelity that builds the op graph, not 'estimate'");
+        goto out;
+    }
+    wl_breakdown(stage);
     rc = (int)ts_run(&ro, &r, err, BIGERR);
     if (r) {
         printf("model            %s: %.4g B parameters, %d layers, hidden %d, sequence %d, %s\n", r->model,
@@ -384,6 +425,7 @@ int cmd_run(int argc, char **argv)
     if (rc == TS_OK) {
         if (strcmp(r->fidelity, "estimate") == 0) print_estimate(r);
         else print_run(r, links, pol != NULL);
+        if (stage >= 0) print_breakdown(stage);
     }
     if (json && write_json(json, r, links, err, BIGERR) < 0) rc = EXIT_USAGE;
     else if (rc == EXIT_OK && timeline && r->priv->g &&
@@ -391,6 +433,7 @@ int cmd_run(int argc, char **argv)
         rc = EXIT_USAGE;
     if (rc == EXIT_USAGE) fprintf(stderr, "trainsim run: %s\n", err);
 out:
+    wl_breakdown(-1);
     ts_run_result_free(r);
     coll_policy_free(pol);
     free(err);

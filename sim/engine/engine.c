@@ -856,14 +856,25 @@ static void wake_ready(rank_ctx *rc)
         if (rc->cv) sg_cond_notify_all(rc->cv);
         return;
     }
+    /* The list is updated before any notification: a notification is a simcall,
+     * where other streams of the rank may run and append to the list. Each
+     * notification holds the waiter's mutex: a stream that appended itself but
+     * whose sg_cond_wait the kernel has not yet handled still holds it, so the
+     * notification waits for the wait instead of being lost. */
     const og_rank *rk = &run.g->ranks[rc->rank];
-    int k = 0;
+    stream_ctx *ready[OG_MAX_STREAMS];
+    int k = 0, nready = 0;
     for (int i = 0; i < rc->nwait; i++) {
         stream_ctx *w = rc->wait[i];
-        if (deps_done(rc, &rk->ops[w->cur])) sg_cond_notify_one(w->cv);
+        if (deps_done(rc, &rk->ops[w->cur])) ready[nready++] = w;
         else rc->wait[k++] = w;
     }
     rc->nwait = k;
+    for (int i = 0; i < nready; i++) {
+        sg_mutex_lock(ready[i]->mu);
+        sg_cond_notify_one(ready[i]->cv);
+        sg_mutex_unlock(ready[i]->mu);
+    }
 }
 
 static void stream_actor(int argc, char **argv)
