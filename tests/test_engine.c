@@ -276,6 +276,69 @@ static void test_wake_targeted_equals_wake_all(void)
     }
 }
 
+
+/* FNV-1a over every op's label in rank and op order ("" for none, a 0 byte between). */
+static uint64_t labels_hash(const og_graph *g)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (int r = 0; r < g->nranks; r++)
+        for (int i = 0; i < g->ranks[r].nops; i++) {
+            const char *l = og_label(g, &g->ranks[r].ops[i]);
+            for (const char *p = l ? l : ""; ; p++) {
+                h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+                if (!*p) break;
+            }
+        }
+    return h;
+}
+
+/* The compact op graph (56-byte ops, labels stored once per graph, up to two
+ * dependencies inline, the engine's smaller tables) leaves a full-detail
+ * iteration where it was: the three layouts above give the makespan, flow
+ * count, op count and labels that the 96-byte representation gave (pinned
+ * below from commit 550e0d8, before the change: makespan printed with %.17g,
+ * labels hashed as labels_hash does), the makespan within 1e-9 relative. */
+static void test_compact_graph_unchanged(void)
+{
+    static const struct {
+        const char *layout;
+        double makespan;
+        uint64_t labels;
+        int ops;
+        long flows;
+    } cases[] = {
+        {"tp=4,pp=2,dp=2,gbs=8,sp=on,zero=1", 0.12100181367980856, 0x2f9f7f3587338a53ULL, 28192, 15600},
+        {"tp=2,pp=4,dp=2,gbs=16,schedule=interleaved,vpp=2", 0.11019838048749599, 0x8be4fb891377bea3ULL, 22708, 3588},
+        {"tp=2,pp=1,dp=8,gbs=16,zero=3", 0.62637141627902349, 0x11b521b7bedc4943ULL, 25600, 10032},
+    };
+    char err[TS_ERRLEN];
+    wl_model m;
+    cm_gpu gpu;
+    CU_ASSERT_EQUAL_FATAL(sizeof(og_op), 56);
+    CU_ASSERT_EQUAL_FATAL(wl_model_find("megatron-gpt-1.7b", "configs/models", &m, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(cm_gpu_find("h100", "configs/gpus", &gpu, err, sizeof err), 0);
+    an_net net = {4, 450e9, 1e-6, 25e9, 1e-6, 0, 0, 0, NULL};
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        wl_layout l;
+        CU_ASSERT_EQUAL_FATAL(wl_layout_parse(cases[k].layout, &l, err, sizeof err), 0);
+        CU_ASSERT_EQUAL_FATAL(wl_layout_check(&l, &m, 512, 0, err, sizeof err), 0);
+        wl_opts o = {512, CM_BF16, &gpu, &net, 0, 0, NULL};
+        og_graph *g = NULL;
+        wl_info info;
+        CU_ASSERT_EQUAL_FATAL(wl_build(&m, &l, &o, &g, &info, err, sizeof err), 0);
+        CU_ASSERT_EQUAL(og_total_ops(g), cases[k].ops);
+        CU_ASSERT(labels_hash(g) == cases[k].labels);
+        eng_opts eo = {ENG_PIPELINED, 0, 0, 0, 0};
+        test_outcome a;
+        CU_ASSERT_EQUAL_FATAL(test_sim(test_data("fattree-2to1.xml"), g, &eo, &a), 0);
+        CU_ASSERT(fabs(a.makespan - cases[k].makespan) <= 1e-9 * cases[k].makespan);
+        CU_ASSERT_EQUAL(a.ncomms, cases[k].flows);
+        if (fabs(a.makespan - cases[k].makespan) > 1e-9 * cases[k].makespan)
+            fprintf(stderr, "\n%s: %.17g now, %.17g before\n", cases[k].layout, a.makespan, cases[k].makespan);
+        og_free(g);
+    }
+}
+
 void suite_engine(void)
 {
     test_add_suite("engine",
@@ -289,5 +352,7 @@ void suite_engine(void)
                    "rank placement by host name", test_placement,
                    "a user --cfg wins over the engine's defaults", test_user_cfg_wins,
                    "targeted wake-ups equal waking every stream (3 layouts)", test_wake_targeted_equals_wake_all,
+                   "full detail unchanged by the compact op graph (3 layouts)",
+                   test_compact_graph_unchanged,
                    NULL);
 }

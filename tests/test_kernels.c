@@ -41,8 +41,8 @@ static double layer_time(const char *model, const char *lay, int seq, cm_dtype t
     og_rank *rk = &g->ranks[0];
     for (int i = 0; i < rk->nops; i++) {
         const og_op *op = &rk->ops[i];
-        if (op->kind != OG_COMPUTE || !op->label || strncmp(op->label, "comp.", 5) || !strstr(op->label, tag)) continue;
-        if (what && !strstr(op->label, what)) continue;
+        if (op->kind != OG_COMPUTE || !og_label(g, op) || strncmp(og_label(g, op), "comp.", 5) || !strstr(og_label(g, op), tag)) continue;
+        if (what && !strstr(og_label(g, op), what)) continue;
         sum += op->duration;
     }
     og_free(g);
@@ -364,8 +364,8 @@ static void test_p2p_2021(void)
             for (int i = 0; i < g->ranks[r].nops; i++) {
                 const og_op *op = &g->ranks[r].ops[i];
                 if (op->kind == OG_SEND) sends++, small += op->bytes == 4718592;
-                if (op->kind == OG_COLL && op->label && strstr(op->label, ".pp_gather.")) gathers += op->bytes == 9437184;
-                if (op->label && !strncmp(op->label, "comp.wait_pp_send.", 18)) waits++;
+                if (op->kind == OG_COLL && og_label(g, op) && strstr(og_label(g, op), ".pp_gather.")) gathers += op->bytes == 9437184;
+                if (og_label(g, op) && !strncmp(og_label(g, op), "comp.wait_pp_send.", 18)) waits++;
             }
         CU_ASSERT_EQUAL(sends, 16); /* 2 TP ranks x 2 stages x 4 micro-batches */
         CU_ASSERT_EQUAL(small, old && !nosg ? 16 : 0);
@@ -411,9 +411,9 @@ static void test_p2p_2021_interleaved(void)
                 const og_op *op = &g->ranks[r].ops[i];
                 sends += op->kind == OG_SEND;
                 recvs += op->kind == OG_RECV;
-                if (op->label && !strncmp(op->label, "comp.wait_pp_send.", 18)) {
+                if (og_label(g, op) && !strncmp(og_label(g, op), "comp.wait_pp_send.", 18)) {
                     calls++;
-                    for (int d = 0; d < op->ndeps; d++) awaited += g->ranks[r].ops[op->deps[d]].kind == OG_SEND;
+                    for (int d = 0; d < op->ndeps; d++) awaited += g->ranks[r].ops[og_deps(op)[d]].kind == OG_SEND;
                 }
             }
         CU_ASSERT_EQUAL(sends, recvs);
@@ -467,15 +467,15 @@ static void test_fsdp2_copies(void)
         const og_rank *rk = &g->ranks[0];
         for (int i = 0; i < rk->nops; i++) {
             const og_op *op = &rk->ops[i];
-            if (!op->label) continue;
-            gathers += op->kind == OG_COLL && op->coll == OG_ALLGATHER && !strncmp(op->label, "dp.all_gather.param", 19);
+            if (!og_label(g, op)) continue;
+            gathers += op->kind == OG_COLL && op->coll == OG_ALLGATHER && !strncmp(og_label(g, op), "dp.all_gather.param", 19);
             rs += op->kind == OG_COLL && op->coll == OG_REDUCESCATTER;
-            if (!strncmp(op->label, "comp.fsdp2_copy_out.l", 21)) {
+            if (!strncmp(og_label(g, op), "comp.fsdp2_copy_out.l", 21)) {
                 outs++;
-                int li = atoi(op->label + 21);
+                int li = atoi(og_label(g, op) + 21);
                 exact += li < m.layers && fabs(op->duration - layer_out) < 1e-12;
             }
-            ins += !strncmp(op->label, "comp.fsdp2_copy_in.", 19);
+            ins += !strncmp(og_label(g, op), "comp.fsdp2_copy_in.", 19);
         }
         CU_ASSERT(gathers >= 2 * m.layers && rs >= m.layers);
         CU_ASSERT_EQUAL(outs, tt ? gathers : 0);
@@ -569,7 +569,7 @@ static double ops_time(const char *model, const char *lay, int seq, const wl_sta
     double sum = 0;
     og_rank *rk = &g->ranks[0];
     for (int i = 0; i < rk->nops; i++)
-        if (rk->ops[i].kind == OG_COMPUTE && rk->ops[i].label && !strncmp(rk->ops[i].label, prefix, strlen(prefix)))
+        if (rk->ops[i].kind == OG_COMPUTE && og_label(g, &rk->ops[i]) && !strncmp(og_label(g, &rk->ops[i]), prefix, strlen(prefix)))
             sum += rk->ops[i].duration;
     og_free(g);
     return sum;
@@ -779,7 +779,7 @@ static void test_breakdown(void)
                 snprintf(pre, sizeof pre, "comp.%s.", rows[i].what);
                 for (int k = 0; k < g->ranks[r].nops; k++) {
                     const og_op *op = &g->ranks[r].ops[k];
-                    if (op->kind == OG_COMPUTE && op->label && !strncmp(op->label, pre, strlen(pre)))
+                    if (op->kind == OG_COMPUTE && og_label(g, op) && !strncmp(og_label(g, op), pre, strlen(pre)))
                         ops += op->duration, cnt++;
                 }
                 CU_ASSERT_DOUBLE_EQUAL(rows[i].s, ops, 1e-9 * ops + 1e-12);

@@ -540,7 +540,7 @@ static void test_pytorch_et(void)
         CU_ASSERT_EQUAL(ar->bytes, 1024 * 4);
         CU_ASSERT_EQUAL(ar->dtype, OG_F32);
         CU_ASSERT_EQUAL_FATAL(ar->ndeps, 1);
-        CU_ASSERT_EQUAL(ar->deps[0], mm->id);
+        CU_ASSERT_EQUAL(og_deps(ar)[0], mm->id);
         CU_ASSERT_EQUAL(relu->ndeps, 0);
         CU_ASSERT_DOUBLE_EQUAL(relu->duration, 5e-6, 1e-12);
     }

@@ -236,7 +236,7 @@ static int op_labelled(const og_graph *g, const char *lab)
 {
     const og_rank *rk = &g->ranks[0];
     for (int i = 0; i < rk->nops; i++)
-        if (rk->ops[i].label && !strcmp(rk->ops[i].label, lab)) return i;
+        if (og_label(g, &rk->ops[i]) && !strcmp(og_label(g, &rk->ops[i]), lab)) return i;
     return -1;
 }
 
@@ -276,7 +276,7 @@ static void test_zero3_prefetch(void)
             }
             snprintf(lab, sizeof lab, "comp.wait_param.l%d.mb0", li - depth);
             int w = op_labelled(g, lab);
-            CU_ASSERT(w >= 0 && op->ndeps == 1 && op->deps[0] == w);
+            CU_ASSERT(w >= 0 && op->ndeps == 1 && og_deps(op)[0] == w);
         }
         CU_ASSERT_EQUAL(op_labelled(g, "dp.all_gather.param_bwd.l0.mb0") >= 0, k != 2);
         og_free(g);

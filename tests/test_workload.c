@@ -401,7 +401,7 @@ static int64_t sum_ops(const og_graph *g, int r, const char *prefix, og_kind kin
     *each = -1;
     for (int i = 0; i < g->ranks[r].nops; i++) {
         const og_op *op = &g->ranks[r].ops[i];
-        if (op->kind != kind || !op->label || strncmp(op->label, prefix, strlen(prefix))) continue;
+        if (op->kind != kind || !og_label(g, op) || strncmp(og_label(g, op), prefix, strlen(prefix))) continue;
         s += op->bytes;
         if (*each < 0) *each = op->bytes;
         else if (*each != op->bytes) *each = -2;
@@ -456,7 +456,7 @@ static void test_message_sizes(void)
     int small = 0;
     for (int i = 0; i < g->ranks[0].nops; i++) {
         const og_op *op = &g->ranks[0].ops[i];
-        if (op->kind == OG_COLL && strncmp(op->label, "dp.all_reduce.grads", 19) == 0) {
+        if (op->kind == OG_COLL && strncmp(og_label(g, op), "dp.all_reduce.grads", 19) == 0) {
             CU_ASSERT_EQUAL(g->groups[op->group].n, 2);
             CU_ASSERT_EQUAL(g->groups[op->group].ranks[1], 2);
             small += op->bytes < (int64_t)160000000;
@@ -507,7 +507,7 @@ static void test_message_sizes(void)
 static double label_duration(const og_graph *g, int r, const char *label)
 {
     for (int i = 0; i < g->ranks[r].nops; i++)
-        if (g->ranks[r].ops[i].label && strcmp(g->ranks[r].ops[i].label, label) == 0)
+        if (og_label(g, &g->ranks[r].ops[i]) && strcmp(og_label(g, &g->ranks[r].ops[i]), label) == 0)
             return g->ranks[r].ops[i].duration;
     return 0;
 }
@@ -601,7 +601,7 @@ static void test_uneven_stages(void)
         /* the layers whose forward runs on the stage's rank (micro-batch 0) */
         int seen[16] = {0}, nseen = 0;
         for (int i = 0; i < g->ranks[st].nops; i++) {
-            const char *lab = g->ranks[st].ops[i].label;
+            const char *lab = og_label(g, &g->ranks[st].ops[i]);
             int li, mb;
             char what[64];
             if (!lab || sscanf(lab, "comp.%63[^.].l%d.mb%d", what, &li, &mb) != 3 || mb != 0) continue;
@@ -741,13 +741,13 @@ static void test_ds_bf16(void)
         for (int r = 0; r < g->nranks; r++)
             for (int i = 0; i < g->ranks[r].nops; i++) {
                 const og_op *op = &g->ranks[r].ops[i];
-                if (!op->label) continue;
-                if (op->kind == OG_COLL && strstr(op->label, "grads")) {
+                if (!og_label(g, op)) continue;
+                if (op->kind == OG_COLL && strstr(og_label(g, op), "grads")) {
                     ngrad++;
                     nother += op->coll != c[k].want;
                     grad_bytes[k] += (double)op->bytes;
                 }
-                if (strstr(op->label, "pp_restore")) {
+                if (strstr(og_label(g, op), "pp_restore")) {
                     nrestore++;
                     CU_ASSERT(op->kind == OG_COLL && op->coll == OG_ALLGATHER);
                     CU_ASSERT(r < 4); /* stage 0 (ranks 0-3) only: the last stage sends no activation */
@@ -954,12 +954,12 @@ static void test_run_opgraph(void)
     int tp = 0, pp_send = 0;
     for (int i = 0; i < g->ranks[0].nops; i++) {
         const og_op *op = &g->ranks[0].ops[i];
-        if (!op->label) continue;
-        if (op->kind == OG_COLL && strncmp(op->label, "tp.", 3) == 0) {
+        if (!og_label(g, op)) continue;
+        if (op->kind == OG_COLL && strncmp(og_label(g, op), "tp.", 3) == 0) {
             tp++;
             CU_ASSERT_EQUAL(op->bytes, (int64_t)1024 * 2304 * 2); /* b s h bf16, the gathered tensor */
         }
-        if (op->kind == OG_SEND && strncmp(op->label, "pp.", 3) == 0) {
+        if (op->kind == OG_SEND && strncmp(og_label(g, op), "pp.", 3) == 0) {
             pp_send++;
             CU_ASSERT_EQUAL(op->bytes, (int64_t)1024 * 2304 * 2 / 2); /* b s h bf16 / t (SP) */
         }
@@ -984,9 +984,9 @@ static int dp_bytes(const char *args, int rank, int64_t *rs, int64_t *ag)
     *rs = *ag = 0;
     for (int i = 0; i < g->ranks[rank].nops; i++) {
         const og_op *op = &g->ranks[rank].ops[i];
-        if (op->kind != OG_COLL || !op->label) continue;
-        if (strncmp(op->label, "dp.reduce_scatter.grads.", 24) == 0) *rs += op->bytes;
-        if (strncmp(op->label, "dp.all_gather.params.", 21) == 0) *ag += op->bytes;
+        if (op->kind != OG_COLL || !og_label(g, op)) continue;
+        if (strncmp(og_label(g, op), "dp.reduce_scatter.grads.", 24) == 0) *rs += op->bytes;
+        if (strncmp(og_label(g, op), "dp.all_gather.params.", 21) == 0) *ag += op->bytes;
     }
     og_free(g);
     remove(path);

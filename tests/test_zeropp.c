@@ -103,7 +103,7 @@ static int colls(const og_graph *g, int r, const char *prefix, og_coll c, int64_
     int count = 0;
     for (int i = 0; i < g->ranks[r].nops; i++) {
         const og_op *op = &g->ranks[r].ops[i];
-        if (op->kind != OG_COLL || !op->label || strncmp(op->label, prefix, strlen(prefix))) continue;
+        if (op->kind != OG_COLL || !og_label(g, op) || strncmp(og_label(g, op), prefix, strlen(prefix))) continue;
         count++;
         const og_group *gr = &g->groups[op->group];
         int same = op->coll == c && op->bytes == bytes && gr->n == n;
@@ -122,7 +122,7 @@ static int computes(const og_graph *g, int r, const char *prefix)
     int count = 0;
     for (int i = 0; i < g->ranks[r].nops; i++) {
         const og_op *op = &g->ranks[r].ops[i];
-        count += op->kind == OG_COMPUTE && op->label && !strncmp(op->label, prefix, strlen(prefix));
+        count += op->kind == OG_COMPUTE && og_label(g, op) && !strncmp(og_label(g, op), prefix, strlen(prefix));
     }
     return count;
 }
@@ -191,7 +191,7 @@ static void test_graph_collectives(void)
     /* the first gather's steps run in that order (one stream): inter, mid, pair */
     int seen = 0;
     for (int i = 0; i < g->ranks[5].nops && seen < 3; i++) {
-        const char *lb = g->ranks[5].ops[i].label;
+        const char *lb = og_label(g, &g->ranks[5].ops[i]);
         if (!lb || strncmp(lb, "dp.all_gather.param_fwd", 23)) continue;
         const char *want[3] = {"_inter.l0.mb0", "_mid.l0.mb0", ".l0.mb0"};
         CU_ASSERT_STRING_EQUAL(lb + 23, want[seen]);
@@ -249,8 +249,8 @@ static void test_ds2021(void)
     int rs = 0, qkv = 0;
     for (int i = 0; i < g->ranks[5].nops; i++) {
         const og_op *op = &g->ranks[5].ops[i];
-        if (op->kind != OG_COLL || op->coll != OG_REDUCESCATTER || !op->label) continue;
-        rs += !strncmp(op->label, "dp.reduce_scatter.grads.l0.mb", 29) && strcmp(op->label + 29, "-1");
+        if (op->kind != OG_COLL || op->coll != OG_REDUCESCATTER || !og_label(g, op)) continue;
+        rs += !strncmp(og_label(g, op), "dp.reduce_scatter.grads.l0.mb", 29) && strcmp(og_label(g, op) + 29, "-1");
         qkv += op->bytes == 3145728;
     }
     CU_ASSERT_EQUAL(rs, 8);  /* 4 weights x 2 micro-batches */

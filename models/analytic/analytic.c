@@ -301,7 +301,7 @@ static double op_ready(state *S, int r, const og_op *op, double prev_end, int *o
     double t = prev_end;
     *ok = 1;
     for (int d = 0; d < op->ndeps; d++) {
-        int j = op->deps[d];
+        int j = og_deps(op)[d];
         if (!S->done[S->base[r] + j]) {
             *ok = 0;
             return 0;
@@ -522,8 +522,8 @@ int an_run(const og_graph *g, const an_net *net, eng_result **out, char *err, si
                                 ? S.slist[r][s][S.next[r][s] - 1] : S.slist[r][s][S.next[r][s]];
                     const og_op *op = &g->ranks[r].ops[k];
                     ts_err(err, errlen, "deadlock: %d ops never run; rank %d stream %d blocked at op %d (%s%s%s)",
-                           S.remaining, r, s, k, og_kind_name(op->kind), op->label ? " " : "",
-                           op->label ? op->label : "");
+                           S.remaining, r, s, k, og_kind_name(op->kind), og_label(g, op) ? " " : "",
+                           og_label(g, op) ? og_label(g, op) : "");
                     goto out;
                 }
     }
@@ -639,9 +639,9 @@ void an_wait_as_idle(const og_graph *g, eng_result *res)
 static const char *cat_names[AN_NCATS] = {"compute", "tp", "cp", "ep", "pp", "dp", "other", "idle"};
 const char *an_cat_name(int c) { return c >= 0 && c < AN_NCATS ? cat_names[c] : "?"; }
 
-int an_op_category(const og_op *op)
+int an_op_category(const og_graph *g, const og_op *op)
 {
-    const char *l = op->label;
+    const char *l = og_label(g, op);
     static const struct { const char *p; int c; } pre[] = {
         {"tp.", AN_TP}, {"cp.", AN_CP}, {"ep.", AN_EP}, {"pp.", AN_PP}, {"dp.", AN_DP},
     };
@@ -671,7 +671,7 @@ static void rank_breakdown(const og_graph *g, const eng_result *res, int r, doub
     for (int i = 0; i < rk->nops; i++) {
         double a = res->start[r][i], b = res->end[r][i];
         if (!(b > a)) continue;
-        int c = an_op_category(&rk->ops[i]);
+        int c = an_op_category(g, &rk->ops[i]);
         e[ne++] = (ev){a, c, +1};
         e[ne++] = (ev){b, c, -1};
     }

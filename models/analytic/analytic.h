@@ -66,7 +66,7 @@ void an_wait_as_idle(const og_graph *g, eng_result *res);
  * pp, dp (exposed communication), else as idle (bubble). */
 enum { AN_COMP, AN_TP, AN_CP, AN_EP, AN_PP, AN_DP, AN_OTHER, AN_IDLE, AN_NCATS };
 const char *an_cat_name(int c);
-int an_op_category(const og_op *op);
+int an_op_category(const og_graph *g, const og_op *op);
 /* out[c]: seconds of rank r (r < 0: the mean over ranks). */
 void an_breakdown(const og_graph *g, const eng_result *res, int r, double out[AN_NCATS]);
 

@@ -141,13 +141,12 @@ static int built(const gen *G, int tp, int cp, int dp, int pp)
 static void set_label(gen *G, og_op *op, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void set_label(gen *G, og_op *op, const char *fmt, ...)
 {
-    (void)G;
     char buf[128];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    og_set_label(op, buf);
+    og_set_label(G->g, op, buf); /* the ranks of a stage repeat each other's labels */
 }
 
 /* ---- emitting ops ---- */
@@ -1729,9 +1728,11 @@ static void pp_call_2021(gen *G, const act *a, int n, int i)
 
 /* ---- one rank ---- */
 
-/* More ops than this is a graph of several GB: refuse it and point to the
- * estimate (the closed form has no size limit). */
-#define WL_MAX_OPS 10000000L
+/* More ops than this is a graph of over 4 GB (about 80 bytes per op, graph and
+ * engine together: docs/performance.md): refuse it and point to the estimate
+ * (the closed form has no size limit). GPT-3 175B at full detail on 1,024
+ * GPUs is 44 M ops. */
+#define WL_MAX_OPS 50000000L
 
 static int too_big(gen *G)
 {
@@ -2643,6 +2644,7 @@ int wl_build(const wl_model *m, const wl_layout *l, const wl_opts *o, og_graph *
         G.bk_of = ts_calloc(m->layers + 2, sizeof *G.bk_of);
         G.z3wait = ts_calloc(l->prefetch > 0 ? l->prefetch : 1, sizeof *G.z3wait);
         G.wl = ts_calloc((size_t)G.mcount * G.v, sizeof *G.wl);
+        int prev_nops = 0;
         for (int pi = 0; pi < pp; pi++)
             for (int di = 0; di < dpb; di++)
                 for (int ci = 0; ci < cp; ci++)
@@ -2652,7 +2654,11 @@ int wl_build(const wl_model *m, const wl_layout *l, const wl_opts *o, og_graph *
                         G.tpg = gid[0][G.r], G.cpg = gid[1][G.r], G.epg = gid[2][G.r];
                         G.dpg = gid[3][G.r], G.edpg = gid[4][G.r], G.embg = gid[5][G.r];
                         G.wblkg = gid[6][G.r], G.wmidg = gid[7][G.r], G.gblkg = gid[8][G.r], G.gxg = gid[9][G.r];
+                        /* the ranks of a stage have the same op count: room for the last one's */
+                        og_reserve(G.g, G.r, prev_nops + prev_nops / 64);
                         if (!big && build_rank(&G) < 0) big = 1;
+                        og_trim(G.g, G.r);
+                        prev_nops = G.g->ranks[G.r].nops;
                         G.ops_before += G.g->ranks[G.r].nops;
                     }
         for (int k = 0; k < 10; k++) free(gid[k]);
@@ -2681,6 +2687,7 @@ int wl_build(const wl_model *m, const wl_layout *l, const wl_opts *o, og_graph *
                       "--fidelity estimate, --detail reduced or a smaller batch", WL_MAX_OPS, info->ranks_total,
                       G.mcount);
     }
+    og_trim(G.g, -1);
     info->flops = G.flops;
     info->compute_s = G.busy;
     info->fused_tp_s = G.tp_s;

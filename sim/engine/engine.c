@@ -36,6 +36,8 @@ struct stream_ctx;
 typedef struct rank_ctx {
     int rank;
     sg_host_t host;
+    double speed;       /* the host's flop rate, */
+    double hbm_bw;      /* and its "hbm_bw" property (0: none), read once per run */
     char *done;         /* per op */
     sg_mutex_t mu;      /* only for ranks with several streams, */
     sg_cond_t cv;       /* and under eng_set_wake_all(1) */
@@ -46,9 +48,9 @@ typedef struct rank_ctx {
 typedef struct stream_ctx {
     rank_ctx *rc;
     int stream;
-    int nops;
-    int *ops;           /* op ids of this stream, in order */
-    int cur;            /* index into ops of the op being run */
+    int nops;           /* ops of this stream */
+    int cur;            /* id of the op being run (the stream's ops are found by scanning
+                         * the rank's: no per-op list, 4 bytes per op less at 44 M ops) */
     int state;
     sg_mutex_t mu;      /* ranks with several streams: signalled when */
     sg_cond_t cv;       /* its op's dependencies are done */
@@ -58,6 +60,9 @@ typedef struct gpos {
     int group, idx;     /* this rank is member idx of group */
 } gpos;
 
+#define COLL_CODE(v) ((int)((uint32_t)(v) & 0xffff))
+#define COLL_SEQ(v) ((int)((uint32_t)(v) >> 16))
+
 /* The run in progress (SimGrid actors are plain C functions). */
 static struct {
     const og_graph *g;
@@ -65,8 +70,11 @@ static struct {
     eng_result *res;
     rank_ctx *rcs;
     sg_host_t *hosts;   /* per rank */
-    int **coll_algo;    /* [rank][op]: algorithm row for COLL ops */
-    int **coll_seq;     /* [rank][op]: k-th collective on its group */
+    int **coll_algo;    /* [rank][op]: COLL ops: algorithm row | protocol << 8 in the low 16 bits
+                         * (COLL_CODE), the k-th collective on its group modulo 65536 in the high
+                         * ones (COLL_SEQ; members of a group are never that many collectives
+                         * apart: each waits for the others); -1 for other ops. Becomes
+                         * eng_result.algo (the sequence numbers taken out): 4 bytes per op. */
     gpos **gp;          /* [rank]: sorted (group, idx) pairs */
     int *ngp;
     double t0;
@@ -109,6 +117,7 @@ static int ncopies;                   /* eng_set_copies */
 static int wake_all;                  /* eng_set_wake_all */
 
 void eng_set_wake_all(int on) { wake_all = on; }
+
 static const char *const *copy_names;
 
 static void shared_clear(void);
@@ -396,17 +405,16 @@ static sg_mailbox_t coll_mailbox(int group, int seq, int src, int dst)
     return sg_mailbox_by_name(name);
 }
 
-static void run_compute(const og_op *op, sg_host_t host)
+static void run_compute(const og_op *op, const rank_ctx *rc)
 {
     if (op->duration >= 0) {
         sg_actor_sleep_for(op->duration);
         return;
     }
     double amount = op->flops;
-    const char *bw = sg_host_get_property_value(host, "hbm_bw");
-    if (bw && op->bytes > 0) {
+    if (rc->hbm_bw > 0 && op->bytes > 0) {
         /* roofline: the op cannot finish before its bytes cross HBM */
-        double mem_flops = (double)op->bytes / atof(bw) * sg_host_get_speed(host);
+        double mem_flops = (double)op->bytes / rc->hbm_bw * rc->speed;
         if (mem_flops > amount) amount = mem_flops;
     }
     if (amount > 0) sg_actor_execute(amount);
@@ -654,7 +662,7 @@ static int op_plan(const og_op *op, int rank, coll_plan *p)
     const og_group *gr = &run.g->groups[op->group];
     char err[TS_ERRLEN];
     /* The plan was checked for every op before the run started. */
-    int code = run.coll_algo[rank][op->id];
+    int code = COLL_CODE(run.coll_algo[rank][op->id]);
     if (coll_plan_init_topo(p, op->coll, gr->n, op->root, op->bytes, op->vbytes, code & 0xff, run.topo[op->group],
                             err, sizeof err) < 0 || p->nsteps == 0)
         return 0;
@@ -666,7 +674,7 @@ static int op_plan(const og_op *op, int rank, coll_plan *p)
  * (fluid_coll, flows_coll); 0 where neither applies. */
 static int alone_coll(const og_op *op, int rank, const coll_plan *p, double *alpha, double *alpha_in, double *dur)
 {
-    int me = group_index(rank, op->group), seq = run.coll_seq[rank][op->id];
+    int me = group_index(rank, op->group), seq = COLL_SEQ(run.coll_algo[rank][op->id]);
     return run.o->alone &&
            (fluid_coll(op, rank, me, seq, p, alpha, dur) || flows_coll(op, rank, me, seq, p, alpha, alpha_in, dur));
 }
@@ -679,7 +687,7 @@ static void run_coll(const og_op *op, int rank)
     if (alone_coll(op, rank, &p, &alpha, &alpha_in, &dur)) {
         if (dur > 0) sg_actor_sleep_for(dur);
     } else {
-        alpha = run_transfers(op, rank, group_index(rank, op->group), run.coll_seq[rank][op->id], &p, &alpha_in);
+        alpha = run_transfers(op, rank, group_index(rank, op->group), COLL_SEQ(run.coll_algo[rank][op->id]), &p, &alpha_in);
     }
     /* the steps' latencies and the call's base latency (coll_call_tail) */
     double tail = coll_call_tail(&p, alpha, alpha_in, run.o->fidelity == ENG_STEP, simgrid_get_clock() - t0);
@@ -802,7 +810,7 @@ static double run_transfers(const og_op *op, int rank, int me, int seq, coll_pla
 static int deps_done(const rank_ctx *rc, const og_op *op)
 {
     for (int i = 0; i < op->ndeps; i++)
-        if (!rc->done[op->deps[i]]) return 0;
+        if (!rc->done[og_deps(op)[i]]) return 0;
     return 1;
 }
 
@@ -858,7 +866,7 @@ static void wake_ready(rank_ctx *rc)
     int k = 0, nready = 0;
     for (int i = 0; i < rc->nwait; i++) {
         stream_ctx *w = rc->wait[i];
-        if (deps_done(rc, &rk->ops[w->ops[w->cur]])) ready[nready++] = w;
+        if (deps_done(rc, &rk->ops[w->cur])) ready[nready++] = w;
         else rc->wait[k++] = w;
     }
     rc->nwait = k;
@@ -876,14 +884,16 @@ static void stream_actor(int argc, char **argv)
     stream_ctx *sc = sg_actor_self_get_data();
     rank_ctx *rc = sc->rc;
     const og_rank *rk = &run.g->ranks[rc->rank];
-    for (sc->cur = 0; sc->cur < sc->nops; sc->cur++) {
-        const og_op *op = &rk->ops[sc->ops[sc->cur]];
+    for (int k = 0, i = 0; k < sc->nops; k++, i++) {
+        while (rk->ops[i].stream != sc->stream) i++;
+        sc->cur = i;
+        const og_op *op = &rk->ops[i];
         if (!deps_done(rc, op)) wait_deps(sc, op);
         sc->state = ST_OP;
         double t = simgrid_get_clock();
         run.res->start[rc->rank][op->id] = t - run.t0;
         switch (op->kind) {
-        case OG_COMPUTE: run_compute(op, rc->host); break;
+        case OG_COMPUTE: run_compute(op, rc); break;
         case OG_SEND:
             account(rc->rank, op->peer, op->bytes);
             sg_mailbox_put(p2p_mailbox(rc->rank, op->peer, op->tag), &payload_token, (long)op->bytes);
@@ -901,6 +911,18 @@ static void stream_actor(int argc, char **argv)
 }
 
 /* --- set-up ---------------------------------------------------------------- */
+
+/* Each rank's host speed and HBM bandwidth, read once per run rather than
+ * per compute op (a property lookup by string). */
+static void host_rates(const og_graph *g)
+{
+    for (int r = 0; r < g->nranks; r++) {
+        rank_ctx *rc = &run.rcs[r];
+        const char *bw = sg_host_get_property_value(rc->host, "hbm_bw");
+        rc->speed = sg_host_get_speed(rc->host);
+        rc->hbm_bw = bw ? atof(bw) : 0;
+    }
+}
 
 static int place_ranks(const og_graph *g, char *err, size_t errlen)
 {
@@ -1017,13 +1039,13 @@ static int index_collectives(const og_graph *g, char *err, size_t errlen)
     for (int r = 0; r < g->nranks; r++) {
         if (run.ngp[r]) qsort(run.gp[r], run.ngp[r], sizeof(gpos), gpos_cmp);
         const og_rank *rk = &g->ranks[r];
-        run.coll_seq[r] = ts_calloc(rk->nops, sizeof(int));
-        run.coll_algo[r] = ts_calloc(rk->nops, sizeof(int));
+        run.coll_algo[r] = ts_malloc((rk->nops + 1) * sizeof(int));
+        for (int i = 0; i < rk->nops; i++) run.coll_algo[r][i] = -1;
         for (int i = 0; i < g->ngroups; i++) seq[i] = 0;
         for (int i = 0; i < rk->nops; i++) {
             const og_op *op = &rk->ops[i];
             if (op->kind != OG_COLL) continue;
-            run.coll_seq[r][i] = seq[op->group]++;
+            int k = seq[op->group]++;
             const og_group *gr = &g->groups[op->group];
             int a = -1;
             coll_proto pr = COLL_SIMPLE;
@@ -1044,7 +1066,7 @@ static int index_collectives(const og_graph *g, char *err, size_t errlen)
                 free(seq);
                 return ts_err(err, errlen, "rank %d op %d: %s", r, i, msg);
             }
-            run.coll_algo[r][i] = p.algo | pr << 8;
+            run.coll_algo[r][i] = (int)((uint32_t)(k & 0xffff) << 16 | (uint32_t)((p.algo | pr << 8) & 0xffff));
             if (op->coll == OG_ALLTOALL && run.rails[op->group] < 0) {
                 sg_host_t *hs = ts_malloc((gr->n ? gr->n : 1) * sizeof *hs);
                 for (int m = 0; m < gr->n; m++) hs[m] = run.hosts[gr->ranks[m]];
@@ -1352,12 +1374,12 @@ static int deadlock_report(stream_ctx *scs, int nsc, char *err, size_t errlen)
     for (int i = 0; i < nsc; i++) {
         stream_ctx *sc = &scs[i];
         if (sc->state == ST_DONE) continue;
-        const og_op *op = &run.g->ranks[sc->rc->rank].ops[sc->ops[sc->cur]];
+        const og_op *op = &run.g->ranks[sc->rc->rank].ops[sc->cur];
         char what[160];
         if (sc->state == ST_DEPS) {
             int d = -1;
             for (int j = 0; j < op->ndeps && d < 0; j++)
-                if (!sc->rc->done[op->deps[j]]) d = op->deps[j];
+                if (!sc->rc->done[og_deps(op)[j]]) d = og_deps(op)[j];
             snprintf(what, sizeof what, "waits for op %d", d);
         } else {
             og_describe_wait(op, what, sizeof what);
@@ -1372,21 +1394,20 @@ static int deadlock_report(stream_ctx *scs, int nsc, char *err, size_t errlen)
     return -1;
 }
 
-/* The collectives' algorithms into the result (eng_result.algo). */
+/* The collectives' algorithms into the result (eng_result.algo): the run's
+ * own table, handed over rather than copied. */
 static void record_algos(const og_graph *g, eng_result *res)
 {
-    res->algo = ts_calloc(g->nranks, sizeof *res->algo);
-    for (int r = 0; r < g->nranks; r++) {
-        const og_rank *rk = &g->ranks[r];
-        res->algo[r] = ts_malloc((rk->nops + 1) * sizeof(int));
-        for (int i = 0; i < rk->nops; i++) res->algo[r][i] = rk->ops[i].kind == OG_COLL ? run.coll_algo[r][i] : -1;
-    }
+    for (int r = 0; r < g->nranks; r++)
+        for (int i = 0; i < g->ranks[r].nops; i++)
+            if (g->ranks[r].ops[i].kind == OG_COLL) run.coll_algo[r][i] = COLL_CODE(run.coll_algo[r][i]);
+    res->algo = run.coll_algo;
+    run.coll_algo = NULL;
 }
 
 static void run_free(const og_graph *g)
 {
     for (int r = 0; r < g->nranks; r++) {
-        if (run.coll_seq) free(run.coll_seq[r]);
         if (run.coll_algo) free(run.coll_algo[r]);
         if (run.gp) free(run.gp[r]);
         if (run.rcs) free(run.rcs[r].done);
@@ -1410,7 +1431,6 @@ static void run_free(const og_graph *g)
     free(run.flows);
     free(sel_cache);
     sel_cache = NULL;
-    free(run.coll_seq);
     free(run.coll_algo);
     free(run.gp);
     free(run.ngp);
@@ -1432,7 +1452,6 @@ int eng_run(const og_graph *g, const eng_opts *o, eng_result **out, char *err, s
     run.g = g;
     run.o = o;
     run.hosts = ts_calloc(g->nranks, sizeof *run.hosts);
-    run.coll_seq = ts_calloc(g->nranks, sizeof *run.coll_seq);
     run.coll_algo = ts_calloc(g->nranks, sizeof *run.coll_algo);
     run.gp = ts_calloc(g->nranks, sizeof *run.gp);
     run.ngp = ts_calloc(g->nranks, sizeof *run.ngp);
@@ -1482,13 +1501,12 @@ int eng_run(const og_graph *g, const eng_opts *o, eng_result **out, char *err, s
                 sc->mu = sg_mutex_init();
                 sc->cv = sg_cond_init();
             }
-            sc->ops = ts_malloc(count[s] * sizeof(int));
-            for (int i = 0; i < rk->nops; i++)
-                if (rk->ops[i].stream == s) sc->ops[sc->nops++] = i;
+            sc->nops = count[s];
         }
         run.ops_total += rk->nops;
     }
 
+    host_rates(g);
     run.t0 = simgrid_get_clock();
     run.last_progress = ts_wtime();
     int direct = ncopies <= 1 && alone_direct(g, res); /* rail copies are training graphs: never one collective alone */
@@ -1534,7 +1552,6 @@ int eng_run(const og_graph *g, const eng_opts *o, eng_result **out, char *err, s
             sg_cond_destroy(scs[i].cv);
             sg_mutex_destroy(scs[i].mu);
         }
-        free(scs[i].ops);
     }
     free(scs);
     run_free(g);

@@ -54,8 +54,9 @@ rp_metrics *rp_collect(const og_graph *g, const eng_result *r)
                 pos[j]++;
             }
             if (!found) break;
+            const char *lab = og_label(g, ref);
             add(m, last_end - last_start, "coll g%d %s #%d%s%.80s%s", G, og_coll_name(ref->coll), k,
-                ref->label ? " (" : "", ref->label ? ref->label : "", ref->label ? ")" : "");
+                lab ? " (" : "", lab ? lab : "", lab ? ")" : "");
         }
         free(pos);
     }

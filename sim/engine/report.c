@@ -134,8 +134,9 @@ int eng_report_json(const char *path, const og_graph *g, const eng_result *r, ch
 static void op_name(FILE *f, const og_op *op, const og_graph *g)
 {
     char b[128];
-    if (op->label) {
-        ts_json_string(f, op->label);
+    const char *lab = og_label(g, op);
+    if (lab) {
+        ts_json_string(f, lab);
         return;
     }
     switch (op->kind) {

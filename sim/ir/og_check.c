@@ -167,10 +167,10 @@ static int check_p2p(checker *c, int r, int i, const og_op *op)
 static int check_coll(checker *c, int r, int i, const og_op *op)
 {
     const og_graph *g = c->g;
-    if ((int)op->coll < 0 || op->coll >= OG_NCOLLS)
+    if (op->coll >= OG_NCOLLS)
         return bad_op(c, r, i, "unknown collective type %d", (int)op->coll);
     const char *cn = og_coll_name(op->coll);
-    if ((int)op->dtype < 0 || op->dtype >= OG_NDTYPES)
+    if (op->dtype >= OG_NDTYPES)
         return bad_op(c, r, i, "%s: unknown dtype %d", cn, (int)op->dtype);
     if (op->group < 0 || op->group >= g->ngroups)
         return bad_op(c, r, i, "%s on unknown group %d (the graph has %d group%s)", cn, op->group,
@@ -211,13 +211,13 @@ static int check_ops(checker *c)
         const og_rank *rk = &g->ranks[r];
         for (int i = 0; i < rk->nops; i++) {
             const og_op *op = &rk->ops[i];
-            if ((int)op->kind < 0 || op->kind >= OG_NKINDS)
+            if (op->kind >= OG_NKINDS)
                 return bad_op(c, r, i, "unknown kind %d", (int)op->kind);
             if (op->stream < 0 || op->stream >= OG_MAX_STREAMS)
                 return bad_op(c, r, i, "stream %d out of range (0..%d)", op->stream,
                               OG_MAX_STREAMS - 1);
-            for (int j = 0; j < op->ndeps && op->deps; j++) {
-                int d = op->deps[j];
+            for (int j = 0; j < op->ndeps; j++) {
+                int d = og_deps(op)[j];
                 if (d == i) return bad_op(c, r, i, "depends on itself (deps[%d] is %d)", j, d);
                 if (d < 0 || d >= rk->nops)
                     return bad_op(c, r, i, "dep %d is not an op of rank %d (it has ops 0..%d)", d,
@@ -250,7 +250,7 @@ static int check_cycles(checker *c)
         size_t nd = 0;
         if (g->ranks[r].nops > maxops) maxops = g->ranks[r].nops;
         for (int i = 0; i < g->ranks[r].nops; i++)
-            if (g->ranks[r].ops[i].deps) nd += (size_t)g->ranks[r].ops[i].ndeps;
+            nd += (size_t)g->ranks[r].ops[i].ndeps;
         if (nd > maxdeps) maxdeps = nd;
     }
     size_t m = (size_t)maxops + 1;
@@ -274,13 +274,13 @@ static int check_cycles(checker *c)
             next[i] = -1;
             if (last[s] >= 0) next[last[s]] = i;
             last[s] = i;
-            indeg[i] = (prev[i] >= 0) + (op->deps ? op->ndeps : 0);
-            for (int j = 0; op->deps && j < op->ndeps; j++) soff[op->deps[j] + 2]++;
+            indeg[i] = (prev[i] >= 0) + op->ndeps;
+            for (int j = 0; j < op->ndeps; j++) soff[og_deps(op)[j] + 2]++;
         }
         for (int i = 0; i < n; i++) soff[i + 2] += soff[i + 1];
         for (int i = 0; i < n; i++) {
             const og_op *op = &rk->ops[i];
-            for (int j = 0; op->deps && j < op->ndeps; j++) succ[soff[op->deps[j] + 1]++] = i;
+            for (int j = 0; j < op->ndeps; j++) succ[soff[og_deps(op)[j] + 1]++] = i;
         }
         /* now succ[soff[u] .. soff[u+1]) are u's dependents */
         int head = 0, tail = 0;
@@ -306,8 +306,8 @@ static int check_cycles(checker *c)
             const og_op *op = &rk->ops[u];
             int p = -1;
             if (prev[u] >= 0 && indeg[prev[u]] > 0) p = prev[u];
-            for (int j = 0; p < 0 && op->deps && j < op->ndeps; j++)
-                if (indeg[op->deps[j]] > 0) p = op->deps[j];
+            for (int j = 0; p < 0 && j < op->ndeps; j++)
+                if (indeg[og_deps(op)[j]] > 0) p = og_deps(op)[j];
             u = p;
         }
         /* The cycle is queue[next[u] .. len), each entry a predecessor of the one

@@ -94,7 +94,7 @@ static void push(state *s, int r)
 static int deps_done(const state *s, int r, const og_op *op)
 {
     for (int j = 0; j < op->ndeps; j++)
-        if (!s->done[r][op->deps[j]]) return 0;
+        if (!s->done[r][og_deps(op)[j]]) return 0;
     return 1;
 }
 
@@ -158,7 +158,7 @@ static int report(const state *s, const char *name, char *err, size_t errlen)
             char what[160];
             int d = -1;
             for (int j = 0; j < op->ndeps && d < 0; j++)
-                if (!s->done[r][op->deps[j]]) d = op->deps[j];
+                if (!s->done[r][og_deps(op)[j]]) d = og_deps(op)[j];
             if (!s->posted[r][op->id] && d >= 0) snprintf(what, sizeof what, "waits for op %d", d);
             else og_describe_wait(op, what, sizeof what);
             if (used < errlen)

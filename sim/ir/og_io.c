@@ -312,17 +312,17 @@ static int read_op(reader *c, og_graph *g, int r, int pos, const json_t *o)
         if (!json_is_array(v)) return bad_type(c, "deps", v, "an array");
         size_t n = json_array_size(v);
         if (n > INT_MAX) return fail(c, "field 'deps' has too many entries");
-        if (n) op->deps = ts_malloc(n * sizeof(int));
         for (size_t i = 0; i < n; i++) {
             char field[32];
+            int d;
             snprintf(field, sizeof field, "deps[%zu]", i);
-            if (as_int(c, field, json_array_get(v, i), INT_MIN, &op->deps[i])) return -1;
-            op->ndeps++;
+            if (as_int(c, field, json_array_get(v, i), INT_MIN, &d)) return -1;
+            og_add_dep(op, d);
         }
     }
     if ((v = json_object_get(o, "label"))) {
         if (as_str(c, "label", v, &s)) return -1;
-        og_set_label(op, s);
+        og_set_label(g, op, s);
     }
     switch (op->kind) {
     case OG_COMPUTE: return read_compute(c, o, op);
@@ -568,9 +568,9 @@ static int check_writable(const og_graph *g, const char *name, char *err, size_t
         for (int i = 0; i < rk->nops; i++) {
             const og_op *op = &rk->ops[i];
 #define BAD(...) ts_err(err, errlen, "%s: rank %d op %d: cannot write: " __VA_ARGS__)
-            if ((int)op->kind < 0 || op->kind >= OG_NKINDS)
+            if (op->kind >= OG_NKINDS)
                 return BAD("unknown kind %d", name, r, i, (int)op->kind);
-            if (op->label && !utf8_valid(op->label))
+            if (og_label(g, op) && !utf8_valid(og_label(g, op)))
                 return BAD("label is not valid utf-8", name, r, i);
             if (op->kind == OG_COMPUTE) {
                 if (isnan(op->duration) || isinf(op->duration))
@@ -579,9 +579,9 @@ static int check_writable(const og_graph *g, const char *name, char *err, size_t
                     return BAD("flops is not finite", name, r, i);
             }
             if (op->kind != OG_COLL) continue;
-            if ((int)op->coll < 0 || op->coll >= OG_NCOLLS)
+            if (op->coll >= OG_NCOLLS)
                 return BAD("unknown collective %d", name, r, i, (int)op->coll);
-            if ((int)op->dtype < 0 || op->dtype >= OG_NDTYPES)
+            if (op->dtype >= OG_NDTYPES)
                 return BAD("unknown dtype %d", name, r, i, (int)op->dtype);
             if (op->algo && !utf8_valid(op->algo))
                 return BAD("algo is not valid utf-8", name, r, i);
@@ -632,14 +632,14 @@ static void write_op(const og_graph *g, const og_op *op, int id, FILE *f)
         break;
     default: break;
     }
-    if (op->ndeps > 0 && op->deps) {
+    if (op->ndeps > 0) {
         fputs(", \"deps\": [", f);
-        for (int j = 0; j < op->ndeps; j++) fprintf(f, "%s%d", j ? ", " : "", op->deps[j]);
+        for (int j = 0; j < op->ndeps; j++) fprintf(f, "%s%d", j ? ", " : "", og_deps(op)[j]);
         putc(']', f);
     }
-    if (op->label) {
+    if (og_label(g, op)) {
         fputs(", \"label\": ", f);
-        ts_json_string(f, op->label);
+        ts_json_string(f, og_label(g, op));
     }
     putc('}', f);
 }

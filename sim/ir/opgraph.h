@@ -31,33 +31,58 @@ typedef enum {
 
 typedef enum { OG_F32, OG_F16, OG_BF16, OG_F64, OG_F8, OG_I8, OG_U8, OG_I32, OG_I64, OG_NDTYPES } og_dtype;
 
+/* One op: 56 bytes (a 44 M-op graph fits in memory; docs/performance.md). The
+ * fields of different kinds share storage (the unions below): read a field
+ * only for the kinds it is documented for. A compute op reads peer and group
+ * -1, tag and root 0; a SEND/RECV op reads duration -1 and flops 0. */
 typedef struct og_op {
     int id;         /* index in its rank's op array */
-    og_kind kind;
-    int stream;     /* ops of one stream run in order; streams run concurrently */
-    int ndeps;
-    int *deps;      /* op ids on the same rank that must finish first */
-    char *label;    /* may be NULL */
-
-    /* OG_COMPUTE: flops and memory bytes (costed by the engine), or a fixed
-     * duration in seconds when duration >= 0. */
-    double flops;
-    double duration;
+    uint8_t kind;   /* og_kind */
+    uint8_t coll;   /* og_coll: COLL */
+    uint8_t dtype;  /* og_dtype: COLL */
+    int8_t stream;  /* ops of one stream run in order; streams run concurrently */
+    int ndeps;      /* op ids on the same rank that must finish first: og_deps(op) */
+    uint32_t label_id; /* 0: none; else the graph's label og_label(g, op), stored once per graph */
+    union {         /* the dependencies: up to OG_INLINE_DEPS inline, else on the heap */
+        int in[2];
+        int *heap;
+    } dep_;
 
     /* bytes: memory traffic (COMPUTE), message size (SEND/RECV), or the
      * collective's size in nccl-tests' convention (COLL, see og_coll_bytes doc). */
     int64_t bytes;
 
-    int peer;       /* SEND/RECV: the other global rank */
-    int tag;        /* SEND/RECV: matching tag */
-
-    og_coll coll;   /* COLL */
-    int group;      /* COLL: group id */
-    og_dtype dtype; /* COLL */
-    int root;       /* COLL broadcast/reduce: index of the root in the group */
-    char *algo;     /* COLL: forced algorithm name, NULL for automatic choice */
-    int64_t *vbytes;/* COLL all-to-allv: bytes sent to each group member (group size entries) */
+    union {
+        struct {
+            int peer;   /* SEND/RECV: the other global rank */
+            int tag;    /* SEND/RECV: matching tag */
+        };
+        struct {
+            int group;  /* COLL: group id */
+            int root;   /* COLL broadcast/reduce: index of the root in the group */
+        };
+    };
+    union {
+        /* OG_COMPUTE: flops and memory bytes (costed by the engine), or a fixed
+         * duration in seconds when duration >= 0. */
+        struct {
+            double flops;
+            double duration;
+        };
+        struct {
+            char *algo;      /* COLL: forced algorithm name, NULL for automatic choice */
+            int64_t *vbytes; /* COLL all-to-allv: bytes sent to each group member (group size entries) */
+        };
+    };
 } og_op;
+
+#define OG_INLINE_DEPS 2
+
+/* The dependency ids of op (op->ndeps of them). */
+static inline const int *og_deps(const og_op *op)
+{
+    return op->ndeps <= OG_INLINE_DEPS ? op->dep_.in : op->dep_.heap;
+}
 
 typedef struct og_group {
     int id;
@@ -72,12 +97,15 @@ typedef struct og_rank {
     og_op *ops;
 } og_rank;
 
+struct og_pool;
+
 typedef struct og_graph {
     int nranks;
     og_rank *ranks;
     int ngroups;
     size_t gcap;
     og_group *groups;
+    struct og_pool *pool; /* the labels, each stored once */
 } og_graph;
 
 /* Construction. Pointers returned by og_add_op stay valid until the next
@@ -88,7 +116,16 @@ int og_add_group(og_graph *g, int n, const int *ranks);
 og_op *og_add_op(og_graph *g, int rank, og_kind kind, int stream);
 void og_set_deps(og_op *op, int ndeps, const int *deps);
 void og_add_dep(og_op *op, int dep);
-void og_set_label(og_op *op, const char *label);
+/* Labels are stored once per graph however many ops carry them (a generated
+ * graph's labels repeat across the ranks of a stage): the op keeps a number,
+ * og_label gives the string back (valid until og_free(g); NULL: none). */
+void og_set_label(og_graph *g, og_op *op, const char *label);
+const char *og_label(const og_graph *g, const og_op *op);
+/* Room for n ops on rank without growing (a builder that knows the count:
+ * doubling leaves up to half of every array spare); og_trim gives back the
+ * spare capacity of every rank's op array (r < 0), or of rank r. */
+void og_reserve(og_graph *g, int rank, int n);
+void og_trim(og_graph *g, int r);
 void og_set_host(og_graph *g, int rank, const char *host);
 void og_set_algo(og_op *op, const char *algo);
 

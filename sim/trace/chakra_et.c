@@ -342,7 +342,7 @@ int tr_chakra_rank(og_graph *g, int r, int group, const char *path, tr_cnode *no
         } else {
             op = og_compute_fixed(g, r, x->type == 4 && !x->is_cpu ? 1 : 0, dur < OG_MAX_DURATION ? dur : 0);
         }
-        og_set_label(op, x->name);
+        og_set_label(g, op, x->name);
         opid[i] = (size_t)op->id;
         add_deps(g, r, op->id, nodes, i, opid, stamp, i + 1, &stack, &scap);
         done++;

@@ -573,10 +573,10 @@ static double *cpu_stream(og_graph *g, int ri, const rfile *f, int stream, doubl
     double prev = t0;
     for (size_t i = 0; i < k; i++) {
         og_op *op = og_compute_fixed(g, ri, stream, (lt[i] - prev) * 1e-6);
-        og_set_label(op, "host gap");
+        og_set_label(g, op, "host gap");
         prev = lt[i];
     }
-    if (t1 > prev) og_set_label(og_compute_fixed(g, ri, stream, (t1 - prev) * 1e-6), "host gap (to step end)");
+    if (t1 > prev) og_set_label(g, og_compute_fixed(g, ri, stream, (t1 - prev) * 1e-6), "host gap (to step end)");
     *nl = k;
     return lt;
 }
@@ -631,9 +631,9 @@ static int emit(og_graph *g, int ri, rfile *f, const int *grp_of_pg, int use_ann
         if (op->kind == OG_COMPUTE && r->nccl && !strstr(r->label, "(point")) {
             char lab[LABELMAX + 80];
             snprintf(lab, sizeof lab, "%s (no size metadata)", r->label);
-            og_set_label(op, lab);
+            og_set_label(g, op, lab);
         } else {
-            og_set_label(op, r->label);
+            og_set_label(g, op, r->label);
         }
         for (size_t q = 0; q < ns; q++) {
             if ((int)q == s) continue;

@@ -274,7 +274,7 @@ static int nccl_import(int nfiles, char *const *paths, const tr_opts *o, og_grap
         double gap = isnan(k->ts) ? (o->gap > 0 && g->ranks[r].nops ? o->gap : 0)
                      : isnan(last[r]) ? 0 : k->ts - last[r];
         if (!isnan(k->ts)) last[r] = k->ts;
-        if (gap > 0 && gap < OG_MAX_DURATION) og_set_label(og_compute_fixed(g, r, 0, gap), "compute");
+        if (gap > 0 && gap < OG_MAX_DURATION) og_set_label(g, og_compute_fixed(g, r, 0, gap), "compute");
         og_dtype dt = nccl_dtypes[k->dtype];
         int64_t bytes = k->count * og_dtype_size(dt);
         if (kinds[k->kind].kind == OG_COLL) {
@@ -287,12 +287,12 @@ static int nccl_import(int nfiles, char *const *paths, const tr_opts *o, og_grap
             }
             og_op *op = og_collective(g, r, 0, t, gid[k->comm], bytes, dt);
             op->root = k->root;
-            og_set_label(op, kinds[k->kind].name);
+            og_set_label(g, op, kinds[k->kind].name);
         } else {
             int peer = g->groups[gid[k->comm]].ranks[k->root];
             og_op *op = kinds[k->kind].kind == OG_SEND ? og_send(g, r, 0, peer, bytes, 0)
                                                        : og_recv(g, r, 0, peer, bytes, 0);
-            og_set_label(op, kinds[k->kind].name);
+            og_set_label(g, op, kinds[k->kind].name);
         }
     }
     free(gid), free(members), free(last);

@@ -441,7 +441,7 @@ static void add_input_dep(const json_t *t, void *arg)
     if (w == me || w->last < 0 || me->first < 0 || w->t1 > me->t0) return;
     og_op *op = &d->gr->ranks[d->rank].ops[me->first];
     for (int i = 0; i < op->ndeps; i++)
-        if (op->deps[i] == w->last) return;
+        if (og_deps(op)[i] == w->last) return;
     og_add_dep(op, w->last);
 }
 
@@ -485,7 +485,7 @@ static int emit(og_graph *gr, int r, pair *p, int group, char *err, size_t errle
         char lab[128];
         snprintf(lab, sizeof lab, "%.*s%s", (int)strcspn(g->name, "("), g->name,
                  nccl && op->kind == OG_COMPUTE ? " (no size metadata)" : "");
-        og_set_label(op, lab);
+        og_set_label(gr, op, lab);
         if (g->owner >= 0) {
             enode *e = &p->n[g->owner];
             if (e->first < 0) e->first = op->id, e->t0 = g->ts;

@@ -145,7 +145,7 @@ static int wait_op(ctx *c, const line *l, int all, int src, int dst, int tag)
 {
     rstate *s = &c->rs[l->rank];
     og_op *w = og_compute_fixed(c->g, l->rank, 0, 0);
-    og_set_label(w, all ? "waitall" : "wait");
+    og_set_label(c->g, w, all ? "waitall" : "wait");
     s->last = w->id;
     int k = 0, found = 0;
     for (int i = 0; i < s->npend; i++) {
@@ -166,7 +166,7 @@ static int world_coll(ctx *c, const line *l, og_coll t, int64_t bytes, int dts, 
 {
     og_op *op = og_collective(c->g, l->rank, 0, t, 0, bytes, dtype_of(dts));
     op->root = root;
-    og_set_label(op, l->tok[0]);
+    og_set_label(c->g, op, l->tok[0]);
     c->rs[l->rank].last = op->id;
     return 0;
 }
@@ -181,11 +181,11 @@ static int rooted_p2p(ctx *c, const line *l, int to_root, int root, const double
         if (bytes_of(c, l, counts[p], dts, &b) < 0) return -1;
         if (r == root) {
             og_op *op = to_root ? og_recv(c->g, r, 0, p, b, COLLTAG + seq) : og_send(c->g, r, 0, p, b, COLLTAG + seq);
-            og_set_label(op, l->tok[0]);
+            og_set_label(c->g, op, l->tok[0]);
             c->rs[r].last = op->id;
         } else if (r == p) {
             og_op *op = to_root ? og_send(c->g, r, 0, root, b, COLLTAG + seq) : og_recv(c->g, r, 0, root, b, COLLTAG + seq);
-            og_set_label(op, l->tok[0]);
+            og_set_label(c->g, op, l->tok[0]);
             c->rs[r].last = op->id;
         }
     }
@@ -209,14 +209,14 @@ static int action(ctx *c, const line *l)
     if (!strcmp(a, "compute")) {
         if (num(c, l, 1, OG_MAX_FLOPS, &x) < 0) return -1;
         og_op *op = og_compute(c->g, r, 0, x, 0);
-        og_set_label(op, "compute");
+        og_set_label(c->g, op, "compute");
         c->rs[r].last = op->id;
         return 0;
     }
     if (!strcmp(a, "sleep")) {
         if (num(c, l, 1, OG_MAX_DURATION, &x) < 0) return -1;
         og_op *op = og_compute_fixed(c->g, r, 0, x);
-        og_set_label(op, "sleep");
+        og_set_label(c->g, op, "sleep");
         c->rs[r].last = op->id;
         return 0;
     }
@@ -298,7 +298,7 @@ static int action(ctx *c, const line *l)
             op->bytes += op->vbytes[p];
         }
         if (op->bytes > OG_MAX_BYTES) return bad(c, l, "'%s' total is absurd", a);
-        og_set_label(op, a);
+        og_set_label(c->g, op, a);
         c->rs[r].last = op->id;
         return 0;
     }
