@@ -356,7 +356,8 @@ static void test_tree_closed_form(void)
  * the chunk halves from 512 KiB to 128 KiB (fewer than 8 x 9 chunks), to 64
  * KiB (fewer than 4 x 9), to 32 KiB (fewer than 9): 2 chunks, fill 17/2 of
  * the transfers. At 1 GiB (64 MiB a channel) the 512 KiB chunk stays: 128
- * chunks, 17/128. The pipelined tail adds busy x fill; LL, the ring and one
+ * chunks, 17/128. The pipelined tail adds the transfers' time (busy less
+ * the route latency) x fill; LL, the ring and one
  * node have none; the step fidelity runs its own chunks. */
 static void test_tree_fill(void)
 {
@@ -381,7 +382,9 @@ static void test_tree_fill(void)
         double fill = (2.0 * depth - 1) / c[i].chunks;
         CU_ASSERT_DOUBLE_EQUAL(coll_tree_fill(&p, &q), fill, 1e-12);
         double busy = 1e-3, a = coll_call_tail(&p, 3e-6, 0.5e-6, 0, busy), b = coll_call_tail(&p, 3e-6, 0.5e-6, 0, 0);
-        CU_ASSERT_DOUBLE_EQUAL(a - b, busy * fill, 1e-12);
+        CU_ASSERT_DOUBLE_EQUAL(a - b, (busy - 3e-6) * fill, 1e-12);
+        /* on the transfers only: a flow that is all route latency has no fill */
+        CU_ASSERT_DOUBLE_EQUAL(coll_call_tail(&p, 3e-6, 0.5e-6, 0, 3e-6), b, 1e-15);
         /* step by step: no fill (its own pipeline of chunks) */
         CU_ASSERT_DOUBLE_EQUAL(coll_call_tail(&p, 3e-6, 0.5e-6, 1, busy), coll_call_tail(&p, 3e-6, 0.5e-6, 1, 0), 1e-15);
         p.proto = COLL_LL;

@@ -232,8 +232,10 @@ double coll_call_tail(const coll_plan *p, double alpha, double alpha_in, int ste
     double red = coll_reduce_time(p, q), left = coll_plan_spans_nodes(p) ? (red > busy ? red - busy : 0) : red;
     if (step) return left + base + (hops > wire ? hops - wire : 0);
     /* pipelined: the flows stream the whole buffer; the tree's pipeline fill
-     * comes on top (the step fidelity runs its own chunks) */
-    double fill = busy > 0 ? busy * coll_tree_fill(p, q) : 0;
+     * comes on top of their transfer time, not of the route latency they
+     * include (the hops below count that; the step fidelity runs its own
+     * chunks) */
+    double xfer = busy > alpha ? busy - alpha : 0, fill = xfer * coll_tree_fill(p, q);
     if (q->ring_lockstep && busy > 0) {
         /* pipelined: the lock-step waits overlap the transfers (NCCL_STEPS
          * slots in flight) by ring_overlap: at 1 what shows is the larger of
