@@ -307,9 +307,9 @@ int val_terms_bound_note(const val_term *terms, int nterms, const val_terms_fit 
     for (int k = 0; k < nterms; k++) {
         if (!f->at_bound[k]) continue;
         const val_term *t = &terms[k];
+        double b = f->at_bound[k] < 0 ? t->lo : t->hi, v = fabs(*t->value - b) < 1e-12 * fmax(1, fabs(b)) ? b : *t->value;
         int w = snprintf(buf + len, len < n ? n - len : 0, "%sterm %s = %g is at its %s bound %g", len ? "; " : "",
-                         t->name, *t->value, f->at_bound[k] < 0 ? "lower" : "upper",
-                         f->at_bound[k] < 0 ? t->lo : t->hi);
+                         t->name, v, f->at_bound[k] < 0 ? "lower" : "upper", b);
         if (w > 0) len += (size_t)w;
     }
     return f->nat_bound;

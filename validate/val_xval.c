@@ -185,8 +185,12 @@ void val_cal_note(const val_cal_set *cs, char *note, size_t notelen)
     note[0] = 0;
     for (int t = 0; t < cs->nterms; t++) {
         int bw = cs->at[t].kind == VAL_T_BWFRAC || cs->at[t].kind == VAL_T_PBW;
+        /* a term the fit drove to its bound at 0 lands a few ulps above it (1e-180 s):
+         * below a picosecond it is 0 to anyone reading the note */
+        double v = val_cal_value(cs, t);
+        if (!bw && fabs(v) < 1e-12) v = 0;
         int w = snprintf(note + len, len < notelen ? notelen - len : 0, "%s%s %.4g%s", t ? ", " : "", cs->names[t],
-                         val_cal_value(cs, t) * (bw ? 1 : 1e6), bw ? "" : " us");
+                         v * (bw ? 1 : 1e6), bw ? "" : " us");
         if (w > 0) len += (size_t)w;
     }
     if (cs->fit.kept_start && len < notelen) {
