@@ -104,14 +104,16 @@ static int cmp_bd(const void *a, const void *b)
     return (x->s < y->s) - (x->s > y->s);
 }
 
-/* --breakdown: the rank's compute-stream work by op kind, longest first. */
-static void print_breakdown(int stage)
+/* --breakdown: the rank's compute-stream work by op kind, longest first;
+ * -1 (nothing printed) where the layout has no such stage. */
+static int print_breakdown(int stage, const char *layout, char *err, size_t errlen)
 {
     const wl_bd_row *rows;
     int n = wl_breakdown_rows(&rows);
     if (n == 0) {
-        printf("breakdown        stage %d: no rank built there (stages run from 0 to pp - 1)\n", stage);
-        return;
+        ts_err(err, errlen, "--breakdown %d: layout '%s' has no rank there (stages run from 0 to pp - 1)", stage,
+               layout);
+        return -1;
     }
     wl_bd_row *v = ts_malloc((size_t)n * sizeof *v);
     memcpy(v, rows, (size_t)n * sizeof *v);
@@ -123,6 +125,7 @@ static void print_breakdown(int stage)
     for (int i = 0; i < n; i++)
         printf("  %-24s %8d %12.6f %6.1f%%\n", v[i].what, v[i].count, v[i].s, tot > 0 ? 100 * v[i].s / tot : 0);
     free(v);
+    return 0;
 }
 
 static void print_mem(FILE *f, const ts_memory *mb)
@@ -425,7 +428,7 @@ int cmd_run(int argc, char **argv)
     if (rc == TS_OK) {
         if (strcmp(r->fidelity, "estimate") == 0) print_estimate(r);
         else print_run(r, links, pol != NULL);
-        if (stage >= 0) print_breakdown(stage);
+        if (stage >= 0 && print_breakdown(stage, r->layout, err, BIGERR) < 0) rc = EXIT_USAGE;
     }
     if (json && write_json(json, r, links, err, BIGERR) < 0) rc = EXIT_USAGE;
     else if (rc == EXIT_OK && timeline && r->priv->g &&
