@@ -231,3 +231,12 @@ void coll_plan_merged_phys(const coll_plan *p, int me, coll_step *out)
     memcpy(out->send, s, out->nsend * sizeof *s);
     memcpy(out->recv, r, out->nrecv * sizeof *r);
 }
+
+/* The same view, not kept: for a caller that reads each member's view once
+ * per plan (coll_cost's one pass), where keeping it only costs the copies. */
+void coll_plan_merged_phys_once(const coll_plan *p, int me, coll_step *out)
+{
+    out->nsend = out->nrecv = 0;
+    if (p->nsteps == 0) return;
+    lower(p, me, out, 0, 1);
+}
