@@ -112,6 +112,18 @@ void coll_chain_step(const coll_plan *p, int me, int s, coll_step *out)
         coll_add_recv(out, coll_mod(me - 1, n), coll_chunk_bytes(p->bytes, k, c), c, 1, red);
 }
 
+/* coll_step_add_merged of a transfer of bytes >= 0 (every ring total is):
+ * added to the peer's entry, or appended. */
+static inline void ring_merge(coll_xfer *xs, int *nx, int peer, int64_t bytes, int reduce)
+{
+    for (int i = 0; i < *nx; i++)
+        if (xs[i].peer == peer) {
+            if (xs[i].bytes >= 0) xs[i].bytes += bytes;
+            return;
+        }
+    xs[(*nx)++] = (coll_xfer){peer, bytes, 0, 0, reduce};
+}
+
 /* Ring totals per neighbour in closed form, O(channels) for any group size:
  * per channel, the reduce-scatter part sends every part but the member's own
  * and receives every part but its predecessor's; the all-gather part sends
@@ -146,8 +158,7 @@ void coll_ring_merged(const coll_plan *p, int me, coll_step *out)
             snd += T - of_next;
             rcv += T - own;
         }
-        coll_xfer xs = {next, snd, 0, 0, rs}, xr = {prev, rcv, 0, 0, rs};
-        coll_step_add_merged(out, 1, &xs);
-        coll_step_add_merged(out, 0, &xr);
+        ring_merge(out->send, &out->nsend, next, snd, rs);
+        ring_merge(out->recv, &out->nrecv, prev, rcv, rs);
     }
 }

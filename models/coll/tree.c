@@ -145,20 +145,34 @@ typedef struct {
  * the next in the chain, then the node-tree children's heads. Depth: the
  * node's depth in the node tree plus i. Trees 0, 2 and 1, 3 share the node
  * tree, computed once per shape. */
-static int allreduce_roles(const coll_plan *p, int me, role *r)
+/* Node k's place in the two node-tree shapes: a pure function of (M, k).
+ * The members of a node come one after the other, so the last node's is
+ * kept. */
+typedef struct {
+    int pos, par, nch, ch[2], depth;
+} ntplace;
+
+static const ntplace *node_places(geo g, int k)
 {
-    geo g = geometry(p);
-    int K = tree_k(p), H = g.L - 1 + coll_bt_height(0, g.M), nr = 0;
-    int k = node_of(p, g, me), j = local_of(p, g, me);
-    struct {
-        int pos, par, nch, ch[2], depth;
-    } nt[2];
+    static ntplace nt[2];
+    static int lastM = -1, lastk = -1;
+    if (g.M == lastM && k == lastk) return nt;
     for (int sh = 0; sh < 2; sh++) {
         nt[sh].pos = npos(g, sh, k);
         nt[sh].par = coll_bt_parent(nt[sh].pos, g.M);
         nt[sh].nch = coll_bt_children(nt[sh].pos, g.M, nt[sh].ch);
         nt[sh].depth = coll_bt_depth(nt[sh].pos, g.M);
     }
+    lastM = g.M, lastk = k;
+    return nt;
+}
+
+static int allreduce_roles(const coll_plan *p, int me, role *r)
+{
+    geo g = geometry(p);
+    int K = tree_k(p), H = g.L - 1 + coll_bt_height(0, g.M), nr = 0;
+    int k = node_of(p, g, me), j = local_of(p, g, me);
+    const ntplace *nt = node_places(g, k);
     for (int t = 0; t < AR_TREES; t++) {
         const int i = chain_idx(g, t, j), base = t * K;
         const int sh = t % 2, pos = nt[sh].pos, depth = nt[sh].depth + i;
