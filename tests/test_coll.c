@@ -459,8 +459,8 @@ static void merge_into(coll_xfer *xs, int *nx, const coll_xfer *x)
 /* An algorithm's own merged view (coll_algo.merged) lists the same entries
  * in the same order as merging its steps one by one, which is what the
  * engine and the analytical cost did before it had one: the pipelined flows
- * and their posting order, hence every time, stay bit-identical. Tree and
- * PAT on up to 80 members (nodes of 1-4, NVLS), every size class (1 to 64
+ * and their posting order, hence every time, stay bit-identical. Tree, PAT
+ * and ring (channels on multi-node topologies) on up to 80 members (nodes of 1-4, NVLS), every size class (1 to 64
  * tree chunks), several roots. */
 static void merged_as_steps(const char *name, og_coll coll, int *checked)
 {
@@ -519,6 +519,9 @@ static void test_merged_as_steps(void)
     merged_as_steps("tree", OG_REDUCE, &checked);
     merged_as_steps("pat", OG_ALLGATHER, &checked);
     merged_as_steps("pat", OG_REDUCESCATTER, &checked);
+    merged_as_steps("ring", OG_ALLREDUCE, &checked);
+    merged_as_steps("ring", OG_ALLGATHER, &checked);
+    merged_as_steps("ring", OG_REDUCESCATTER, &checked);
     int before = checked;
     merged_as_steps("nvlstree", OG_ALLREDUCE, &checked);
     CU_ASSERT(checked - before > 2000);
@@ -540,6 +543,6 @@ void suite_coll(void)
                    "nccl-tests busbw factors", test_busbw_factors,
                    "selection sees both tiers of the network", test_select_two_tiers,
                    "automatic selection of algorithm and protocol", test_selection,
-                   "tree, pat, nvlstree: merged view equals the merged steps, in order", test_merged_as_steps,
+                   "tree, pat, ring, nvlstree: merged view equals the merged steps, in order", test_merged_as_steps,
                    NULL);
 }

@@ -336,12 +336,68 @@ static void test_config_spellings(void)
     unlink(path);
 }
 
+/* wl_stage_params keeps its per-layer sums across calls (keyed on the
+ * layers' kinds, each kind's figures, t and ep): with the memo on, in any
+ * order of calls (slots reused by other keys), every stage's figures equal
+ * the uncached ones bit for bit. Dense, MoE with leading dense layers
+ * (DeepSeek-V3) and all-MoE (Mixtral); Megatron stages, uneven first and
+ * last stages, AxoNN grids. */
+static void test_stage_params_memo(void)
+{
+    static const struct {
+        const char *model, *layout;
+        int ngpus;
+    } cases[] = {
+        {"megatron-gpt-76b", "tp=8,pp=4,dp=4,mbs=1,gbs=64", 128},
+        {"megatron-gpt-76b", "tp=4,pp=2,dp=16,mbs=1,gbs=64", 128},
+        {"megatron-gpt-76b", "tp=8,pp=5,pp_first=6,pp_last=6,dp=2,mbs=1,gbs=64", 80},
+        {"megatron-gpt-76b", "gx=2,gy=2,gz=2,dp=16,mbs=1,gbs=64", 128},
+        {"megatron-gpt-76b", "gx=4,gy=2,gz=1,dp=16,mbs=1,gbs=64", 128},
+        {"deepseek-v3", "tp=8,pp=4,pp_first=16,pp_last=15,ep=8,dp=8,mbs=1,gbs=64", 256},
+        {"deepseek-v3", "tp=4,pp=8,pp_first=7,pp_last=12,ep=4,dp=8,mbs=1,gbs=64", 256},
+        {"deepseek-v3", "tp=4,pp=5,pp_first=13,pp_last=12,ep=4,dp=8,mbs=1,gbs=64", 160},
+        {"mixtral-8x7b", "tp=2,pp=4,ep=8,dp=8,mbs=1,gbs=64", 64},
+        {"mixtral-8x7b", "tp=2,pp=4,ep=2,dp=8,mbs=1,gbs=64", 64}, /* the same but ep */
+        {"mixtral-8x7b", "tp=4,pp=2,ep=2,dp=8,mbs=1,gbs=64", 64},
+    };
+    enum { NC = sizeof cases / sizeof cases[0], MAXST = 16 };
+    static wl_model m[NC];
+    static wl_layout l[NC];
+    static wl_rank_params ref[NC][MAXST];
+    int ok[NC], nst[NC], checked = 0;
+    char err[TS_ERRLEN];
+    wl_stage_params_memo(0);
+    for (int c = 0; c < NC; c++) {
+        load(cases[c].model, &m[c]);
+        ok[c] = layout(cases[c].layout, &m[c], 4096, cases[c].ngpus, &l[c], err) == 0;
+        if (!ok[c]) fprintf(stderr, "%s %s: %s\n", cases[c].model, cases[c].layout, err);
+        nst[c] = l[c].axonn ? 1 : l[c].pp;
+        CU_ASSERT_FATAL(nst[c] <= MAXST);
+        for (int s = 0; ok[c] && s < nst[c]; s++) wl_stage_params(&m[c], &l[c], s, &ref[c][s]);
+    }
+    wl_stage_params_memo(1);
+    /* case by case, the same backwards, then stage by stage across the cases
+     * (the ep pair one after the other on the same layers) */
+    for (int round = 0; round < 3; round++)
+        for (int a = 0; a < NC * MAXST; a++) {
+            int c = round == 2 ? a % NC : round == 1 ? NC - 1 - a / MAXST : a / MAXST, s = round == 2 ? a / NC : a % MAXST;
+            if (!ok[c] || s >= nst[c]) continue;
+            wl_rank_params p;
+            wl_stage_params(&m[c], &l[c], s, &p);
+            CU_ASSERT(memcmp(&p, &ref[c][s], sizeof p) == 0);
+            checked++;
+        }
+    for (int c = 0; c < NC; c++) CU_ASSERT(ok[c]);
+    CU_ASSERT(checked > 60);
+}
+
 void suite_workload(void)
 {
     test_add_suite("workload", "model specs", test_models, "bad layouts rejected", test_bad_layouts,
                    "flops vs megatron formula", test_flops_formula, "korthikanti activation equations",
                    test_activation_equations, "memory vs hand calculation", test_memory_hand,
-                   "published parameter counts", test_published_counts, "config spellings", test_config_spellings, NULL);
+                   "published parameter counts", test_published_counts, "config spellings", test_config_spellings,
+                   "stage parameters: memoised equal uncached", test_stage_params_memo, NULL);
 }
 
 /* ---- generated op graphs ---- */

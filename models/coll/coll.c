@@ -136,16 +136,17 @@ void coll_hw_from_routes(coll_hw *hw, int n, const coll_topo *topo, coll_route_f
  * launch floor): with the tuner's parameters, what the selection compares,
  * as NCCL's tuner does. */
 /* Wire bytes rank me sends and receives, [inside its node, to other nodes]. */
-static void rank_bytes(const coll_plan *p, const coll_params *q, coll_step *m, int me, int tiers, int64_t out[2], int64_t in[2])
+/* ws: coll_plan_wire_scale_with(p, q), computed once per plan */
+static void rank_bytes(const coll_plan *p, double ws, coll_step *m, int me, int tiers, int64_t out[2], int64_t in[2])
 {
     coll_plan_merged_phys(p, me, m);
     for (int j = 0; j < m->nsend; j++) {
         int peer = m->send[j].peer, far = tiers && peer < p->n && p->topo->node[peer] != p->topo->node[me];
-        out[far] += coll_plan_wire_bytes_with(p, m->send[j].bytes, q);
+        out[far] += coll_plan_wire_apply(m->send[j].bytes, ws);
     }
     for (int j = 0; j < m->nrecv; j++) {
         int peer = m->recv[j].peer, far = tiers && peer < p->n && p->topo->node[peer] != p->topo->node[me];
-        in[far] += coll_plan_wire_bytes_with(p, m->recv[j].bytes, q);
+        in[far] += coll_plan_wire_apply(m->recv[j].bytes, ws);
     }
 }
 
@@ -157,10 +158,11 @@ static double gpu_estimate(const coll_plan *p, const coll_hw *hw, const coll_par
     double worst = 0;
     int crosses = 0;
     coll_step *m = coll_step_new(p->merged_width + 1);
+    double ws = coll_plan_wire_scale_with(p, q);
     for (int i = 0; i < 4; i++) {
         int me = probe[i];
         int64_t out[2] = {0, 0}, in[2] = {0, 0}; /* [inside the node, to other nodes] */
-        rank_bytes(p, q, m, me, tiers, out, in);
+        rank_bytes(p, ws, m, me, tiers, out, in);
         if (tiers && q->nic_gpus > 1 && p->topo->nnodes > 2) {
             /* GPUs sharing a NIC: the node's traffic across nodes over its
              * NICs, when that is more than the rank's own */
@@ -169,7 +171,7 @@ static double gpu_estimate(const coll_plan *p, const coll_hw *hw, const coll_par
             int64_t so = 0, si = 0;
             for (int x = p->topo->first[k]; x < p->topo->first[k + 1]; x++) {
                 int64_t o[2] = {0, 0}, r[2] = {0, 0};
-                rank_bytes(p, q, m, p->topo->order[x], tiers, o, r);
+                rank_bytes(p, ws, m, p->topo->order[x], tiers, o, r);
                 so += o[1], si += r[1];
             }
             if (so / nics > out[1]) out[1] = so / nics;

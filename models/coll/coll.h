@@ -169,6 +169,8 @@ void coll_plan_merged(const coll_plan *p, int me, coll_step *out);
  * directions at once. out needs room for width + 1 (merged_width + 1). */
 void coll_plan_step_phys(const coll_plan *p, int me, int s, coll_step *out);
 void coll_plan_merged_phys(const coll_plan *p, int me, coll_step *out);
+/* The same view without keeping it (a caller reading each member once). */
+void coll_plan_merged_phys_once(const coll_plan *p, int me, coll_step *out);
 /* Whether coll_plan_merged_phys keeps the last plan's views (default 1). */
 void coll_view_memo(int on);
 

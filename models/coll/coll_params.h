@@ -225,6 +225,8 @@ double coll_launch_floor(const coll_params *q, int g);
  * the channel rule). */
 int64_t coll_plan_wire_bytes(const coll_plan *p, int64_t bytes);
 int64_t coll_plan_wire_bytes_with(const coll_plan *p, int64_t bytes, const coll_params *q);
+double coll_plan_wire_scale_with(const coll_plan *p, const coll_params *q);
+int64_t coll_plan_wire_apply(int64_t bytes, double scale);
 /* NCCL's treeCorrectionFactor for the tree all-reduce at the plan's
  * protocol and size (1 otherwise, and for RCCL and tuner_own): what NCCL's
  * tuner multiplies the tree's bandwidth by; the selection only. */

@@ -431,26 +431,26 @@ static void fluid_run_folded(fluid *fl)
     free(kept), free(idx);
 }
 
-/* Within one costing, the last wire size asked for and the last call tail:
- * a group's flows mostly carry the same bytes, its members mostly have the
- * same alphas and ends, and both are pure functions of the plan and those
- * inputs (the inputs are compared bit for bit). */
-#define WIRE_SLOTS 16
+/* Within one costing, the wire factor and the last call tail: the factor
+ * (coll_plan_wire_scale_with) is a pure function of the plan and the
+ * parameters, computed at the first positive size and applied to every
+ * size as coll_plan_wire_bytes does; a group's members mostly have the same
+ * alphas and ends, and the tail is a pure function of the plan and those
+ * inputs (compared bit for bit). */
 typedef struct {
-    int has_wire[WIRE_SLOTS], has_tail;
-    int64_t bytes[WIRE_SLOTS], wire[WIRE_SLOTS];
+    int has_scale, has_tail;
+    double scale;
     double in[3], tail;
 } cmemo;
 
 static int64_t wire_bytes(const coll_plan *p, cmemo *mo, int64_t bytes)
 {
-    int k = (int)((uint64_t)bytes % WIRE_SLOTS);
-    if (!mo->has_wire[k] || mo->bytes[k] != bytes) {
-        mo->bytes[k] = bytes;
-        mo->wire[k] = coll_plan_wire_bytes(p, bytes);
-        mo->has_wire[k] = 1;
+    if (bytes <= 0) return bytes;
+    if (!mo->has_scale) {
+        mo->scale = coll_plan_wire_scale_with(p, coll_params_get());
+        mo->has_scale = 1;
     }
-    return mo->wire[k];
+    return coll_plan_wire_apply(bytes, mo->scale);
 }
 
 static double call_tail(const coll_plan *p, cmemo *mo, double alpha, double alpha_in, int step, double busy)
@@ -531,7 +531,7 @@ static double cost_pipelined(const coll_plan *p, coll_route_fn route, void *ctx)
     ts_grow(&dst, sizeof *dst, &cap, guess);
     ts_grow(&fl.f, sizeof *fl.f, &fl.cap, guess);
     for (int r = 0; r < n; r++) {
-        coll_plan_merged_phys(p, r, m);
+        coll_plan_merged_phys_once(p, r, m);
         for (int i = 0; i < m->nsend + m->nrecv; i++) {
             double lat, bw;
             int send = i < m->nsend, q = send ? m->send[i].peer : m->recv[i - m->nsend].peer;

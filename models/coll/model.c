@@ -328,9 +328,11 @@ int64_t coll_plan_wire_bytes(const coll_plan *p, int64_t bytes)
     return coll_plan_wire_bytes_with(p, bytes, coll_params_get());
 }
 
-int64_t coll_plan_wire_bytes_with(const coll_plan *p, int64_t bytes, const coll_params *q)
+/* The factor coll_plan_wire_bytes_with applies to a positive size: a pure
+ * function of the plan and q, so a caller that converts many sizes of one
+ * plan computes it once (coll_plan_wire_apply). */
+double coll_plan_wire_scale_with(const coll_plan *p, const coll_params *q)
 {
-    if (bytes <= 0) return bytes;
     coll_family fam = coll_family_of(p->algo);
     double f = q->proto_bw[fam][p->proto] * coll_nvlstree_efficiency(p, q), scale = f > 0 ? 1 / f : 1;
     /* Channels: a call too small to give every channel its minimum runs on
@@ -341,5 +343,17 @@ int64_t coll_plan_wire_bytes_with(const coll_plan *p, int64_t bytes, const coll_
      * first chunk is through (nvls.c) */
     int64_t fill = nvls_pipe(q) ? coll_nvls_loop_bytes(p) : 0;
     if (fill > 0) scale *= 1 + (double)fill / (double)p->bytes;
+    return scale;
+}
+
+int64_t coll_plan_wire_apply(int64_t bytes, double scale)
+{
+    if (bytes <= 0) return bytes;
     return scale == 1 ? bytes : (int64_t)((double)bytes * scale + 0.5);
+}
+
+int64_t coll_plan_wire_bytes_with(const coll_plan *p, int64_t bytes, const coll_params *q)
+{
+    if (bytes <= 0) return bytes;
+    return coll_plan_wire_apply(bytes, coll_plan_wire_scale_with(p, q));
 }

@@ -36,11 +36,15 @@ void coll_pat_step(const coll_plan *p, int me, int s, coll_step *out)
     }
 }
 
-/* Bytes of the chunks position q passes on at distance d (tree_chunks). */
+/* Bytes of the chunks position q passes on at distance d (tree_chunks):
+ * m = ceil((n - d) / 2d) chunks of bytes / n each, plus one byte for each
+ * below bytes % n (coll_chunk_bytes; none when n divides the size). */
 static int64_t tree_bytes(const coll_plan *p, int q, int d)
 {
-    int64_t b = 0;
-    for (int o = 0; o + d < p->n; o += 2 * d) b += coll_chunk_bytes(p->bytes, p->nchunks, coll_mod(q - o, p->n));
+    int n = p->n, m = (n - d + 2 * d - 1) / (2 * d);
+    int64_t base = p->bytes / p->nchunks, rem = p->bytes % p->nchunks, b = m * base;
+    if (rem == 0) return b;
+    for (int o = 0; o + d < n; o += 2 * d) b += coll_mod(q - o, n) < rem;
     return b;
 }
 

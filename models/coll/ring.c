@@ -112,37 +112,53 @@ void coll_chain_step(const coll_plan *p, int me, int s, coll_step *out)
         coll_add_recv(out, coll_mod(me - 1, n), coll_chunk_bytes(p->bytes, k, c), c, 1, red);
 }
 
-/* Bytes of channel c over all members: chunk m * C + c for every m. Chunks
- * below bytes % k are one byte larger (coll_chunk_bytes). */
-static int64_t channel_bytes(const coll_plan *p, int C, int c)
+/* coll_step_add_merged of a transfer of bytes >= 0 (every ring total is):
+ * added to the peer's entry, or appended. */
+static inline void ring_merge(coll_xfer *xs, int *nx, int peer, int64_t bytes, int reduce)
 {
-    int64_t k = (int64_t)p->n * C, extra = p->bytes % k;
-    int64_t big = extra > c ? (extra - c + C - 1) / C : 0; /* m with m * C + c < extra */
-    return p->n * (p->bytes / k) + big;
+    for (int i = 0; i < *nx; i++)
+        if (xs[i].peer == peer) {
+            if (xs[i].bytes >= 0) xs[i].bytes += bytes;
+            return;
+        }
+    xs[(*nx)++] = (coll_xfer){peer, bytes, 0, 0, reduce};
 }
 
 /* Ring totals per neighbour in closed form, O(channels) for any group size:
  * per channel, the reduce-scatter part sends every part but the member's own
  * and receives every part but its predecessor's; the all-gather part sends
- * every part but its successor's and receives all but its own. */
+ * every part but its successor's and receives all but its own. Chunk i of
+ * the k = n x C holds bytes / k bytes, one more below bytes % k
+ * (coll_chunk_bytes); channel c's total over its n chunks m x C + c is n x
+ * (bytes / k) plus the m with m x C + c below bytes % k. */
 void coll_ring_merged(const coll_plan *p, int me, coll_step *out)
 {
+    const coll_topo *t = p->topo;
     int n = p->n, C = channels(p), k = n * C;
-    int64_t S = p->bytes;
+    int64_t q = p->bytes / k, rem = p->bytes % k;
+    int rs = p->coll != OG_ALLGATHER, ag = p->coll != OG_REDUCESCATTER;
+    int L = C > 1 ? t->ppn : 1, node = C > 1 ? t->node[me] : 0, loc = C > 1 ? t->local[me] : 0;
     for (int c = 0; c < C; c++) {
-        int pos = ring_pos(p, c, me), next = ring_member(p, c, coll_mod(pos + 1, n)),
-            prev = ring_member(p, c, coll_mod(pos - 1, n));
-        int64_t T = channel_bytes(p, C, c), snd = 0, rcv = 0;
-        if (p->coll != OG_ALLGATHER) {
-            snd += T - coll_chunk_bytes(S, k, me * C + c);
-            rcv += T - coll_chunk_bytes(S, k, prev * C + c);
+        int next, prev;
+        if (C == 1) {
+            next = coll_mod(me + 1, n), prev = coll_mod(me - 1, n);
+        } else { /* ring_pos, then ring_member of pos + 1 and pos - 1 */
+            int pos = node * L + coll_mod(loc - (c - node), L), pn = coll_mod(pos + 1, n), pp = coll_mod(pos - 1, n);
+            int kn = pn / L, kp = pp / L;
+            next = t->order[t->first[kn] + coll_mod(c - kn + pn % L, L)];
+            prev = t->order[t->first[kp] + coll_mod(c - kp + pp % L, L)];
         }
-        if (p->coll != OG_REDUCESCATTER) {
-            snd += T - coll_chunk_bytes(S, k, next * C + c);
-            rcv += T - coll_chunk_bytes(S, k, me * C + c);
+        int64_t big = rem > c ? (rem - c + C - 1) / C : 0, T = n * q + big, snd = 0, rcv = 0;
+        int64_t own = q + (me * C + c < rem), of_next = q + (next * C + c < rem), of_prev = q + (prev * C + c < rem);
+        if (rs) {
+            snd += T - own;
+            rcv += T - of_prev;
         }
-        coll_xfer xs = {next, snd, 0, 0, p->coll != OG_ALLGATHER}, xr = {prev, rcv, 0, 0, p->coll != OG_ALLGATHER};
-        coll_step_add_merged(out, 1, &xs);
-        coll_step_add_merged(out, 0, &xr);
+        if (ag) {
+            snd += T - of_next;
+            rcv += T - own;
+        }
+        ring_merge(out->send, &out->nsend, next, snd, rs);
+        ring_merge(out->recv, &out->nrecv, prev, rcv, rs);
     }
 }

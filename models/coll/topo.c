@@ -135,8 +135,10 @@ static void lower(const coll_plan *p, int me, coll_step *out, int s, int merged)
 void coll_plan_step_phys(const coll_plan *p, int me, int s, coll_step *out) { lower(p, me, out, s, 0); }
 
 /* The merged views of the last plan asked about, member by member as they
- * are asked for: the analytical cost (coll_cost) walks every member's view
- * three times (routes, flows, alpha) and the engine once. A merged view is a
+ * are asked for: the reference analytical cost (coll_cost_fast(0)) walks
+ * every member's view three times (routes, flows, alpha), the policy's
+ * probes and the engine read them again (coll_cost's one pass reads each
+ * once, through coll_plan_merged_phys_once). A merged view is a
  * pure function of the plan and its topology (coll_topo_new's serial stands
  * for the topology's contents); MSCCL's steps read the loaded program, and
  * all-to-allv's the caller's sizes, so those are not kept. */
@@ -230,4 +232,13 @@ void coll_plan_merged_phys(const coll_plan *p, int me, coll_step *out)
     out->nrecv = mview.nrecv[k];
     memcpy(out->send, s, out->nsend * sizeof *s);
     memcpy(out->recv, r, out->nrecv * sizeof *r);
+}
+
+/* The same view, not kept: for a caller that reads each member's view once
+ * per plan (coll_cost's one pass), where keeping it only costs the copies. */
+void coll_plan_merged_phys_once(const coll_plan *p, int me, coll_step *out)
+{
+    out->nsend = out->nrecv = 0;
+    if (p->nsteps == 0) return;
+    lower(p, me, out, 0, 1);
 }

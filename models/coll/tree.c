@@ -145,20 +145,34 @@ typedef struct {
  * the next in the chain, then the node-tree children's heads. Depth: the
  * node's depth in the node tree plus i. Trees 0, 2 and 1, 3 share the node
  * tree, computed once per shape. */
-static int allreduce_roles(const coll_plan *p, int me, role *r)
+/* Node k's place in the two node-tree shapes: a pure function of (M, k).
+ * The members of a node come one after the other, so the last node's is
+ * kept. */
+typedef struct {
+    int pos, par, nch, ch[2], depth;
+} ntplace;
+
+static const ntplace *node_places(geo g, int k)
 {
-    geo g = geometry(p);
-    int K = tree_k(p), H = g.L - 1 + coll_bt_height(0, g.M), nr = 0;
-    int k = node_of(p, g, me), j = local_of(p, g, me);
-    struct {
-        int pos, par, nch, ch[2], depth;
-    } nt[2];
+    static ntplace nt[2];
+    static int lastM = -1, lastk = -1;
+    if (g.M == lastM && k == lastk) return nt;
     for (int sh = 0; sh < 2; sh++) {
         nt[sh].pos = npos(g, sh, k);
         nt[sh].par = coll_bt_parent(nt[sh].pos, g.M);
         nt[sh].nch = coll_bt_children(nt[sh].pos, g.M, nt[sh].ch);
         nt[sh].depth = coll_bt_depth(nt[sh].pos, g.M);
     }
+    lastM = g.M, lastk = k;
+    return nt;
+}
+
+static int allreduce_roles(const coll_plan *p, int me, role *r)
+{
+    geo g = geometry(p);
+    int K = tree_k(p), H = g.L - 1 + coll_bt_height(0, g.M), nr = 0;
+    int k = node_of(p, g, me), j = local_of(p, g, me);
+    const ntplace *nt = node_places(g, k);
     for (int t = 0; t < AR_TREES; t++) {
         const int i = chain_idx(g, t, j), base = t * K;
         const int sh = t % 2, pos = nt[sh].pos, depth = nt[sh].depth + i;
@@ -231,25 +245,46 @@ static int64_t chunks_bytes(const coll_plan *p, int a, int b)
 /* The merge of every step's transfers (coll_plan_merged), from the roles:
  * each role's chunks are those whose step falls in 0..nsteps-1; a peer's
  * entry sits where its earliest transfer first appears (step, then the
- * step's order) and sums its bytes, keeping that transfer's reduce flag. */
+ * step's order) and sums its bytes, keeping that transfer's reduce flag.
+ * Roles are summed per (direction, peer) as they come, each entry keeping
+ * its earliest (first step, role index); then each direction's few entries
+ * are put in that order. */
+typedef struct {
+    int peer, first, role, reduce;
+    int64_t bytes;
+} tentry;
+
+static void tree_emit(tentry *e, int ne, coll_xfer *xs, int *nx)
+{
+    for (int a = 1; a < ne; a++) { /* insertion by (first, role): keys are distinct */
+        tentry x = e[a];
+        int j = a;
+        while (j > 0 && (e[j - 1].first > x.first || (e[j - 1].first == x.first && e[j - 1].role > x.role)))
+            e[j] = e[j - 1], j--;
+        e[j] = x;
+    }
+    for (int a = 0; a < ne; a++) xs[a] = (coll_xfer){e[a].peer, e[a].bytes, 0, 0, e[a].reduce};
+    *nx = ne;
+}
+
 void coll_tree_merged(const coll_plan *p, int me, coll_step *out)
 {
     role r[TREE_ROLES];
-    int nr = tree_roles(p, me, r), K = tree_k(p), first[TREE_ROLES], idx[TREE_ROLES], ni = 0;
-    int64_t bytes[TREE_ROLES];
+    tentry e[2][TREE_ROLES];
+    int nr = tree_roles(p, me, r), K = tree_k(p), ne[2] = {0, 0};
     for (int i = 0; i < nr; i++) {
         int a = r[i].off < 0 ? -r[i].off : 0, b = p->nsteps - r[i].off < K ? p->nsteps - r[i].off : K;
         if (b <= a) continue;
-        first[i] = a + r[i].off;
-        bytes[i] = chunks_bytes(p, r[i].base + a, r[i].base + b);
-        /* insertion by (first step, role order): stable for equal steps */
-        int j = ni++;
-        while (j > 0 && first[idx[j - 1]] > first[i]) idx[j] = idx[j - 1], j--;
-        idx[j] = i;
+        int first = a + r[i].off, d = r[i].send, j = 0;
+        int64_t bytes = chunks_bytes(p, r[i].base + a, r[i].base + b);
+        while (j < ne[d] && e[d][j].peer != r[i].peer) j++;
+        if (j == ne[d]) {
+            e[d][ne[d]++] = (tentry){r[i].peer, first, i, r[i].reduce, bytes};
+            continue;
+        }
+        e[d][j].bytes += bytes;
+        if (first < e[d][j].first) e[d][j].first = first, e[d][j].role = i, e[d][j].reduce = r[i].reduce;
     }
-    out->nsend = out->nrecv = 0;
-    for (int k = 0; k < ni; k++) {
-        const role *x = &r[idx[k]];
-        coll_step_add_merged(out, x->send, &(coll_xfer){x->peer, bytes[idx[k]], 0, 0, x->reduce});
-    }
+    tree_emit(e[1], ne[1], out->send, &out->nsend);
+    tree_emit(e[0], ne[0], out->recv, &out->nrecv);
 }

@@ -157,9 +157,10 @@ double srch_score(const wl_model *m, const srch_params *p, const wl_layout *l, d
 
 void srch_evaluate(const wl_model *m, const srch_params *p, srch_cand *c, char *why, size_t whylen)
 {
-    char buf[512];
-    if (!why) why = buf, whylen = sizeof buf;
-    why[0] = 0;
+    /* without a buffer the reasons are not formatted (ts_err skips them): a
+     * search rejects about half of its layouts, each message a vsnprintf */
+    if (!why) whylen = 0;
+    if (whylen) why[0] = 0;
     if (wl_layout_check(&c->l, m, p->seq, wl_layout_ngpus(&c->l), why, whylen) < 0) {
         c->status = SRCH_RULE;
         return;

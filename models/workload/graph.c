@@ -2250,7 +2250,7 @@ static struct {
     axmap m, p;
     long k;
     int used;
-} axpow_memo[16];
+} axpow_memo[512];
 
 static void axm_pow(axmap *out, const axmap *m, long k)
 {
@@ -2293,7 +2293,7 @@ static struct {
     double x[AXW_N], y[AXW_N];
     long k;
     int used;
-} axapply_memo[16];
+} axapply_memo[512];
 
 /* Memoised like axm_pow, on the map's and the state's bits and k. */
 static void axm_pow_apply(const axmap *m, long k, double *x)
@@ -2950,6 +2950,7 @@ void wl_memo(int on)
     memset(axapply_memo, 0, sizeof axapply_memo);
     memset(axc_memo, 0, sizeof axc_memo);
     gemm_memo.valid = 0;
+    wl_stage_params_memo(on);
     coll_view_memo(on);
     an_memo(on);
 }

@@ -2,6 +2,7 @@
  * (Megatron-LM and AxoNN 4D), parameter and FLOP counts. */
 #include <jansson.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -650,25 +651,60 @@ int wl_stage_layers(const wl_model *m, const wl_layout *l, int stage, int *first
     return n;
 }
 
-void wl_stage_params(const wl_model *m, const wl_layout *l, int stage, wl_rank_params *out)
+/* The per-layer sums of wl_stage_params over layers lo .. lo + per - 1: a
+ * pure function of those layers' kinds (MoE from moe_from on), each kind's
+ * layer_params figures (kp, bit for bit), t and ep. A search asks for the
+ * same few (one per grid shape) at every estimate and memory check: the
+ * last ones are kept. */
+typedef struct {
+    int t, ep, lo, per, moe_from, used;
+    double kp[2][3], dense, expert, layer;
+} spmemo;
+static spmemo sp_memo[16];
+static int sp_memo_on = 1;
+
+void wl_stage_params_memo(int on)
 {
-    int t = l->axonn ? l->gx * l->gy : l->tp, pp = l->axonn ? 1 : l->pp, lo, per = wl_stage_layers(m, l, stage, &lo);
-    double V = wl_padded_vocab(m, l), h = m->hidden;
-    memset(out, 0, sizeof *out);
-    out->stage = stage;
+    sp_memo_on = on;
+    memset(sp_memo, 0, sizeof sp_memo);
+}
+
+static void layer_sums(const wl_model *m, const wl_layout *l, int t, int lo, int per, wl_rank_params *out)
+{
     /* layer_params depends on the layer only through whether it is an MoE
      * layer: computed once for each kind, summed layer by layer as before */
-    double kp[2][3];
-    int have[2] = {0, 0};
+    double kp[2][3] = {{0}};
+    int moe_from = m->experts ? (m->dense_layers > lo ? m->dense_layers : lo) : lo + per;
+    if (moe_from > lo + per) moe_from = lo + per;
+    if (moe_from > lo) layer_params(m, lo, &kp[0][0], &kp[0][1], &kp[0][2]);
+    if (moe_from < lo + per) layer_params(m, moe_from, &kp[1][0], &kp[1][1], &kp[1][2]);
+    uint32_t h = (uint32_t)t * 0x9E3779B1u ^ (uint32_t)lo * 0x85EBCA6Bu ^ (uint32_t)per * 0xC2B2AE35u;
+    h ^= h >> 15;
+    spmemo *e = &sp_memo[h % (sizeof sp_memo / sizeof sp_memo[0])];
+    if (sp_memo_on && e->used && e->t == t && e->ep == l->ep && e->lo == lo && e->per == per &&
+        e->moe_from == moe_from && memcmp(e->kp, kp, sizeof kp) == 0) {
+        out->dense = e->dense, out->expert = e->expert, out->layer = e->layer;
+        return;
+    }
     for (int i = lo; i < lo + per; i++) {
-        int k = is_moe_layer(m, i) != 0;
-        if (!have[k]) layer_params(m, i, &kp[k][0], &kp[k][1], &kp[k][2]), have[k] = 1;
+        int k = i >= moe_from;
         double a = kp[k][0], b = kp[k][1], c = kp[k][2];
         double dense = a / t + b, expert = c / ((double)l->ep * t);
         out->dense += dense;
         out->expert += expert;
         if (dense + expert > out->layer) out->layer = dense + expert;
     }
+    *e = (spmemo){t, l->ep, lo, per, moe_from, 1, {{0}}, out->dense, out->expert, out->layer};
+    memcpy(e->kp, kp, sizeof kp);
+}
+
+void wl_stage_params(const wl_model *m, const wl_layout *l, int stage, wl_rank_params *out)
+{
+    int t = l->axonn ? l->gx * l->gy : l->tp, pp = l->axonn ? 1 : l->pp, lo, per = wl_stage_layers(m, l, stage, &lo);
+    double V = wl_padded_vocab(m, l), h = m->hidden;
+    memset(out, 0, sizeof *out);
+    out->stage = stage;
+    layer_sums(m, l, t, lo, per, out);
     if (stage == 0) {
         out->dense += V * h / t;
         if (m->learned_pos) out->dense += (double)m->max_seq * h;

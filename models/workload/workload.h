@@ -236,6 +236,8 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
  * and size, GEMM times, the AxoNN walk's powers, coll's merged views): on by default; off, every
  * figure is computed anew (tests compare the two: they must agree exactly). */
 void wl_memo(int on);
+/* wl_stage_params' memo of per-layer sums (wl_memo switches it too). */
+void wl_stage_params_memo(int on);
 /* 1 (the default): kernels overlapped by data-parallel collectives run on the
  * SMs the collectives' NCCL channels leave (docs/compute.md); 0: on all SMs
  * (to measure the effect). */
