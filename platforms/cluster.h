@@ -146,6 +146,14 @@ struct topo_sink {
     void (*link)(topo_sink *k, const char *id, double bw, double lat);
     void (*route)(topo_sink *k, const char *src, const char *dst, const char *gw_src, const char *gw_dst, int n,
                   const char *const *links, const int *up);
+    /* Optional (NULL: the emitter writes every pair's route instead): a zone
+     * whose child zones are joined pairwise through one uplink each, the
+     * route x -> y being [uplink x UP, uplink y DOWN]. star_begin opens it;
+     * star_route gives each child its gateway and uplink (NULL: a core zone
+     * reached from the others over their uplinks alone), after the zone's
+     * resources. The routes between hosts are the same either way. */
+    void (*star_begin)(topo_sink *k, const char *id);
+    void (*star_route)(topo_sink *k, const char *child, const char *gw, const char *uplink);
     int bad;
     void *impl;
 };

@@ -81,12 +81,12 @@ void fail(topo_sink* k, const std::string& msg)
  * root, "<name>-root", once complete: every walk during the build sees an
  * empty platform, and the two seals at the end walk it once each. Routes are
  * resolved in the cluster's zone or below, never in the root. */
-void zone_begin(topo_sink* k, const char* id)
+void zone_open(topo_sink* k, const char* id, bool star)
 {
     S4uSink* s = self(k);
     if (s->zones.empty()) {
         auto* root = sg4::create_full_zone(std::string(id) + "-root")->get_impl();
-        sg4::NetZone* z = sg4::create_full_zone(id);
+        sg4::NetZone* z = star ? sg4::create_star_zone(id) : sg4::create_full_zone(id);
         auto* zi        = z->get_impl();
         zi->set_network_model(root->get_network_model());
         zi->set_cpu_pm_model(root->get_cpu_pm_model());
@@ -96,10 +96,18 @@ void zone_begin(topo_sink* k, const char* id)
         s->root = root->get_iface();
         s->zones.push_back(z);
     } else {
-        s->zones.push_back(sg4::create_full_zone(id)->set_parent(s->zones.back()));
+        sg4::NetZone* z = star ? sg4::create_star_zone(id) : sg4::create_full_zone(id);
+        s->zones.push_back(z->set_parent(s->zones.back()));
     }
     add_point(s, id, s->zones.back()->get_netpoint());
 }
+
+void zone_begin(topo_sink* k, const char* id) { zone_open(k, id, false); }
+
+/* A StarZone (topo_sink's star_begin): SimGrid composes the route between
+ * two children from each one's uplink, as the pairs' routes of a Full zone
+ * would list them. */
+void star_begin(topo_sink* k, const char* id) { zone_open(k, id, true); }
 
 void zone_end(topo_sink* k)
 {
@@ -151,18 +159,41 @@ NetPoint* point(topo_sink* k, const char* name)
     return it->second;
 }
 
+sg4::Link* link_named(topo_sink* k, const char* name)
+{
+    S4uSink* s = self(k);
+    if (sg4::Link* l = s->recent_links.get(name)) return l;
+    auto it = s->links.find(name);
+    if (it == s->links.end()) {
+        fail(k, std::string("route uses unknown link '") + name + "'");
+        return nullptr;
+    }
+    return it->second;
+}
+
+/* child -> every other child over [uplink UP], and back over [uplink DOWN];
+ * no uplink: a core zone whose own route is empty (its gateway still set). */
+void star_route(topo_sink* k, const char* child, const char* gw, const char* uplink)
+{
+    std::vector<sg4::LinkInRoute> path;
+    if (uplink) {
+        sg4::Link* l = link_named(k, uplink);
+        if (!l) return;
+        path.emplace_back(l, sg4::LinkInRoute::Direction::UP);
+    }
+    NetPoint *a = point(k, child), *g = point(k, gw);
+    if (k->bad) return;
+    self(k)->zones.back()->add_route(a, nullptr, g, nullptr, path, true);
+}
+
 void route(topo_sink* k, const char* src, const char* dst, const char* gs, const char* gd, int n,
            const char* const* names, const int* up)
 {
     S4uSink* s = self(k);
     std::vector<sg4::LinkInRoute> path;
     for (int i = 0; i < n; i++) {
-        sg4::Link* l = s->recent_links.get(names[i]);
-        if (!l) {
-            auto it = s->links.find(names[i]);
-            if (it == s->links.end()) return fail(k, std::string("route uses unknown link '") + names[i] + "'");
-            l = it->second;
-        }
+        sg4::Link* l = link_named(k, names[i]);
+        if (!l) return;
         path.emplace_back(l, up[i] ? sg4::LinkInRoute::Direction::UP : sg4::LinkInRoute::Direction::DOWN);
     }
     NetPoint *a = point(k, src), *b = point(k, dst);
@@ -176,7 +207,7 @@ void route(topo_sink* k, const char* src, const char* dst, const char* gs, const
 extern "C" int topo_sg_build(const topo_cluster* c, char* err, size_t errlen)
 {
     S4uSink s;
-    s.k = {zone_begin, zone_end, host, router, link, route, 0, &s};
+    s.k = {zone_begin, zone_end, host, router, link, route, star_begin, star_route, 0, &s};
     try {
         topo_emit(c, &s.k);
     } catch (const std::exception& e) {
