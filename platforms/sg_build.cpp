@@ -17,33 +17,64 @@ using simgrid::kernel::routing::NetPoint;
 
 namespace {
 
-/* A direct-mapped cache of the last names created, in front of a map: a
- * node's routes name the links and hosts created just before them, and
- * building a std::string, hashing it and searching the map for each of them
- * was 8% of a 16,384-GPU build. The map stays the authority. */
-template <typename T> struct Recent {
-    static constexpr size_t N = 512;
+/* Names -> handles: an open-addressing table with the names stored in its
+ * slots (linear probing, grown at half full), a std::unordered_map for names
+ * too long for a slot. A std::unordered_map<std::string, ...> of every link,
+ * each insertion a node allocated somewhere in SimGrid's heap, was 5% of a
+ * 16,384-GPU build; a direct-mapped cache of recent names in front of it
+ * spared the lookups, not the insertions. */
+template <typename T> class Names {
     struct Slot {
         char name[32];
         T* val;
-    } slot[N] = {};
+    };
+    std::vector<Slot> slot = std::vector<Slot>(1024);
+    size_t used = 0;
+    std::unordered_map<std::string, T*> longer;
+
     static size_t hash(const char* s)
     {
         uint64_t h = 1469598103934665603ULL;
         for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-        return (size_t)(h ^ (h >> 29)) & (N - 1);
+        return (size_t)(h ^ (h >> 29));
     }
+    /* The slot holding name, or the empty one where it would go. */
+    Slot& find(const char* name)
+    {
+        size_t mask = slot.size() - 1;
+        for (size_t i = hash(name) & mask;; i = (i + 1) & mask)
+            if (!slot[i].val || std::strcmp(slot[i].name, name) == 0) return slot[i];
+    }
+    void grow()
+    {
+        std::vector<Slot> old(slot.size() * 2);
+        old.swap(slot);
+        for (const Slot& e : old)
+            if (e.val) find(e.name) = e;
+    }
+
+public:
     void put(const char* name, T* v)
     {
-        if (std::strlen(name) >= sizeof slot[0].name) return;
-        Slot& e = slot[hash(name)];
-        std::strcpy(e.name, name);
+        if (std::strlen(name) >= sizeof slot[0].name) {
+            longer[name] = v;
+            return;
+        }
+        if (2 * (used + 1) > slot.size()) grow();
+        Slot& e = find(name);
+        if (!e.val) {
+            std::strcpy(e.name, name);
+            used++;
+        }
         e.val = v;
     }
-    T* get(const char* name) const
+    T* get(const char* name)
     {
-        const Slot& e = slot[hash(name)];
-        return e.val && std::strcmp(e.name, name) == 0 ? e.val : nullptr;
+        if (std::strlen(name) >= sizeof slot[0].name) {
+            auto it = longer.find(name);
+            return it == longer.end() ? nullptr : it->second;
+        }
+        return find(name).val;
     }
 };
 
@@ -51,17 +82,14 @@ struct S4uSink {
     topo_sink k;
     std::vector<sg4::NetZone*> zones;  // the open zones, root first
     sg4::NetZone* root = nullptr;      // SimGrid's root: holds the cluster's zone, nothing else
-    std::unordered_map<std::string, NetPoint*> points; // hosts, routers, zones
-    std::unordered_map<std::string, sg4::Link*> links;
-    Recent<NetPoint> recent_points;
-    Recent<sg4::Link> recent_links;
+    Names<NetPoint> points; // hosts, routers, zones
+    Names<sg4::Link> links;
     std::string error;
 };
 
 void add_point(struct S4uSink* s, const char* id, NetPoint* p)
 {
-    s->points[id] = p;
-    s->recent_points.put(id, p);
+    s->points.put(id, p);
 }
 
 S4uSink* self(topo_sink* k) { return static_cast<S4uSink*>(k->impl); }
@@ -144,31 +172,21 @@ void link(topo_sink* k, const char* id, double bw, double lat)
     sg4::SplitDuplexLink* l = s->zones.back()->create_split_duplex_link(id, bw);
     l->set_latency(lat);
     l->seal();
-    s->links[id] = l;
-    s->recent_links.put(id, l);
+    s->links.put(id, l);
 }
 
 NetPoint* point(topo_sink* k, const char* name)
 {
-    if (NetPoint* p = self(k)->recent_points.get(name)) return p;
-    auto it = self(k)->points.find(name);
-    if (it == self(k)->points.end()) {
-        fail(k, std::string("route names unknown point '") + name + "'");
-        return nullptr;
-    }
-    return it->second;
+    NetPoint* p = self(k)->points.get(name);
+    if (!p) fail(k, std::string("route names unknown point '") + name + "'");
+    return p;
 }
 
 sg4::Link* link_named(topo_sink* k, const char* name)
 {
-    S4uSink* s = self(k);
-    if (sg4::Link* l = s->recent_links.get(name)) return l;
-    auto it = s->links.find(name);
-    if (it == s->links.end()) {
-        fail(k, std::string("route uses unknown link '") + name + "'");
-        return nullptr;
-    }
-    return it->second;
+    sg4::Link* l = self(k)->links.get(name);
+    if (!l) fail(k, std::string("route uses unknown link '") + name + "'");
+    return l;
 }
 
 /* child -> every other child over [uplink UP], and back over [uplink DOWN];
