@@ -163,6 +163,11 @@ void topo_emit(const topo_cluster *c, topo_sink *k);
  * done, no platform loaded yet): linear time, unlike loading the XML, whose
  * link lookups make SimGrid 3.32 quadratic in the platform size. */
 int topo_sg_build(const topo_cluster *c, char *err, size_t errlen);
+/* The hosts (sg_host_t) of the last successful topo_sg_build in the order
+ * created, gpu-0 first, as a new array the caller frees; NULL (and *n = 0)
+ * before one. SimGrid 3.32's sg_host_count and sg_host_list each walk every
+ * zone of the platform for them. */
+void **topo_sg_hosts(size_t *n);
 
 #ifdef __cplusplus
 }

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <unordered_map>
@@ -84,6 +85,7 @@ struct S4uSink {
     sg4::NetZone* root = nullptr;      // SimGrid's root: holds the cluster's zone, nothing else
     Names<NetPoint> points; // hosts, routers, zones
     Names<sg4::Link> links;
+    std::vector<sg4::Host*> hosts; // in the order created
     std::string error;
 };
 
@@ -153,6 +155,7 @@ void host(topo_sink* k, const char* id, double speed, int n, const char* const* 
     sg4::Host* h = s->zones.back()->create_host(id, speed);
     for (int i = 0; i < n; i++) h->set_property(keys[i], vals[i]);
     h->seal();
+    s->hosts.push_back(h);
     add_point(s, id, h->get_netpoint());
 }
 
@@ -220,7 +223,22 @@ void route(topo_sink* k, const char* src, const char* dst, const char* gs, const
     s->zones.back()->add_route(a, b, ga, gb, path, true);
 }
 
+std::vector<sg4::Host*> built_hosts; // of the last successful build
+
 } // namespace
+
+extern "C" void** topo_sg_hosts(size_t* n)
+{
+    *n = built_hosts.size();
+    if (built_hosts.empty()) return nullptr;
+    auto** all = static_cast<void**>(std::malloc(built_hosts.size() * sizeof(void*)));
+    if (!all) {
+        *n = 0;
+        return nullptr;
+    }
+    for (size_t i = 0; i < built_hosts.size(); i++) all[i] = built_hosts[i];
+    return all;
+}
 
 extern "C" int topo_sg_build(const topo_cluster* c, char* err, size_t errlen)
 {
@@ -235,5 +253,6 @@ extern "C" int topo_sg_build(const topo_cluster* c, char* err, size_t errlen)
         std::snprintf(err, errlen, "%s: building the SimGrid platform failed: %s", c->name, s.error.c_str());
         return -1;
     }
+    built_hosts.swap(s.hosts);
     return 0;
 }
