@@ -146,6 +146,14 @@ struct topo_sink {
     void (*link)(topo_sink *k, const char *id, double bw, double lat);
     void (*route)(topo_sink *k, const char *src, const char *dst, const char *gw_src, const char *gw_dst, int n,
                   const char *const *links, const int *up);
+    /* Optional (NULL: the emitter writes every pair's route instead): a zone
+     * whose child zones are joined pairwise through one uplink each, the
+     * route x -> y being [uplink x UP, uplink y DOWN]. star_begin opens it;
+     * star_route gives each child its gateway and uplink (NULL: a core zone
+     * reached from the others over their uplinks alone), after the zone's
+     * resources. The routes between hosts are the same either way. */
+    void (*star_begin)(topo_sink *k, const char *id);
+    void (*star_route)(topo_sink *k, const char *child, const char *gw, const char *uplink);
     int bad;
     void *impl;
 };
@@ -155,6 +163,11 @@ void topo_emit(const topo_cluster *c, topo_sink *k);
  * done, no platform loaded yet): linear time, unlike loading the XML, whose
  * link lookups make SimGrid 3.32 quadratic in the platform size. */
 int topo_sg_build(const topo_cluster *c, char *err, size_t errlen);
+/* The hosts (sg_host_t) of the last successful topo_sg_build in the order
+ * created, gpu-0 first, as a new array the caller frees; NULL (and *n = 0)
+ * before one. SimGrid 3.32's sg_host_count and sg_host_list each walk every
+ * zone of the platform for them. */
+void **topo_sg_hosts(size_t *n);
 
 #ifdef __cplusplus
 }
