@@ -12,21 +12,7 @@
 static char out[1 << 16];
 
 /* run args --json; the parsed JSON (caller frees) or NULL */
-static json_t *run_json(const char *args)
-{
-    char cmd[1024];
-    const char *path = test_tmp("copies.json");
-    snprintf(cmd, sizeof cmd, "%s --json %s", args, path);
-    int rc = test_cli(cmd, out, sizeof out);
-    if (rc != 0) fprintf(stderr, "\n%s\n%s\n%s\n", cmd, out, test_cli_err());
-    CU_ASSERT_EQUAL(rc, 0);
-    if (rc != 0) return NULL;
-    json_error_t je;
-    json_t *j = json_load_file(path, 0, &je);
-    remove(path);
-    CU_ASSERT_PTR_NOT_NULL(j);
-    return j;
-}
+static json_t *run_json(const char *args) { return test_cli_json(args, out, sizeof out); }
 
 static double num(json_t *j, const char *key) { return json_number_value(json_object_get(j, key)); }
 

@@ -36,23 +36,8 @@ typedef struct link_row {
     double bytes, bw, busy;
 } link_row;
 
-/* Run args with --json to a file of this process (engineers run the suite side by side);
- * return the parsed JSON (caller frees) or NULL. */
-static json_t *run_json(const char *args)
-{
-    char cmd[1024], path[64];
-    snprintf(path, sizeof path, "/tmp/trainsim-test-run-links.%d.json", (int)getpid());
-    snprintf(cmd, sizeof cmd, "%s --json %s", args, path);
-    int rc = test_cli(cmd, out, sizeof out);
-    if (rc != 0) fprintf(stderr, "\n%s\n%s\n", cmd, out);
-    CU_ASSERT_EQUAL(rc, 0);
-    if (rc != 0) return NULL;
-    json_error_t je;
-    json_t *j = json_load_file(path, 0, &je);
-    remove(path);
-    CU_ASSERT_PTR_NOT_NULL(j);
-    return j;
-}
+/* run args --json; the parsed JSON (caller frees) or NULL */
+static json_t *run_json(const char *args) { return test_cli_json(args, out, sizeof out); }
 
 /* The "links" array as rows; checks the columns against each other on the way:
  * busy = bytes / (bandwidth x iteration), rows by busy fraction, descending. */

@@ -96,6 +96,22 @@ int test_cli(const char *args, char *out, size_t outlen)
 
 const char *test_cli_err(void) { return cli_err; }
 
+json_t *test_cli_json(const char *args, char *out, size_t outlen)
+{
+    char cmd[4096];
+    const char *path = test_tmp("cli.json");
+    snprintf(cmd, sizeof cmd, "%s --json %s", args, path);
+    int rc = test_cli(cmd, out, outlen);
+    if (rc != 0) fprintf(stderr, "\n%s\n%s\n%s\n", cmd, out, cli_err);
+    CU_ASSERT_EQUAL(rc, 0);
+    if (rc != 0) return NULL;
+    json_error_t je;
+    json_t *j = json_load_file(path, 0, &je);
+    remove(path);
+    CU_ASSERT_PTR_NOT_NULL(j);
+    return j;
+}
+
 og_graph *test_one_collective(int n, og_coll c, int64_t bytes, const char *algo)
 {
     return coll_graph(c, n, bytes, OG_F32, 0, algo);

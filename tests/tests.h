@@ -4,6 +4,7 @@
 #define TS_TESTS_H
 
 #include <CUnit/CUnit.h>
+#include <jansson.h>
 
 void suite_util(void);
 void suite_opgraph_io(void);
@@ -88,5 +89,10 @@ int test_child(int (*fn)(void *arg, char *msg, size_t n), void *arg, char *msg, 
  * there): test_cli_err() holds the last run's, for tests of error messages. */
 int test_cli(const char *args, char *out, size_t outlen);
 const char *test_cli_err(void);
+
+/* Run bin/trainsim args --json to a scratch file of this process: the parsed
+ * JSON (caller frees), or NULL after a failed assertion and the command, its
+ * stdout (in out) and stderr on stderr. */
+json_t *test_cli_json(const char *args, char *out, size_t outlen);
 
 #endif
