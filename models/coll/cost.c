@@ -453,12 +453,14 @@ static int64_t wire_bytes(const coll_plan *p, cmemo *mo, int64_t bytes)
     return coll_plan_wire_apply(bytes, mo->scale);
 }
 
-static double call_tail(const coll_plan *p, cmemo *mo, double alpha, double alpha_in, int step, double busy)
+/* The pipelined call tail, memoised on its inputs (members with the same
+ * alphas and busy time share it); the step fidelity does not come here. */
+static double call_tail(const coll_plan *p, cmemo *mo, double alpha, double alpha_in, double busy)
 {
     const double in[3] = {alpha, alpha_in, busy};
     if (!mo->has_tail || memcmp(mo->in, in, sizeof in) != 0) {
         memcpy(mo->in, in, sizeof in);
-        mo->tail = coll_call_tail(p, alpha, alpha_in, step, busy);
+        mo->tail = coll_call_tail(p, alpha, alpha_in, 0, busy);
         mo->has_tail = 1;
     }
     return mo->tail;
@@ -554,7 +556,7 @@ static double cost_pipelined(const coll_plan *p, coll_route_fn route, void *ctx)
     flow_ends(&fl, src, dst, end);
     double t = 0;
     for (int r = 0; r < n; r++) {
-        double e = end[r] + call_tail(p, &mo, alpha[r], alpha[n + r], 0, end[r]);
+        double e = end[r] + call_tail(p, &mo, alpha[r], alpha[n + r], end[r]);
         if (e > t) t = e;
     }
     t = coll_call_time(p, t);
