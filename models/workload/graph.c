@@ -262,6 +262,19 @@ static double ov_extra(const gen *G, double c, double s)
     return o * (1 - f);
 }
 
+/* The optimizer step over `owned` parameters of a stage of `layers` layers, as
+ * the stack runs it (stack optim_bytes; docs/compute.md, "Optimizer step"):
+ * the stack's bytes per parameter in its multi-tensor passes, plus one kernel
+ * per parameter tensor where it loops over them (12 a layer with biases: two
+ * norms, QKV, projection, fc1, fc2, weight and bias each; 6 without). 0 when
+ * the stack leaves it to the caller's default. */
+static double optim_stack_time(const cm_gpu *gpu, const wl_stack *st, const wl_model *m, int layers, double owned)
+{
+    if (!(st->optim_bytes > 0)) return 0;
+    int k = st->optim_k + (st->optim_per_tensor ? (m->bias ? 12 : 6) * layers : 0);
+    return cm_mem_time(gpu, owned * st->optim_bytes, k);
+}
+
 /* An op of known duration d doing flops (counted for TFLOP/s). */
 static int timed(gen *G, const char *what, int layer, int mb, double flops, double d)
 {
@@ -1801,7 +1814,8 @@ static int build_rank(gen *G)
     double owned = l->zero >= 1 ? p.dense / (l->dp * l->cp) + p.expert / (l->dp / l->ep) : p.total;
     last0(G);
     G->ov_left = 0; /* the step waits for every data-parallel collective */
-    og_op *opt = og_compute_fixed(G->g, G->r, WL_S_COMPUTE, cm_mem_time(G->o->gpu, owned * 30, 1));
+    double topt = optim_stack_time(G->o->gpu, G->st, m, wl_stage_layers(m, l, G->pi, NULL), owned);
+    og_op *opt = og_compute_fixed(G->g, G->r, WL_S_COMPUTE, topt > 0 ? topt : cm_mem_time(G->o->gpu, owned * 30, 1));
     G->busy += opt->duration;
     set_label(G, opt, "comp.optimizer");
     for (int i = 0; i < G->ndeps; i++) og_add_dep(opt, G->deps[i]);
@@ -2933,7 +2947,8 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
     free(sf);
     free(sb);
     double owned = l->zero >= 1 ? rp.dense / ndp + rp.expert / (l->dp / l->ep) : rp.total;
-    e->optimizer = cm_op_time(o->gpu, o->dtype, 0, owned * 30, 1);
+    e->optimizer = optim_stack_time(o->gpu, G.st, m, wl_stage_layers(m, l, 0, NULL), owned);
+    if (!(e->optimizer > 0)) e->optimizer = cm_op_time(o->gpu, o->dtype, 0, owned * 30, 1);
     e->iter = e->pipeline + e->dp_exposed + e->optimizer;
     return 0;
 }

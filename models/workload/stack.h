@@ -71,6 +71,12 @@ typedef struct wl_stack {
                                  * gradients all-reduced over DP after the flush (engine _bf16_reduce_grads ->
                                  * buffered_allreduce_fallback over get_grads_for_reduction()), not reduce-scattered
                                  * (docs/workload.md, "DeepSpeed pipeline") */
+    /* optimizer step (c1, continued) */
+    double optim_bytes;         /* bytes moved per parameter the rank owns by the step as the stack runs it (0: 30 B in
+                                 * one kernel: Adam reads the gradient, fp32 master, m and v, writes master, m, v and
+                                 * the 16-bit weights) */
+    int optim_k;                /* its kernels besides one per parameter tensor (optim_per_tensor) */
+    int optim_per_tensor;       /* one kernel per parameter tensor (a Python loop of per-tensor copies) */
 } wl_stack;
 
 /* The default preset (megatron-core) and lookup by name; on failure err lists
