@@ -833,6 +833,81 @@ static void test_megatron_2022(void)
     CU_ASSERT(it[1] < 0.97 * it[0]); /* the main-gradient passes and two of six TP all-reduces a layer leave the path */
 }
 
+/* Seconds of the rank-0 compute ops whose label starts with prefix (and how many),
+ * GPT 1.7B on A100 in fp16 under stack st (Megatron-LM 2021's Table 1 row, 4 GPUs). */
+static double a100_ops(const char *lay, const wl_stack *st, const char *prefix, int *n)
+{
+    char err[TS_ERRLEN];
+    wl_model m;
+    wl_layout l;
+    cm_gpu gpu;
+    CU_ASSERT_EQUAL_FATAL(wl_model_find("megatron-gpt-1.7b", "configs/models", &m, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(cm_gpu_find("a100", "configs/gpus", &gpu, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(wl_layout_parse(lay, &l, err, sizeof err), 0);
+    wl_layout_apply_stack(&l, st);
+    CU_ASSERT_EQUAL_FATAL(wl_layout_check(&l, &m, 2048, 0, err, sizeof err), 0);
+    wl_opts o = {2048, CM_FP16, &gpu, &fast_net, 0, 1, st};
+    og_graph *g = NULL;
+    wl_info info;
+    CU_ASSERT_EQUAL_FATAL(wl_build(&m, &l, &o, &g, &info, err, sizeof err), 0);
+    double sum = 0;
+    *n = 0;
+    og_rank *rk = &g->ranks[0];
+    for (int i = 0; i < rk->nops; i++)
+        if (rk->ops[i].kind == OG_COMPUTE && og_label(g, &rk->ops[i]) &&
+            !strncmp(og_label(g, &rk->ops[i]), prefix, strlen(prefix)))
+            sum += rk->ops[i].duration, (*n)++;
+    og_free(g);
+    return sum;
+}
+
+/* Megatron-LM 2021-22's fp16 optimizer step (stack optim_bytes): 62 bytes per
+ * parameter (the grads' float() copy 6, unscale and inf check 8, norm 4, clip 8,
+ * apex FusedAdam 28, the copy back to fp16 6, the gradient buffer's zeroing 2)
+ * in 6 multi-tensor passes plus one copy per parameter tensor (12 a GPT layer),
+ * where the default step moves Adam's 30 in one kernel. And PyTorch DDP under
+ * overlap_grad=on (torch_ddp, Megatron's --DDP-impl torch): every gradient copied
+ * into its bucket (2 + 2 bytes) before the bucket's all-reduce and back after
+ * the backward; nothing of it with the reduction after the backward (local DDP)
+ * or on a stack without it. */
+static void test_megatron_optimizer(void)
+{
+    char err[TS_ERRLEN];
+    const wl_stack *old = wl_stack_find("megatron-2021", err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(old);
+    CU_ASSERT_PTR_NOT_NULL(strstr(wl_stack_find("megatron-2022", err, sizeof err)->name, "2022"));
+    CU_ASSERT_DOUBLE_EQUAL(wl_stack_find("megatron-2022", err, sizeof err)->optim_bytes, 62, 1e-12);
+    wl_stack plain = *old;
+    plain.optim_bytes = 0, plain.optim_k = 0, plain.optim_per_tensor = 0, plain.torch_ddp = 0;
+    wl_model m;
+    cm_gpu gpu;
+    CU_ASSERT_EQUAL_FATAL(wl_model_find("megatron-gpt-1.7b", "configs/models", &m, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(cm_gpu_find("a100", "configs/gpus", &gpu, err, sizeof err), 0);
+    const char *ddp = "tp=1,pp=1,dp=4,mbs=1,gbs=4,recompute=full,overlap_grad=on,bucket=13107200";
+    const char *local = "tp=1,pp=1,dp=4,mbs=1,gbs=4,recompute=full,overlap_grad=off";
+    wl_layout l;
+    CU_ASSERT_EQUAL_FATAL(wl_layout_parse(ddp, &l, err, sizeof err), 0);
+    wl_rank_params p;
+    wl_stage_params(&m, &l, 0, &p);
+    CU_ASSERT_FATAL(p.total > 1.5e9 && p.total < 1.8e9);
+    int n, nb, nback;
+    double t21 = a100_ops(ddp, old, "comp.optimizer", &n), t0 = a100_ops(ddp, &plain, "comp.optimizer", &n);
+    CU_ASSERT_EQUAL(n, 1);
+    CU_ASSERT_DOUBLE_EQUAL(t21, cm_mem_time(&gpu, p.total * 62, 6 + 12 * m.layers), 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(t0, cm_mem_time(&gpu, p.total * 30, 1), 1e-9);
+    CU_ASSERT(t21 > 2 * t0);
+    /* the copies: into each bucket, then every gradient back once */
+    double in = a100_ops(ddp, old, "comp.ddp_copy_in", &nb), back = a100_ops(ddp, old, "comp.ddp_copy_back", &nback);
+    CU_ASSERT_EQUAL(nback, 1);
+    CU_ASSERT(nb >= m.layers); /* a GPT 1.7B layer (64M parameters) fills a 13.1M-parameter bucket: one per layer at least */
+    CU_ASSERT_DOUBLE_EQUAL(back, cm_mem_time(&gpu, p.dense * 4, 1), 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(in, back + (nb - 1) * gpu.kernel_overhead, 1e-6 * back);
+    a100_ops(local, old, "comp.ddp_copy", &n);
+    CU_ASSERT_EQUAL(n, 0);
+    a100_ops(ddp, &plain, "comp.ddp_copy", &n);
+    CU_ASSERT_EQUAL(n, 0);
+}
+
 void suite_kernels(void)
 {
     test_add_suite("kernels", "fp8 speedup of a 175b layer", test_fp8_layer, "fp8 messages stay 16-bit",
@@ -849,5 +924,6 @@ void suite_kernels(void)
                    "gaf=off: a main-gradient pass per weight gradient", test_gaf_off,
                    "--stack on run and search", test_stack_cli, "--breakdown: one rank's work by op kind",
                    test_breakdown, "megatron-2022: async TP backward and gradient-accumulation fusion",
-                   test_megatron_2022, NULL);
+                   test_megatron_2022, "Megatron-LM 2021-22's fp16 optimizer step and PyTorch DDP's bucket copies",
+                   test_megatron_optimizer, NULL);
 }

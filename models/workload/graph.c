@@ -108,6 +108,7 @@ typedef struct gen {
     double acc, acc_w, acc_side;
     double slow;            /* compute time multiplier of the layer being built (0: 1; ds_slow) */
     double ov_left;         /* seconds of data-parallel collectives in flight beside the compute stream (ov_slow) */
+    double ddp_elems;       /* gradient elements copied into PyTorch DDP's buckets so far (torch_ddp) */
     int ov_ch;              /* the NCCL channels (SMs) they hold */
     int ov_skip;            /* the collective being issued is left out of ov_left (expert gradients) */
     double zeff;            /* achieved fraction of the modelled rate of the collective being issued (0: 1) */
@@ -1239,6 +1240,20 @@ static og_coll grad_coll(const gen *G)
  * 4, write 4) and the copy back into the gradients (read 4, write 4). */
 #define WL_DS_AR_COPY_BYTES 24.0
 
+/* PyTorch DDP (stack torch_ddp, overlap_grad=on, zero 0): the reducer copies
+ * each gradient into its bucket, divided by the group size (at::mul_out, read
+ * and write a 16-bit element), on the compute stream as autograd's hook fires,
+ * and after the backward copies every bucket back into the gradients (read and
+ * write again), each once its all-reduce is awaited (reducer.cpp,
+ * copy_grad_to_bucket, finalize_backward -> finalize_bucket_dense). */
+static int torch_ddp(const gen *G)
+{
+    const wl_layout *l = G->l;
+    return G->st->torch_ddp && !l->grad_serial && l->zero == 0 && l->dp * l->cp > 1;
+}
+
+static double ddp_copy_time(const gen *G, double elems) { return cm_mem_time(G->o->gpu, elems * 2 * G->dt, 1); }
+
 static void bucket_emit(gen *G, int dep)
 {
     const wl_layout *l = G->l;
@@ -1255,6 +1270,16 @@ static void bucket_emit(gen *G, int dep)
         set_label(G, cp, "comp.dp_flatten");
         G->last_comp = -1;
         dep = cp->id;
+    }
+    if (torch_ddp(G) && !G->dry) {
+        /* the gradients copied into the bucket before its all-reduce */
+        og_op *cp = og_compute_fixed(G->g, G->r, WL_S_COMPUTE, ddp_copy_time(G, elems));
+        if (dep >= 0) og_add_dep(cp, dep);
+        G->busy += cp->duration;
+        set_label(G, cp, "comp.ddp_copy_in.b%d", G->bucket_no);
+        G->last_comp = -1;
+        dep = cp->id;
+        G->ddp_elems += elems;
     }
     if (l->zero == 3) dep = fsdp2_copy_in(G, G->bucket_acc, dep);
     if (l->zero == 3 && (l->hgz > 1 || l->qgz))
@@ -1761,6 +1786,7 @@ static int build_rank(gen *G)
     G->bucket_acc = 0;
     G->bucket_no = 0;
     G->ov_left = 0;
+    G->ddp_elems = 0;
     G->ndeps = 0;
     G->cp_seq = 0;
     G->nz3 = 0;
@@ -1814,6 +1840,16 @@ static int build_rank(gen *G)
     double owned = l->zero >= 1 ? p.dense / (l->dp * l->cp) + p.expert / (l->dp / l->ep) : p.total;
     last0(G);
     G->ov_left = 0; /* the step waits for every data-parallel collective */
+    if (G->ddp_elems > 0) {
+        /* PyTorch DDP's finalize_backward: the buckets copied back into the gradients, after their all-reduces */
+        og_op *cb = og_compute_fixed(G->g, G->r, WL_S_COMPUTE, ddp_copy_time(G, G->ddp_elems));
+        for (int i = 0; i < G->ndeps; i++) og_add_dep(cb, G->deps[i]);
+        G->busy += cb->duration;
+        set_label(G, cb, "comp.ddp_copy_back");
+        G->last_comp = -1;
+        ts_grow(&G->deps, sizeof *G->deps, &G->depcap, (size_t)G->ndeps + 1);
+        G->deps[G->ndeps++] = cb->id;
+    }
     double topt = optim_stack_time(G->o->gpu, G->st, m, wl_stage_layers(m, l, G->pi, NULL), owned);
     og_op *opt = og_compute_fixed(G->g, G->r, WL_S_COMPUTE, topt > 0 ? topt : cm_mem_time(G->o->gpu, owned * 30, 1));
     G->busy += opt->duration;
@@ -2949,6 +2985,8 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
     double owned = l->zero >= 1 ? rp.dense / ndp + rp.expert / (l->dp / l->ep) : rp.total;
     e->optimizer = optim_stack_time(o->gpu, G.st, m, wl_stage_layers(m, l, 0, NULL), owned);
     if (!(e->optimizer > 0)) e->optimizer = cm_op_time(o->gpu, o->dtype, 0, owned * 30, 1);
+    /* PyTorch DDP's copies into and out of its buckets, on the compute stream */
+    if (torch_ddp(&G)) e->optimizer += 2 * ddp_copy_time(&G, rp.dense);
     e->iter = e->pipeline + e->dp_exposed + e->optimizer;
     return 0;
 }

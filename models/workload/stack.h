@@ -77,6 +77,12 @@ typedef struct wl_stack {
                                  * the 16-bit weights) */
     int optim_k;                /* its kernels besides one per parameter tensor (optim_per_tensor) */
     int optim_per_tensor;       /* one kernel per parameter tensor (a Python loop of per-tensor copies) */
+    /* data parallelism (c2, continued) */
+    int torch_ddp;              /* overlap_grad=on is PyTorch's DistributedDataParallel (Megatron-LM's --DDP-impl
+                                 * torch): each gradient copied into its bucket divided by the group size on the
+                                 * compute stream as it becomes ready, and copied back into param.grad after the
+                                 * backward, bucket by bucket once its all-reduce is awaited (torch/csrc/distributed/
+                                 * c10d/reducer.cpp: copy_grad_to_bucket, finalize_backward) */
 } wl_stack;
 
 /* The default preset (megatron-core) and lookup by name; on failure err lists
