@@ -69,7 +69,9 @@ static const wl_stack stacks[] = {
      WL_ATTN_FLASH3, 1, WL_GEMM_CURRENT, 1, 1, 1, WL_CE_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, WL_OPT_DEFAULT, 0},
     {"megatron-2021", "Megatron-LM April 2021 (SC'21 paper): unfused attention with the fused scaled-masked "
                       "softmax kernel, fused bias-GeLU and bias-dropout-add, cuBLAS 11 of 2021, fp16",
-     "Narayanan et al. SC'21 (arXiv 2104.04473); Megatron-LM commit 50a4b5fa (2021-04-08) README",
+     "Narayanan et al. SC'21 (arXiv 2104.04473); Megatron-LM commit 50a4b5fa (2021-04-08) README; megatron/optimizer/"
+     "optimizer.py (Float16OptimizerWithFloat16Params) and clip_grads.py; examples/sc21 (--DDP-impl torch: PyTorch's "
+     "reducer.cpp copy_grad_to_bucket, finalize_backward)",
      WL_ATTN_UNFUSED, 1, WL_GEMM_2021, 0, 0, 0, WL_CE_2021, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0,
      WL_OPT_MEGATRON_FP16, 1}, /* 2021's DDP all-reduced the gradient buffer after the backward */
     /* megatron-2021 and what Megatron-LM had turned on by default by spring 2022 (docs/compute.md,
@@ -80,7 +82,7 @@ static const wl_stack stacks[] = {
                       "gradient GEMM and gradient-accumulation fusion (both on by default)",
      "Korthikanti et al. 2022 (arXiv 2205.05198); Megatron-LM megatron/arguments.py of the --sequence-parallel era: "
      "--no-async-tensor-model-parallel-allreduce and --no-gradient-accumulation-fusion are store_false flags "
-     "(default on); megatron/mpu/layers.py LinearWithGradAccumulationAndAsyncCommunication",
+     "(default on); megatron/mpu/layers.py LinearWithGradAccumulationAndAsyncCommunication; megatron/optimizer/optimizer.py",
      WL_ATTN_UNFUSED, 1, WL_GEMM_2021, 0, 1, 1, WL_CE_2021, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, WL_OPT_MEGATRON_FP16, 1},
     {"deepspeed-2021", "DeepSpeed ZeRO-3 of spring 2021 (v0.3.13-0.3.16) on Megatron-LM's 2021 model code: the "
                        "megatron-2021 kernels, per-weight gathers and reduce-scatters with host synchronisation",
