@@ -527,13 +527,51 @@ static void test_ngpus(void)
     }
 }
 
+/* trainsim-bench's own nccl backend, run on a GPU (one H200, one rank; configs/
+ * measurements/gpu/h200_nccl_1rank.txt): the six collectives of nccl.sh parse
+ * back as six complete runs of one rank with no wrong element, the sizes 4x
+ * apart, the out-of-place call slower than the in-place one (NCCL copies the
+ * buffer on one rank); the injected-error run at the end is found wrong. */
+static void test_own_nccl_output(void)
+{
+    char err[TS_ERRLEN];
+    val_file vf;
+    int rc = val_parse_file("configs/measurements/gpu/h200_nccl_1rank.txt", &vf, err, sizeof err);
+    if (rc) printf("\n  %s\n", err);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    static const int colls[] = {OG_ALLREDUCE, OG_ALLGATHER, OG_REDUCESCATTER, OG_BROADCAST, OG_REDUCE, OG_ALLTOALL};
+    CU_ASSERT_EQUAL_FATAL(vf.nruns, 7);
+    for (int k = 0; k < 6; k++) {
+        const val_run *r = &vf.runs[k];
+        CU_ASSERT_EQUAL(r->coll, colls[k]);
+        CU_ASSERT_EQUAL(r->nranks, 1);
+        CU_ASSERT(r->complete);
+        CU_ASSERT(r->nrows >= 13);
+        for (int i = 0; i < r->nrows; i++) {
+            CU_ASSERT_EQUAL(r->rows[i].wrong, 0);
+            if (i > 0 && r->rows[i - 1].size > 0) CU_ASSERT_EQUAL(r->rows[i].size, 4 * r->rows[i - 1].size);
+        }
+    }
+    const val_run *ar = &vf.runs[0];
+    CU_ASSERT_EQUAL(ar->rows[0].size, 8);
+    CU_ASSERT(ar->rows[0].time_us > 5 && ar->rows[0].time_us < 10); /* the host floor of one call */
+    CU_ASSERT(ar->rows[0].ip_time_us < ar->rows[0].time_us);
+    const val_run *bad = &vf.runs[6];
+    CU_ASSERT_EQUAL(bad->coll, OG_ALLREDUCE);
+    CU_ASSERT_EQUAL_FATAL(bad->nrows, 1);
+    CU_ASSERT_EQUAL(bad->rows[0].wrong, 3);
+    CU_ASSERT_EQUAL(bad->rows[0].ip_wrong, 3);
+    val_file_free(&vf);
+}
+
 void suite_val(void)
 {
     test_add_suite("val", "shared nccl-tests files", test_shared_files, "truncated files", test_truncated,
                    "garbled rows", test_garbled, "random mutations", test_mutations, "several runs in a file", test_multi_run, "pasted logs", test_pasted,
                    "several binaries", test_multi_binary,
                    "calibrate places ranks per host", test_calibrate_scope, "osu outputs", test_osu,
-                   "collective names", test_names, "nGpus from the header", test_ngpus, NULL);
+                   "collective names", test_names, "nGpus from the header", test_ngpus,
+                   "trainsim-bench's nccl output from a GPU", test_own_nccl_output, NULL);
 }
 
 /* ---- fits, calibrate and compare ---- */

@@ -267,13 +267,14 @@ static double ov_extra(const gen *G, double c, double s)
  * the stack runs it (stack optim_bytes; docs/compute.md, "Optimizer step"):
  * the stack's bytes per parameter in its multi-tensor passes, plus one kernel
  * per parameter tensor where it loops over them (12 a layer with biases: two
- * norms, QKV, projection, fc1, fc2, weight and bias each; 6 without). 0 when
- * the stack leaves it to the caller's default. */
+ * norms, QKV, projection, fc1, fc2, weight and bias each; 6 without). The
+ * passes are multi-tensor kernels (torch's fused AdamW and foreach ops, apex's
+ * and TE's multi_tensor_apply), which reach a fraction of the streaming rate:
+ * WL_MULTI_TENSOR_EFF. */
 static double optim_stack_time(const cm_gpu *gpu, const wl_stack *st, const wl_model *m, int layers, double owned)
 {
-    if (!(st->optim_bytes > 0)) return 0;
     int k = st->optim_k + (st->optim_per_tensor ? (m->bias ? 12 : 6) * layers : 0);
-    return cm_mem_time(gpu, owned * st->optim_bytes, k);
+    return cm_mem_time(gpu, owned * st->optim_bytes / WL_MULTI_TENSOR_EFF, k);
 }
 
 /* An op of known duration d doing flops (counted for TFLOP/s). */
@@ -1851,7 +1852,7 @@ static int build_rank(gen *G)
         G->deps[G->ndeps++] = cb->id;
     }
     double topt = optim_stack_time(G->o->gpu, G->st, m, wl_stage_layers(m, l, G->pi, NULL), owned);
-    og_op *opt = og_compute_fixed(G->g, G->r, WL_S_COMPUTE, topt > 0 ? topt : cm_mem_time(G->o->gpu, owned * 30, 1));
+    og_op *opt = og_compute_fixed(G->g, G->r, WL_S_COMPUTE, topt);
     G->busy += opt->duration;
     set_label(G, opt, "comp.optimizer");
     for (int i = 0; i < G->ndeps; i++) og_add_dep(opt, G->deps[i]);
@@ -2165,7 +2166,7 @@ static double ax_optimizer(gen *G)
 {
     wl_rank_params p;
     wl_stage_params(G->m, G->l, 0, &p);
-    return cm_mem_time(G->o->gpu, p.total * 30, 1);
+    return optim_stack_time(G->o->gpu, G->st, G->m, wl_stage_layers(G->m, G->l, 0, NULL), p.total);
 }
 
 static int ax_rank(gen *G, const axg *A)
@@ -2984,7 +2985,6 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
     free(sb);
     double owned = l->zero >= 1 ? rp.dense / ndp + rp.expert / (l->dp / l->ep) : rp.total;
     e->optimizer = optim_stack_time(o->gpu, G.st, m, wl_stage_layers(m, l, 0, NULL), owned);
-    if (!(e->optimizer > 0)) e->optimizer = cm_op_time(o->gpu, o->dtype, 0, owned * 30, 1);
     /* PyTorch DDP's copies into and out of its buckets, on the compute stream */
     if (torch_ddp(&G)) e->optimizer += 2 * ddp_copy_time(&G, rp.dense);
     e->iter = e->pipeline + e->dp_exposed + e->optimizer;

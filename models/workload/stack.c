@@ -31,7 +31,8 @@ int wl_attn_from_name(const char *s)
  * exp and row sum (read 4, write 4: two kernels), softmax divide in place
  * (read 4, write 4) = 22 bytes, 4 kernels; backward: gradient times the loss
  * gradient in place (read 4, write 4), cast to bf16 for the output layer's
- * GEMMs (read 4, write 2) = 14 bytes, 2 kernels. Other stacks keep 8 and 8. */
+ * GEMMs (read 4, write 2) = 14 bytes, 2 kernels. PyTorch's F.cross_entropy: WL_CE_TORCH below;
+ * megatron-deepspeed keeps the default 8 and 8. */
 #define WL_CE_FUSED 22, 14, 4, 2
 /* Megatron-LM 2021 (megatron/model/gpt_model.py: vocab_parallel_cross_entropy(output.float(), labels),
  * fp16_lm_cross_entropy off by default; megatron/mpu/cross_entropy.py): forward: the fp32 copy of the
@@ -41,6 +42,15 @@ int wl_attn_from_name(const char *s)
  * float() cast's backward to fp16 (read 4, write 2) = 14 bytes, 2 kernels. */
 #define WL_CE_2021 38, 14, 6, 2
 #define WL_CE_DEFAULT 0, 0, 0, 0
+/* PyTorch's F.cross_entropy on the logits cast to fp32 (torchtitan: cross_entropy(pred.float(), labels);
+ * under autocast cross_entropy runs in fp32 too): forward: the fp32 copy (read 2, write 4), log_softmax
+ * (cunn_SoftMaxForward reads the row for its max and sum, then reads and writes it: 12) = 18 bytes, 2
+ * kernels (nll_loss reads one value per row); backward: nll_loss's gradient zero-filled (write 4) then
+ * scattered, log_softmax's backward (read the gradient and the output, write: 12), the copy's backward
+ * to bf16 (read 4, write 2) = 22 bytes, 3 kernels. Measured on an H100 (configs/measurements/gpu/
+ * h100_train_profile.csv, 8192 x 128256 logits): softmax forward 5.5 ms and backward 5.7 ms, the zero
+ * fill and the two casts about 7 ms; 8 + 8 bytes gave 5.7 ms in all, these 40 bytes 14.2 ms. */
+#define WL_CE_TORCH 18, 22, 2, 3
 
 /* Megatron-LM's fp16/bf16 optimizer of 2021-22 (megatron/optimizer/optimizer.py,
  * Float16OptimizerWithFloat16Params; clip_grads.py; apex FusedAdam), per parameter
@@ -58,7 +68,18 @@ int wl_attn_from_name(const char *s)
  * - the next step's zero_grad_buffer (local DDP's 16-bit gradient buffer) = 2.
  * 62 bytes in 6 multi-tensor passes plus one copy per tensor. */
 #define WL_OPT_MEGATRON_FP16 62, 6, 1
-#define WL_OPT_DEFAULT 0, 0, 0
+/* The step as Megatron-Core and DeepSpeed run it: Adam reads the fp32 gradient, master weight, m and v
+ * (16) and writes master, m, v and the 16-bit weights (14); the global gradient norm reads the
+ * gradients (4); the gradient buffer is zeroed for the next step (4): 38 bytes, 3 kernels (the clip
+ * scales only when the norm exceeds the threshold: not counted). */
+#define WL_OPT_DEFAULT 38, 3, 0
+/* PyTorch's (fsdp2, torchtitan): clip_grad_norm_ (the foreach norm reads the gradients: 4; the clip
+ * coefficient multiplies every gradient, clipping or not: read and write 8; torch/nn/utils/clip_grad.py)
+ * and torch.optim.AdamW(fused=True) over the fp32 parameters (read 16, write 12; no 16-bit copy: FSDP
+ * casts at its copy-in, autocast at each use): 40 bytes, 3 kernels. Measured on an H100 (configs/
+ * measurements/gpu/h100_train_profile.csv, 1.92e9 parameters): norm 2.9 ms, multiply 5.7 ms, AdamW
+ * 21.5 ms = 30.0 ms; modelled 31.9 ms. */
+#define WL_OPT_TORCH 40, 3, 0
 
 static const wl_stack stacks[] = {
     {"megatron-core", "Megatron-Core with Transformer Engine (2024-): TE's attention (cuDNN fused attention, "
@@ -93,7 +114,7 @@ static const wl_stack stacks[] = {
     {"deepspeed", "DeepSpeed ZeRO with PyTorch modules: FlashAttention-2 through PyTorch SDPA, unfused "
                   "elementwise kernels, overlapped communication",
      "DeepSpeed ZeRO docs (overlap_comm, stage3_prefetch_bucket_size); PyTorch SDPA docs",
-     WL_ATTN_FLASH2, 0, WL_GEMM_CURRENT, 1, 0, 0, WL_CE_DEFAULT, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, WL_OPT_DEFAULT, 0}, /* ZeRO-1/2 all-gather the updated parameters in step() */
+     WL_ATTN_FLASH2, 0, WL_GEMM_CURRENT, 1, 0, 0, WL_CE_TORCH, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, WL_OPT_DEFAULT, 0}, /* ZeRO-1/2 all-gather the updated parameters in step() */
     {"megatron-deepspeed", "Megatron-DeepSpeed (2023-24, CUDA or ROCm): Megatron-LM's model code with its fused "
                            "kernels and FlashAttention-2 (--use-flash-attn), DeepSpeed ZeRO-1/2 and pipeline engine "
                            "with the template's defaults (overlap_comm off: gradients reduced after the backward)",
@@ -104,13 +125,13 @@ static const wl_stack stacks[] = {
     {"fsdp2", "PyTorch FSDP2: FlashAttention-2 through SDPA, unfused elementwise kernels (no torch.compile), "
               "prefetched all-gathers",
      "torchtitan docs and benchmarks; PyTorch FSDP2 (fully_shard) docs",
-     WL_ATTN_FLASH2, 0, WL_GEMM_CURRENT, 1, 0, 0, WL_CE_DEFAULT, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, WL_OPT_DEFAULT, 0}, /* the llm-foundry rows (Composer's FSDP1: no copies) run this stack */
+     WL_ATTN_FLASH2, 0, WL_GEMM_CURRENT, 1, 0, 0, WL_CE_TORCH, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, WL_OPT_TORCH, 0}, /* the llm-foundry rows (Composer's FSDP1: no copies) run this stack */
     {"torchtitan", "torchtitan's Llama on FSDP2 in eager PyTorch (no torch.compile): as fsdp2, and its RMSNorm "
                    "and rotary embedding run as separate fp32 ops, one kernel each",
      "torchtitan torchtitan/models/norms.py (RMSNorm: x.float(), pow, mean, rsqrt, mul, type_as, weight), "
      "torchtitan/models/llama/model.py (apply_rotary_emb via view_as_complex on xq.float()), its A100 train "
      "configs (norm_type = \"rmsnorm\", not fused_rmsnorm; compile = false); PyTorch FSDP2 (fully_shard) docs",
-     WL_ATTN_FLASH2, 0, WL_GEMM_CURRENT, 1, 0, 0, WL_CE_DEFAULT, 1, 1, 0, 0, 0, 1, 0, 1, 0, 0, WL_OPT_DEFAULT, 0},
+     WL_ATTN_FLASH2, 0, WL_GEMM_CURRENT, 1, 0, 0, WL_CE_TORCH, 1, 1, 0, 0, 0, 1, 0, 1, 0, 0, WL_OPT_TORCH, 0},
     /* megatron-core but for the attention: the launcher's environment turns TE's cuDNN fused
      * attention off, so TE 1.x runs FlashAttention-2 (docs/compute.md, "nemo-24.07") */
     {"nemo-24.07", "NeMo Framework Launcher runs of 2024 (NeMo 1.0 containers such as 24.07: TE 1.8, Megatron-Core "
