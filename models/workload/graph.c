@@ -1458,6 +1458,21 @@ static double pp_bytes(const gen *G)
     return G->tok * G->m->hidden * G->dt / (l->sp || pp_sg(G) ? l->tp : 1);
 }
 
+/* DeepSpeed's pipeline engine of 2021 (layout pp_grad_sg=off; deepspeed/runtime/
+ * pipe/engine.py of spring-summer 2021: is_pipe_partitioned = is_model_parallel,
+ * is_grad_partitioned = False): the activations cross as 1/tp partitions, but
+ * _exec_send_grads sends each input's .grad whole from every TP rank and
+ * _exec_recv_grads receives it into a whole buffer, so the gradient needs no
+ * all-gather (its output restore, part_output.full(), moves to the receive: the
+ * same gather as ds_restore's). */
+static int ds_grad_whole(const gen *G) { return ds_engine(G) && G->l->pp_grad_whole && pp_sg(G); }
+
+/* The bytes of a pipeline message: bwd, the gradient sent towards stage 0. */
+static double pp_msg_bytes(const gen *G, int bwd)
+{
+    return bwd && ds_grad_whole(G) ? G->tok * G->m->hidden * G->dt : pp_bytes(G);
+}
+
 /* After a pipeline receive (or where one would be): the received chunks are
  * all-gathered (scatter/gather), and under p2p_2021 the compute stream waits
  * for the previous send: _communicate posts the sends and receives of one call
@@ -1634,7 +1649,7 @@ static void ds_send(gen *G)
 {
     if (!G->ds_dir) return;
     int fwd = G->ds_dir == 'F', peer = built(G, G->ti, G->ci, G->di, G->pi + (fwd ? 1 : -1));
-    og_op *s = og_send(G->g, G->r, WL_S_COMPUTE, peer, (int64_t)llround(pp_bytes(G)), tag_of(G, !fwd, 0, G->ds_mb));
+    og_op *s = og_send(G->g, G->r, WL_S_COMPUTE, peer, (int64_t)llround(pp_msg_bytes(G, !fwd)), tag_of(G, !fwd, 0, G->ds_mb));
     og_add_dep(s, G->ds_dep);
     set_label(G, s, "pp.send.%s.c0.mb%d", fwd ? "fwd" : "bwd", G->ds_mb);
     G->last_comp = -1;
@@ -1644,10 +1659,10 @@ static void ds_send(gen *G)
 static void ds_recv(gen *G, int fwd, int mb)
 {
     int peer = built(G, G->ti, G->ci, G->di, G->pi + (fwd ? -1 : 1));
-    og_op *rv = og_recv(G->g, G->r, WL_S_COMPUTE, peer, (int64_t)llround(pp_bytes(G)), tag_of(G, !fwd, 0, mb));
+    og_op *rv = og_recv(G->g, G->r, WL_S_COMPUTE, peer, (int64_t)llround(pp_msg_bytes(G, !fwd)), tag_of(G, !fwd, 0, mb));
     set_label(G, rv, "pp.recv.%s.c0.mb%d", fwd ? "fwd" : "bwd", mb);
     G->last_comp = -1;
-    pp_after_recv(G, 1, mb);
+    pp_after_recv(G, fwd || !ds_grad_whole(G), mb);
 }
 
 /* The engine's forward kept only this TP rank's part of the output it sent
@@ -2918,6 +2933,15 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
                               pp_bytes(&G) / (pp_intra ? net->intra_bw : net->inter_bw) : 0;
     if (p > 1 && pp_sg(&G)) xfer += tp_cost(&G, OG_ALLGATHER, G.tok * h * G.dt); /* scatter/gather */
     double mm = G.mcount, v = l->vpp, slot = tf + tb + tw > side ? tf + tb + tw : side; /* ZeRO-3 gathers overlap */
+    if (p > 1 && ds_grad_whole(&G)) {
+        /* the gradient crosses whole, without the gather, in blocking transfers on the
+         * compute stream (the graph's ds_steps): each slot carries the difference
+         * between its transfer and the partitioned one with its gather */
+        double bwd = (pp_intra ? net->intra_lat : net->inter_lat) +
+                     pp_msg_bytes(&G, 1) / (pp_intra ? net->intra_bw : net->inter_bw);
+        slot += bwd - xfer;
+        xfer = (xfer + bwd) / 2;
+    }
     switch (l->schedule) {
     case WL_INTERLEAVED:
         /* a micro-batch crosses p v virtual stage boundaries each way; the

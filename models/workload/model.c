@@ -245,6 +245,7 @@ static const struct okey {
     {"tp_overlap", offsetof(wl_layout, tp_overlap), 0},
     {"gaf", offsetof(wl_layout, no_gaf), 1},
     {"pp_sg", offsetof(wl_layout, pp_nosg), 1},
+    {"pp_grad_sg", offsetof(wl_layout, pp_grad_whole), 1},
     {"p2p_overlap", offsetof(wl_layout, p2p_overlap), 0},
 };
 
@@ -541,7 +542,7 @@ void wl_layout_format(const wl_layout *l, char *buf, size_t n)
             {l->grad_serial, ",overlap_grad=off"}, {l->grad_overlap, ",overlap_grad=on"},
             {l->param_overlap, ",overlap_param=on"},
             {l->keep_params, ",reshard=off"}, {l->tp_overlap, ",tp_overlap=on"}, {l->no_gaf, ",gaf=off"},
-            {l->pp_nosg, ",pp_sg=off"}, {l->p2p_overlap, ",p2p_overlap=on"},
+            {l->pp_nosg, ",pp_sg=off"}, {l->pp_grad_whole, ",pp_grad_sg=off"}, {l->p2p_overlap, ",p2p_overlap=on"},
         };
         for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++)
             if (extra[i].set && strlen(buf) + strlen(extra[i].text) < n) strcat(buf, extra[i].text);

@@ -80,6 +80,10 @@ typedef struct wl_layout {
     int pp_nosg;                    /* pp_sg=off: Megatron-LM 2021's pipeline messages without the
                                      * scatter/gather optimisation (--no-scatter-gather-tensors-in-pipeline):
                                      * every TP rank sends the whole activation, no all-gather */
+    int pp_grad_whole;              /* pp_grad_sg=off: DeepSpeed's pipeline engine of 2021 sends the input
+                                     * gradient whole from every TP rank (engine.py is_grad_partitioned =
+                                     * False) while the activations stay partitioned: no all-gather of the
+                                     * received gradient (docs/workload.md, "DeepSpeed's pipeline engine") */
     int order[4];                   /* placement order, innermost first, over (0 tp, 1 cp, 2 dp, 3 pp);
                                      * all zero: Megatron's default tp-cp-dp-pp */
     wl_attn attn;                   /* attention kernel (attn=); WL_ATTN_STACK: the stack's */
