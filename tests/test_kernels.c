@@ -551,28 +551,40 @@ static void test_tp_bwd_async(void)
 }
 
 /* Seconds of the compute ops of rank 0 whose label starts with prefix (the
- * whole iteration, ops unfused). */
-static double ops_time(const char *model, const char *lay, int seq, const wl_stack *st, const char *prefix)
+ * whole iteration, ops unfused), and how many (n may be NULL): model on
+ * gpu_name in dtype t under stack st, the stack applied to the layout when
+ * apply is set. */
+static double rank0_ops(const char *model, const char *gpu_name, cm_dtype t, const char *lay, int seq, const wl_stack *st,
+                        int apply, const char *prefix, int *n)
 {
     char err[TS_ERRLEN];
     wl_model m;
     wl_layout l;
     cm_gpu gpu;
     CU_ASSERT_EQUAL_FATAL(wl_model_find(model, "configs/models", &m, err, sizeof err), 0);
-    CU_ASSERT_EQUAL_FATAL(cm_gpu_find("h100", "configs/gpus", &gpu, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(cm_gpu_find(gpu_name, "configs/gpus", &gpu, err, sizeof err), 0);
     CU_ASSERT_EQUAL_FATAL(wl_layout_parse(lay, &l, err, sizeof err), 0);
+    if (apply) wl_layout_apply_stack(&l, st);
     CU_ASSERT_EQUAL_FATAL(wl_layout_check(&l, &m, seq, 0, err, sizeof err), 0);
-    wl_opts o = {seq, CM_FP8, &gpu, &fast_net, 0, 1, st};
+    wl_opts o = {seq, t, &gpu, &fast_net, 0, 1, st};
     og_graph *g = NULL;
     wl_info info;
     CU_ASSERT_EQUAL_FATAL(wl_build(&m, &l, &o, &g, &info, err, sizeof err), 0);
     double sum = 0;
+    int count = 0;
     og_rank *rk = &g->ranks[0];
     for (int i = 0; i < rk->nops; i++)
         if (rk->ops[i].kind == OG_COMPUTE && og_label(g, &rk->ops[i]) && !strncmp(og_label(g, &rk->ops[i]), prefix, strlen(prefix)))
-            sum += rk->ops[i].duration;
+            sum += rk->ops[i].duration, count++;
     og_free(g);
+    if (n) *n = count;
     return sum;
+}
+
+/* The same on an H100 in FP8, the layout as given. */
+static double ops_time(const char *model, const char *lay, int seq, const wl_stack *st, const char *prefix)
+{
+    return rank0_ops(model, "h100", CM_FP8, lay, seq, st, 0, prefix, NULL);
 }
 
 /* tp_overlap: the forward projection and fc2 GEMMs run on the SMs their
@@ -846,28 +858,7 @@ static void test_megatron_2022(void)
  * GPT 1.7B on A100 in fp16 under stack st (Megatron-LM 2021's Table 1 row, 4 GPUs). */
 static double a100_ops(const char *lay, const wl_stack *st, const char *prefix, int *n)
 {
-    char err[TS_ERRLEN];
-    wl_model m;
-    wl_layout l;
-    cm_gpu gpu;
-    CU_ASSERT_EQUAL_FATAL(wl_model_find("megatron-gpt-1.7b", "configs/models", &m, err, sizeof err), 0);
-    CU_ASSERT_EQUAL_FATAL(cm_gpu_find("a100", "configs/gpus", &gpu, err, sizeof err), 0);
-    CU_ASSERT_EQUAL_FATAL(wl_layout_parse(lay, &l, err, sizeof err), 0);
-    wl_layout_apply_stack(&l, st);
-    CU_ASSERT_EQUAL_FATAL(wl_layout_check(&l, &m, 2048, 0, err, sizeof err), 0);
-    wl_opts o = {2048, CM_FP16, &gpu, &fast_net, 0, 1, st};
-    og_graph *g = NULL;
-    wl_info info;
-    CU_ASSERT_EQUAL_FATAL(wl_build(&m, &l, &o, &g, &info, err, sizeof err), 0);
-    double sum = 0;
-    *n = 0;
-    og_rank *rk = &g->ranks[0];
-    for (int i = 0; i < rk->nops; i++)
-        if (rk->ops[i].kind == OG_COMPUTE && og_label(g, &rk->ops[i]) &&
-            !strncmp(og_label(g, &rk->ops[i]), prefix, strlen(prefix)))
-            sum += rk->ops[i].duration, (*n)++;
-    og_free(g);
-    return sum;
+    return rank0_ops("megatron-gpt-1.7b", "a100", CM_FP16, lay, 2048, st, 1, prefix, n);
 }
 
 /* Megatron-LM 2021-22's fp16 optimizer step (stack optim_bytes): 62 bytes per
