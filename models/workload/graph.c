@@ -874,6 +874,35 @@ static int fsdp2_copy_in(gen *G, double P, int dep)
     return G->dry ? dep : id;
 }
 
+/* FSDP1 (stack fsdp1_grads; torch/distributed/fsdp/_runtime_utils.py of
+ * PyTorch 2.0-2.1, _post_backward_hook, and the default reduce-scatter hook):
+ * per FSDP unit and micro-batch, before the reduce-scatter of its P gradients,
+ * autograd has assembled the unit's flat gradient from its parameters'
+ * gradients (the views' backward, a cat: read and write pb bytes), FSDP casts
+ * it to the reduce dtype (read pb, write gb; none when they match) and divides
+ * it in place by the pre-divide factor (read and write gb; any D > 1 has one).
+ * They run on the post-backward stream beside the next layer's compute; as
+ * memory-bound kernels over the whole grid they take the SMs and the HBM
+ * bandwidth they would alone, so they are costed on the compute stream, and
+ * the reduce-scatter waits for them. The 1/D shard's post-divide and
+ * accumulation are not counted (1/D of these bytes). */
+static double fsdp1_grad_bytes(const gen *G)
+{
+    if (!G->st->fsdp1_grads) return 0;
+    double b = 2 * G->pb;
+    if (G->gb != G->pb) b += G->pb + G->gb;
+    if (G->l->dp * G->l->cp > 1) b += 2 * G->gb;
+    return b;
+}
+
+/* The graph's ops (the estimate adds the same seconds to each layer's backward). */
+static int fsdp1_grad_path(gen *G, double P, int dep)
+{
+    double b = fsdp1_grad_bytes(G);
+    if (b <= 0 || P <= 0 || G->dry) return dep;
+    return elem(G, "fsdp1_grads", -1, -1, P * b, EK_PLAIN);
+}
+
 /* The layer's parameters are gathered before the layer runs, forward and
  * backward; the compute stream waits for them. */
 static void zero3_gather(gen *G, int li, int mb, const char *what, double P)
@@ -1244,6 +1273,7 @@ static void bucket_emit(gen *G, int dep)
         dep = cp->id;
     }
     if (l->zero == 3) dep = fsdp2_copy_in(G, G->bucket_acc, dep);
+    if (l->zero == 3) dep = fsdp1_grad_path(G, G->bucket_acc, dep);
     if (l->zero == 3 && (l->hgz > 1 || l->qgz))
         id = zero3_grads(G, G->bucket_acc, dep, G->gfinal, G->bucket_no);
     else if (l->zero == 3)
@@ -2847,6 +2877,7 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
                 double dense, expert;
                 wl_layer_params(m, l, li, &dense, &expert);
                 r2 += zero3_grad_time(&G, dense);
+                b += cm_mem_time(o->gpu, dense * fsdp1_grad_bytes(&G), 1); /* fsdp1_grad_path */
             }
             held += r2;
             if (r2 > s2) s2 = r2;

@@ -71,6 +71,12 @@ typedef struct wl_stack {
                                  * gradients all-reduced over DP after the flush (engine _bf16_reduce_grads ->
                                  * buffered_allreduce_fallback over get_grads_for_reduction()), not reduce-scattered
                                  * (docs/workload.md, "DeepSpeed pipeline") */
+    /* ZeRO-3 (c3, continued) */
+    int fsdp1_grads;            /* PyTorch FSDP1's gradient path (FlatParameter, torch 2.0-2.1 _post_backward_hook),
+                                 * every micro-batch and FSDP unit, before its reduce-scatter: autograd assembles
+                                 * the flat gradient from the parameters' gradients (a cat), FSDP casts it to the
+                                 * reduce dtype and pre-divides it in place; no full-size main gradient (the
+                                 * accumulation is into the 1/D shard) (docs/workload.md, "FSDP1 gradients") */
 } wl_stack;
 
 /* The default preset (megatron-core) and lookup by name; on failure err lists
