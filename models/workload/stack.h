@@ -77,6 +77,10 @@ typedef struct wl_stack {
                                  * the flat gradient from the parameters' gradients (a cat), FSDP casts it to the
                                  * reduce dtype and pre-divides it in place; no full-size main gradient (the
                                  * accumulation is into the 1/D shard) (docs/workload.md, "FSDP1 gradients") */
+    int fsdp_one_pg;            /* FSDP (1 and 2): the parameter all-gathers and gradient reduce-scatters of ZeRO-3
+                                 * share one process group, so one NCCL stream runs them one at a time in issue
+                                 * order; FSDP issues the next backward all-gather before the current reduce-scatter
+                                 * (PyTorch docs/source/notes/fsdp.rst, "FSDP Prefetch Nuances") */
 } wl_stack;
 
 /* The default preset (megatron-core) and lookup by name; on failure err lists
