@@ -251,7 +251,7 @@ static void test_stacks(void)
     CU_ASSERT_EQUAL(old->attn, WL_ATTN_UNFUSED);
     CU_ASSERT(core->attn != WL_ATTN_UNFUSED);
     CU_ASSERT_PTR_NULL(wl_stack_find("megatron-2019", err, sizeof err));
-    CU_ASSERT_PTR_NOT_NULL(strstr(err, "valid: megatron-core, megatron-2021, megatron-2022, deepspeed-2021, deepspeed, megatron-deepspeed, fsdp2, torchtitan, nemo-24.07"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "valid: megatron-core, megatron-2021, megatron-2022, deepspeed-2021, deepspeed, megatron-deepspeed, fsdp2, fsdp1, torchtitan, nemo-24.07"));
     for (int i = 0; i < wl_stack_count(); i++) {
         const wl_stack *s = wl_stack_at(i);
         CU_ASSERT(strlen(s->description) > 20 && strlen(s->sources) > 20);
@@ -489,6 +489,148 @@ static void test_fsdp2_copies(void)
     }
     wl_sm_share(1);
     CU_ASSERT(t[1] > t[0]);
+}
+
+/* FSDP1's gradient path (stack fsdp1, the llm-foundry rows): MPT-13B, zero=3
+ * over 8 H100s, one micro-batch of 2 x 2048, ops apart. Before each FSDP
+ * unit's reduce-scatter the compute stream carries one pass over its P
+ * gradients: the flat gradient's cat (2 + 2 B), the cast to the fp32 reduce
+ * dtype (2 + 4 B) and the in-place pre-divide (4 + 4 B), cm_mem_time(18 P);
+ * the reduce-scatter depends on it. fsdp2 has no such pass but a main-gradient
+ * accumulation after each weight-gradient GEMM (10 B per weight), which fsdp1
+ * drops. The closed-form estimate adds the same seconds: its fsdp1 - fsdp2
+ * difference is the graph's within 5%. */
+static void test_fsdp1_grads(void)
+{
+    char err[TS_ERRLEN];
+    wl_model m;
+    cm_gpu gpu;
+    an_net net;
+    CU_ASSERT_EQUAL_FATAL(wl_model_find("mpt-13b-foundry", "configs/models", &m, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(cm_gpu_find("h100", "configs/gpus", &gpu, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(an_net_default("H100", &net), 0);
+    wl_model_fit_seq(&m, 2048);
+    wl_sm_share(0); /* the passes' bytes, without the SM share of the collectives beside them */
+    double t[2], est[2];
+    for (int f1 = 0; f1 < 2; f1++) {
+        const wl_stack *st = wl_stack_find(f1 ? "fsdp1" : "fsdp2", err, sizeof err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(st);
+        CU_ASSERT_EQUAL(st->fsdp1_grads, f1);
+        wl_layout l;
+        CU_ASSERT_EQUAL_FATAL(wl_layout_parse("tp=1,pp=1,dp=8,mbs=2,gbs=16,zero=3,recompute=none", &l, err, sizeof err), 0);
+        CU_ASSERT_EQUAL_FATAL(wl_layout_check(&l, &m, 2048, 8, err, sizeof err), 0);
+        wl_layout_apply_stack(&l, st);
+        wl_opts o = {2048, CM_BF16, &gpu, &net, 0, 0, st};
+        og_graph *g = NULL;
+        wl_info info;
+        CU_ASSERT_EQUAL_FATAL(wl_build(&m, &l, &o, &g, &info, err, sizeof err), 0);
+        wl_rank_params p;
+        wl_stage_params(&m, &l, 0, &p);
+        double pass = cm_mem_time(&gpu, 18 * p.layer, 1);
+        int rs = 0, passes = 0, exact = 0, waited = 0;
+        const og_rank *rk = &g->ranks[0];
+        for (int i = 0; i < rk->nops; i++) {
+            const og_op *op = &rk->ops[i];
+            const char *lb = og_label(g, op);
+            if (!lb) continue;
+            if (!strncmp(lb, "comp.fsdp1_grads.", 17)) {
+                passes++;
+                exact += fabs(op->duration - pass) < 1e-12;
+            }
+            if (op->kind == OG_COLL && op->coll == OG_REDUCESCATTER) {
+                rs++;
+                for (int d = 0; d < op->ndeps; d++) {
+                    const char *dl = og_label(g, &rk->ops[og_deps(op)[d]]);
+                    waited += dl && !strncmp(dl, "comp.fsdp1_grads.", 17);
+                }
+            }
+        }
+        CU_ASSERT(rs >= m.layers);
+        CU_ASSERT_EQUAL(passes, f1 ? rs : 0);
+        CU_ASSERT_EQUAL(waited, f1 ? rs : 0);
+        CU_ASSERT_EQUAL(exact, f1 ? m.layers : 0); /* one per transformer block, 18 B per parameter */
+        eng_result *res = NULL;
+        CU_ASSERT_EQUAL_FATAL(an_run(g, &net, &res, err, sizeof err), 0);
+        t[f1] = res->makespan;
+        eng_result_free(res);
+        og_free(g);
+        wl_est e;
+        CU_ASSERT_EQUAL_FATAL(wl_estimate(&m, &l, &o, &e, err, sizeof err), 0);
+        est[f1] = e.iter;
+    }
+    wl_sm_share(1);
+    /* 18 B per parameter against the 10 B main-gradient pass: fsdp1 is slower */
+    CU_ASSERT(t[1] > t[0]);
+    CU_ASSERT(fabs((est[1] - est[0]) - (t[1] - t[0])) < 0.05 * (t[1] - t[0]));
+}
+
+/* FSDP's one process group (stack fsdp_one_pg): MPT-13B at 512 tokens on 64
+ * H100s (dp=64, zero=3), where the collectives outweigh the compute. With the
+ * field, every gather and reduce-scatter is on one stream, and in the backward
+ * each reduce-scatter follows the gather of the layer after it in order
+ * (FSDP's explicit backward prefetch: gather of layer i, then the
+ * reduce-scatter of layer i + 1); the iteration, collective-bound here, is
+ * longer than with the reduce-scatters on a stream of their own, and the
+ * estimate, which adds the two streams' seconds, moves the same way. */
+static void test_fsdp_one_pg(void)
+{
+    char err[TS_ERRLEN];
+    wl_model m;
+    cm_gpu gpu;
+    an_net net;
+    CU_ASSERT_EQUAL_FATAL(wl_model_find("mpt-13b-foundry", "configs/models", &m, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(cm_gpu_find("h100", "configs/gpus", &gpu, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(an_net_default("H100", &net), 0);
+    wl_model_fit_seq(&m, 512);
+    const wl_stack *f2 = wl_stack_find("fsdp2", err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f2);
+    CU_ASSERT_EQUAL(f2->fsdp_one_pg, 1);
+    CU_ASSERT_EQUAL(wl_stack_find("deepspeed", err, sizeof err)->fsdp_one_pg, 0);
+    wl_stack two = *f2;
+    two.fsdp_one_pg = 0;
+    double t[2], est[2];
+    for (int one = 0; one < 2; one++) {
+        const wl_stack *st = one ? f2 : &two;
+        wl_layout l;
+        CU_ASSERT_EQUAL_FATAL(wl_layout_parse("tp=1,pp=1,dp=64,mbs=1,gbs=64,zero=3,recompute=none", &l, err, sizeof err), 0);
+        CU_ASSERT_EQUAL_FATAL(wl_layout_check(&l, &m, 512, 64, err, sizeof err), 0);
+        wl_layout_apply_stack(&l, st);
+        wl_opts o = {512, CM_BF16, &gpu, &net, 1, 1, st};
+        og_graph *g = NULL;
+        wl_info info;
+        CU_ASSERT_EQUAL_FATAL(wl_build(&m, &l, &o, &g, &info, err, sizeof err), 0);
+        const og_rank *rk = &g->ranks[0];
+        int ag_stream = -1, same = 1, rs = 0, ordered = 0, prev_bwd = -1;
+        for (int i = 0; i < rk->nops; i++) {
+            const og_op *op = &rk->ops[i];
+            const char *lb = og_label(g, op);
+            if (!lb || strncmp(lb, "dp.", 3)) continue;
+            int is_rs = !strncmp(lb, "dp.reduce_scatter.grads.l", 25);
+            if (!strncmp(lb, "dp.all_gather.param", 19)) ag_stream = op->stream;
+            if (is_rs) {
+                rs++;
+                same &= op->stream == ag_stream;
+                /* bucket b holds layer L - 1 - b: the gather just before it is layer L - 2 - b's */
+                int b = atoi(lb + 25);
+                ordered += prev_bwd >= 0 && prev_bwd == m.layers - 2 - b;
+            }
+            const char *bw = strstr(lb, "param_bwd.l");
+            prev_bwd = bw ? atoi(bw + 11) : is_rs ? prev_bwd : -1;
+        }
+        CU_ASSERT(rs >= m.layers);
+        CU_ASSERT_EQUAL(same, one);
+        if (one) CU_ASSERT(ordered >= m.layers - 1); /* all but the last layer's (nothing left to gather) */
+        eng_result *res = NULL;
+        CU_ASSERT_EQUAL_FATAL(an_run(g, &net, &res, err, sizeof err), 0);
+        t[one] = res->makespan;
+        eng_result_free(res);
+        og_free(g);
+        wl_est e;
+        CU_ASSERT_EQUAL_FATAL(wl_estimate(&m, &l, &o, &e, err, sizeof err), 0);
+        est[one] = e.iter;
+    }
+    CU_ASSERT(t[1] > 1.1 * t[0]); /* collective-bound: the serial stream costs (measured here: +31%) */
+    CU_ASSERT(est[1] > est[0]);
 }
 
 /* Iteration of the closed-form estimate of llama2-70b at lay, fp8, on net. */
@@ -924,6 +1066,8 @@ void suite_kernels(void)
                    test_nemo_2407, "Megatron-LM 2021 pipeline messages", test_p2p_2021,
                    "Megatron-LM 2021 interleaved schedule: blocking calls, no deadlock", test_p2p_2021_interleaved,
                    "FSDP2 copy-out and copy-in around its collectives", test_fsdp2_copies,
+                   "FSDP1 flat-gradient path before each reduce-scatter", test_fsdp1_grads,
+                   "FSDP: gathers and reduce-scatters on one NCCL stream, gather first", test_fsdp_one_pg,
                    "TE backward: TP re-gather and reduce-scatter beside the GEMMs", test_tp_bwd_async,
                    "tp_overlap: proj and fc2 GEMMs leave SMs to the reduce-scatter", test_ub_sm_margin,
                    "cross-entropy bytes per logit by stack", test_cross_entropy_bytes,

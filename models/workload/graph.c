@@ -101,6 +101,8 @@ typedef struct gen {
     unsigned char *pp_rcvd; /* p2p_2021 interleaved: per action of the schedule, input received by an earlier call */
     int act_no;             /* index of the action being built in the schedule */
     int z3rs_last;          /* zero=3 under a z3_sync stack: the last per-weight reduce-scatter (-1: none) */
+    int rs_pend, rs_pend_dep, rs_pend_no; /* fsdp_one_pg: a reduce-scatter held until the next gather is issued */
+    double rs_pend_bytes;
     wlist *wl;              /* deferred weight gradients per (micro-batch, chunk) */
     int zb;
     int ep_intra;           /* the EP group sits inside a node */
@@ -889,6 +891,65 @@ static int fsdp2_copy_in(gen *G, double P, int dep)
     return G->dry ? dep : id;
 }
 
+/* FSDP1 (stack fsdp1_grads; torch/distributed/fsdp/_runtime_utils.py of
+ * PyTorch 2.0-2.1, _post_backward_hook, and the default reduce-scatter hook):
+ * per FSDP unit and micro-batch, before the reduce-scatter of its P gradients,
+ * autograd has assembled the unit's flat gradient from its parameters'
+ * gradients (the views' backward, a cat: read and write pb bytes), FSDP casts
+ * it to the reduce dtype (read pb, write gb; none when they match) and divides
+ * it in place by the pre-divide factor (read and write gb; any D > 1 has one).
+ * They run on the post-backward stream beside the next layer's compute; as
+ * memory-bound kernels over the whole grid they take the SMs and the HBM
+ * bandwidth they would alone, so they are costed on the compute stream, and
+ * the reduce-scatter waits for them. The 1/D shard's post-divide and
+ * accumulation are not counted (1/D of these bytes). */
+static double fsdp1_grad_bytes(const gen *G)
+{
+    if (!G->st->fsdp1_grads) return 0;
+    double b = 2 * G->pb;
+    if (G->gb != G->pb) b += G->pb + G->gb;
+    if (G->l->dp * G->l->cp > 1) b += 2 * G->gb;
+    return b;
+}
+
+/* The graph's ops (the estimate adds the same seconds to each layer's backward). */
+static int fsdp1_grad_path(gen *G, double P, int dep)
+{
+    double b = fsdp1_grad_bytes(G);
+    if (b <= 0 || P <= 0 || G->dry) return dep;
+    return elem(G, "fsdp1_grads", -1, -1, P * b, EK_PLAIN);
+}
+
+/* FSDP's one process group (stack fsdp_one_pg; PyTorch docs/source/notes/
+ * fsdp.rst, "FSDP Prefetch Nuances"): the gathers and the reduce-scatters of
+ * ZeRO-3 run one at a time on the group's NCCL stream, in the order they are
+ * issued, and FSDP issues a layer's backward gather before the reduce-scatter
+ * of the layer after it (explicit backward prefetch). The graph builds the
+ * reduce-scatter when a layer's gradients are ready, before the next layer's
+ * gather: it is held (rs_pend) and issued after that gather, before a forward
+ * gather, or before the step. */
+static int one_pg(const gen *G)
+{
+    const wl_layout *l = G->l;
+    return G->st->fsdp_one_pg && l->zero == 3 && l->hgz <= 1 && !l->qgz && l->dp * l->cp > 1;
+}
+
+static int z3_stream_rs(const gen *G) { return one_pg(G) ? WL_S_ZERO3 : WL_S_DP; }
+
+static og_coll grad_coll(const gen *G);
+
+static void rs_flush(gen *G)
+{
+    if (!G->rs_pend) return;
+    G->rs_pend = 0;
+    int id = zcoll(G, WL_S_ZERO3, grad_coll(G), G->dpg, G->l->dp * G->l->cp, 1, G->rs_pend_bytes, G->rs_pend_dep,
+                   "grads", G->rs_pend_no, -1);
+    if (id >= 0) {
+        ts_grow(&G->deps, sizeof *G->deps, &G->depcap, (size_t)G->ndeps + 1);
+        G->deps[G->ndeps++] = id;
+    }
+}
+
 /* The layer's parameters are gathered before the layer runs, forward and
  * backward; the compute stream waits for them. */
 static void zero3_gather(gen *G, int li, int mb, const char *what, double P)
@@ -912,7 +973,10 @@ static void zero3_gather(gen *G, int li, int mb, const char *what, double P)
         G->acc_side = save + t0 + (t1 - t0) / G->mcount;
         return;
     }
+    int bwd = !strncmp(what, "param_bwd", 9);
+    if (!bwd && !G->dry) rs_flush(G);
     int ag = gather_ops(G, li, mb, what, first, P);
+    if (bwd && !G->dry) rs_flush(G);
     if (G->dry) {
         if (G->l->dp * G->l->cp > 1) fsdp2_copy_out(G, li, mb, P);
         return;
@@ -1283,10 +1347,16 @@ static void bucket_emit(gen *G, int dep)
         G->ddp_elems += elems;
     }
     if (l->zero == 3) dep = fsdp2_copy_in(G, G->bucket_acc, dep);
+    if (l->zero == 3) dep = fsdp1_grad_path(G, G->bucket_acc, dep);
     if (l->zero == 3 && (l->hgz > 1 || l->qgz))
         id = zero3_grads(G, G->bucket_acc, dep, G->gfinal, G->bucket_no);
-    else if (l->zero == 3)
-        id = zcoll(G, WL_S_DP, c, G->dpg, l->dp * l->cp, 1, G->bucket_acc * G->gb, dep, "grads", G->bucket_no, -1);
+    else if (l->zero == 3 && one_pg(G) && !G->dry) {
+        rs_flush(G);
+        G->rs_pend = 1, G->rs_pend_dep = dep, G->rs_pend_no = G->bucket_no;
+        G->rs_pend_bytes = G->bucket_acc * G->gb;
+        id = -1;
+    } else if (l->zero == 3)
+        id = zcoll(G, z3_stream_rs(G), c, G->dpg, l->dp * l->cp, 1, G->bucket_acc * G->gb, dep, "grads", G->bucket_no, -1);
     else
         id = coll(G, WL_S_DP, "dp", c, G->dpg, l->dp * l->cp, elems * G->gb, G->o->one_replica, 0, &all, dep,
                   "grads", G->bucket_no, -1);
@@ -1808,6 +1878,7 @@ static int build_rank(gen *G)
     G->nz3 = 0;
     G->z3dep = -1;
     G->z3rs_last = -1;
+    G->rs_pend = 0;
     G->pp_pending = -1;
     G->pp_post[0] = G->pp_post[1] = -1;
     G->tp_wait = -1;
@@ -1841,6 +1912,7 @@ static int build_rank(gen *G)
         }
     }
     free(a);
+    rs_flush(G);
     /* tied embeddings: first and last stage sum the embedding gradients */
     if (G->embg >= 0) {
         int id = coll(G, WL_S_DP, "dp", OG_ALLREDUCE, G->embg, 2,
@@ -2913,9 +2985,11 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
                 double dense, expert;
                 wl_layer_params(m, l, li, &dense, &expert);
                 r2 += zero3_grad_time(&G, dense);
+                b += cm_mem_time(o->gpu, dense * fsdp1_grad_bytes(&G), 1); /* fsdp1_grad_path */
             }
             held += r2;
-            if (r2 > s2) s2 = r2;
+            if (one_pg(&G)) s2 += r2; /* one NCCL stream: gathers and reduce-scatters in series */
+            else if (r2 > s2) s2 = r2;
         }
         if (st == 0) f += emb_f, b += emb_b;
         if (st == p - 1) f += lg_f, b += lg_b, w += lg_w;

@@ -83,6 +83,16 @@ typedef struct wl_stack {
                                  * compute stream as it becomes ready, and copied back into param.grad after the
                                  * backward, bucket by bucket once its all-reduce is awaited (torch/csrc/distributed/
                                  * c10d/reducer.cpp: copy_grad_to_bucket, finalize_backward) */
+    /* ZeRO-3 (c3, continued) */
+    int fsdp1_grads;            /* PyTorch FSDP1's gradient path (FlatParameter, torch 2.0-2.1 _post_backward_hook),
+                                 * every micro-batch and FSDP unit, before its reduce-scatter: autograd assembles
+                                 * the flat gradient from the parameters' gradients (a cat), FSDP casts it to the
+                                 * reduce dtype and pre-divides it in place; no full-size main gradient (the
+                                 * accumulation is into the 1/D shard) (docs/workload.md, "FSDP1 gradients") */
+    int fsdp_one_pg;            /* FSDP (1 and 2): the parameter all-gathers and gradient reduce-scatters of ZeRO-3
+                                 * share one process group, so one NCCL stream runs them one at a time in issue
+                                 * order; FSDP issues the next backward all-gather before the current reduce-scatter
+                                 * (PyTorch docs/source/notes/fsdp.rst, "FSDP Prefetch Nuances") */
 } wl_stack;
 
 /* Multi-tensor kernels' achieved fraction of the GPU's streaming bandwidth

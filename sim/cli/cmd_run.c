@@ -62,7 +62,7 @@ static const char run_help[] =
     "                     between ranks in bf16)\n"
     "  --stack S          software stack: megatron-core (default), megatron-2021,\n"
     "                     megatron-2022, deepspeed-2021, deepspeed, megatron-deepspeed, fsdp2,\n"
-    "                     torchtitan, nemo-24.07: its attention kernel (unless\n"
+    "                     fsdp1, torchtitan, nemo-24.07: its attention kernel (unless\n"
     "                     the layout names attn=), fused kernels, GEMM library, overlaps\n"
     "                     and ZeRO-3 structure (docs/compute.md)\n"
     "  --fidelity F       estimate (closed form from model and layout, no graph),\n"
