@@ -440,7 +440,7 @@ static const struct {
     {"dgx-a100-superpod:45", "360 hosts 1537 links 25848 routes digest fb9154c37a47335d"},
     {"perlmutter:300", "1200 hosts 6799 links 76736 routes digest 1c6d8f71140ea00f"}, /* retaken: bw_frac.nic 0.73 -> 0.62 */
     {"polaris:130", "520 hosts 2395 links 33735 routes digest cbcb201e4ea6f09b"},
-    {"frontier:260", "2080 hosts 9039 links 128898 routes digest b35ac05b2bf46314"}, /* retaken: bw_frac.xgmi 0.75 -> 0.89 */
+    {"frontier:260", "2080 hosts 9039 links 128898 routes digest d3614cce1cd58af4"}, /* retaken: bw_frac.xgmi 0.75 -> 0.89 -> 1.06 */
     {"tests/data/torus.json", "16 hosts 129 links 240 routes digest 960c35f54a4c450f"},
     {"tests/data/dragonfly-minimal-16.json", "128 hosts 1537 links 16256 routes digest e9c70eafcc71bfc9"},
     {FT3, "80 hosts 427 links 6320 routes digest 047a89d2d7622eb4"},

@@ -351,4 +351,45 @@ void val_cal_note(const val_cal_set *cs, char *note, size_t notelen);
 
 
 
+/* ---- What a measurement's harness adds per call (val_harness.c) ---- */
+
+/* How a measured sweep was timed (the accuracy manifest's `timing`):
+ * - VAL_TIMING_LIB: the library's own benchmark (nccl-tests, rccl-tests,
+ *   OSU): the library's time.
+ * - VAL_TIMING_TORCH: torch.distributed calls timed with CUDA/HIP events
+ *   around each call (the PCCL reproducer's reduce_scatter harness): PyTorch's
+ *   per-call cost on the GPU stream, VAL_TORCH_CALL_S. ProcessGroupNCCL runs the
+ *   collective on its own stream after waiting on an event of the caller's,
+ *   and the caller's stream then waits on its end: two cross-stream waits in
+ *   series. Fitted on the one such file with no network in it
+ *   (frontier_1n_reduce_scatter: measured - predicted 59-66 us at every size
+ *   from 1 to 32 MiB).
+ * - VAL_TIMING_TORCH_CAT: as torch, by the PCCL reproducer's all_gather
+ *   harness (benchmark_all_gather.py @5a6353f, whose output format the
+ *   Frontier all_gather files have), which builds the output inside the timed
+ *   region, `torch.cat([torch.empty_like(msg) for _ in range(world_size)])`,
+ *   before all_gather_into_tensor: one caching-allocator call per rank and the
+ *   cat's per-input host work while the stream waits (the start event is
+ *   already recorded on an idle stream: VAL_TORCH_RANK_S per rank), and the
+ *   cat kernel, which reads every input and writes the output (2 x the output
+ *   bytes at the GPU's streaming HBM rate, its spec's hbm_achieved).
+ *   VAL_TORCH_RANK_S: the all_gather - reduce_scatter gap of the same Frontier
+ *   runs where neither stalls (385 us on 64 ranks at 1 MiB, 387 and 578 us on
+ *   128 at 2 and 4 MiB: 3-6 us per rank; one node: ~45 us on 8 ranks). */
+enum { VAL_TIMING_LIB = 0, VAL_TIMING_TORCH = 1, VAL_TIMING_TORCH_CAT = 2 };
+#define VAL_TORCH_CALL_S 60e-6
+#define VAL_TORCH_RANK_S 5e-6
+
+/* "lib", "torch", "torch-cat" -> VAL_TIMING_*; -1 empty or NULL; -2 unknown. */
+int val_timing_parse(const char *s);
+const char *val_timing_name(int timing);
+
+/* Seconds the harness adds to one call of a collective on nranks ranks whose
+ * output is out_bytes (an all_gather's full buffer), the GPU streaming its HBM
+ * at hbm_eff bytes/s; 0 for VAL_TIMING_LIB. */
+double val_harness_cost(int timing, int nranks, double out_bytes, double hbm_eff);
+
+/* The streaming HBM rate (hbm_achieved) of cluster's GPU spec. */
+int val_harness_hbm(const char *cluster, double *hbm_eff, char *err, size_t errlen);
+
 #endif

@@ -80,28 +80,21 @@ static void acc_skip(const acc_ctx *c, const char *name, const char *why)
 
 /* ---- part coll: measured collective sweeps ---- */
 
-/* How a file's times were taken (manifest column `timing`): by the
- * library's own benchmark (nccl-tests, rccl-tests, OSU: empty), or by
- * PyTorch (`torch`: torch.distributed calls back to back between two
- * CUDA/HIP events, the PCCL reproducer's time_something). A PyTorch call
- * costs the GPU stream more than the library's kernel: ProcessGroupNCCL runs
- * the collective on its own stream, which waits on an event of the caller's
- * stream, and the caller's stream then waits on the collective's end event,
- * two cross-stream waits in series per call. TORCH_CALL_S is that per-call
- * cost, fitted on the one such file with no network in it
- * (frontier_1n_reduce_scatter: measured - predicted is 59-66 us at every
- * size from 1 to 32 MiB, docs/accuracy.md). It belongs to the measurement,
- * not to the cluster: a library benchmark on the same machine does not pay
- * it. The manifest says which (timing torch or lib), or the file's header
- * does (a comment line naming torch.distributed, as the PCCL files' do). */
-#define TORCH_CALL_S 60e-6
+
+/* How a file's times were taken (manifest column `timing`: lib, torch,
+ * torch-cat): what each harness adds to the library's time per call is
+ * val_harness_cost (validate/val.h). It belongs to the measurement, not to the
+ * cluster: a library benchmark on the same machine does not pay it. The
+ * manifest says which, or the file's header does (a comment line naming
+ * torch.distributed, as the PCCL files' do: torch). */
+
 
 /* One manifest line: name,file,cluster,nodes,gpus,algo[,timing] (algo and
- * timing may be empty). timing: torch, lib (the library's own benchmark), or
+ * timing may be empty). timing: torch, torch-cat, lib (the library's own benchmark), or
  * empty: what the file's header says (header_torch). */
 typedef struct centry {
     char name[96], file[512], cluster[128], algo[64];
-    int nodes, gpus, torch; /* torch: 1 yes, 0 no, -1 the file's header decides */
+    int nodes, gpus, torch; /* VAL_TIMING_*, or -1: the file's header decides */
 } centry;
 
 /* The file's leading comment lines name torch.distributed as what was timed
@@ -136,7 +129,7 @@ static int parse_centry(char *line, centry *e)
     snprintf(e->cluster, sizeof e->cluster, "%s", f[2]);
     snprintf(e->algo, sizeof e->algo, "%s", f[5]);
     if (cmd_parse_int(f[3], 0, 1000000, &e->nodes) < 0 || cmd_parse_int(f[4], 0, 1000000, &e->gpus) < 0) return -1;
-    e->torch = k < 7 || !f[6][0] ? -1 : strcmp(f[6], "torch") == 0 ? 1 : strcmp(f[6], "lib") == 0 ? 0 : -2;
+    e->torch = k < 7 ? -1 : val_timing_parse(f[6]);
     if (e->torch == -2) return -1;
     return e->name[0] && e->file[0] && e->cluster[0] ? 0 : -1;
 }
@@ -164,10 +157,17 @@ static int coll_run(acc_ctx *c, const centry *ce, val_run *r, char *err, size_t 
            *cal = ts_malloc((r->nrows + 1) * sizeof *cal), *e = ts_malloc((r->nrows + 1) * sizeof *e);
     int np = val_run_select(r, 0, OG_MAX_BYTES, 0, sz, t);
     /* a PyTorch-timed file: the model predicts the library's time, the
-     * measurement adds the framework's per call (the fit sees the library's
-     * share: measured - TORCH_CALL_S, at least a tenth of the measured) */
-    double ov = ce->torch ? TORCH_CALL_S : 0, *lib = ts_malloc((r->nrows + 1) * sizeof *lib);
-    for (int i = 0; i < np; i++) lib[i] = t[i] - ov > t[i] / 10 ? t[i] - ov : t[i] / 10;
+     * measurement adds the harness's per call (the fit sees the library's
+     * share: measured - val_harness_cost, at least a tenth of the measured) */
+    double hbm = 0, *lib = ts_malloc((r->nrows + 1) * sizeof *lib);
+    if (ce->torch == VAL_TIMING_TORCH_CAT && val_harness_hbm(ce->cluster, &hbm, err, errlen) < 0) {
+        free(sz), free(t), free(unc), free(cal), free(e), free(lib);
+        return -1;
+    }
+    for (int i = 0; i < np; i++) {
+        double ov = val_harness_cost(ce->torch, n, (double)sz[i], hbm);
+        lib[i] = t[i] - ov > t[i] / 10 ? t[i] - ov : t[i] / 10;
+    }
     val_xval_in in = {ce->cluster, ce->nodes, c->calib, c->sgc, c->sgv, (og_coll)r->coll, n,
                       ce->algo[0] ? ce->algo : NULL, sz, lib, np};
     char note[VAL_NOTE];
@@ -181,8 +181,9 @@ static int coll_run(acc_ctx *c, const centry *ce, val_run *r, char *err, size_t 
     if (rc == 0) {
         acc_row row = {.npts = np};
         snprintf(row.name, sizeof row.name, "%s", ce->name);
-        snprintf(row.what, sizeof row.what, "%s, %d ranks, %s%s%s%s", val_coll_name(r->coll), n, ce->cluster,
-                 ce->algo[0] ? ", " : "", ce->algo, ce->torch ? ", torch" : "");
+        snprintf(row.what, sizeof row.what, "%s, %d ranks, %s%s%s%s%s", val_coll_name(r->coll), n, ce->cluster,
+                 ce->algo[0] ? ", " : "", ce->algo,
+                 ce->torch ? ", " : "", ce->torch ? val_timing_name(ce->torch) : "");
         errors(unc, t, np, e);
         row.unc_med = val_abs_quantile(e, np, 0.5), row.unc_p90 = val_abs_quantile(e, np, 0.9);
         row.mape = mean_abs(e, np), row.spearman = NAN;
@@ -210,8 +211,8 @@ static int part_coll(acc_ctx *c, char *err, size_t errlen)
         memcpy(seen, line, sizeof seen - 1);
         seen[sizeof seen - 1] = 0;
         if (parse_centry(line, &ce) < 0) {
-            rc = ts_err(err, errlen, "%s:%d: want name,file,cluster,nodes,gpus,algo[,timing] (timing: torch, lib or "
-                        "empty), not '%s'", c->manifest, lineno, seen);
+            rc = ts_err(err, errlen, "%s:%d: want name,file,cluster,nodes,gpus,algo[,timing] (timing: torch, torch-cat, "
+                        "lib or empty), not '%s'", c->manifest, lineno, seen);
             break;
         }
         FILE *probe = fopen(ce.file, "r");
