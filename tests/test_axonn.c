@@ -121,6 +121,35 @@ static void test_estimate_policy(void)
     coll_policy_free(pol);
 }
 
+/* ZeRO-1/2 shard the optimizer step over the data-parallel group as they shard
+ * its memory: on dp=4 the step's bytes are a quarter of zero=0's (the three
+ * kernels' launch floors aside), and zero=1 and zero=2 step alike. */
+static void test_optimizer_sharded(void)
+{
+    if (setup() < 0) {
+        CU_FAIL("setup");
+        return;
+    }
+    an_net net = {4, 300e9, 3e-6, 25e9, 3.3e-6, 0, 0, 0, NULL};
+    wl_opts o = {1024, CM_BF16, &a100, &net, 1, 1, NULL};
+    char err[512];
+    const char *lays[3] = {"gx=2,gy=2,gz=1,dp=4,gbs=16,zero=0", "gx=2,gy=2,gz=1,dp=4,gbs=16,zero=1",
+                           "gx=2,gy=2,gz=1,dp=4,gbs=16,zero=2"};
+    double opt[3];
+    for (int k = 0; k < 3; k++) {
+        wl_layout l;
+        wl_est e;
+        CU_ASSERT_EQUAL_FATAL(wl_layout_parse(lays[k], &l, err, sizeof err), 0);
+        CU_ASSERT_EQUAL_FATAL(wl_layout_check(&l, &tiny, o.seq, wl_layout_ngpus(&l), err, sizeof err), 0);
+        CU_ASSERT_EQUAL_FATAL(wl_estimate(&tiny, &l, &o, &e, err, sizeof err), 0);
+        opt[k] = e.optimizer;
+    }
+    double floor = 3 * a100.kernel_overhead;
+    CU_ASSERT(opt[0] > 0);
+    CU_ASSERT_DOUBLE_EQUAL((opt[1] - floor) / (opt[0] - floor), 0.25, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(opt[2], opt[1], 1e-15);
+}
+
 /* Overlap never loses: each layout with overlap=on is no slower than off, and
  * strictly faster when the grid has a z or y dimension across nodes. */
 static void test_overlap_helps(void)
@@ -492,6 +521,7 @@ void suite_axonn(void)
 {
     test_add_suite("axonn", "estimate equals the op graph's critical path", test_estimate_matches_graph,
                    "estimate under a selection policy", test_estimate_policy,
+                   "ZeRO-1/2 shard the optimizer step", test_optimizer_sharded,
                    "overlap never slower", test_overlap_helps, "hand count of the y all-reduces",
                    test_hand_allreduces, "layout key overlap, zero=3 refused", test_layout_overlap,
                    "search top K (1 and 2 micro-batches, extrapolated) equals run", test_search_top_k_extrapolated,

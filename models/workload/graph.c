@@ -2248,12 +2248,16 @@ static void ax_logits(gen *G, const axg *A, int mb)
     ax_gemm(G, A, "logits", -1, mb, h, V, 0, 1);
 }
 
-/* Optimizer step: Adam over the rank's shard of the parameters. */
+/* Optimizer step: Adam over the rank's shard of the parameters: with ZeRO-1/2
+ * the states are sharded over the data-parallel group, as the memory model
+ * holds them (mem_estimate's shard). */
 static double ax_optimizer(gen *G)
 {
+    const wl_layout *l = G->l;
     wl_rank_params p;
-    wl_stage_params(G->m, G->l, 0, &p);
-    return optim_stack_time(G->o->gpu, G->st, G->m, wl_stage_layers(G->m, G->l, 0, NULL), p.total);
+    wl_stage_params(G->m, l, 0, &p);
+    double owned = l->zero >= 1 ? p.dense / l->dp + p.expert / ((double)l->dp / l->ep) : p.total;
+    return optim_stack_time(G->o->gpu, G->st, G->m, wl_stage_layers(G->m, l, 0, NULL), owned);
 }
 
 static int ax_rank(gen *G, const axg *A)
