@@ -234,7 +234,10 @@ typedef struct val_terms_fit {
                                                      residuals' robust spread (MAD), floored at 10% */
     int at_bound[VAL_MAX_TERMS];                  /* -1 lower, 1 upper, 0 inside */
     int nat_bound;
-    int kept_start;                               /* the start scored better than the solver's end */
+    int kept_start;                               /* the cluster's figures kept: no fit beat them */
+    int restarted;                                /* kept the fit without the sizes the cluster's figures
+                                                     miss by far (lower median |error| than the first) */
+    double start_median_abs_rel;                  /* median |relative error| of the cluster's figures */
 } val_terms_fit;
 
 /* GSL nonlinear least squares of the log residuals log(model / t) over the
