@@ -127,36 +127,25 @@ static int make_terms(val_cal_set *cs, int fit_lat, char *err, size_t errlen)
     }
     for (int f = 0; f < COLL_NFAMS; f++)
         for (int p = 0; p < COLL_NPROTOS; p++) {
-            /* the pair's own terms, as many as its points less one: a pair
-             * seen at one size is matched exactly by its latency or by its
-             * bandwidth alike, which says nothing of the split nor of
-             * whether that size is typical (in a fold of 6 sizes, 4 terms
-             * matched every size and predicted the others 20-28% off); the
-             * cluster's figures stay where the points cannot check them */
-            int budget = used[f][p][0] + used[f][p][1] - 1;
-            if (budget < 1) continue;
+            if (!used[f][p][0] && !used[f][p][1]) continue;
             if (cs->nterms >= VAL_MAX_TERMS) return ts_err(err, errlen, "fit: more than %d terms", VAL_MAX_TERMS);
             val_term_at at = {VAL_T_BASE, 0, f, p, 0};
             cs->cur.base_lat[f][p] = inside(cs->cur.base_lat[f][p], 0, VAL_BASE_HI);
             add_term(cs, &at, &cs->cur.base_lat[f][p], 0, VAL_BASE_HI, cs->base.base_lat[f][p], VAL_BASE_HI);
-            budget--;
-            double *b = &cs->cur.proto_bw[f][p];
-            if (budget >= 1 && !(f == rf && p == rp) && *b > 0) {
-                if (cs->nterms >= VAL_MAX_TERMS) return ts_err(err, errlen, "fit: more than %d terms", VAL_MAX_TERMS);
-                val_term_at pb = {VAL_T_PBW, 0, f, p, 0};
-                *b = fmin(*b, VAL_FRAC_HI * 0.999);
-                add_term(cs, &pb, b, VAL_FRAC_LO, VAL_FRAC_HI, cs->base.proto_bw[f][p], VAL_PRIOR_SD_BW);
-                budget--;
-            }
-            for (int sc = VAL_INTRA; fit_lat && sc <= VAL_INTER && budget >= 1; sc++) {
+            for (int sc = VAL_INTRA; fit_lat && sc <= VAL_INTER; sc++) {
                 if (!used[f][p][sc]) continue;
                 if (cs->nterms >= VAL_MAX_TERMS) return ts_err(err, errlen, "fit: more than %d terms", VAL_MAX_TERMS);
                 val_term_at h = {VAL_T_HOP, tier_of(&cs->base, sc), f, p, sc};
                 double *v = &cs->cur.hop_lat[h.tier][f][p];
                 *v = inside(*v, 0, VAL_HOP_HI);
                 add_term(cs, &h, v, 0, VAL_HOP_HI, cs->base.hop_lat[h.tier][f][p], VAL_HOP_HI);
-                budget--;
             }
+            double *b = &cs->cur.proto_bw[f][p];
+            if ((f == rf && p == rp) || *b <= 0) continue;
+            if (cs->nterms >= VAL_MAX_TERMS) return ts_err(err, errlen, "fit: more than %d terms", VAL_MAX_TERMS);
+            val_term_at pb = {VAL_T_PBW, 0, f, p, 0};
+            *b = fmin(*b, VAL_FRAC_HI * 0.999);
+            add_term(cs, &pb, b, VAL_FRAC_LO, VAL_FRAC_HI, cs->base.proto_bw[f][p], VAL_PRIOR_SD_BW);
         }
     return 0;
 }
