@@ -234,7 +234,10 @@ typedef struct val_terms_fit {
                                                      residuals' robust spread (MAD), floored at 10% */
     int at_bound[VAL_MAX_TERMS];                  /* -1 lower, 1 upper, 0 inside */
     int nat_bound;
-    int kept_start;                               /* the start scored better than the solver's end */
+    int kept_start;                               /* the cluster's figures kept: no fit beat them */
+    int restarted;                                /* kept the fit without the sizes the cluster's figures
+                                                     miss by far (lower median |error| than the first) */
+    double start_median_abs_rel;                  /* median |relative error| of the cluster's figures */
 } val_terms_fit;
 
 /* GSL nonlinear least squares of the log residuals log(model / t) over the
@@ -275,7 +278,13 @@ typedef struct val_xval_in {
  * the even-indexed sizes to predict the odd ones and the other way round
  * (at the same fidelity). note: the terms fitted on every size, and the ones
  * that ended at a bound (VAL_NOTE bytes). */
-int val_xval(const val_xval_in *in, double *unc, double *cal, char *note, char *err, size_t errlen);
+typedef struct val_xval_out {
+    double *unc, *cal;      /* [npts]: uncalibrated, cross-validated calibrated (s) */
+    double *fit;            /* [npts] or NULL: the fit on every size, in sample (s) */
+    int *fam, *proto;       /* [npts] or NULL: the selection's family and protocol per size */
+    char note[VAL_NOTE];    /* the terms fitted on every size, and those at a bound */
+} val_xval_out;
+int val_xval(const val_xval_in *in, val_xval_out *out, char *err, size_t errlen);
 
 /* A joint calibration fit over several measured runs of one loaded cluster:
  * each run's open sweep (at the fidelity its predictions use) and the points

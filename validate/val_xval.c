@@ -194,7 +194,11 @@ void val_cal_note(const val_cal_set *cs, char *note, size_t notelen)
         if (w > 0) len += (size_t)w;
     }
     if (cs->fit.kept_start && len < notelen) {
-        int w = snprintf(note + len, notelen - len, " (the cluster's figures: the solver's end scored worse)");
+        int w = snprintf(note + len, notelen - len, " (the cluster's figures: no fit beat them on both the loss and "
+                                                    "the median |error|)");
+        if (w > 0) len += (size_t)w;
+    } else if (cs->fit.restarted && len < notelen) {
+        int w = snprintf(note + len, notelen - len, " (fitted without the sizes the cluster's figures miss by far)");
         if (w > 0) len += (size_t)w;
     }
     char bnote[512];
@@ -290,13 +294,17 @@ typedef struct child_ctx {
     const val_xval_in *in;
 } child_ctx;
 
-/* out: unc[npts], cal[npts], note[VAL_NOTE] */
+/* The child's answer, one block: unc, cal, fit [npts] doubles, fam, proto
+ * [npts] ints, then the note. */
+static size_t out_len(int npts) { return 3 * npts * sizeof(double) + 2 * npts * sizeof(int) + VAL_NOTE; }
+
 static int run_child(void *vctx, void *out, size_t outlen, char *err, size_t errlen)
 {
     const val_xval_in *in = ((child_ctx *)vctx)->in;
     (void)outlen;
-    double *unc = out, *cal = unc + in->npts;
-    char *note = (char *)(cal + in->npts);
+    double *unc = out, *cal = unc + in->npts, *fit = cal + in->npts;
+    int *fam = (int *)(fit + in->npts), *proto = fam + in->npts;
+    char *note = (char *)(proto + in->npts);
     int sgc = in->sgc;
     eng_init(&sgc, in->sgv);
     if (eng_load(in->cluster, in->nodes, in->calib, err, errlen) < 0) return -1;
@@ -307,7 +315,11 @@ static int run_child(void *vctx, void *out, size_t outlen, char *err, size_t err
     for (int i = 0; i < in->npts; i++) all[i] = i;
     val_cal_run run = {&sw, in->sizes, in->meas, in->npts, all, in->npts,
                        sw.topo && sw.topo->nnodes > 1 ? VAL_INTER : VAL_INTRA};
-    rc = val_cal_predict(&run, all, in->npts, unc, err, errlen);
+    for (int i = 0; i < in->npts && rc == 0; i++) {
+        val_point pt;
+        rc = val_sweep_size(&sw, in->sizes[i], &pt, err, errlen);
+        unc[i] = pt.time, fam[i] = coll_family_of(pt.algo), proto[i] = pt.proto;
+    }
     val_cal_set cs;
     val_cal_init(&cs, &run, 1);
     for (int fold = 0; fold < 2 && rc == 0; fold++) {
@@ -326,24 +338,31 @@ static int run_child(void *vctx, void *out, size_t outlen, char *err, size_t err
         free(p);
     }
     run.idx = all, run.nidx = in->npts;
-    if (rc == 0 && (rc = val_cal_fit(&cs, 0, err, errlen)) == 0) val_cal_note(&cs, note, VAL_NOTE);
+    if (rc == 0 && (rc = val_cal_fit(&cs, 0, err, errlen)) == 0) {
+        val_cal_note(&cs, note, VAL_NOTE);
+        val_cal_use(&cs, &run);
+        rc = val_cal_predict(&run, all, in->npts, fit, err, errlen);
+    }
     free(all), free(fit_idx), free(rest);
     val_sweep_close(&sw);
     return rc;
 }
 
-int val_xval(const val_xval_in *in, double *unc, double *cal, char *note, char *err, size_t errlen)
+int val_xval(const val_xval_in *in, val_xval_out *out, char *err, size_t errlen)
 {
     if (in->npts < 6) return ts_err(err, errlen, "cross-validation needs at least 6 sizes, got %d", in->npts);
-    size_t len = 2 * in->npts * sizeof(double) + VAL_NOTE;
+    size_t len = out_len(in->npts), d = in->npts * sizeof(double), k = in->npts * sizeof(int);
     char *buf = ts_calloc(1, len);
     child_ctx c = {in};
     int rc = val_fork(run_child, &c, buf, len, err, errlen);
     if (rc == 0) {
-        memcpy(unc, buf, in->npts * sizeof *unc);
-        memcpy(cal, buf + in->npts * sizeof(double), in->npts * sizeof *cal);
-        memcpy(note, buf + 2 * in->npts * sizeof(double), VAL_NOTE);
-        note[VAL_NOTE - 1] = 0;
+        memcpy(out->unc, buf, d);
+        memcpy(out->cal, buf + d, d);
+        if (out->fit) memcpy(out->fit, buf + 2 * d, d);
+        if (out->fam) memcpy(out->fam, buf + 3 * d, k);
+        if (out->proto) memcpy(out->proto, buf + 3 * d + k, k);
+        memcpy(out->note, buf + 3 * d + 2 * k, VAL_NOTE);
+        out->note[VAL_NOTE - 1] = 0;
     }
     free(buf);
     return rc;

@@ -45,6 +45,8 @@ static const char accuracy_help[] =
     "                     points): how a threshold moves on purpose (docs/accuracy.md)\n"
     "  --calibration F    apply a calibration JSON to every cluster first\n"
     "  --csv F            the table as CSV;  --svg F: a bar chart of the median errors\n"
+    "  --detail           coll: every size's measured, uncalibrated, fitted (in sample) and\n"
+    "                     cross-validated time, with the selection's algorithm and protocol\n"
     "  -h, --help         this help\n\n"
     "exit status: 0 ok, 1 a threshold crossed or a prediction failed, 2 bad input.\n";
 
@@ -63,6 +65,7 @@ typedef struct acc_ctx {
     int nrows;
     size_t cap;
     const char *part;   /* the part running */
+    int detail;         /* --detail: every size of every coll file */
 } acc_ctx;
 
 static void acc_add(acc_ctx *c, const acc_row *r)
@@ -146,22 +149,39 @@ static double mean_abs(const double *e, int n)
     return n ? s / n : NAN;
 }
 
+/* --detail: every size's measured time, the uncalibrated, fitted (in
+ * sample) and cross-validated predictions with their errors, and the
+ * selection's family and protocol. */
+static void print_detail(const acc_ctx *c, const char *name, const int64_t *sz, const double *t, const val_xval_out *o,
+                         int np)
+{
+    printf("# %s/%s: %12s %11s %11s %7s %11s %7s %11s %7s  %s\n", c->part, name, "size", "meas(us)", "uncal(us)",
+           "err%", "fit(us)", "err%", "xval(us)", "err%", "selection");
+    for (int i = 0; i < np; i++)
+        printf("# %s/%s: %12lld %11.2f %11.2f %7.1f %11.2f %7.1f %11.2f %7.1f  %s:%s\n", c->part, name,
+               (long long)sz[i], 1e6 * t[i], 1e6 * o->unc[i], 100 * (o->unc[i] - t[i]) / t[i], 1e6 * o->fit[i],
+               100 * (o->fit[i] - t[i]) / t[i], 1e6 * o->cal[i], 100 * (o->cal[i] - t[i]) / t[i],
+               coll_family_name((coll_family)o->fam[i]), coll_proto_name((coll_proto)o->proto[i]));
+}
+
 static int coll_run(acc_ctx *c, const centry *ce, val_run *r, char *err, size_t errlen)
 {
     if (ce->gpus) val_run_set_ranks(r, ce->gpus);
     int n = ce->gpus ? ce->gpus : r->nranks;
     if (r->coll < 0 || r->coll == VAL_P2P || r->coll == OG_BARRIER || n < 2)
         return ts_err(err, errlen, "%s: line %d: no collective and rank count to predict", ce->file, r->first_line);
-    int64_t *sz = ts_malloc((r->nrows + 1) * sizeof *sz);
-    double *t = ts_malloc((r->nrows + 1) * sizeof *t), *unc = ts_malloc((r->nrows + 1) * sizeof *unc),
-           *cal = ts_malloc((r->nrows + 1) * sizeof *cal), *e = ts_malloc((r->nrows + 1) * sizeof *e);
+    size_t m = r->nrows + 1;
+    int64_t *sz = ts_malloc(m * sizeof *sz);
+    double *t = ts_malloc(m * sizeof *t), *e = ts_malloc(m * sizeof *e);
+    val_xval_out o = {ts_malloc(m * sizeof(double)), ts_malloc(m * sizeof(double)), ts_malloc(m * sizeof(double)),
+                      ts_malloc(m * sizeof(int)), ts_malloc(m * sizeof(int)), ""};
     int np = val_run_select(r, 0, OG_MAX_BYTES, 0, sz, t);
     /* a PyTorch-timed file: the model predicts the library's time, the
      * measurement adds the harness's per call (the fit sees the library's
      * share: measured - val_harness_cost, at least a tenth of the measured) */
-    double hbm = 0, *lib = ts_malloc((r->nrows + 1) * sizeof *lib);
+    double hbm = 0, *lib = ts_malloc(m * sizeof *lib);
     if (ce->torch == VAL_TIMING_TORCH_CAT && val_harness_hbm(ce->cluster, &hbm, err, errlen) < 0) {
-        free(sz), free(t), free(unc), free(cal), free(e), free(lib);
+        free(sz), free(t), free(e), free(o.unc), free(o.cal), free(o.fit), free(o.fam), free(o.proto), free(lib);
         return -1;
     }
     for (int i = 0; i < np; i++) {
@@ -170,13 +190,15 @@ static int coll_run(acc_ctx *c, const centry *ce, val_run *r, char *err, size_t 
     }
     val_xval_in in = {ce->cluster, ce->nodes, c->calib, c->sgc, c->sgv, (og_coll)r->coll, n,
                       ce->algo[0] ? ce->algo : NULL, sz, lib, np};
-    char note[VAL_NOTE];
     /* the measurement's launch: GPUs per thread from its header (the forked
      * sweeps inherit it) */
     coll_set_gpus_per_proc(r->gpus_per_proc);
-    int rc = val_xval(&in, unc, cal, note, err, errlen);
+    int rc = val_xval(&in, &o, err, errlen);
     coll_set_gpus_per_proc(1);
-    for (int i = 0; rc == 0 && i < np; i++) unc[i] += t[i] - lib[i], cal[i] += t[i] - lib[i];
+    for (int i = 0; rc == 0 && i < np; i++) {
+        double d = t[i] - lib[i];
+        o.unc[i] += d, o.cal[i] += d, o.fit[i] += d;
+    }
     free(lib);
     if (rc == 0) {
         acc_row row = {.npts = np};
@@ -184,15 +206,19 @@ static int coll_run(acc_ctx *c, const centry *ce, val_run *r, char *err, size_t 
         snprintf(row.what, sizeof row.what, "%s, %d ranks, %s%s%s%s%s", val_coll_name(r->coll), n, ce->cluster,
                  ce->algo[0] ? ", " : "", ce->algo,
                  ce->torch ? ", " : "", ce->torch ? val_timing_name(ce->torch) : "");
-        errors(unc, t, np, e);
+        errors(o.unc, t, np, e);
         row.unc_med = val_abs_quantile(e, np, 0.5), row.unc_p90 = val_abs_quantile(e, np, 0.9);
         row.mape = mean_abs(e, np), row.spearman = NAN;
-        errors(cal, t, np, e);
+        errors(o.cal, t, np, e);
         row.cal_med = val_abs_quantile(e, np, 0.5), row.cal_p90 = val_abs_quantile(e, np, 0.9);
+        errors(o.fit, t, np, e);
+        double fit_med = val_abs_quantile(e, np, 0.5), fit_p90 = val_abs_quantile(e, np, 0.9);
         acc_add(c, &row);
-        printf("# %s/%s: %s: fit on every size: %s\n", c->part, ce->name, ce->file, note);
+        printf("# %s/%s: %s: fit on every size: %s; in sample median %.1f%%, p90 %.1f%%\n", c->part, ce->name,
+               ce->file, o.note, 100 * fit_med, 100 * fit_p90);
+        if (c->detail) print_detail(c, ce->name, sz, t, &o, np);
     }
-    free(sz), free(t), free(unc), free(cal), free(e);
+    free(sz), free(t), free(e), free(o.unc), free(o.cal), free(o.fit), free(o.fam), free(o.proto);
     return rc;
 }
 
@@ -468,13 +494,14 @@ static int check_thresholds(const acc_ctx *c, const char *path, char *err, size_
 
 int cmd_accuracy(int argc, char **argv)
 {
-    enum { O_PART = 256, O_MANIFEST, O_THRESH, O_CALIB, O_CSV, O_SVG, O_WRITE, O_TRAINING };
+    enum { O_PART = 256, O_MANIFEST, O_THRESH, O_CALIB, O_CSV, O_SVG, O_WRITE, O_TRAINING, O_DETAIL };
     static const struct option longopts[] = {
         {"part", required_argument, 0, O_PART},         {"manifest", required_argument, 0, O_MANIFEST},
         {"thresholds", required_argument, 0, O_THRESH}, {"calibration", required_argument, 0, O_CALIB},
         {"csv", required_argument, 0, O_CSV},           {"svg", required_argument, 0, O_SVG},
         {"write-thresholds", required_argument, 0, O_WRITE}, {"training", required_argument, 0, O_TRAINING},
-        {"help", no_argument, 0, 'h'},                  {0, 0, 0, 0},
+        {"detail", no_argument, 0, O_DETAIL},           {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
     };
     char **sgv = ts_calloc(argc + 1, sizeof *sgv), **ours = ts_calloc(argc + 1, sizeof *ours);
     int nours, sgc = cmd_split_simgrid(argc, argv, sgv, ours, &nours), ch, rc = EXIT_USAGE;
@@ -493,6 +520,7 @@ int cmd_accuracy(int argc, char **argv)
         case O_CSV: csv = optarg; break;
         case O_SVG: svg = optarg; break;
         case O_WRITE: wthresh = optarg; break;
+        case O_DETAIL: c.detail = 1; break;
         case 'h': fputs(accuracy_help, stdout); rc = EXIT_OK; goto out;
         case ':': rc = cmd_usage_error("accuracy", "option '%s' needs a value", ours[optind - 1]); goto out;
         default: rc = cmd_unknown_option("accuracy", ours[optind - 1], longopts); goto out;

@@ -474,6 +474,12 @@ int cmd_calibrate(int argc, char **argv)
            "rest): median |error| %.2f%%, p90 %.2f%%\n", 100 * co->fit.median_abs_rel, 100 * co->fit.rms_rel,
            100 * med, 100 * p90);
     if (co->cv_note[0]) printf("# note: cross-validation incomplete: %s\n", co->cv_note);
+    if (co->fit.kept_start)
+        printf("# note: no fit beat the cluster's figures on both the loss and the median |error| (%.2f%%): they "
+               "are kept\n", 100 * co->fit.start_median_abs_rel);
+    else if (co->fit.restarted)
+        printf("# note: fitted without the sizes the cluster's figures miss by far (median |error| %.2f%% -> %.2f%%)\n",
+               100 * co->fit.start_median_abs_rel, 100 * co->fit.median_abs_rel);
     if (write_json(&o, &j, co, err, sizeof err) < 0) {
         fprintf(stderr, "trainsim calibrate: %s\n", err);
         goto out;
