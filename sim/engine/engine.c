@@ -13,6 +13,7 @@
 #include <simgrid/link.h>
 #include <simgrid/mailbox.h>
 #include <simgrid/mutex.h>
+#include <simgrid/semaphore.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xbt/config.h>
@@ -58,8 +59,8 @@ typedef struct stream_ctx {
     int state;
     double owed;        /* seconds of fixed-duration work the stream has done but not yet
                          * slept (see owe): its own clock is SimGrid's plus this */
-    sg_mutex_t mu;      /* ranks with several streams: signalled when */
-    sg_cond_t cv;       /* its op's dependencies are done */
+    sg_sem_t sem;       /* ranks with several streams: released when its op's
+                         * dependencies are done */
 } stream_ctx;
 
 typedef struct gpos {
@@ -887,8 +888,9 @@ static void progress(void)
             simgrid_get_clock() - run.t0, run.ops_done, run.ops_total, run.res->ncomms);
 }
 
-/* A stream whose op waits for dependencies sleeps on a condition (and mutex)
- * of its own; an op's end wakes only the streams it completes the
+/* A stream whose op waits for dependencies sleeps on a semaphore of its own
+ * (one simcall to wait and one to wake, where a mutex and condition took
+ * three each); an op's end wakes only the streams it completes the
  * dependencies of, in the order they began waiting: the streams that went on
  * when every waiting one was woken, in the same order, without the others'
  * context switches (a rank's pipeline and DP streams wait through most of its
@@ -904,12 +906,10 @@ static void wait_deps(stream_ctx *sc, const og_op *op)
         sg_mutex_unlock(rc->mu);
         return;
     }
-    sg_mutex_lock(sc->mu);
     while (!deps_done(rc, op)) {
         rc->wait[rc->nwait++] = sc;
-        sg_cond_wait(sc->cv, sc->mu);
+        sg_sem_acquire(sc->sem); /* one release per time on the list */
     }
-    sg_mutex_unlock(sc->mu);
 }
 
 static void wake_ready(rank_ctx *rc)
@@ -918,11 +918,10 @@ static void wake_ready(rank_ctx *rc)
         if (rc->cv) sg_cond_notify_all(rc->cv);
         return;
     }
-    /* The list is updated before any notification: a notification is a simcall,
-     * where other streams of the rank may run and append to the list. Each
-     * notification holds the waiter's mutex: a stream that appended itself but
-     * whose sg_cond_wait the kernel has not yet handled still holds it, so the
-     * notification waits for the wait instead of being lost. */
+    /* The list is updated before any release: a release is a simcall, where
+     * other streams of the rank may run and append to the list. A release
+     * that the kernel handles before the waiter's acquire is kept by the
+     * semaphore, so no wake-up is lost. */
     const og_rank *rk = &run.g->ranks[rc->rank];
     stream_ctx *ready[OG_MAX_STREAMS];
     int k = 0, nready = 0;
@@ -932,11 +931,7 @@ static void wake_ready(rank_ctx *rc)
         else rc->wait[k++] = w;
     }
     rc->nwait = k;
-    for (int i = 0; i < nready; i++) {
-        sg_mutex_lock(ready[i]->mu);
-        sg_cond_notify_one(ready[i]->cv);
-        sg_mutex_unlock(ready[i]->mu);
-    }
+    for (int i = 0; i < nready; i++) sg_sem_release(ready[i]->sem);
 }
 
 static void stream_actor(int argc, char **argv)
@@ -1617,8 +1612,7 @@ int eng_run(const og_graph *g, const eng_opts *o, eng_result **out, char *err, s
             sc->rc = rc;
             sc->stream = s;
             if (nstreams > 1 && !wake_all) {
-                sc->mu = sg_mutex_init();
-                sc->cv = sg_cond_init();
+                sc->sem = sg_sem_init(0);
             }
             sc->nops = count[s];
         }
@@ -1667,10 +1661,7 @@ int eng_run(const og_graph *g, const eng_opts *o, eng_result **out, char *err, s
         eng_result_free(res);
     }
     for (int i = 0; i < nsc; i++) {
-        if (scs[i].cv && !run.deadlocked) {
-            sg_cond_destroy(scs[i].cv);
-            sg_mutex_destroy(scs[i].mu);
-        }
+        if (scs[i].sem && !run.deadlocked) sg_sem_destroy(scs[i].sem);
     }
     free(scs);
     run_free(g);
