@@ -663,19 +663,59 @@ static int ev_cmp(const void *a, const void *b)
     return x->delta - y->delta; /* ends before starts at the same instant */
 }
 
+static int ev_before(const ev *x, const ev *y) { return ev_cmp(x, y) < 0; }
+
+/* Events in ev_cmp's order (equal ones in any: the walk below attributes
+ * nothing between events of one instant), merging the ascending runs they
+ * come in: listed stream by stream, a stream's ops run one after the other,
+ * so its starts and ends alternate in time order (qsort through a callback
+ * was 4% of a full-detail run's instructions). */
+static void ev_sort(ev *a, int n)
+{
+    if (n < 2) return;
+    int *st = ts_malloc((n + 1) * sizeof *st), nr = 0;
+    st[nr++] = 0;
+    for (int i = 1; i < n; i++)
+        if (ev_before(&a[i], &a[i - 1])) st[nr++] = i;
+    st[nr] = n;
+    ev *src = a, *dst = nr > 1 ? ts_malloc(n * sizeof *dst) : NULL, *buf = dst;
+    while (nr > 1) {
+        int k = 0;
+        for (int r = 0; r < nr; r += 2) {
+            int lo = st[r], mid = st[r + 1], hi = r + 2 <= nr ? st[r + 2] : mid, i = lo, j = mid, o = lo;
+            while (i < mid && j < hi) dst[o++] = ev_before(&src[j], &src[i]) ? src[j++] : src[i++];
+            while (i < mid) dst[o++] = src[i++];
+            while (j < hi) dst[o++] = src[j++];
+            st[k++] = lo;
+        }
+        st[k] = n, nr = k;
+        ev *t = src;
+        src = dst, dst = t;
+    }
+    if (src != a) memcpy(a, src, n * sizeof *a);
+    free(buf);
+    free(st);
+}
+
 static void rank_breakdown(const og_graph *g, const eng_result *res, int r, double out[AN_NCATS])
 {
     const og_rank *rk = &g->ranks[r];
     ev *e = ts_malloc((2 * (size_t)rk->nops + 1) * sizeof *e);
     int ne = 0;
-    for (int i = 0; i < rk->nops; i++) {
+    int first[OG_MAX_STREAMS + 1] = {0}, *by = ts_malloc(((size_t)rk->nops + 1) * sizeof *by);
+    for (int i = 0; i < rk->nops; i++) first[rk->ops[i].stream + 1]++;
+    for (int k = 0; k < OG_MAX_STREAMS; k++) first[k + 1] += first[k];
+    for (int i = 0; i < rk->nops; i++) by[first[rk->ops[i].stream]++] = i; /* stream by stream */
+    for (int k = 0; k < rk->nops; k++) {
+        int i = by[k];
         double a = res->start[r][i], b = res->end[r][i];
         if (!(b > a)) continue;
         int c = an_op_category(g, &rk->ops[i]);
         e[ne++] = (ev){a, c, +1};
         e[ne++] = (ev){b, c, -1};
     }
-    qsort(e, ne, sizeof *e, ev_cmp);
+    free(by);
+    ev_sort(e, ne);
     int active[AN_NCATS] = {0};
     double t = 0;
     static const int order[] = {AN_COMP, AN_TP, AN_CP, AN_EP, AN_PP, AN_DP, AN_OTHER};

@@ -13,6 +13,7 @@
 #include <simgrid/link.h>
 #include <simgrid/mailbox.h>
 #include <simgrid/mutex.h>
+#include <simgrid/semaphore.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xbt/config.h>
@@ -31,6 +32,9 @@
 
 enum { ST_READY, ST_DEPS, ST_OP, ST_DONE };
 
+/* rank_ctx.done bits */
+enum { DONE = 1, AWAITED = 2 };
+
 struct stream_ctx;
 
 typedef struct rank_ctx {
@@ -38,7 +42,8 @@ typedef struct rank_ctx {
     sg_host_t host;
     double speed;       /* the host's flop rate, */
     double hbm_bw;      /* and its "hbm_bw" property (0: none), read once per run */
-    char *done;         /* per op */
+    char *done;         /* per op: DONE once ended; AWAITED when an op of another stream
+                         * depends on it (its end must be a real instant: see owed) */
     sg_mutex_t mu;      /* only for ranks with several streams, */
     sg_cond_t cv;       /* and under eng_set_wake_all(1) */
     int nwait;          /* streams waiting for their op's dependencies, */
@@ -52,8 +57,10 @@ typedef struct stream_ctx {
     int cur;            /* id of the op being run (the stream's ops are found by scanning
                          * the rank's: no per-op list, 4 bytes per op less at 44 M ops) */
     int state;
-    sg_mutex_t mu;      /* ranks with several streams: signalled when */
-    sg_cond_t cv;       /* its op's dependencies are done */
+    double owed;        /* seconds of fixed-duration work the stream has done but not yet
+                         * slept (see owe): its own clock is SimGrid's plus this */
+    sg_sem_t sem;       /* ranks with several streams: released when its op's
+                         * dependencies are done */
 } stream_ctx;
 
 typedef struct gpos {
@@ -83,6 +90,7 @@ static struct {
     int deadlocked;     /* blocked actors still hold the rank's mutex/cond */
     ts_sums pair_bytes; /* (src rank, dst rank) -> bytes, when links are reported */
     ts_sums pairs;      /* eng_set_copies: every (src rank, dst rank) whose route was used */
+    ts_sums lat;        /* (src rank, dst rank) -> route latency, as looked up (route_latency) */
     sg_host_t *copy;    /* eng_set_copies: [rank * copies + k], the copies' hosts */
     coll_topo **topo;   /* per group, for the topology-aware collectives */
     signed char *rails; /* per group: eng_rails_symmetric, -1 not checked (no all-to-all) */
@@ -415,12 +423,42 @@ static sg_mailbox_t coll_mailbox(int group, int seq, int src, int dst)
     return sg_mailbox_by_name(name);
 }
 
-static void run_compute(const og_op *op, const rank_ctx *rc)
+/* Sleeps a stream owes (stream_ctx.owed). Fixed-duration work (compute ops
+ * of a given duration, a collective's latency tail) takes no resource of
+ * SimGrid's and nothing else sees its intermediate ends unless another
+ * stream waits for them: such seconds are added up and slept at once, when
+ * the stream next meets SimGrid (a transfer, an execution, a wait for
+ * another stream) or ends an op another stream awaits. One sleep for a run
+ * of them instead of one per op: the same instants up to the rounding of
+ * the sums (and SimGrid's 1e-9 s timing precision, which may end a sleep
+ * at an event that close before its exact end). eng_set_defer(0): every
+ * such op sleeps on its own, as before. */
+static int defer = 1;
+
+void eng_set_defer(int on) { defer = on; }
+
+static void pay(stream_ctx *sc)
 {
+    double d = sc->owed;
+    sc->owed = 0;
+    if (d > 0) sg_actor_sleep_for(d);
+}
+
+/* d seconds of fixed-duration work: owed, or slept now (eng_set_defer(0)) */
+static void owe(double *owed, double d)
+{
+    if (defer) *owed += d;
+    else if (d >= 0) sg_actor_sleep_for(d);
+}
+
+static void run_compute(const og_op *op, stream_ctx *sc)
+{
+    const rank_ctx *rc = sc->rc;
     if (op->duration >= 0) {
-        sg_actor_sleep_for(op->duration);
+        owe(&sc->owed, op->duration);
         return;
     }
+    pay(sc); /* executions share the host: from the instant they start */
     double amount = op->flops;
     if (rc->hbm_bw > 0 && op->bytes > 0) {
         /* roofline: the op cannot finish before its bytes cross HBM */
@@ -689,7 +727,9 @@ static int alone_coll(const og_op *op, int rank, const coll_plan *p, double *alp
            (fluid_coll(op, rank, me, seq, p, alpha, dur) || flows_coll(op, rank, me, seq, p, alpha, alpha_in, dur));
 }
 
-static void run_coll(const og_op *op, int rank)
+/* A collective, started with nothing owed; its latency tail and the launch
+ * floor are owed (*owed) rather than slept. */
+static void run_coll(const og_op *op, int rank, double *owed)
 {
     coll_plan p;
     if (!op_plan(op, rank, &p)) return;
@@ -701,10 +741,10 @@ static void run_coll(const og_op *op, int rank)
     }
     /* the steps' latencies and the call's base latency (coll_call_tail) */
     double tail = coll_call_tail(&p, alpha, alpha_in, run.o->fidelity == ENG_STEP, simgrid_get_clock() - t0);
-    if (tail > 0) sg_actor_sleep_for(tail);
+    if (tail > 0) owe(owed, tail);
     /* the host's launch interval bounds the call from below (coll_call_time) */
-    double rest = coll_call_time(&p, simgrid_get_clock() - t0) - (simgrid_get_clock() - t0);
-    if (rest > 0) sg_actor_sleep_for(rest);
+    double el = simgrid_get_clock() + *owed - t0, rest = coll_call_time(&p, el) - el;
+    if (rest > 0) owe(owed, rest);
 }
 
 /* eng_opts.alone and a graph of one collective per rank on one group of every
@@ -748,6 +788,19 @@ static int alone_direct(const og_graph *g, eng_result *res)
     return 1;
 }
 
+/* The route latency from rank a to rank b, remembered: SimGrid builds the
+ * route for each sg_host_get_route_latency (7% of a full-detail run's
+ * instructions, two lookups per collective call), and routes are fixed. */
+static double route_latency(int a, int b)
+{
+    uint64_t key = (uint64_t)a << 32 | (uint32_t)b;
+    double l;
+    if (ts_sums_get(&run.lat, key, &l)) return l;
+    l = sg_host_get_route_latency(run.hosts[a], run.hosts[b]);
+    ts_sums_add(&run.lat, key, l);
+    return l;
+}
+
 /* Post the collective's transfers flow by flow; returns alpha, the largest
  * route latency to or from the member's peers (*alpha_in: the least). */
 static double run_transfers(const og_op *op, int rank, int me, int seq, coll_plan *pp, double *alpha_in)
@@ -779,20 +832,20 @@ static double run_transfers(const og_op *op, int rank, int me, int seq, coll_pla
     int node = merge ? p.topo->node[me] : -1;
     int nsend = far && far[node] >= 0 ? p.topo->ppn - 1 : st->nsend, nrecv = far && far[node] >= 0 ? nsend : st->nrecv;
     for (int i = 0; i < nsend; i++) {
-        double l = sg_host_get_route_latency(run.hosts[rank], run.hosts[gr->ranks[st->send[i].peer]]);
+        double l = route_latency(rank, gr->ranks[st->send[i].peer]);
         if (l > alpha) alpha = l;
         if (*alpha_in <= 0 || l < *alpha_in) *alpha_in = l;
     }
     for (int i = 0; i < nrecv; i++) {
-        double l = sg_host_get_route_latency(run.hosts[gr->ranks[st->recv[i].peer]], run.hosts[rank]);
+        double l = route_latency(gr->ranks[st->recv[i].peer], rank);
         if (l > alpha) alpha = l;
         if (*alpha_in <= 0 || l < *alpha_in) *alpha_in = l;
     }
     if (far && far[node] < 0) { /* the first member of its node here: remember the inter-node part */
         far[node] = 0;
         for (int i = p.topo->ppn - 1; i < st->nsend; i++) {
-            double l = sg_host_get_route_latency(run.hosts[rank], run.hosts[gr->ranks[st->send[i].peer]]);
-            double m = sg_host_get_route_latency(run.hosts[gr->ranks[st->recv[i].peer]], run.hosts[rank]);
+            double l = route_latency(rank, gr->ranks[st->send[i].peer]);
+            double m = route_latency(gr->ranks[st->recv[i].peer], rank);
             if (l > far[node]) far[node] = l;
             if (m > far[node]) far[node] = m;
         }
@@ -820,7 +873,7 @@ static double run_transfers(const og_op *op, int rank, int me, int seq, coll_pla
 static int deps_done(const rank_ctx *rc, const og_op *op)
 {
     for (int i = 0; i < op->ndeps; i++)
-        if (!rc->done[og_deps(op)[i]]) return 0;
+        if (!(rc->done[og_deps(op)[i]] & DONE)) return 0;
     return 1;
 }
 
@@ -835,8 +888,9 @@ static void progress(void)
             simgrid_get_clock() - run.t0, run.ops_done, run.ops_total, run.res->ncomms);
 }
 
-/* A stream whose op waits for dependencies sleeps on a condition (and mutex)
- * of its own; an op's end wakes only the streams it completes the
+/* A stream whose op waits for dependencies sleeps on a semaphore of its own
+ * (one simcall to wait and one to wake, where a mutex and condition took
+ * three each); an op's end wakes only the streams it completes the
  * dependencies of, in the order they began waiting: the streams that went on
  * when every waiting one was woken, in the same order, without the others'
  * context switches (a rank's pipeline and DP streams wait through most of its
@@ -852,12 +906,10 @@ static void wait_deps(stream_ctx *sc, const og_op *op)
         sg_mutex_unlock(rc->mu);
         return;
     }
-    sg_mutex_lock(sc->mu);
     while (!deps_done(rc, op)) {
         rc->wait[rc->nwait++] = sc;
-        sg_cond_wait(sc->cv, sc->mu);
+        sg_sem_acquire(sc->sem); /* one release per time on the list */
     }
-    sg_mutex_unlock(sc->mu);
 }
 
 static void wake_ready(rank_ctx *rc)
@@ -866,11 +918,10 @@ static void wake_ready(rank_ctx *rc)
         if (rc->cv) sg_cond_notify_all(rc->cv);
         return;
     }
-    /* The list is updated before any notification: a notification is a simcall,
-     * where other streams of the rank may run and append to the list. Each
-     * notification holds the waiter's mutex: a stream that appended itself but
-     * whose sg_cond_wait the kernel has not yet handled still holds it, so the
-     * notification waits for the wait instead of being lost. */
+    /* The list is updated before any release: a release is a simcall, where
+     * other streams of the rank may run and append to the list. A release
+     * that the kernel handles before the waiter's acquire is kept by the
+     * semaphore, so no wake-up is lost. */
     const og_rank *rk = &run.g->ranks[rc->rank];
     stream_ctx *ready[OG_MAX_STREAMS];
     int k = 0, nready = 0;
@@ -880,11 +931,7 @@ static void wake_ready(rank_ctx *rc)
         else rc->wait[k++] = w;
     }
     rc->nwait = k;
-    for (int i = 0; i < nready; i++) {
-        sg_mutex_lock(ready[i]->mu);
-        sg_cond_notify_one(ready[i]->cv);
-        sg_mutex_unlock(ready[i]->mu);
-    }
+    for (int i = 0; i < nready; i++) sg_sem_release(ready[i]->sem);
 }
 
 static void stream_actor(int argc, char **argv)
@@ -898,25 +945,37 @@ static void stream_actor(int argc, char **argv)
         while (rk->ops[i].stream != sc->stream) i++;
         sc->cur = i;
         const og_op *op = &rk->ops[i];
-        if (!deps_done(rc, op)) wait_deps(sc, op);
+        if (!deps_done(rc, op)) {
+            pay(sc); /* the dependency may end before the stream's own clock */
+            if (!deps_done(rc, op)) wait_deps(sc, op);
+        }
         sc->state = ST_OP;
-        double t = simgrid_get_clock();
-        run.res->start[rc->rank][op->id] = t - run.t0;
+        run.res->start[rc->rank][op->id] = simgrid_get_clock() + sc->owed - run.t0;
         switch (op->kind) {
-        case OG_COMPUTE: run_compute(op, rc); break;
+        case OG_COMPUTE: run_compute(op, sc); break;
         case OG_SEND:
+            pay(sc);
             account(rc->rank, op->peer, op->bytes);
             sg_mailbox_put(p2p_mailbox(rc->rank, op->peer, op->tag), &payload_token, (long)op->bytes);
             break;
-        case OG_RECV: sg_mailbox_get(p2p_mailbox(op->peer, rc->rank, op->tag)); break;
-        case OG_COLL: run_coll(op, rc->rank); break;
+        case OG_RECV:
+            pay(sc);
+            sg_mailbox_get(p2p_mailbox(op->peer, rc->rank, op->tag));
+            break;
+        case OG_COLL:
+            pay(sc);
+            run_coll(op, rc->rank, &sc->owed);
+            break;
         default: break;
         }
-        run.res->end[rc->rank][op->id] = simgrid_get_clock() - run.t0;
-        rc->done[op->id] = 1;
-        if (rc->nwait || rc->cv) wake_ready(rc);
+        if (rc->done[op->id] & AWAITED) pay(sc); /* other streams see its end: a real instant */
+        run.res->end[rc->rank][op->id] = simgrid_get_clock() + sc->owed - run.t0;
+        rc->done[op->id] |= DONE;
+        /* only an op another stream awaits can complete a waiting stream's dependencies */
+        if (rc->cv || (rc->nwait && (rc->done[op->id] & AWAITED))) wake_ready(rc);
         progress();
     }
+    pay(sc);
     sc->state = ST_DONE;
 }
 
@@ -1108,14 +1167,45 @@ static double union_length(double (*iv)[2], int n)
     return total;
 }
 
-static int iv_cmp(const void *a, const void *b)
+/* Intervals sorted by start (ties in any order: union_length does not see
+ * it), merging the ascending runs they come in: listed stream by stream,
+ * each stream's ops run one after the other, so a rank's intervals are a few
+ * sorted runs (qsort's n log n comparisons through a callback were 5% of a
+ * full-detail run's instructions). */
+static void iv_sort(double (*a)[2], int n)
 {
-    const double *x = a, *y = b;
-    return (x[0] > y[0]) - (x[0] < y[0]);
+    if (n < 2) return;
+    int *st = ts_malloc((n + 1) * sizeof *st), nr = 0;
+    st[nr++] = 0;
+    for (int i = 1; i < n; i++)
+        if (a[i][0] < a[i - 1][0]) st[nr++] = i;
+    st[nr] = n;
+    double(*src)[2] = a, (*dst)[2] = nr > 1 ? ts_malloc(n * sizeof *dst) : NULL, (*buf)[2] = dst;
+    while (nr > 1) {
+        int k = 0;
+        for (int r = 0; r < nr; r += 2) {
+            int lo = st[r], mid = st[r + 1], hi = r + 2 <= nr ? st[r + 2] : mid, i = lo, j = mid, o = lo;
+            while (i < mid && j < hi) {
+                if (src[j][0] < src[i][0]) dst[o][0] = src[j][0], dst[o++][1] = src[j++][1];
+                else dst[o][0] = src[i][0], dst[o++][1] = src[i++][1];
+            }
+            for (; i < mid; i++, o++) dst[o][0] = src[i][0], dst[o][1] = src[i][1];
+            for (; j < hi; j++, o++) dst[o][0] = src[j][0], dst[o][1] = src[j][1];
+            st[k++] = lo;
+        }
+        st[k] = n, nr = k;
+        double(*t)[2] = src;
+        src = dst, dst = t;
+    }
+    if (src != a) memcpy(a, src, n * sizeof *a);
+    free(buf);
+    free(st);
 }
 
 static void rank_stats(const og_graph *g, eng_result *res)
 {
+    int *order = NULL;
+    size_t ocap = 0;
     for (int r = 0; r < g->nranks; r++) {
         const og_rank *rk = &g->ranks[r];
         double(*comp)[2] = ts_malloc((rk->nops + 1) * sizeof *comp);
@@ -1123,7 +1213,14 @@ static void rank_stats(const og_graph *g, eng_result *res)
         double(*both)[2] = ts_malloc((rk->nops + 1) * sizeof *both);
         int nc = 0, nm = 0, nb = 0;
         eng_rank_stats *s = &res->ranks[r];
-        for (int i = 0; i < rk->nops; i++) {
+        /* ops stream by stream, in order within each */
+        int first[OG_MAX_STREAMS + 1] = {0};
+        ts_grow(&order, sizeof *order, &ocap, (size_t)rk->nops + 1);
+        for (int i = 0; i < rk->nops; i++) first[rk->ops[i].stream + 1]++;
+        for (int k = 0; k < OG_MAX_STREAMS; k++) first[k + 1] += first[k];
+        for (int i = 0; i < rk->nops; i++) order[first[rk->ops[i].stream]++] = i;
+        for (int k = 0; k < rk->nops; k++) {
+            int i = order[k];
             double a = res->start[r][i], b = res->end[r][i];
             if (b > s->finish) s->finish = b;
             if (b <= a) continue;
@@ -1137,9 +1234,9 @@ static void rank_stats(const og_graph *g, eng_result *res)
             both[nb][0] = a;
             both[nb++][1] = b;
         }
-        qsort(comp, nc, sizeof *comp, iv_cmp);
-        qsort(comm, nm, sizeof *comm, iv_cmp);
-        qsort(both, nb, sizeof *both, iv_cmp);
+        iv_sort(comp, nc);
+        iv_sort(comm, nm);
+        iv_sort(both, nb);
         s->compute = union_length(comp, nc);
         s->comm = union_length(comm, nm);
         double busy = union_length(both, nb);
@@ -1149,6 +1246,7 @@ static void rank_stats(const og_graph *g, eng_result *res)
         free(comm);
         free(both);
     }
+    free(order);
 }
 
 static int link_cmp(const void *a, const void *b)
@@ -1389,7 +1487,7 @@ static int deadlock_report(stream_ctx *scs, int nsc, char *err, size_t errlen)
         if (sc->state == ST_DEPS) {
             int d = -1;
             for (int j = 0; j < op->ndeps && d < 0; j++)
-                if (!sc->rc->done[og_deps(op)[j]]) d = og_deps(op)[j];
+                if (!(sc->rc->done[og_deps(op)[j]] & DONE)) d = og_deps(op)[j];
             snprintf(what, sizeof what, "waits for op %d", d);
         } else {
             og_describe_wait(op, what, sizeof what);
@@ -1449,6 +1547,7 @@ static void run_free(const og_graph *g)
     free(run.copy);
     ts_sums_free(&run.pairs);
     ts_sums_free(&run.pair_bytes);
+    ts_sums_free(&run.lat);
     memset(&run, 0, sizeof run);
 }
 
@@ -1490,6 +1589,11 @@ int eng_run(const og_graph *g, const eng_opts *o, eng_result **out, char *err, s
         rc->rank = r;
         rc->host = run.hosts[r];
         rc->done = ts_calloc(rk->nops, 1);
+        for (int i = 0; i < rk->nops; i++) /* what other streams wait for */
+            for (int j = 0; j < rk->ops[i].ndeps; j++) {
+                int d = og_deps(&rk->ops[i])[j];
+                if (d >= 0 && d < rk->nops && rk->ops[d].stream != rk->ops[i].stream) rc->done[d] |= AWAITED;
+            }
         res->start[r] = ts_calloc(rk->nops, sizeof(double));
         res->end[r] = ts_calloc(rk->nops, sizeof(double));
         res->host[r] = ts_strdup(sg_host_get_name(run.hosts[r]));
@@ -1508,8 +1612,7 @@ int eng_run(const og_graph *g, const eng_opts *o, eng_result **out, char *err, s
             sc->rc = rc;
             sc->stream = s;
             if (nstreams > 1 && !wake_all) {
-                sc->mu = sg_mutex_init();
-                sc->cv = sg_cond_init();
+                sc->sem = sg_sem_init(0);
             }
             sc->nops = count[s];
         }
@@ -1558,10 +1661,7 @@ int eng_run(const og_graph *g, const eng_opts *o, eng_result **out, char *err, s
         eng_result_free(res);
     }
     for (int i = 0; i < nsc; i++) {
-        if (scs[i].cv && !run.deadlocked) {
-            sg_cond_destroy(scs[i].cv);
-            sg_mutex_destroy(scs[i].mu);
-        }
+        if (scs[i].sem && !run.deadlocked) sg_sem_destroy(scs[i].sem);
     }
     free(scs);
     run_free(g);

@@ -137,6 +137,13 @@ void eng_set_copies(int copies, const char *const *hosts);
  * the streams whose dependencies it completes, in the same order. */
 void eng_set_wake_all(int on);
 
+/* For equivalence tests: off (0), every fixed-duration op (compute of a given
+ * duration, a collective's latency tail) sleeps on its own, as the engine did
+ * before; on (1, the default), a stream adds such seconds up and sleeps them
+ * at once when it next meets SimGrid or ends an op another stream awaits:
+ * the same instants up to the rounding of the sums (docs/performance.md). */
+void eng_set_defer(int on);
+
 const char *eng_fidelity_name(eng_fidelity f);
 int eng_fidelity_from_name(const char *s);
 

@@ -174,6 +174,15 @@ void ts_sums_add(ts_sums *m, uint64_t key, double v)
     m->vals[i] += v;
 }
 
+int ts_sums_get(const ts_sums *m, uint64_t key, double *v)
+{
+    if (!m->cap) return 0;
+    size_t i = slot_of(m, key);
+    if (!m->used[i]) return 0;
+    *v = m->vals[i];
+    return 1;
+}
+
 void ts_sums_free(ts_sums *m)
 {
     free(m->keys);

@@ -48,6 +48,8 @@ typedef struct ts_sums {
     unsigned char *used;
 } ts_sums;
 void ts_sums_add(ts_sums *m, uint64_t key, double v);
+/* 1 and the sum in *v when key is in the map; 0 when not */
+int ts_sums_get(const ts_sums *m, uint64_t key, double *v);
 void ts_sums_free(ts_sums *m);
 
 /* The configs/ folder, the first that exists of: $TRAINSIM_CONFIGS; ./configs
