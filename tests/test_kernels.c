@@ -771,11 +771,12 @@ static void test_cross_entropy_bytes(void)
                            1e-9);
     /* a 3 ms pass at 2.97 TB/s at least: the logits are not small */
     CU_ASSERT(ff > 2.5e-3);
-    /* Megatron-LM 2021 (and DeepSpeed 2021 on its model code): the float() copy of the
+    /* Megatron-LM 2021 (and DeepSpeed 2021 and Megatron-DeepSpeed on its model code): the float() copy of the
      * logits, then max, subtract, exp, sum and divide in place: 2+4 + 4 + 8 + 8 + 4 + 8 = 38 B
      * in 6 kernels; backward: multiply in place (8) and the cast back (4+2) = 14 B, 2 kernels */
-    for (int k = 0; k < 2; k++) {
-        const wl_stack *old = wl_stack_find(k ? "deepspeed-2021" : "megatron-2021", err, sizeof err);
+    const char *megatron_code[3] = {"megatron-2021", "deepspeed-2021", "megatron-deepspeed"};
+    for (int k = 0; k < 3; k++) {
+        const wl_stack *old = wl_stack_find(megatron_code[k], err, sizeof err);
         CU_ASSERT_PTR_NOT_NULL_FATAL(old);
         double of = ops_time("llama3-8b", lay, 8192, old, "comp.loss.mb");
         double ob = ops_time("llama3-8b", lay, 8192, old, "comp.loss_bwd.");

@@ -31,15 +31,18 @@ int wl_attn_from_name(const char *s)
  * exp and row sum (read 4, write 4: two kernels), softmax divide in place
  * (read 4, write 4) = 22 bytes, 4 kernels; backward: gradient times the loss
  * gradient in place (read 4, write 4), cast to bf16 for the output layer's
- * GEMMs (read 4, write 2) = 14 bytes, 2 kernels. PyTorch's F.cross_entropy: WL_CE_TORCH below;
- * megatron-deepspeed keeps the default 8 and 8. */
+ * GEMMs (read 4, write 2) = 14 bytes, 2 kernels. PyTorch's F.cross_entropy: WL_CE_TORCH below. */
 #define WL_CE_FUSED 22, 14, 4, 2
 /* Megatron-LM 2021 (megatron/model/gpt_model.py: vocab_parallel_cross_entropy(output.float(), labels),
  * fp16_lm_cross_entropy off by default; megatron/mpu/cross_entropy.py): forward: the fp32 copy of the
  * logits (read 2, write 4), the row max (read 4), subtract it in place (read 4, write 4), exp in place
  * (read 4, write 4), the row sum (read 4), the softmax divide in place (read 4, write 4) = 38 bytes,
  * 6 kernels; backward: the saved softmax times the loss gradient in place (read 4, write 4), the
- * float() cast's backward to fp16 (read 4, write 2) = 14 bytes, 2 kernels. */
+ * float() cast's backward to fp16 (read 4, write 2) = 14 bytes, 2 kernels. Megatron-DeepSpeed (2023-24)
+ * runs the same code path: megatron/model/gpt_model.py post_language_model_processing calls
+ * tensor_parallel.vocab_parallel_cross_entropy(output.float(), labels) unless --fp16-lm-cross-entropy,
+ * and megatron/core/tensor_parallel/cross_entropy.py subtracts the max, exponentiates, sums and divides
+ * as mpu/cross_entropy.py did (out of place where 2021 was in place: the same bytes). */
 #define WL_CE_2021 38, 14, 6, 2
 #define WL_CE_DEFAULT 0, 0, 0, 0
 /* PyTorch's F.cross_entropy on the logits cast to fp32 (torchtitan: cross_entropy(pred.float(), labels);
@@ -121,7 +124,7 @@ static const wl_stack stacks[] = {
      "microsoft/Megatron-DeepSpeed examples_deepspeed/rebase (ds_config_gpt_TEMPLATE.json: zero_optimization names only "
      "the stage; --no-gradient-accumulation-fusion, --use-flash-attn in the LUMI script); DeepSpeed ZeRO docs "
      "(overlap_comm default false); deepspeed/runtime/pipe/schedule.py TrainSchedule and p2p.py (ds_pipe)",
-     WL_ATTN_FLASH2, 1, WL_GEMM_CURRENT, 0, 0, 0, WL_CE_DEFAULT, 0, 0, 0, 0, 0, 0, 1, 0, 1, 0, WL_OPT_DEFAULT, 0, 0, 0},
+     WL_ATTN_FLASH2, 1, WL_GEMM_CURRENT, 0, 0, 0, WL_CE_2021, 0, 0, 0, 0, 0, 0, 1, 0, 1, 0, WL_OPT_DEFAULT, 0, 0, 0},
     {"fsdp2", "PyTorch FSDP2: FlashAttention-2 through SDPA, unfused elementwise kernels (no torch.compile), "
               "prefetched all-gathers",
      "torchtitan docs and benchmarks; PyTorch FSDP2 (fully_shard) docs",
