@@ -108,9 +108,23 @@ class Llama(nn.Module):
         return self.out(self.norm(x))
 
 
+def args():
+    """NAME LAYERS SEQ MBS CKPT [plain], checked; a usage line and exit 2 on anything else."""
+    a = sys.argv[1:]
+    try:
+        ok = len(a) in (5, 6) and a[0] in ARCH and a[4] in ("none", "full") and (len(a) == 5 or a[5] == "plain")
+        nums = [int(x) for x in a[1:4]] if ok else []
+        ok = ok and all(n > 0 for n in nums) and nums[1] % 2 == 0
+    except ValueError:
+        ok = False
+    if not ok:
+        sys.exit("usage: train_step.py llama3-8b|llama2-7b LAYERS SEQ MBS none|full [plain] "
+                 "(LAYERS, SEQ, MBS positive integers, SEQ even); got: " + " ".join(a))
+    return a[0], nums[0], nums[1], nums[2], a[4], len(a) == 6
+
+
 def main():
-    name, layers, seq, mbs, ckpt = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
-    plain = len(sys.argv) > 6 and sys.argv[6] == "plain"
+    name, layers, seq, mbs, ckpt, plain = args()
     arch = ARCH[name]
     torch.manual_seed(0)
     dev = torch.device("cuda", 0)
