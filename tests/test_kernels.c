@@ -812,13 +812,17 @@ static void test_gaf_off(void)
                            ops_time("llama3-8b", on, 8192, fsdp, "comp.wgrad."), 1e-12);
 }
 
-/* torchtitan's Llama in eager PyTorch (stack torchtitan): its RMSNorm is
- * x.float() (2+4 B per element), pow (4+4), mean (4), x * rsqrt (4+4),
- * type_as (4+2), * weight (2+2), 7 kernels and 2 per-row ones (eps, rsqrt);
- * the backward of those ops 76 B in 12 kernels; the rotary embedding of q and
- * k is float() (2+4), a complex multiply (4+4) and type_as (4+2) per tensor.
- * Costed at the memory rate with one launch per kernel; only rotary models
- * get the rotary term; fsdp2 (the same FSDP2, fused norm) has neither. */
+/* torchtitan's Llama in eager PyTorch (stack torchtitan), FSDP2 (bf16 weights
+ * and hidden state): its RMSNorm is x.float() (2+4 B per element, an up-cast),
+ * pow (4+4), mean (4), x * rsqrt (4+4, an fp32 broadcast multiply), type_as
+ * (4+2), * weight (2+2, a 16-bit broadcast multiply), 7 kernels and 2 per-row
+ * ones; the backward 76 B in 12 kernels with the same three slow classes; the
+ * rotary embedding of q and k is float() (2+4, up-cast), a complex multiply
+ * (4+4) and type_as (4+2) per tensor. The slow classes count at their bytes
+ * over the fraction of the streaming rate measured on an H100 (graph.c
+ * EAGER_*), so each op is slower than its raw bytes at the memory rate and
+ * faster than all of them at the slowest class's rate; only rotary models get
+ * the rotary term; fsdp2 (the same FSDP2, fused norm) has neither. */
 static void test_eager_ops(void)
 {
     char err[TS_ERRLEN];
@@ -827,28 +831,93 @@ static void test_eager_ops(void)
     const wl_stack *tt = wl_stack_find("torchtitan", err, sizeof err), *fs = wl_stack_find("fsdp2", err, sizeof err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(tt);
     CU_ASSERT_PTR_NOT_NULL_FATAL(fs);
-    const char *lay = "tp=1,pp=1,dp=1,mbs=1,gbs=1";
+    const char *lay = "tp=1,pp=1,dp=1,mbs=1,gbs=1,zero=3";
     double e = 4096.0 * 5120, ekv = e; /* Llama-2 13B: 40 heads, no GQA */
     double fwd = 2 + 4 + 4 + 4 + 4 + 4 + 4 + 4 + 2 + 2 + 2, rope = 2 + 4 + 4 + 4 + 4 + 2;
     CU_ASSERT_DOUBLE_EQUAL(fwd, 36, 0);
+    double fwd_eq = fwd - 8 - 4 - 6 + 8 / 0.77 + 4 / 0.48 + 6 / 0.62, bwd_eq = 76 - 18 + 8 / 0.77 + 4 / 0.48 + 6 / 0.62;
     double ln1 = layer_time("llama2-13b", lay, 4096, CM_BF16, "a100", tt, 1, "comp.ln1.");
-    CU_ASSERT_DOUBLE_EQUAL(ln1, cm_mem_time(&gpu, e * fwd, 9), 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(ln1, cm_mem_time(&gpu, e * fwd_eq, 9), 1e-12);
+    CU_ASSERT(ln1 > cm_mem_time(&gpu, e * fwd, 9) && ln1 < cm_mem_time(&gpu, e * fwd / 0.48, 9));
     CU_ASSERT_DOUBLE_EQUAL(layer_time("llama2-13b", lay, 4096, CM_BF16, "a100", tt, 1, "comp.ln1_bwd."),
-                           cm_mem_time(&gpu, e * 76, 12), 1e-12);
+                           cm_mem_time(&gpu, e * bwd_eq, 12), 1e-12);
     CU_ASSERT(ln1 > 5 * layer_time("llama2-13b", lay, 4096, CM_BF16, "a100", fs, 1, "comp.ln1."));
+    double rope_eq = rope - 6 + 6 / 0.62;
     CU_ASSERT_DOUBLE_EQUAL(layer_time("llama2-13b", lay, 4096, CM_BF16, "a100", tt, 1, "comp.rope."),
-                           cm_mem_time(&gpu, (e + ekv) * rope, 6), 1e-12);
+                           cm_mem_time(&gpu, (e + ekv) * rope_eq, 6), 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(layer_time("llama2-13b", lay, 4096, CM_BF16, "a100", tt, 1, "comp.rope_bwd."),
-                           cm_mem_time(&gpu, (e + ekv) * rope, 6), 1e-12);
+                           cm_mem_time(&gpu, (e + ekv) * rope_eq, 6), 1e-12);
     CU_ASSERT_EQUAL(layer_time("llama2-13b", lay, 4096, CM_BF16, "a100", fs, 1, "comp.rope"), 0);
     /* GQA: k has kv_heads x head_dim columns (Llama-3 70B: 8 x 128 of 8192) */
     double e70 = 8192.0 * 8192;
     CU_ASSERT_DOUBLE_EQUAL(layer_time("llama3-70b", lay, 8192, CM_BF16, "a100", tt, 1, "comp.rope."),
-                           cm_mem_time(&gpu, (e70 + e70 / 8) * rope, 6), 1e-12);
+                           cm_mem_time(&gpu, (e70 + e70 / 8) * rope_eq, 6), 1e-12);
     /* learned positions (GPT): the norms run eagerly, there is no rotary embedding */
     CU_ASSERT_EQUAL(layer_time("megatron-gpt-1.7b", lay, 2048, CM_BF16, "a100", tt, 1, "comp.rope"), 0);
     CU_ASSERT(layer_time("megatron-gpt-1.7b", lay, 2048, CM_BF16, "a100", tt, 1, "comp.ln1.") >
               5 * layer_time("megatron-gpt-1.7b", lay, 2048, CM_BF16, "a100", fs, 1, "comp.ln1."));
+}
+
+/* Ops of torchtitan's eager Llama the fused stacks do not have: GQA's
+ * repeat_kv copies k and v to every query head (strided copy: read the k/v
+ * elements, write as many as q, 2 bytes each, a kernel per tensor) and its
+ * backward sums the repeats, both below the streaming rate (0.39, 0.63 of
+ * it); Llama-2 13B (no GQA) has neither. Separate q/k/v and w1/w3 linears:
+ * autograd adds their input gradients, 2 + 1 adds of the 16-bit hidden state
+ * (read 2, write 1 each). fsdp2 (fused QKV and fc1) has none of them. */
+static void test_eager_gqa_grad_sum(void)
+{
+    char err[TS_ERRLEN];
+    cm_gpu gpu;
+    CU_ASSERT_EQUAL_FATAL(cm_gpu_find("a100", "configs/gpus", &gpu, err, sizeof err), 0);
+    const wl_stack *tt = wl_stack_find("torchtitan", err, sizeof err), *fs = wl_stack_find("fsdp2", err, sizeof err);
+    const char *lay = "tp=1,pp=1,dp=1,mbs=1,gbs=1,zero=3";
+    double e70 = 8192.0 * 8192, e13 = 4096.0 * 5120;
+    CU_ASSERT_DOUBLE_EQUAL(layer_time("llama3-70b", lay, 8192, CM_BF16, "a100", tt, 1, "comp.repeat_kv."),
+                           cm_mem_time(&gpu, 2 * (e70 + e70 / 8) * 2 / 0.39, 2), 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(layer_time("llama3-70b", lay, 8192, CM_BF16, "a100", tt, 1, "comp.repeat_kv_bwd."),
+                           cm_mem_time(&gpu, 2 * (e70 + e70 / 8) * 2 / 0.63, 2), 1e-12);
+    CU_ASSERT_EQUAL(layer_time("llama2-13b", lay, 4096, CM_BF16, "a100", tt, 1, "comp.repeat_kv"), 0);
+    CU_ASSERT_EQUAL(layer_time("llama3-70b", lay, 8192, CM_BF16, "a100", fs, 1, "comp.repeat_kv"), 0);
+    CU_ASSERT_DOUBLE_EQUAL(layer_time("llama2-13b", lay, 4096, CM_BF16, "a100", tt, 1, "comp.grad_sum."),
+                           cm_mem_time(&gpu, 3 * e13 * 2 * 2, 2) + cm_mem_time(&gpu, 3 * e13 * 2, 1), 1e-12);
+    CU_ASSERT_EQUAL(layer_time("llama2-13b", lay, 4096, CM_BF16, "a100", fs, 1, "comp.grad_sum"), 0);
+}
+
+/* torchtitan without FSDP on one GPU (zero=0, no TP or PP): torch.autocast
+ * over fp32 weights and an fp32 residual stream. Each of a layer's 7 weights
+ * is cast to bf16 in the forward (read 4, write 2 per parameter) and its
+ * gradient back in the backward (read 2, write 4, an up-cast at 0.62 of the
+ * streaming rate); each norm output is cast for each of its consumers (3 for
+ * q, k, v; 2 for w1, w3), the gradients back; the norms run on the fp32 state
+ * (no float() or type_as); the gradient adds are fp32. Under FSDP2 (zero=3),
+ * or with TP (torchtitan enables no autocast then), there is none of it. */
+static void test_eager_autocast(void)
+{
+    char err[TS_ERRLEN];
+    cm_gpu gpu;
+    wl_model m;
+    CU_ASSERT_EQUAL_FATAL(cm_gpu_find("h100", "configs/gpus", &gpu, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(wl_model_find("llama3-8b", "configs/models", &m, err, sizeof err), 0);
+    const wl_stack *tt = wl_stack_find("torchtitan", err, sizeof err);
+    const char *z0 = "tp=1,pp=1,dp=1,mbs=1,gbs=1,zero=0", *z3 = "tp=1,pp=1,dp=1,mbs=1,gbs=1,zero=3";
+    const char *t2 = "tp=2,pp=1,dp=1,mbs=1,gbs=1,zero=0";
+    double h = m.hidden, kv = (double)m.kv_heads * (m.hidden / m.heads), e = 8192.0 * h;
+    double params = h * (2 * h + 2 * kv) + 3 * h * m.ffn;
+    CU_ASSERT_DOUBLE_EQUAL(layer_time("llama3-8b", z0, 8192, CM_BF16, "h100", tt, 1, "comp.autocast_w."),
+                           cm_mem_time(&gpu, params * 6, 7), 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(layer_time("llama3-8b", z0, 8192, CM_BF16, "h100", tt, 1, "comp.autocast_wgrad."),
+                           cm_mem_time(&gpu, params * 6 / 0.62, 7), 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(layer_time("llama3-8b", z0, 8192, CM_BF16, "h100", tt, 1, "comp.autocast_act."),
+                           cm_mem_time(&gpu, 3 * e * 6, 3) + cm_mem_time(&gpu, 2 * e * 6, 2), 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(layer_time("llama3-8b", z0, 8192, CM_BF16, "h100", tt, 1, "comp.ln1."),
+                           cm_mem_time(&gpu, e * (12 + 16 / 0.77), 7), 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(layer_time("llama3-8b", z0, 8192, CM_BF16, "h100", tt, 1, "comp.grad_sum."),
+                           cm_mem_time(&gpu, 3 * e * 4 * 2, 2) + cm_mem_time(&gpu, 3 * e * 4, 1), 1e-12);
+    CU_ASSERT(layer_time("llama3-8b", z0, 8192, CM_BF16, "h100", tt, 1, "comp.ln1.") <
+              layer_time("llama3-8b", z3, 8192, CM_BF16, "h100", tt, 1, "comp.ln1."));
+    CU_ASSERT_EQUAL(layer_time("llama3-8b", z3, 8192, CM_BF16, "h100", tt, 1, "comp.autocast"), 0);
+    CU_ASSERT_EQUAL(layer_time("llama3-8b", t2, 8192, CM_BF16, "h100", tt, 1, "comp.autocast"), 0);
 }
 
 static char out[1 << 16];
@@ -1060,7 +1129,9 @@ static void test_megatron_optimizer(void)
 void suite_kernels(void)
 {
     test_add_suite("kernels", "fp8 speedup of a 175b layer", test_fp8_layer, "fp8 messages stay 16-bit",
-                   test_fp8_messages, "torchtitan's eager RMSNorm and rotary embedding", test_eager_ops, "attention kernels", test_attention_kernels,
+                   test_fp8_messages, "torchtitan's eager RMSNorm and rotary embedding", test_eager_ops,
+                   "torchtitan's repeat_kv and gradient adds", test_eager_gqa_grad_sum,
+                   "torchtitan's autocast casts without FSDP", test_eager_autocast, "attention kernels", test_attention_kernels,
                    "attention vs own H200 measurements", test_attention_measured, "memory by attention kernel",
                    test_memory_kernels, "memory: DeepSpeed's ZeRO-1/2 optimizer", test_memory_ds_zero,
                    "stack presets", test_stacks, "nemo-24.07: FlashAttention-2 against the FA3 paper's H100 figures",

@@ -433,22 +433,58 @@ static int elem(gen *G, const char *what, int layer, int mb, double bytes, ekind
  *   2), type_as 2+4, mul (x grad 4+4; rstd grad 4+4+4 and its sum 4), pow
  *   (2x 4+4, times the broadcast grad 4+4), sum of the two x grads 4+4+4,
  *   float() 4+2 = 76 B; 12 kernels;
+ * - the same on an fp32 hidden state (torchtitan under autocast, no FSDP: the
+ *   residual stream stays fp32): no float() or type_as, * w in fp32: 28 B in
+ *   7 kernels forward, 76 B in 10 backward;
  * - rotary embedding of q or k, view_as_complex(t.float()) * freqs, then
  *   type_as: 2+4, 4+4, 4+2 = 20 B in 3 kernels, the backward the same in
- *   reverse (casts and a multiply by the conjugate). */
-enum { EAGER_NORM_FWD, EAGER_NORM_BWD, EAGER_ROPE_FWD, EAGER_ROPE_BWD, EAGER_NKINDS };
+ *   reverse (casts and a multiply by the conjugate);
+ * - repeat_kv (GQA): k and v expanded to every query head and reshaped, a
+ *   strided copy: read 2 per k/v element, write 2 per q element; backward, the
+ *   expand's gradient: a sum over the repeats (read 2 per q element, write 2
+ *   per k/v element); a kernel per tensor.
+ * Kernel classes below the streaming rate of PyTorch's vectorized kernels
+ * (fraction of hbm_achieved they reach, measured on an H100: bytes over GPU
+ * time per class in configs/measurements/gpu/h100_train_profile.csv, steps
+ * l3_fsdp and l3_plain; docs/compute.md, "Eager kernels' rates"): the
+ * broadcast multiplies by the per-row rstd and by the weight run the
+ * non-vectorized elementwise_kernel (fp32 0.77, 16 bits 0.48), a 16-to-32-bit
+ * cast (float(), type_as's backward) the unrolled kernel of a dynamic cast
+ * (0.62; the 32-to-16-bit one is vectorized, at the streaming rate),
+ * repeat_kv's strided copy 0.39 and its sum over the repeats 0.63. */
+#define EAGER_BC32 0.77    /* fp32 broadcast multiply, elementwise_kernel<128,2> */
+#define EAGER_BC16 0.48    /* 16-bit broadcast multiply, elementwise_kernel<128,4> */
+#define EAGER_UPCAST 0.62  /* 16-to-32-bit copy, unrolled_elementwise_kernel */
+#define EAGER_STRIDED 0.39 /* repeat_kv's strided copy, elementwise_kernel<128,4> */
+#define EAGER_REPSUM 0.63  /* repeat_kv's backward sum, reduce_kernel<128,4> */
+enum { EAGER_NORM_FWD, EAGER_NORM_BWD, EAGER_NORM32_FWD, EAGER_NORM32_BWD, EAGER_ROPE_FWD, EAGER_ROPE_BWD, EAGER_NKINDS };
 static const struct {
-    double bytes; /* per element */
+    double bytes, bc32, bc16, up; /* per element: at the streaming rate, fp32 and 16-bit broadcast multiplies, up-casts */
     int kernels;
-} eager[EAGER_NKINDS] = {{36, 9}, {76, 12}, {20, 3}, {20, 3}};
+} eager[EAGER_NKINDS] = {
+    {18, 8, 4, 6, 9},  /* pow 8, mean 4, type_as 6; * rstd; * w; float() */
+    {58, 8, 4, 6, 12}, /* weight grad 6+2, float()'s backward 6, rstd grad 12+4, pow 16, sum 12; rstd; w; type_as */
+    {12, 16, 0, 0, 7}, /* pow 8, mean 4; * rstd and * w in fp32 */
+    {60, 16, 0, 0, 10},
+    {14, 0, 0, 6, 3},  /* complex multiply 8, type_as 6; float() */
+    {14, 0, 0, 6, 3},  /* multiply by the conjugate 8, float()'s backward 6; type_as's backward */
+};
+
+/* Streaming-equivalent bytes per element of eager op k. */
+static double eager_bytes(int k)
+{
+    return eager[k].bytes + eager[k].bc32 / EAGER_BC32 + eager[k].bc16 / EAGER_BC16 + eager[k].up / EAGER_UPCAST;
+}
+
+static int autocast_w(const gen *G);
 
 /* A norm over elems elements of the hidden state: the stack's kernel (bytes
- * as fused), or the eager ops. */
+ * as fused), or the eager ops (on an fp32 hidden state under autocast). */
 static int norm_op(gen *G, const char *what, int layer, int mb, double bytes, double elems, int bwd)
 {
     if (!G->st->eager_ops) return elem(G, what, layer, mb, bytes, EK_NORM);
-    int k = bwd ? EAGER_NORM_BWD : EAGER_NORM_FWD;
-    return timed(G, what, layer, mb, 0, cm_mem_time(G->o->gpu, elems * eager[k].bytes, eager[k].kernels));
+    int k = autocast_w(G) ? (bwd ? EAGER_NORM32_BWD : EAGER_NORM32_FWD) : (bwd ? EAGER_NORM_BWD : EAGER_NORM_FWD);
+    return timed(G, what, layer, mb, 0, cm_mem_time(G->o->gpu, elems * eager_bytes(k), eager[k].kernels));
 }
 
 /* Rotary embedding of q and k (q_elems + k_elems elements) under eager ops;
@@ -458,7 +494,66 @@ static void rope_op(gen *G, int layer, int mb, double q_elems, double k_elems, i
     if (!G->st->eager_ops || G->m->learned_pos) return;
     int k = bwd ? EAGER_ROPE_BWD : EAGER_ROPE_FWD;
     timed(G, bwd ? "rope_bwd" : "rope", layer, mb, 0,
-          cm_mem_time(G->o->gpu, (q_elems + k_elems) * eager[k].bytes, 2 * eager[k].kernels));
+          cm_mem_time(G->o->gpu, (q_elems + k_elems) * eager_bytes(k), 2 * eager[k].kernels));
+}
+
+/* GQA's repeat_kv under eager ops (k and v, kv_elems elements each, to
+ * q_elems each), forward copy or backward sum; nothing without GQA. */
+static void repeat_kv_op(gen *G, int layer, int mb, double q_elems, double kv_elems, int bwd)
+{
+    if (!G->st->eager_ops || !(kv_elems < q_elems)) return;
+    double b = 2 * (q_elems + kv_elems) * G->dt / (bwd ? EAGER_REPSUM : EAGER_STRIDED);
+    timed(G, bwd ? "repeat_kv_bwd" : "repeat_kv", layer, mb, 0, cm_mem_time(G->o->gpu, b, 2));
+}
+
+/* Eager model code keeps q, k and v (w1 and w3) as separate nn.Linear layers
+ * (torchtitan's Attention and FeedForward): autograd sums their input
+ * gradients, n - 1 adds (read 2, write 1 of the hidden state each) for n
+ * consumers of a norm's output of elems elements; fp32 under autocast (the
+ * casts' backwards hand fp32 gradients), else 16-bit. */
+static void grad_sum_op(gen *G, int layer, int mb, double elems, int n)
+{
+    if (!G->st->eager_ops || n < 2) return;
+    double b = autocast_w(G) ? 4 : G->dt;
+    timed(G, "grad_sum", layer, mb, 0, cm_mem_time(G->o->gpu, 3 * elems * b * (n - 1), n - 1));
+}
+
+/* torchtitan without FSDP (no dp_shard, no TP or PP: maybe_enable_amp in
+ * torchtitan/distributed/utils.py) runs its forward under
+ * torch.autocast(bf16) on fp32 weights and an fp32 residual stream: */
+static int autocast_w(const gen *G)
+{
+    const wl_layout *l = G->l;
+    return G->st->eager_ops && l->zero == 0 && l->tp == 1 && l->pp == 1 && G->dt < 4;
+}
+
+/* each weight is cast to 16 bits once per forward (read 4, write 2 per
+ * parameter; autocast caches the cast of a leaf within its region), its
+ * gradient cast back to fp32 in the backward (read 2, write 4, an up-cast), a
+ * kernel per weight; */
+static void autocast_cast(gen *G, int layer, int mb, double params, int weights, int bwd)
+{
+    if (!autocast_w(G)) return;
+    double b = params * (4 + G->dt) / (bwd ? EAGER_UPCAST : 1);
+    timed(G, bwd ? "autocast_wgrad" : "autocast_w", layer, mb, 0, cm_mem_time(G->o->gpu, b, weights));
+}
+
+/* and a norm's fp32 output is cast to 16 bits for each of its n consumers (no
+ * cache for activations), the gradient of each cast back to fp32. */
+static void autocast_act(gen *G, int layer, int mb, double elems, int n, int bwd)
+{
+    if (!autocast_w(G)) return;
+    double b = n * elems * (4 + G->dt) / (bwd ? EAGER_UPCAST : 1);
+    timed(G, bwd ? "autocast_act_bwd" : "autocast_act", layer, mb, 0, cm_mem_time(G->o->gpu, b, n));
+}
+
+/* The weights of a layer's linear layers (MoE: every expert's), f the FFN
+ * width mlp_dims gives. */
+static double layer_weights(const wl_model *m, int li, double f)
+{
+    double h = m->hidden, kvd = (double)m->kv_heads * (m->hidden / m->heads), g = m->gated ? 2 : 1;
+    int moe = m->experts && li >= m->dense_layers;
+    return h * (2 * h + 2 * kvd) + h * f * (g + 1) * (moe ? m->experts : 1);
 }
 
 /* Members of a data-parallel collective: positions first + i st (i < n) in
@@ -1166,17 +1261,21 @@ static void layer_fwd(gen *G, int li, int mb, int recomp)
     G->slow = ds_layer(G, li) ? ds_slow(G) : 0;
     if (l->zero == 3 && !recomp && !ds_layer(G, li)) zero3_gather(G, li, mb, "param_fwd", 0);
     if (!recomp) param_wait(G, li, mb);
+    if (!recomp) autocast_cast(G, li, mb, layer_weights(m, li, f), 7, 0);
     norm_op(G, "ln1", li, mb, 2 * act / seqpart, tok * h / seqpart, 0);
+    autocast_act(G, li, mb, tok * h, 3, 0);
     if (l->sp) tp_coll_ov(G, OG_ALLGATHER, act, "attn_in", li, mb, ov_gemm(G, tok, (h + 2 * kvd) / t, h, 0));
     if (ds) ds_fetch(G, li, mb, "param_fwd_qkv", h * (h + 2 * kvd) / t);
     gemm(G, "qkv", li, mb, tok, (h + 2 * kvd) / t, h);
     rope_op(G, li, mb, tok * h / t, tok * kvd / t, 0);
+    repeat_kv_op(G, li, mb, tok * h / t, tok * kvd / t, 0);
     attention(G, li, mb, recomp ? "attn_recompute" : "attn", 1);
     if (ds) ds_fetch(G, li, mb, "param_fwd_proj", h * h / t);
     gemm_rs(G, "proj", li, mb, tok, h, h / t, WL_UB_RS_SMS_PROJ);
     tp_coll_ov(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "attn_out", li, mb,
                ov_gemm_rs(G, tok, h, h / t, WL_UB_RS_SMS_PROJ));
     norm_op(G, "ln2", li, mb, 4 * act / seqpart, tok * h / seqpart, 0);
+    if (!is_moe(m, li)) autocast_act(G, li, mb, tok * h, (int)g, 0);
     if (is_moe(m, li)) {
         gemm(G, "router", li, mb, tok / t, m->experts, h);
         coll(G, WL_S_COMPUTE, "ep", OG_ALLTOALL, G->epg, l->ep, tokm * h * G->dt / t, 0, G->ep_intra, NULL, -1, "dispatch", li, mb);
@@ -1237,6 +1336,8 @@ static void layer_bwd(gen *G, int li, int mb, int chunk)
     wgrad_gemm(G, li, mb, chunk, f / t, h, tokm);
     ds_reduce(G, li, mb, f * h / t);
     elem(G, "act_bwd", li, mb, tokm * f * (g + 2) / t * G->dt, EK_ACT);
+    if (!is_moe(m, li)) autocast_act(G, li, mb, tok * h, (int)g, 1);
+    grad_sum_op(G, li, mb, tok * h / seqpart, is_moe(m, li) ? 1 : (int)g);
     if (!is_moe(m, li) && l->sp)
         tp_coll_bwd(G, OG_ALLGATHER, act, "mlp_in_regather", li, mb, tokm, h, f * g / t, 0, -1);
     if (ds) ds_fetch(G, li, mb, "param_bwd_fc1", h * f * g / t);
@@ -1260,6 +1361,7 @@ static void layer_bwd(gen *G, int li, int mb, int chunk)
     ds_reduce(G, li, mb, h * h / t);
     if (l->recompute == WL_RC_SELECTIVE) attention(G, li, mb, "attn_recompute", 1);
     attention(G, li, mb, "attn_bwd", 2); /* twice the forward FLOPs (Megatron's count) */
+    repeat_kv_op(G, li, mb, tok * h / t, tok * kvd / t, 1);
     rope_op(G, li, mb, tok * h / t, tok * kvd / t, 1);
     if (l->sp) tp_coll_bwd(G, OG_ALLGATHER, act, "attn_in_regather", li, mb, tok, h, (h + 2 * kvd) / t, 0, -1);
     if (ds) ds_fetch(G, li, mb, "param_bwd_qkv", h * (h + 2 * kvd) / t);
@@ -1268,7 +1370,10 @@ static void layer_bwd(gen *G, int li, int mb, int chunk)
     wgrad_gemm(G, li, mb, chunk, h, (h + 2 * kvd) / t, tok);
     ds_reduce(G, li, mb, h * (h + 2 * kvd) / t);
     tp_coll_bwd(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "attn_in_bwd", li, mb, h, (h + 2 * kvd) / t, tok, 1, dg);
+    autocast_act(G, li, mb, tok * h, 3, 1);
+    grad_sum_op(G, li, mb, tok * h / seqpart, 3);
     norm_op(G, "ln1_bwd", li, mb, 2 * act / seqpart, tok * h / seqpart, 1);
+    autocast_cast(G, li, mb, layer_weights(m, li, f), 7, 1);
     G->slow = 0;
 }
 
@@ -1663,6 +1768,7 @@ static void do_F(gen *G, int mb, int c)
     if (vs == nvs - 1) {
         double V = wl_padded_vocab(m, l);
         param_wait(G, m->layers, mb);
+        autocast_cast(G, -1, mb, V * m->hidden, 1, 0);
         gemm_x(G, "logits", -1, mb, G->tok, V / l->tp, m->hidden, GF_HIGH);
         loss_op(G, mb, G->tok * V / l->tp, 0);
     } else if (G->ds) {
@@ -1696,6 +1802,7 @@ static void do_B(gen *G, int mb, int c)
         loss_op(G, mb, G->tok * V / l->tp, 1);
         gemm_x(G, "logits_dgrad", -1, mb, G->tok, m->hidden, V / l->tp, GF_HIGH);
         wgrad_gemm(G, m->layers, mb, c, m->hidden, V / l->tp, G->tok);
+        autocast_cast(G, -1, mb, V * m->hidden, 1, 1);
         if (final) grads_ready(G, m->layers, last0(G), mb);
     }
     for (int li = vs_lo(G, vs + 1) - 1, lo = vs_lo(G, vs); li >= lo; li--) {

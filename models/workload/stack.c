@@ -143,7 +143,8 @@ static const wl_stack stacks[] = {
     {"torchtitan", "torchtitan's Llama on FSDP2 in eager PyTorch (no torch.compile): as fsdp2, and its RMSNorm "
                    "and rotary embedding run as separate fp32 ops, one kernel each",
      "torchtitan torchtitan/models/norms.py (RMSNorm: x.float(), pow, mean, rsqrt, mul, type_as, weight), "
-     "torchtitan/models/llama/model.py (apply_rotary_emb via view_as_complex on xq.float()), its A100 train "
+     "torchtitan/models/llama/model.py (apply_rotary_emb via view_as_complex on xq.float(); repeat_kv; separate "
+     "wq/wk/wv, w1/w3), torchtitan/distributed/utils.py (maybe_enable_amp), its A100 train "
      "configs (norm_type = \"rmsnorm\", not fused_rmsnorm; compile = false); PyTorch FSDP2 (fully_shard) docs",
      WL_ATTN_FLASH2, 0, WL_GEMM_CURRENT, 1, 0, 0, WL_CE_TORCH, 1, 1, 0, 0, 0, 1, 0, 1, 0, 0, WL_OPT_TORCH, 0, 0, 1},
     /* megatron-core but for the attention: the launcher's environment turns TE's cuDNN fused
