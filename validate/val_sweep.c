@@ -9,6 +9,7 @@
 #include "coll.h"
 #include "coll_params.h"
 #include "engine.h"
+#include "rails.h"
 #include "util.h"
 #include "val.h"
 
@@ -129,7 +130,10 @@ void val_sweep_memo(val_sweep *s, int on)
         free(m);
         s->memo = NULL;
     }
+    eng_rails_memo(0);
     if (!on || memo_off) return;
+    /* the sweep's group, on the child's one platform: its rail check too */
+    eng_rails_memo(1);
     m = s->memo = ts_calloc(1, sizeof *m);
     m->clock = simgrid_get_clock();
     m->cur = -1;
