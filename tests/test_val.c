@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tests.h"
@@ -1282,7 +1283,8 @@ static void test_accuracy_torch_cat(void)
  * (parameters, size) with the time it ran: the cross-validated, fitted and
  * uncalibrated predictions and the note of a file are the same, bit for bit,
  * with it and without it; and the report reads the same with its files
- * predicted one at a time or two at once. */
+ * predicted one at a time or two at once, the train part after the coll
+ * part or beside it. */
 static void test_memo_exact(void)
 {
     /* two nodes: the rail check's memo too */
@@ -1326,10 +1328,22 @@ static void test_memo_exact(void)
                    "dgx-h100-superpod,1,0,ring\nabsent,/nonexistent/x.txt,dgx-h100-superpod,1,0,\n"
                    "rs2,tests/data/accuracy/nccl_h100x8_single_node_reduce_scatter_ring_together.txt,"
                    "dgx-h100-superpod,1,0,\n");
-    snprintf(cmd, sizeof cmd, "accuracy --part coll --manifest %s --no-memo --jobs 1 --csv %s", mf, c1);
+    /* both parts: at --jobs 2 the train part runs beside the coll part
+     * (one published file of it here) */
+    static char tbuf[1 << 16];
+    char tdir[256], tfile[300];
+    snprintf(tdir, sizeof tdir, "%s", test_tmp("memo-train"));
+    snprintf(tfile, sizeof tfile, "%s/bloom_176b_a100.csv", tdir);
+    mkdir(tdir, 0755);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(read_file("configs/measurements/training/bloom_176b_a100.csv", tbuf, sizeof tbuf));
+    write_file(tfile, tbuf);
+    snprintf(cmd, sizeof cmd, "accuracy --manifest %s --training %s --no-memo --jobs 1 --csv %s", mf, tdir, c1);
     CU_ASSERT_EQUAL(test_cli(cmd, out, sizeof out), 0);
-    snprintf(cmd, sizeof cmd, "accuracy --part coll --manifest %s --jobs 2 --csv %s", mf, c2);
+    snprintf(cmd, sizeof cmd, "accuracy --manifest %s --training %s --jobs 2 --csv %s", mf, tdir, c2);
     CU_ASSERT_EQUAL(test_cli(cmd, out2, sizeof out2), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out2, "\n  train bloom_176b_a100/"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out2, "# part train"));
+    remove(tfile), rmdir(tdir);
     CU_ASSERT_STRING_EQUAL(out, out2);
     static char ca[1 << 14], cb[1 << 14];
     char *a = read_file(c1, ca, sizeof ca), *b = read_file(c2, cb, sizeof cb);
