@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tests.h"
@@ -1278,6 +1279,82 @@ static void test_accuracy_torch_cat(void)
     remove(mf);
 }
 
+/* The memo of val_sweep_size (validate/val.h) answers a repeated
+ * (parameters, size) with the time it ran: the cross-validated, fitted and
+ * uncalibrated predictions and the note of a file are the same, bit for bit,
+ * with it and without it; and the report reads the same with its files
+ * predicted one at a time or two at once, the train part after the coll
+ * part or beside it. */
+static void test_memo_exact(void)
+{
+    /* two nodes: the rail check's memo too */
+    const char *file = "tests/data/accuracy/nccl_h100_2nodes_16gpu_all_reduce_ring_ib_issue309.txt";
+    char err[TS_ERRLEN];
+    val_file vf;
+    CU_ASSERT_EQUAL_FATAL(val_parse_file(file, &vf, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(vf.nruns, 1);
+    val_run *r = &vf.runs[0];
+    val_run_set_ranks(r, 16);
+    size_t m = r->nrows + 1;
+    int64_t *sz = malloc(m * sizeof *sz);
+    double *t = malloc(m * sizeof *t), *res[2][3];
+    int np = val_run_select(r, 0, OG_MAX_BYTES, 0, sz, t);
+    CU_ASSERT_FATAL(np >= 6);
+    char *sgv[] = {"test", NULL}, note[2][VAL_NOTE];
+    val_xval_in in = {"dgx-h100-superpod", 2, NULL, 1, sgv, (og_coll)r->coll, 16, "ring", sz, t, np};
+    for (int k = 0; k < 2; k++) {
+        for (int j = 0; j < 3; j++) res[k][j] = calloc(m, sizeof(double));
+        val_xval_out o = {res[k][0], res[k][1], res[k][2], NULL, NULL, ""};
+        val_memo_disable(k == 1);
+        CU_ASSERT_EQUAL(val_xval(&in, &o, err, sizeof err), 0);
+        memcpy(note[k], o.note, VAL_NOTE);
+    }
+    val_memo_disable(0);
+    for (int j = 0; j < 3; j++) CU_ASSERT_EQUAL(memcmp(res[0][j], res[1][j], np * sizeof(double)), 0);
+    CU_ASSERT_STRING_EQUAL(note[0], note[1]);
+    CU_ASSERT_PTR_NOT_NULL(strstr(note[0], "bw_frac.nic"));
+    for (int k = 0; k < 2; k++)
+        for (int j = 0; j < 3; j++) free(res[k][j]);
+    free(sz), free(t);
+    val_file_free(&vf);
+
+    /* the report: memo off and one file at a time, memo on and two at once
+     * (an absent file between them keeps its place) */
+    static char out[1 << 16], out2[1 << 16];
+    char cmd[1024];
+    const char *mf = test_tmp("memo.csv"), *c1 = test_tmp("memo1.csv"), *c2 = test_tmp("memo2.csv");
+    write_file(mf, "name,file,cluster,nodes,gpus,algo\n"
+                   "rs,tests/data/accuracy/nccl_h100x8_single_node_reduce_scatter_ring_together.txt,"
+                   "dgx-h100-superpod,1,0,ring\nabsent,/nonexistent/x.txt,dgx-h100-superpod,1,0,\n"
+                   "rs2,tests/data/accuracy/nccl_h100x8_single_node_reduce_scatter_ring_together.txt,"
+                   "dgx-h100-superpod,1,0,\n");
+    /* both parts: at --jobs 2 the train part runs beside the coll part
+     * (one published file of it here) */
+    static char tbuf[1 << 16];
+    char tdir[256], tfile[300];
+    snprintf(tdir, sizeof tdir, "%s", test_tmp("memo-train"));
+    snprintf(tfile, sizeof tfile, "%s/bloom_176b_a100.csv", tdir);
+    mkdir(tdir, 0755);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(read_file("configs/measurements/training/bloom_176b_a100.csv", tbuf, sizeof tbuf));
+    write_file(tfile, tbuf);
+    snprintf(cmd, sizeof cmd, "accuracy --manifest %s --training %s --no-memo --jobs 1 --csv %s", mf, tdir, c1);
+    CU_ASSERT_EQUAL(test_cli(cmd, out, sizeof out), 0);
+    snprintf(cmd, sizeof cmd, "accuracy --manifest %s --training %s --jobs 2 --csv %s", mf, tdir, c2);
+    CU_ASSERT_EQUAL(test_cli(cmd, out2, sizeof out2), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out2, "\n  train bloom_176b_a100/"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out2, "# part train"));
+    remove(tfile), rmdir(tdir);
+    CU_ASSERT_STRING_EQUAL(out, out2);
+    static char ca[1 << 14], cb[1 << 14];
+    char *a = read_file(c1, ca, sizeof ca), *b = read_file(c2, cb, sizeof cb);
+    CU_ASSERT_FATAL(a && b);
+    CU_ASSERT_STRING_EQUAL(a, b);
+    CU_ASSERT_PTR_NOT_NULL(strstr(a, "\ncoll,rs2,"));
+    const char *p1 = strstr(out, "coll/rs:"), *p2 = strstr(out, "coll/absent: skipped"), *p3 = strstr(out, "coll/rs2:");
+    CU_ASSERT(p1 && p2 && p3 && p1 < p2 && p2 < p3);
+    remove(mf), remove(c1), remove(c2);
+}
+
 void suite_val_fit(void)
 {
     test_add_suite("val_fit", "robust alpha-beta fit", test_fit_ab, "quantiles", test_quantile,
@@ -1293,5 +1370,6 @@ void suite_val_fit(void)
                    "calibration JSON checked on load", test_calib_json,
                    "accuracy report and thresholds", test_accuracy,
                    "accuracy report: PyTorch-timed files pay the framework's per-call cost", test_accuracy_torch,
-                   "accuracy report: the all_gather harness's allocations and cat", test_accuracy_torch_cat, NULL);
+                   "accuracy report: the all_gather harness's allocations and cat", test_accuracy_torch_cat,
+                   "memoised and uncached fits agree exactly, at any --jobs", test_memo_exact, NULL);
 }

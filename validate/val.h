@@ -136,6 +136,7 @@ typedef struct val_sweep {
     int placed;             /* val_sweep_place reordered hosts: name them in the graph */
     struct coll_topo *topo;
     const struct coll_policy *policy; /* without forced: the selection (NULL: automatic); set after open */
+    struct val_memo *memo;  /* val_sweep_memo: the times of (parameters, size) already run, or NULL */
 } val_sweep;
 
 typedef struct val_point {
@@ -149,6 +150,21 @@ typedef struct val_point {
 /* n = 0: every host. Fails on a bad algorithm, group or root. */
 int val_sweep_open(val_sweep *s, og_coll op, int n, int root, og_dtype dtype, int fidelity, const char *forced,
                    char *err, size_t errlen);
+/* Remember every point val_sweep_size runs, keyed on the size and the
+ * collective model's parameters (coll_params_get, compared whole), and
+ * answer a repeated one from the memo: a calibration fit evaluates the same
+ * parameters at the same sizes many times (each IRLS round's first
+ * evaluation, the acceptance test's start and end, the cross-validation
+ * folds' common start). Only for a sweep whose hosts, placement, policy and
+ * GPUs per process no longer change. Exact: a point is answered from the
+ * memo only while the engine's clock has not moved since the memo began (a
+ * collective alone solved without SimGrid's actors leaves it where it is;
+ * one that ran SimGrid could round another run's times differently, and
+ * from then on every point runs again). on = 0 frees it. */
+void val_sweep_memo(val_sweep *s, int on);
+/* Switch val_sweep_memo off in this process (for the test that compares). */
+void val_memo_disable(int off);
+
 /* Place the n ranks ppn per node, as the measurement ran them (ppn 0: the
  * first n hosts); fails when a node has fewer GPUs or there are too few nodes. */
 int val_sweep_place(val_sweep *s, int ppn, char *err, size_t errlen);
@@ -177,6 +193,14 @@ int val_sweep_child_ppn(const char *cluster, int nodes, const char *calib, int s
  * (outlen bytes), which comes back here; its error message comes back in err. */
 typedef int (*val_child_fn)(void *ctx, void *out, size_t outlen, char *err, size_t errlen);
 int val_fork(val_child_fn fn, void *ctx, void *out, size_t outlen, char *err, size_t errlen);
+/* The same in two halves, so that several children run at once: start
+ * forks (fn runs in the child), finish waits for the child's answer. A
+ * started child must be finished (it blocks writing until read). */
+typedef struct val_child {
+    int pid, fd;    /* -1: none */
+} val_child;
+int val_fork_start(val_child_fn fn, void *ctx, void *out, size_t outlen, val_child *ch, char *err, size_t errlen);
+int val_fork_finish(val_child *ch, void *out, size_t outlen, char *err, size_t errlen);
 
 /* ---- Fits (val_fit.c) ---- */
 
@@ -285,6 +309,15 @@ typedef struct val_xval_out {
     char note[VAL_NOTE];    /* the terms fitted on every size, and those at a bound */
 } val_xval_out;
 int val_xval(const val_xval_in *in, val_xval_out *out, char *err, size_t errlen);
+/* The same in two halves (val_fork_start): start forks the child and
+ * returns, finish waits for its answer and fills out. */
+typedef struct val_xval_job {
+    val_child ch;
+    char *buf;
+    int npts;
+} val_xval_job;
+int val_xval_start(const val_xval_in *in, val_xval_job *job, char *err, size_t errlen);
+int val_xval_finish(val_xval_job *job, val_xval_out *out, char *err, size_t errlen);
 
 /* A joint calibration fit over several measured runs of one loaded cluster:
  * each run's open sweep (at the fidelity its predictions use) and the points

@@ -4,10 +4,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <string.h>
+#include <simgrid/engine.h>
 
 #include "coll.h"
 #include "coll_params.h"
 #include "engine.h"
+#include "rails.h"
 #include "util.h"
 #include "val.h"
 
@@ -82,7 +84,108 @@ static void host_route(void *ctx, int a, int b, double *lat, double *bw)
     if (eng_route(s->hosts[a], s->hosts[b], lat, bw) < 0) *lat = *bw = 0;
 }
 
+/* The memo: one entry per parameter set seen (its hash and a copy), each
+ * with the points run at it. */
+typedef struct memo_pt {
+    int64_t bytes;
+    val_point pt;
+} memo_pt;
+
+typedef struct memo_set {
+    uint64_t hash;
+    coll_params q;
+    memo_pt *pts;
+    int npts;
+    size_t cap;
+} memo_set;
+
+typedef struct val_memo {
+    memo_set *sets;
+    int nsets;
+    size_t cap;
+    double clock;       /* the engine's clock when it began */
+    unsigned gen;       /* coll_params_generation of the last look-up, */
+    int cur;            /* and its set (-1: none yet) */
+    int stale;          /* the clock moved: answers nothing */
+} val_memo;
+
+static int memo_off;
+
+void val_memo_disable(int off) { memo_off = off; }
+
+static uint64_t params_hash(const coll_params *q)
+{
+    const unsigned char *b = (const unsigned char *)q;
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < sizeof *q; i++) h = (h ^ b[i]) * 1099511628211ULL;
+    return h;
+}
+
+void val_sweep_memo(val_sweep *s, int on)
+{
+    val_memo *m = s->memo;
+    if (m) {
+        for (int i = 0; i < m->nsets; i++) free(m->sets[i].pts);
+        free(m->sets);
+        free(m);
+        s->memo = NULL;
+    }
+    eng_rails_memo(0);
+    if (!on || memo_off) return;
+    /* the sweep's group, on the child's one platform: its rail check too */
+    eng_rails_memo(1);
+    m = s->memo = ts_calloc(1, sizeof *m);
+    m->clock = simgrid_get_clock();
+    m->cur = -1;
+    m->gen = coll_params_generation() - 1;
+}
+
+/* The set of the active parameters (added when new), or NULL where the
+ * memo cannot answer. */
+static memo_set *memo_set_of(val_memo *m)
+{
+    if (m->stale || simgrid_get_clock() != m->clock) {
+        m->stale = 1;
+        return NULL;
+    }
+    unsigned gen = coll_params_generation();
+    if (m->cur >= 0 && gen == m->gen) return &m->sets[m->cur];
+    const coll_params *q = coll_params_get();
+    uint64_t h = params_hash(q);
+    int k = -1;
+    for (int i = m->nsets - 1; i >= 0 && k < 0; i--)
+        if (m->sets[i].hash == h && memcmp(&m->sets[i].q, q, sizeof *q) == 0) k = i;
+    if (k < 0) {
+        ts_grow(&m->sets, sizeof *m->sets, &m->cap, m->nsets + 1);
+        k = m->nsets++;
+        memset(&m->sets[k], 0, sizeof m->sets[k]);
+        m->sets[k].hash = h;
+        memcpy(&m->sets[k].q, q, sizeof *q);
+    }
+    m->gen = gen, m->cur = k;
+    return &m->sets[k];
+}
+
+static int sweep_size_run(val_sweep *s, int64_t bytes, val_point *res, char *err, size_t errlen);
+
 int val_sweep_size(val_sweep *s, int64_t bytes, val_point *res, char *err, size_t errlen)
+{
+    memo_set *ms = s->memo ? memo_set_of(s->memo) : NULL;
+    for (int i = 0; ms && i < ms->npts; i++)
+        if (ms->pts[i].bytes == bytes) {
+            *res = ms->pts[i].pt;
+            return 0;
+        }
+    if (sweep_size_run(s, bytes, res, err, errlen) < 0) return -1;
+    /* kept only where the run left the clock as it was */
+    if (ms && simgrid_get_clock() == s->memo->clock) {
+        ts_grow(&ms->pts, sizeof *ms->pts, &ms->cap, ms->npts + 1);
+        ms->pts[ms->npts++] = (memo_pt){bytes, *res};
+    }
+    return 0;
+}
+
+static int sweep_size_run(val_sweep *s, int64_t bytes, val_point *res, char *err, size_t errlen)
 {
     int n = s->n, a = -1;
     coll_proto pr = COLL_SIMPLE;
@@ -124,6 +227,7 @@ int val_sweep_size(val_sweep *s, int64_t bytes, val_point *res, char *err, size_
 
 void val_sweep_close(val_sweep *s)
 {
+    val_sweep_memo(s, 0);
     for (int i = 0; s->hosts && i < s->nhosts; i++) free(s->hosts[i]);
     free(s->hosts);
     coll_topo_free(s->topo);
@@ -211,9 +315,10 @@ int val_sweep_child_ppn(const char *cluster, int nodes, const char *calib, int s
     return rc;
 }
 
-int val_fork(val_child_fn fn, void *ctx, void *out, size_t outlen, char *err, size_t errlen)
+int val_fork_start(val_child_fn fn, void *ctx, void *out, size_t outlen, val_child *ch, char *err, size_t errlen)
 {
     int fds[2];
+    ch->pid = -1, ch->fd = -1;
     if (pipe(fds) < 0) return ts_err(err, errlen, "pipe failed");
     fflush(NULL);
     pid_t pid = fork();
@@ -229,12 +334,27 @@ int val_fork(val_child_fn fn, void *ctx, void *out, size_t outlen, char *err, si
         _exit(0);
     }
     close(fds[1]);
+    ch->pid = pid, ch->fd = fds[0];
+    return 0;
+}
+
+int val_fork_finish(val_child *ch, void *out, size_t outlen, char *err, size_t errlen)
+{
     int rc = -1, status;
     char cerr[TS_ERRLEN];
-    if (read_all(fds[0], &rc, sizeof rc) < 0) rc = ts_err(err, errlen, "the simulation child died");
-    else if (rc == 0 && read_all(fds[0], out, outlen) < 0) rc = ts_err(err, errlen, "the simulation child died");
-    else if (rc != 0) rc = ts_err(err, errlen, "%s", read_all(fds[0], cerr, sizeof cerr) == 0 ? cerr : "the simulation child died");
-    close(fds[0]);
-    waitpid(pid, &status, 0);
+    if (ch->pid < 0) return ts_err(err, errlen, "no simulation child to wait for");
+    if (read_all(ch->fd, &rc, sizeof rc) < 0) rc = ts_err(err, errlen, "the simulation child died");
+    else if (rc == 0 && read_all(ch->fd, out, outlen) < 0) rc = ts_err(err, errlen, "the simulation child died");
+    else if (rc != 0) rc = ts_err(err, errlen, "%s", read_all(ch->fd, cerr, sizeof cerr) == 0 ? cerr : "the simulation child died");
+    close(ch->fd);
+    waitpid(ch->pid, &status, 0);
+    ch->pid = -1, ch->fd = -1;
     return rc;
+}
+
+int val_fork(val_child_fn fn, void *ctx, void *out, size_t outlen, char *err, size_t errlen)
+{
+    val_child ch;
+    if (val_fork_start(fn, ctx, out, outlen, &ch, err, errlen) < 0) return -1;
+    return val_fork_finish(&ch, out, outlen, err, errlen);
 }

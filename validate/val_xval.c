@@ -310,6 +310,8 @@ static int run_child(void *vctx, void *out, size_t outlen, char *err, size_t err
     if (eng_load(in->cluster, in->nodes, in->calib, err, errlen) < 0) return -1;
     val_sweep sw;
     if (val_sweep_open(&sw, in->op, in->n, 0, OG_F32, VAL_FID_PIPELINED, in->algo, err, errlen) < 0) return -1;
+    /* the fits evaluate the same (parameters, size) many times: run each once */
+    val_sweep_memo(&sw, 1);
     int rc = 0, *all = ts_malloc((in->npts + 1) * sizeof *all), *fit_idx = ts_malloc((in->npts + 1) * sizeof *all),
         *rest = ts_malloc((in->npts + 1) * sizeof *all);
     for (int i = 0; i < in->npts; i++) all[i] = i;
@@ -348,13 +350,27 @@ static int run_child(void *vctx, void *out, size_t outlen, char *err, size_t err
     return rc;
 }
 
-int val_xval(const val_xval_in *in, val_xval_out *out, char *err, size_t errlen)
+int val_xval_start(const val_xval_in *in, val_xval_job *job, char *err, size_t errlen)
 {
+    job->buf = NULL, job->npts = in->npts, job->ch.pid = job->ch.fd = -1;
     if (in->npts < 6) return ts_err(err, errlen, "cross-validation needs at least 6 sizes, got %d", in->npts);
-    size_t len = out_len(in->npts), d = in->npts * sizeof(double), k = in->npts * sizeof(int);
-    char *buf = ts_calloc(1, len);
+    size_t len = out_len(in->npts);
+    job->buf = ts_calloc(1, len);
     child_ctx c = {in};
-    int rc = val_fork(run_child, &c, buf, len, err, errlen);
+    if (val_fork_start(run_child, &c, job->buf, len, &job->ch, err, errlen) < 0) {
+        free(job->buf);
+        job->buf = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+int val_xval_finish(val_xval_job *job, val_xval_out *out, char *err, size_t errlen)
+{
+    if (!job->buf) return ts_err(err, errlen, "cross-validation: no child started");
+    size_t len = out_len(job->npts), d = job->npts * sizeof(double), k = job->npts * sizeof(int);
+    const char *buf = job->buf;
+    int rc = val_fork_finish(&job->ch, job->buf, len, err, errlen);
     if (rc == 0) {
         memcpy(out->unc, buf, d);
         memcpy(out->cal, buf + d, d);
@@ -364,6 +380,14 @@ int val_xval(const val_xval_in *in, val_xval_out *out, char *err, size_t errlen)
         memcpy(out->note, buf + 3 * d + 2 * k, VAL_NOTE);
         out->note[VAL_NOTE - 1] = 0;
     }
-    free(buf);
+    free(job->buf);
+    job->buf = NULL;
     return rc;
+}
+
+int val_xval(const val_xval_in *in, val_xval_out *out, char *err, size_t errlen)
+{
+    val_xval_job job;
+    if (val_xval_start(in, &job, err, errlen) < 0) return -1;
+    return val_xval_finish(&job, out, err, errlen);
 }

@@ -13,9 +13,12 @@
 #include <dirent.h>
 #include <getopt.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "cmds.h"
 #include "coll.h"
@@ -47,6 +50,11 @@ static const char accuracy_help[] =
     "  --csv F            the table as CSV;  --svg F: a bar chart of the median errors\n"
     "  --detail           coll: every size's measured, uncalibrated, fitted (in sample) and\n"
     "                     cross-validated time, with the selection's algorithm and protocol\n"
+    "  --jobs N           coll: predict up to N files at once, each in its own process, and\n"
+    "                     above 1 the train part beside them (default: the processors online,\n"
+    "                     at most 8); the report is the same at any N\n"
+    "  --no-memo          coll: run every model evaluation of the fits, none answered from\n"
+    "                     the memo of repeated ones (the same report, slower: for checking it)\n"
     "  -h, --help         this help\n\n"
     "exit status: 0 ok, 1 a threshold crossed or a prediction failed, 2 bad input.\n";
 
@@ -66,6 +74,7 @@ typedef struct acc_ctx {
     size_t cap;
     const char *part;   /* the part running */
     int detail;         /* --detail: every size of every coll file */
+    int jobs;           /* --jobs: coll files predicted at once (1 or more) */
 } acc_ctx;
 
 static void acc_add(acc_ctx *c, const acc_row *r)
@@ -164,43 +173,120 @@ static void print_detail(const acc_ctx *c, const char *name, const int64_t *sz, 
                coll_family_name((coll_family)o->fam[i]), coll_proto_name((coll_proto)o->proto[i]));
 }
 
-static int coll_run(acc_ctx *c, const centry *ce, val_run *r, char *err, size_t errlen)
+/* One manifest line of the coll part, from its reading to its printed row.
+ * Each file's cross-validation runs in its own forked child (val_xval), so
+ * the files are independent: up to c->jobs children run at once, started in
+ * the manifest's order, and their rows and lines are printed in that order
+ * once each is done, so the report reads the same at any count. */
+typedef enum { CJ_ERR, CJ_SKIP, CJ_RUN } cjob_state;
+
+typedef struct cjob {
+    char line[1024];
+    int lineno;
+    cjob_state state;
+    char err[TS_ERRLEN];    /* CJ_ERR: why */
+    centry ce;
+    val_file vf;
+    int vf_open, n, np;
+    int64_t *sz;
+    double *t, *lib;
+    val_xval_job xj;
+} cjob;
+
+static void cjob_free(cjob *j)
 {
+    free(j->sz), free(j->t), free(j->lib);
+    j->sz = NULL, j->t = j->lib = NULL;
+    if (j->vf_open) val_file_free(&j->vf);
+    j->vf_open = 0;
+}
+
+/* Everything before the file's prediction, then its child started (CJ_RUN);
+ * CJ_SKIP for an absent file, CJ_ERR with the message in j->err. */
+static void coll_start(acc_ctx *c, cjob *j)
+{
+    char *err = j->err, seen[160]; /* the line as read (its start): parse_centry splits it in place */
+    size_t errlen = sizeof j->err;
+    centry *ce = &j->ce;
+    j->state = CJ_ERR;
+    memcpy(seen, j->line, sizeof seen - 1);
+    seen[sizeof seen - 1] = 0;
+    if (parse_centry(j->line, ce) < 0) {
+        ts_err(err, errlen, "%s:%d: want name,file,cluster,nodes,gpus,algo[,timing] (timing: torch, torch-cat, "
+               "lib or empty), not '%s'", c->manifest, j->lineno, seen);
+        return;
+    }
+    FILE *probe = fopen(ce->file, "r");
+    if (!probe) {
+        j->state = CJ_SKIP;
+        return;
+    }
+    if (ce->torch < 0) ce->torch = header_torch(probe);
+    fclose(probe);
+    if (val_parse_file(ce->file, &j->vf, err, errlen) < 0) return;
+    j->vf_open = 1;
+    if (j->vf.nruns != 1) {
+        ts_err(err, errlen, "%s: %d runs; the manifest wants one per file", ce->file, j->vf.nruns);
+        return;
+    }
+    val_run *r = &j->vf.runs[0];
     if (ce->gpus) val_run_set_ranks(r, ce->gpus);
-    int n = ce->gpus ? ce->gpus : r->nranks;
-    if (r->coll < 0 || r->coll == VAL_P2P || r->coll == OG_BARRIER || n < 2)
-        return ts_err(err, errlen, "%s: line %d: no collective and rank count to predict", ce->file, r->first_line);
+    int n = j->n = ce->gpus ? ce->gpus : r->nranks;
+    if (r->coll < 0 || r->coll == VAL_P2P || r->coll == OG_BARRIER || n < 2) {
+        ts_err(err, errlen, "%s: line %d: no collective and rank count to predict", ce->file, r->first_line);
+        return;
+    }
     size_t m = r->nrows + 1;
-    int64_t *sz = ts_malloc(m * sizeof *sz);
-    double *t = ts_malloc(m * sizeof *t), *e = ts_malloc(m * sizeof *e);
-    val_xval_out o = {ts_malloc(m * sizeof(double)), ts_malloc(m * sizeof(double)), ts_malloc(m * sizeof(double)),
-                      ts_malloc(m * sizeof(int)), ts_malloc(m * sizeof(int)), ""};
-    int np = val_run_select(r, 0, OG_MAX_BYTES, 0, sz, t);
+    j->sz = ts_malloc(m * sizeof *j->sz);
+    j->t = ts_malloc(m * sizeof *j->t);
+    j->lib = ts_malloc(m * sizeof *j->lib);
+    int np = j->np = val_run_select(r, 0, OG_MAX_BYTES, 0, j->sz, j->t);
     /* a PyTorch-timed file: the model predicts the library's time, the
      * measurement adds the harness's per call (the fit sees the library's
      * share: measured - val_harness_cost, at least a tenth of the measured) */
-    double hbm = 0, *lib = ts_malloc(m * sizeof *lib);
-    if (ce->torch == VAL_TIMING_TORCH_CAT && val_harness_hbm(ce->cluster, &hbm, err, errlen) < 0) {
-        free(sz), free(t), free(e), free(o.unc), free(o.cal), free(o.fit), free(o.fam), free(o.proto), free(lib);
-        return -1;
-    }
+    double hbm = 0;
+    if (ce->torch == VAL_TIMING_TORCH_CAT && val_harness_hbm(ce->cluster, &hbm, err, errlen) < 0) return;
     for (int i = 0; i < np; i++) {
-        double ov = val_harness_cost(ce->torch, n, (double)sz[i], hbm);
-        lib[i] = t[i] - ov > t[i] / 10 ? t[i] - ov : t[i] / 10;
+        double ov = val_harness_cost(ce->torch, n, (double)j->sz[i], hbm);
+        j->lib[i] = j->t[i] - ov > j->t[i] / 10 ? j->t[i] - ov : j->t[i] / 10;
     }
     val_xval_in in = {ce->cluster, ce->nodes, c->calib, c->sgc, c->sgv, (og_coll)r->coll, n,
-                      ce->algo[0] ? ce->algo : NULL, sz, lib, np};
+                      ce->algo[0] ? ce->algo : NULL, j->sz, j->lib, np};
     /* the measurement's launch: GPUs per thread from its header (the forked
      * sweeps inherit it) */
     coll_set_gpus_per_proc(r->gpus_per_proc);
-    int rc = val_xval(&in, &o, err, errlen);
+    int rc = val_xval_start(&in, &j->xj, err, errlen);
     coll_set_gpus_per_proc(1);
+    if (rc == 0) j->state = CJ_RUN;
+}
+
+/* The file's answer, its row and its lines (in the manifest's order). */
+static int coll_finish(acc_ctx *c, cjob *j, char *err, size_t errlen)
+{
+    centry *ce = &j->ce;
+    if (j->state == CJ_SKIP) {
+        acc_skip(c, ce->name, "file absent");
+        printf("#   (%s)\n", ce->file);
+        return 0;
+    }
+    if (j->state == CJ_ERR) {
+        cjob_free(j);
+        return ts_err(err, errlen, "%s", j->err);
+    }
+    int np = j->np, n = j->n;
+    size_t m = j->vf.runs[0].nrows + 1;
+    const int64_t *sz = j->sz;
+    const double *t = j->t, *lib = j->lib;
+    double *e = ts_malloc(m * sizeof *e);
+    val_xval_out o = {ts_malloc(m * sizeof(double)), ts_malloc(m * sizeof(double)), ts_malloc(m * sizeof(double)),
+                      ts_malloc(m * sizeof(int)), ts_malloc(m * sizeof(int)), ""};
+    int rc = val_xval_finish(&j->xj, &o, err, errlen);
     for (int i = 0; rc == 0 && i < np; i++) {
         double d = t[i] - lib[i];
         o.unc[i] += d, o.cal[i] += d, o.fit[i] += d;
     }
-    free(lib);
     if (rc == 0) {
+        const val_run *r = &j->vf.runs[0];
         acc_row row = {.npts = np};
         snprintf(row.name, sizeof row.name, "%s", ce->name);
         snprintf(row.what, sizeof row.what, "%s, %d ranks, %s%s%s%s%s", val_coll_name(r->coll), n, ce->cluster,
@@ -218,7 +304,8 @@ static int coll_run(acc_ctx *c, const centry *ce, val_run *r, char *err, size_t 
                ce->file, o.note, 100 * fit_med, 100 * fit_p90);
         if (c->detail) print_detail(c, ce->name, sz, t, &o, np);
     }
-    free(sz), free(t), free(e), free(o.unc), free(o.cal), free(o.fit), free(o.fam), free(o.proto);
+    free(e), free(o.unc), free(o.cal), free(o.fit), free(o.fam), free(o.proto);
+    cjob_free(j);
     return rc;
 }
 
@@ -226,39 +313,46 @@ static int part_coll(acc_ctx *c, char *err, size_t errlen)
 {
     FILE *f = fopen(c->manifest, "r");
     if (!f) return ts_err(err, errlen, "%s: cannot open", c->manifest);
+    cjob *jobs = NULL;
+    size_t cap = 0;
+    int njobs = 0, lineno = 0, rc = 0;
     char line[1024];
-    int lineno = 0, rc = 0;
-    while (rc == 0 && fgets(line, sizeof line, f)) {
+    while (fgets(line, sizeof line, f)) {
         lineno++;
         line[strcspn(line, "\r\n")] = 0;
         if (!line[0] || line[0] == '#' || strncmp(line, "name,", 5) == 0) continue;
-        centry ce;
-        char seen[160]; /* the line as read (its start): parse_centry splits it in place */
-        memcpy(seen, line, sizeof seen - 1);
-        seen[sizeof seen - 1] = 0;
-        if (parse_centry(line, &ce) < 0) {
-            rc = ts_err(err, errlen, "%s:%d: want name,file,cluster,nodes,gpus,algo[,timing] (timing: torch, torch-cat, "
-                        "lib or empty), not '%s'", c->manifest, lineno, seen);
-            break;
-        }
-        FILE *probe = fopen(ce.file, "r");
-        if (!probe) {
-            acc_skip(c, ce.name, "file absent");
-            printf("#   (%s)\n", ce.file);
-            continue;
-        }
-        if (ce.torch < 0) ce.torch = header_torch(probe);
-        fclose(probe);
-        val_file vf;
-        if (val_parse_file(ce.file, &vf, err, errlen) < 0) {
-            rc = -1;
-            break;
-        }
-        if (vf.nruns != 1) rc = ts_err(err, errlen, "%s: %d runs; the manifest wants one per file", ce.file, vf.nruns);
-        else rc = coll_run(c, &ce, &vf.runs[0], err, errlen);
-        val_file_free(&vf);
+        ts_grow(&jobs, sizeof *jobs, &cap, njobs + 1);
+        cjob *j = &jobs[njobs++];
+        memset(j, 0, sizeof *j);
+        snprintf(j->line, sizeof j->line, "%s", line);
+        j->lineno = lineno;
     }
     fclose(f);
+    /* started: jobs[0 .. next); running: those of them with a child not yet
+     * read. A line that fails before its child starts stops the starting
+     * (the report stops there, as it reads the lines in order). */
+    int next = 0, running = 0, stop = 0;
+    for (int i = 0; i < njobs && rc == 0; i++) {
+        while (!stop && next < njobs && (next <= i || running < c->jobs)) {
+            coll_start(c, &jobs[next]);
+            running += jobs[next].state == CJ_RUN;
+            stop = jobs[next].state == CJ_ERR;
+            next++;
+        }
+        running -= jobs[i].state == CJ_RUN;
+        rc = coll_finish(c, &jobs[i], err, errlen);
+    }
+    /* after an error: wait for the children already started */
+    for (int i = 0; i < next; i++) {
+        if (jobs[i].state == CJ_RUN && jobs[i].xj.buf) {
+            char e2[TS_ERRLEN];
+            val_fork_finish(&jobs[i].xj.ch, jobs[i].xj.buf, 0, e2, sizeof e2);
+            free(jobs[i].xj.buf);
+            jobs[i].xj.buf = NULL;
+        }
+        cjob_free(&jobs[i]);
+    }
+    free(jobs);
     return rc;
 }
 
@@ -339,6 +433,105 @@ static int part_train(acc_ctx *c, char *err, size_t errlen)
         free(names[i]);
     }
     free(names);
+    return rc;
+}
+
+/* ---- part train beside part coll ----
+ * The train part (in-process, about a fifth of the report's CPU) does not
+ * read what the coll part leaves (which forks every prediction): with both
+ * parts and more than one job it runs in a child started before part coll,
+ * its lines into a temporary file and its rows and status back through a
+ * pipe; at its turn the parent prints the lines and adds the rows, so the
+ * report reads as it did. */
+typedef struct train_bg {
+    int pid, fd;    /* -1: not started */
+    FILE *out;
+} train_bg;
+
+static int part_train(acc_ctx *c, char *err, size_t errlen);
+
+static int rd_all(int fd, void *buf, size_t n)
+{
+    char *p = buf;
+    while (n > 0) {
+        ssize_t r = read(fd, p, n);
+        if (r <= 0) return -1;
+        p += r, n -= (size_t)r;
+    }
+    return 0;
+}
+
+static int wr_all(int fd, const void *buf, size_t n)
+{
+    const char *p = buf;
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w <= 0) return -1;
+        p += w, n -= (size_t)w;
+    }
+    return 0;
+}
+
+static void train_start(acc_ctx *c, train_bg *bg)
+{
+    int fds[2];
+    bg->pid = bg->fd = -1;
+    bg->out = tmpfile();
+    if (!bg->out) return;
+    if (pipe(fds) < 0) {
+        fclose(bg->out), bg->out = NULL;
+        return;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]), close(fds[1]);
+        fclose(bg->out), bg->out = NULL;
+        return;
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        dup2(fileno(bg->out), STDOUT_FILENO);
+        acc_ctx tc = *c;
+        tc.rows = NULL, tc.nrows = 0, tc.cap = 0, tc.part = "train";
+        char terr[TS_ERRLEN] = "";
+        int rc = part_train(&tc, terr, sizeof terr);
+        fflush(stdout);
+        if (wr_all(fds[1], &rc, sizeof rc) == 0 && wr_all(fds[1], terr, sizeof terr) == 0 &&
+            wr_all(fds[1], &tc.nrows, sizeof tc.nrows) == 0 && tc.nrows > 0)
+            wr_all(fds[1], tc.rows, tc.nrows * sizeof *tc.rows);
+        _exit(0);
+    }
+    close(fds[1]);
+    bg->pid = pid, bg->fd = fds[0];
+}
+
+/* The child's lines onto stdout, its rows into c; its status. */
+static int train_finish(acc_ctx *c, train_bg *bg, char *err, size_t errlen)
+{
+    int rc = -1, n = 0, status;
+    char terr[TS_ERRLEN];
+    if (rd_all(bg->fd, &rc, sizeof rc) < 0 || rd_all(bg->fd, terr, sizeof terr) < 0 ||
+        rd_all(bg->fd, &n, sizeof n) < 0)
+        rc = ts_err(err, errlen, "the train part's child died");
+    else if (rc < 0)
+        ts_err(err, errlen, "%.*s", (int)sizeof terr - 1, terr);
+    for (int i = 0; rc == 0 && i < n; i++) {
+        acc_row row;
+        if (rd_all(bg->fd, &row, sizeof row) < 0) {
+            rc = ts_err(err, errlen, "the train part's child died");
+            break;
+        }
+        acc_add(c, &row);
+    }
+    close(bg->fd);
+    waitpid(bg->pid, &status, 0);
+    fflush(stdout);
+    rewind(bg->out);
+    char buf[8192];
+    for (size_t k; (k = fread(buf, 1, sizeof buf, bg->out)) > 0;) fwrite(buf, 1, k, stdout);
+    fclose(bg->out);
+    bg->pid = bg->fd = -1, bg->out = NULL;
     return rc;
 }
 
@@ -494,13 +687,14 @@ static int check_thresholds(const acc_ctx *c, const char *path, char *err, size_
 
 int cmd_accuracy(int argc, char **argv)
 {
-    enum { O_PART = 256, O_MANIFEST, O_THRESH, O_CALIB, O_CSV, O_SVG, O_WRITE, O_TRAINING, O_DETAIL };
+    enum { O_PART = 256, O_MANIFEST, O_THRESH, O_CALIB, O_CSV, O_SVG, O_WRITE, O_TRAINING, O_DETAIL, O_JOBS, O_NOMEMO };
     static const struct option longopts[] = {
         {"part", required_argument, 0, O_PART},         {"manifest", required_argument, 0, O_MANIFEST},
         {"thresholds", required_argument, 0, O_THRESH}, {"calibration", required_argument, 0, O_CALIB},
         {"csv", required_argument, 0, O_CSV},           {"svg", required_argument, 0, O_SVG},
         {"write-thresholds", required_argument, 0, O_WRITE}, {"training", required_argument, 0, O_TRAINING},
-        {"detail", no_argument, 0, O_DETAIL},           {"help", no_argument, 0, 'h'},
+        {"detail", no_argument, 0, O_DETAIL},           {"jobs", required_argument, 0, O_JOBS},
+        {"no-memo", no_argument, 0, O_NOMEMO},        {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
     char **sgv = ts_calloc(argc + 1, sizeof *sgv), **ours = ts_calloc(argc + 1, sizeof *ours);
@@ -521,10 +715,21 @@ int cmd_accuracy(int argc, char **argv)
         case O_SVG: svg = optarg; break;
         case O_WRITE: wthresh = optarg; break;
         case O_DETAIL: c.detail = 1; break;
+        case O_NOMEMO: val_memo_disable(1); break;
+        case O_JOBS:
+            if (cmd_parse_int(optarg, 1, 64, &c.jobs) < 0) {
+                rc = cmd_usage_error("accuracy", "--jobs wants a count from 1 to 64, not '%s'", optarg);
+                goto out;
+            }
+            break;
         case 'h': fputs(accuracy_help, stdout); rc = EXIT_OK; goto out;
         case ':': rc = cmd_usage_error("accuracy", "option '%s' needs a value", ours[optind - 1]); goto out;
         default: rc = cmd_unknown_option("accuracy", ours[optind - 1], longopts); goto out;
         }
+    }
+    if (!c.jobs) {
+        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+        c.jobs = ncpu < 1 ? 1 : ncpu > 8 ? 8 : (int)ncpu;
     }
     if (optind < nours) {
         rc = cmd_usage_error("accuracy", "unexpected argument '%s'", ours[optind]);
@@ -537,13 +742,24 @@ int cmd_accuracy(int argc, char **argv)
         goto out;
     }
     printf("# trainsim accuracy%s%s\n", c.calib ? ": calibration " : "", c.calib ? c.calib : "");
+    train_bg bg = {-1, -1, NULL};
+    if (!only && c.jobs > 1) train_start(&c, &bg);
     for (size_t i = 0; i < NPARTS; i++) {
         if (only && strcmp(only, parts[i].name)) continue;
         c.part = parts[i].name;
         printf("# part %s: %s\n", parts[i].name, parts[i].desc);
-        if (parts[i].fn(&c, err, sizeof err) < 0) {
+        int prc = bg.pid >= 0 && parts[i].fn == part_train ? train_finish(&c, &bg, err, sizeof err)
+                                                             : parts[i].fn(&c, err, sizeof err);
+        if (prc < 0) {
             fprintf(stderr, "trainsim accuracy: %s: %s\n", parts[i].name, err);
             rc = EXIT_FAIL;
+            if (bg.pid >= 0) { /* the report stops here: the train child's lines are dropped */
+                int st;
+                kill(bg.pid, SIGTERM);
+                close(bg.fd);
+                waitpid(bg.pid, &st, 0);
+                fclose(bg.out);
+            }
             goto out;
         }
     }

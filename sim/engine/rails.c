@@ -18,6 +18,7 @@
 #include <simgrid/link.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <xbt/config.h>
 #include <xbt/dynar.h>
 
@@ -104,7 +105,51 @@ static int pair_ok(const sg_host_t *hosts, const coll_topo *t, int a, int b, lse
     return 1;
 }
 
+/* The last group checked and its answer (eng_rails_memo). */
+static struct {
+    int on, valid, n, nnodes, ppn, ok;
+    sg_host_t *hosts;
+    int *order, *first;
+} memo;
+
+void eng_rails_memo(int on)
+{
+    free(memo.hosts), free(memo.order), free(memo.first);
+    memset(&memo, 0, sizeof memo);
+    memo.on = on;
+}
+
+static int memo_hit(const sg_host_t *hosts, const coll_topo *t)
+{
+    if (!memo.valid || memo.n != t->n || memo.nnodes != t->nnodes || memo.ppn != t->ppn) return 0;
+    return memcmp(memo.hosts, hosts, t->n * sizeof *hosts) == 0 &&
+           memcmp(memo.order, t->order, t->n * sizeof *t->order) == 0 &&
+           memcmp(memo.first, t->first, (t->nnodes + 1) * sizeof *t->first) == 0;
+}
+
+static void memo_keep(const sg_host_t *hosts, const coll_topo *t, int ok)
+{
+    eng_rails_memo(1);
+    memo.hosts = ts_malloc((t->n + 1) * sizeof *hosts);
+    memo.order = ts_malloc((t->n + 1) * sizeof *t->order);
+    memo.first = ts_malloc((t->nnodes + 1) * sizeof *t->first);
+    memcpy(memo.hosts, hosts, t->n * sizeof *hosts);
+    memcpy(memo.order, t->order, t->n * sizeof *t->order);
+    memcpy(memo.first, t->first, (t->nnodes + 1) * sizeof *t->first);
+    memo.n = t->n, memo.nnodes = t->nnodes, memo.ppn = t->ppn, memo.ok = ok, memo.valid = 1;
+}
+
+static int rails_check(const sg_host_t *hosts, const coll_topo *t);
+
 int eng_rails_symmetric(const sg_host_t *hosts, const coll_topo *t)
+{
+    if (memo.on && memo_hit(hosts, t)) return memo.ok;
+    int ok = rails_check(hosts, t);
+    if (memo.on) memo_keep(hosts, t, ok);
+    return ok;
+}
+
+static int rails_check(const sg_host_t *hosts, const coll_topo *t)
 {
     int g = t->ppn, nn = t->nnodes;
     if (g < 2 || nn < 2) return 0;
