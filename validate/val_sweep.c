@@ -234,28 +234,6 @@ void val_sweep_close(val_sweep *s)
     memset(s, 0, sizeof *s);
 }
 
-static int write_all(int fd, const void *buf, size_t n)
-{
-    const char *p = buf;
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w <= 0) return -1;
-        p += w, n -= (size_t)w;
-    }
-    return 0;
-}
-
-static int read_all(int fd, void *buf, size_t n)
-{
-    char *p = buf;
-    while (n > 0) {
-        ssize_t r = read(fd, p, n);
-        if (r <= 0) return -1;
-        p += r, n -= (size_t)r;
-    }
-    return 0;
-}
-
 /* One sweep in a forked child (val_fork): the outputs are a val_child_out
  * followed, at the next double boundary, by the times. */
 typedef struct sweep_job {
@@ -330,7 +308,7 @@ int val_fork_start(val_child_fn fn, void *ctx, void *out, size_t outlen, val_chi
         close(fds[0]);
         char cerr[TS_ERRLEN] = "";
         int rc = fn(ctx, out, outlen, cerr, sizeof cerr) < 0 ? -1 : 0;
-        if (write_all(fds[1], &rc, sizeof rc) == 0) write_all(fds[1], rc == 0 ? out : (void *)cerr, rc == 0 ? outlen : sizeof cerr);
+        if (ts_write_all(fds[1], &rc, sizeof rc) == 0) ts_write_all(fds[1], rc == 0 ? out : (void *)cerr, rc == 0 ? outlen : sizeof cerr);
         _exit(0);
     }
     close(fds[1]);
@@ -343,9 +321,9 @@ int val_fork_finish(val_child *ch, void *out, size_t outlen, char *err, size_t e
     int rc = -1, status;
     char cerr[TS_ERRLEN];
     if (ch->pid < 0) return ts_err(err, errlen, "no simulation child to wait for");
-    if (read_all(ch->fd, &rc, sizeof rc) < 0) rc = ts_err(err, errlen, "the simulation child died");
-    else if (rc == 0 && read_all(ch->fd, out, outlen) < 0) rc = ts_err(err, errlen, "the simulation child died");
-    else if (rc != 0) rc = ts_err(err, errlen, "%s", read_all(ch->fd, cerr, sizeof cerr) == 0 ? cerr : "the simulation child died");
+    if (ts_read_all(ch->fd, &rc, sizeof rc) < 0) rc = ts_err(err, errlen, "the simulation child died");
+    else if (rc == 0 && ts_read_all(ch->fd, out, outlen) < 0) rc = ts_err(err, errlen, "the simulation child died");
+    else if (rc != 0) rc = ts_err(err, errlen, "%s", ts_read_all(ch->fd, cerr, sizeof cerr) == 0 ? cerr : "the simulation child died");
     close(ch->fd);
     waitpid(ch->pid, &status, 0);
     ch->pid = -1, ch->fd = -1;

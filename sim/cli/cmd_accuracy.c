@@ -450,28 +450,6 @@ typedef struct train_bg {
 
 static int part_train(acc_ctx *c, char *err, size_t errlen);
 
-static int rd_all(int fd, void *buf, size_t n)
-{
-    char *p = buf;
-    while (n > 0) {
-        ssize_t r = read(fd, p, n);
-        if (r <= 0) return -1;
-        p += r, n -= (size_t)r;
-    }
-    return 0;
-}
-
-static int wr_all(int fd, const void *buf, size_t n)
-{
-    const char *p = buf;
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w <= 0) return -1;
-        p += w, n -= (size_t)w;
-    }
-    return 0;
-}
-
 static void train_start(acc_ctx *c, train_bg *bg)
 {
     int fds[2];
@@ -497,9 +475,9 @@ static void train_start(acc_ctx *c, train_bg *bg)
         char terr[TS_ERRLEN] = "";
         int rc = part_train(&tc, terr, sizeof terr);
         fflush(stdout);
-        if (wr_all(fds[1], &rc, sizeof rc) == 0 && wr_all(fds[1], terr, sizeof terr) == 0 &&
-            wr_all(fds[1], &tc.nrows, sizeof tc.nrows) == 0 && tc.nrows > 0)
-            wr_all(fds[1], tc.rows, tc.nrows * sizeof *tc.rows);
+        if (ts_write_all(fds[1], &rc, sizeof rc) == 0 && ts_write_all(fds[1], terr, sizeof terr) == 0 &&
+            ts_write_all(fds[1], &tc.nrows, sizeof tc.nrows) == 0 && tc.nrows > 0)
+            ts_write_all(fds[1], tc.rows, tc.nrows * sizeof *tc.rows);
         _exit(0);
     }
     close(fds[1]);
@@ -511,14 +489,14 @@ static int train_finish(acc_ctx *c, train_bg *bg, char *err, size_t errlen)
 {
     int rc = -1, n = 0, status;
     char terr[TS_ERRLEN];
-    if (rd_all(bg->fd, &rc, sizeof rc) < 0 || rd_all(bg->fd, terr, sizeof terr) < 0 ||
-        rd_all(bg->fd, &n, sizeof n) < 0)
+    if (ts_read_all(bg->fd, &rc, sizeof rc) < 0 || ts_read_all(bg->fd, terr, sizeof terr) < 0 ||
+        ts_read_all(bg->fd, &n, sizeof n) < 0)
         rc = ts_err(err, errlen, "the train part's child died");
     else if (rc < 0)
         ts_err(err, errlen, "%.*s", (int)sizeof terr - 1, terr);
     for (int i = 0; rc == 0 && i < n; i++) {
         acc_row row;
-        if (rd_all(bg->fd, &row, sizeof row) < 0) {
+        if (ts_read_all(bg->fd, &row, sizeof row) < 0) {
             rc = ts_err(err, errlen, "the train part's child died");
             break;
         }

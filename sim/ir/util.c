@@ -324,3 +324,28 @@ void ts_names_free(char **names, size_t n)
     for (size_t i = 0; i < n; i++) free(names[i]);
     free(names);
 }
+
+/* Read exactly n bytes from fd (a pipe from a forked child): 0, or -1 on an
+ * error or an early end. */
+int ts_read_all(int fd, void *buf, size_t n)
+{
+    char *p = buf;
+    while (n > 0) {
+        ssize_t r = read(fd, p, n);
+        if (r <= 0) return -1;
+        p += r, n -= (size_t)r;
+    }
+    return 0;
+}
+
+/* Write exactly n bytes to fd: 0, or -1 on an error. */
+int ts_write_all(int fd, const void *buf, size_t n)
+{
+    const char *p = buf;
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w <= 0) return -1;
+        p += w, n -= (size_t)w;
+    }
+    return 0;
+}

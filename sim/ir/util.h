@@ -92,4 +92,8 @@ const char *ts_closest(const char *s, const char *const *cands, size_t n);
 char **ts_json_names(const char *dir, size_t *n);
 void ts_names_free(char **names, size_t n);
 
+/* Exactly n bytes through a pipe or file descriptor: 0, or -1 (error or early end). */
+int ts_read_all(int fd, void *buf, size_t n);
+int ts_write_all(int fd, const void *buf, size_t n);
+
 #endif
