@@ -1181,6 +1181,11 @@ static void test_accuracy(void)
     }
     CU_ASSERT_EQUAL(test_cli("accuracy --part nope", out, sizeof out), 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(test_cli_err(), "unknown part 'nope'"));
+    /* an option of the part not run is refused, not ignored */
+    CU_ASSERT_EQUAL(test_cli("accuracy --part train --manifest tests/accuracy/coll_large.csv", out, sizeof out), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(test_cli_err(), "--manifest is the coll part's, and only part train runs"));
+    CU_ASSERT_EQUAL(test_cli("accuracy --part coll --training configs/measurements/training", out, sizeof out), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(test_cli_err(), "--training is the train part's, and only part coll runs"));
     remove(ar), remove(ag), remove(mf), remove(th), remove(c);
 }
 

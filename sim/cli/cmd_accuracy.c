@@ -719,6 +719,14 @@ int cmd_accuracy(int argc, char **argv)
         rc = cmd_usage_error("accuracy", "unknown part '%s' (parts: coll, train)", only);
         goto out;
     }
+    /* an option of the part not run would be ignored without a word */
+    int manifest_set = strcmp(c.manifest, "tests/accuracy/coll.csv") != 0;
+    if (only && ((!strcmp(only, "train") && manifest_set) || (!strcmp(only, "coll") && c.training))) {
+        rc = cmd_usage_error("accuracy", "%s is the %s part's, and only part %s runs (the train part reads "
+                             "--training DIR, the coll part --manifest F)",
+                             manifest_set ? "--manifest" : "--training", manifest_set ? "coll" : "train", only);
+        goto out;
+    }
     printf("# trainsim accuracy%s%s\n", c.calib ? ": calibration " : "", c.calib ? c.calib : "");
     train_bg bg = {-1, -1, NULL};
     if (!only && c.jobs > 1) train_start(&c, &bg);
