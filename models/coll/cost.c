@@ -504,8 +504,10 @@ static double cost_pipelined_ref(const coll_plan *p, const rcache *c, coll_route
     fluid_run(&fl);
     flow_ends(&fl, src, dst, end);
     double t = 0, *alpha = rank_alpha(p, c, route, ctx);
-    for (int r = 0; r < n; r++)
-        if (end[r] + coll_call_tail(p, alpha[r], alpha[n + r], 0, end[r]) > t) t = end[r] + coll_call_tail(p, alpha[r], alpha[n + r], 0, end[r]);
+    for (int r = 0; r < n; r++) {
+        double e = end[r] + coll_call_tail(p, alpha[r], alpha[n + r], 0, end[r]);
+        if (e > t) t = e;
+    }
     t = coll_call_time(p, t);
     free(alpha);
     fluid_free(&fl);
