@@ -450,19 +450,27 @@ static void test_llama3_8b_memory(void)
     }
 }
 
+/* A training row to predict: model on gpus H100s of the DGX H100 cluster under
+ * stack in FP8 at sequence seq (the layout is set by the caller). */
+static val_train_row h100_fp8_row(const char *model, const char *stack, int gpus, int seq)
+{
+    val_train_row r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.model, sizeof r.model, "%s", model);
+    snprintf(r.gpu, sizeof r.gpu, "h100");
+    snprintf(r.cluster, sizeof r.cluster, "dgx-h100-superpod");
+    snprintf(r.stack, sizeof r.stack, "%s", stack);
+    snprintf(r.dtype, sizeof r.dtype, "fp8");
+    r.gpus = gpus, r.seq = seq, r.published = 1;
+    return r;
+}
+
 /* tp_overlap (Transformer Engine's userbuffers): the sequence-parallel TP
  * collectives pipelined with their GEMMs shorten the iteration, by no more
  * than the exposed TP time; refused without sp or with tp = 1. */
 static void test_tp_overlap(void)
 {
-    val_train_row r;
-    memset(&r, 0, sizeof r);
-    snprintf(r.model, sizeof r.model, "llama3-70b");
-    snprintf(r.gpu, sizeof r.gpu, "h100");
-    snprintf(r.cluster, sizeof r.cluster, "dgx-h100-superpod");
-    snprintf(r.stack, sizeof r.stack, "megatron-core");
-    snprintf(r.dtype, sizeof r.dtype, "fp8");
-    r.gpus = 64, r.seq = 8192, r.published = 1;
+    val_train_row r = h100_fp8_row("llama3-70b", "megatron-core", 64, 8192);
     val_train_pred a, b;
     char err[TS_ERRLEN];
     snprintf(r.layout, sizeof r.layout, "tp=4,pp=8,vpp=5,dp=2,mbs=1,gbs=16,sp=on,zero=1");
@@ -490,14 +498,7 @@ static void test_tp_overlap(void)
  * the engine deadlocked it) and agrees with the critical path. */
 static void test_p2p_overlap(void)
 {
-    val_train_row r;
-    memset(&r, 0, sizeof r);
-    snprintf(r.model, sizeof r.model, "llama2-70b");
-    snprintf(r.gpu, sizeof r.gpu, "h100");
-    snprintf(r.cluster, sizeof r.cluster, "dgx-h100-superpod");
-    snprintf(r.stack, sizeof r.stack, "nemo-24.07");
-    snprintf(r.dtype, sizeof r.dtype, "fp8");
-    r.gpus = 64, r.seq = 4096, r.published = 1;
+    val_train_row r = h100_fp8_row("llama2-70b", "nemo-24.07", 64, 4096);
     val_train_pred a, b;
     char err[TS_ERRLEN];
     snprintf(r.layout, sizeof r.layout, "tp=4,pp=4,vpp=20,dp=4,mbs=1,gbs=128,sp=on,zero=1,overlap_param=on");
