@@ -491,6 +491,67 @@ static void test_fsdp2_copies(void)
     CU_ASSERT(t[1] > t[0]);
 }
 
+/* FSDP2 on one rank (the measured_1gpu rows): Llama-2 13B's first layers at
+ * dp = 1, zero = 3. The group's collectives become device copies
+ * ("comp.fsdp2_gather_1rank", "comp.fsdp2_reduce_1rank"), no collective is
+ * built, and together they copy pb bytes of every parameter at the forward's
+ * gathers (the first layer's carries the root module's) and gb bytes at the
+ * reduce-scatters, each read and written at 0.70 of hbm_achieved. The
+ * backward's gathers copy nothing; zero = 0 has none of them; and the same
+ * layout at dp = 2 keeps its collectives and no one-rank copy. */
+static void test_fsdp2_one_rank(void)
+{
+    char err[TS_ERRLEN];
+    wl_model m;
+    cm_gpu gpu;
+    an_net net;
+    CU_ASSERT_EQUAL_FATAL(wl_model_find("llama2-13b", "configs/models", &m, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(cm_gpu_find("h100", "configs/gpus", &gpu, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(an_net_default("H100", &net), 0);
+    m.layers = 4;
+    wl_model_fit_seq(&m, 2048);
+    const wl_stack *st = wl_stack_find("torchtitan", err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(st);
+    const char *lay[3] = {"tp=1,pp=1,dp=1,mbs=1,gbs=1,zero=3", "tp=1,pp=1,dp=1,mbs=1,gbs=1,zero=0",
+                          "tp=1,pp=1,dp=2,mbs=1,gbs=2,zero=3"};
+    for (int c = 0; c < 3; c++) {
+        wl_layout l;
+        int D = c == 2 ? 2 : 1;
+        CU_ASSERT_EQUAL_FATAL(wl_layout_parse(lay[c], &l, err, sizeof err), 0);
+        CU_ASSERT_EQUAL_FATAL(wl_layout_check(&l, &m, 2048, D, err, sizeof err), 0);
+        wl_layout_apply_stack(&l, st);
+        wl_opts o = {2048, CM_BF16, &gpu, &net, 0, 0, st};
+        og_graph *g = NULL;
+        wl_info info;
+        CU_ASSERT_EQUAL_FATAL(wl_build(&m, &l, &o, &g, &info, err, sizeof err), 0);
+        wl_rank_params p;
+        wl_stage_params(&m, &l, 0, &p);
+        double gat = 0, red = 0;
+        int ngat = 0, nred = 0, colls = 0;
+        const og_rank *rk = &g->ranks[0];
+        for (int i = 0; i < rk->nops; i++) {
+            const og_op *op = &rk->ops[i];
+            const char *lb = og_label(g, op);
+            colls += op->kind == OG_COLL;
+            if (lb && !strncmp(lb, "comp.fsdp2_gather_1rank.", 24)) gat += op->duration, ngat++;
+            if (lb && !strncmp(lb, "comp.fsdp2_reduce_1rank.", 24)) red += op->duration, nred++;
+        }
+        if (c == 0) {
+            CU_ASSERT_EQUAL(colls, 0);
+            CU_ASSERT_EQUAL(ngat, m.layers); /* forward only */
+            CU_ASSERT(nred >= 1);
+            /* each op is one kernel: its bytes are the total less the floors */
+            double rate = 0.70 * gpu.hbm_eff, pb = 2, gb = 4;
+            CU_ASSERT_DOUBLE_EQUAL(gat - ngat * gpu.kernel_overhead, 2 * p.total * pb / rate, 1e-6 * gat);
+            CU_ASSERT_DOUBLE_EQUAL(red - nred * gpu.kernel_overhead, 2 * p.total * gb / rate, 1e-6 * red);
+        } else {
+            CU_ASSERT_EQUAL(ngat + nred, 0);
+            if (c == 2) CU_ASSERT(colls > 0);
+        }
+        og_free(g);
+    }
+}
+
 /* FSDP1's gradient path (stack fsdp1, the llm-foundry rows): MPT-13B, zero=3
  * over 8 H100s, one micro-batch of 2 x 2048, ops apart. Before each FSDP
  * unit's reduce-scatter the compute stream carries one pass over its P
@@ -1138,6 +1199,7 @@ void suite_kernels(void)
                    test_nemo_2407, "Megatron-LM 2021 pipeline messages", test_p2p_2021,
                    "Megatron-LM 2021 interleaved schedule: blocking calls, no deadlock", test_p2p_2021_interleaved,
                    "FSDP2 copy-out and copy-in around its collectives", test_fsdp2_copies,
+                   "FSDP2 on one rank: its collectives as device copies", test_fsdp2_one_rank,
                    "FSDP1 flat-gradient path before each reduce-scatter", test_fsdp1_grads,
                    "FSDP: gathers and reduce-scatters on one NCCL stream, gather first", test_fsdp_one_pg,
                    "TE backward: TP re-gather and reduce-scatter beside the GEMMs", test_tp_bwd_async,

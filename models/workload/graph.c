@@ -1022,6 +1022,49 @@ static int fsdp2_copy_in(gen *G, double P, int dep)
     return G->dry ? dep : id;
 }
 
+/* FSDP2 on one rank (dp = cp = 1) still runs its collectives, as device
+ * copies: PyTorch's foreach_reduce copies the reduce-scatter input into its
+ * output when the group has one rank (reduce_output.copy_(reduce_scatter_input),
+ * the gradients in the reduce dtype), and the gathered parameters are copied
+ * on their way in. Measured on an H100 (configs/measurements/gpu/
+ * h100_train_profile.csv, "Memcpy DtoD" of steps l3_fsdp and l2_full: 11.02
+ * and 10.90 ms for 1.923 and 1.881 B parameters, 5.73 and 5.80 ms per billion)
+ * they scale with the parameters gathered for the forward and reduced, not
+ * with the backward's re-gathers (l2_full has twice the resharded parameters
+ * of l3_fsdp and no more copy time): one copy of pb bytes per parameter at the
+ * forward's gather, one of gb at the reduce-scatter, read and written at
+ * FSDP2_DTOD of hbm_achieved (0.705 and 0.697 on the two steps, docs/compute.md,
+ * "FSDP2 on one rank"). */
+#define FSDP2_DTOD 0.70
+
+/* Parameters outside the transformer layers on the rank (pp = 1: the
+ * embedding, the final norm and an untied output layer); 0 under pipeline
+ * parallelism, where FSDP2 on one rank is not modelled apart. */
+static double root_params(const gen *G)
+{
+    if (G->l->pp != 1) return 0;
+    wl_rank_params p;
+    wl_stage_params(G->m, G->l, 0, &p);
+    double in_layers = 0, dense, expert;
+    for (int li = 0; li < G->m->layers; li++) {
+        wl_layer_params(G->m, G->l, li, &dense, &expert);
+        in_layers += dense + expert;
+    }
+    return p.total > in_layers ? p.total - in_layers : 0;
+}
+
+static int fsdp2_one_rank(const gen *G)
+{
+    return G->st->fsdp2_copies && G->l->zero == 3 && G->l->dp * G->l->cp <= 1;
+}
+
+static int fsdp2_one_rank_copy(gen *G, const char *what, int li, int mb, double bytes, int dep)
+{
+    if (!fsdp2_one_rank(G) || bytes <= 0) return dep;
+    int id = timed(G, what, li, mb, 0, cm_mem_time(G->o->gpu, 2 * bytes / FSDP2_DTOD, 1));
+    return G->dry || id < 0 ? dep : id;
+}
+
 /* FSDP1 (stack fsdp1_grads; torch/distributed/fsdp/_runtime_utils.py of
  * PyTorch 2.0-2.1, _post_backward_hook, and the default reduce-scatter hook):
  * per FSDP unit and micro-batch, before the reduce-scatter of its P gradients,
@@ -1105,6 +1148,12 @@ static void zero3_gather(gen *G, int li, int mb, const char *what, double P)
         return;
     }
     int bwd = !strncmp(what, "param_bwd", 9);
+    if (fsdp2_one_rank(G)) {
+        /* the root module's parameters (embedding, final norm, output) are
+         * gathered with the first layer's and kept until the backward ends */
+        if (!bwd) fsdp2_one_rank_copy(G, "fsdp2_gather_1rank", li, mb, (P + (li == 0 ? root_params(G) : 0)) * G->pb, -1);
+        return;
+    }
     if (!bwd && !G->dry) rs_flush(G);
     int ag = gather_ops(G, li, mb, what, first, P);
     if (bwd && !G->dry) rs_flush(G);
@@ -1488,6 +1537,7 @@ static void bucket_emit(gen *G, int dep)
         G->ddp_elems += elems;
     }
     if (l->zero == 3) dep = fsdp2_copy_in(G, G->bucket_acc, dep);
+    dep = fsdp2_one_rank_copy(G, "fsdp2_reduce_1rank", -1, -1, G->bucket_acc * G->gb, dep);
     if (l->zero == 3) dep = fsdp1_grad_path(G, G->bucket_acc, dep);
     if (l->zero == 3 && (l->hgz > 1 || l->qgz))
         id = zero3_grads(G, G->bucket_acc, dep, G->gfinal, G->bucket_no);
