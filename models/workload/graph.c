@@ -3162,8 +3162,17 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
     double V = wl_padded_vocab(m, l), h = m->hidden, t = l->tp, sp = l->sp ? t : 1;
     double emb_f = cm_mem_time(o->gpu, 2 * G.tok * h * G.dt / sp, 1);
     double emb_b = cm_mem_time(o->gpu, 3 * G.tok * h * G.dt / sp, 1);
-    double lg_f = gemm_time(&G, 1, G.tok, V / t, h, GF_HIGH) + cm_mem_time(o->gpu, G.tok * V / t * 8, 1);
-    double lg_b = gemm_time(&G, 1, G.tok, h, V / t, GF_HIGH) + cm_mem_time(o->gpu, G.tok * V / t * 8, 1);
+    /* the output layer's loss and autocast casts as the graph runs them (do_F,
+     * do_B), accumulated dry */
+    G.acc = 0;
+    autocast_cast(&G, -1, 0, V * h, 1, 0);
+    loss_op(&G, 0, G.tok * V / t, 0);
+    double lg_f = gemm_time(&G, 1, G.tok, V / t, h, GF_HIGH) + G.acc;
+    G.acc = 0;
+    loss_op(&G, 0, G.tok * V / t, 1);
+    autocast_cast(&G, -1, 0, V * h, 1, 1);
+    double lg_b = gemm_time(&G, 1, G.tok, h, V / t, GF_HIGH) + G.acc;
+    G.acc = 0;
     double lg_w = gemm_time(&G, 1, h, V / t, G.tok, GF_HIGH | GF_WGRAD);
     int p = l->pp, per, lo, uneven = (l->pp_first || l->pp_last) && p > 1;
     double tf = 0, tb = 0, tw = 0, side = 0;
@@ -3182,7 +3191,6 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
                 double dense, expert;
                 wl_layer_params(m, l, li, &dense, &expert);
                 r2 += zero3_grad_time(&G, dense);
-                b += cm_mem_time(o->gpu, dense * fsdp1_grad_bytes(&G), 1); /* fsdp1_grad_path */
             }
             held += r2;
             if (one_pg(&G)) s2 += r2; /* one NCCL stream: gathers and reduce-scatters in series */
@@ -3190,6 +3198,18 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
         }
         if (st == 0) f += emb_f, b += emb_b;
         if (st == p - 1) f += lg_f, b += lg_b, w += lg_w;
+        if (l->zero == 3 && (fsdp1_grad_bytes(&G) > 0 || fsdp2_one_rank(&G))) {
+            /* bucket_emit's passes over the stage's gradients, embedding and output
+             * layer included: FSDP1's flat-gradient path (at any dp) and FSDP2's
+             * one-rank reduce-scatter copies */
+            wl_rank_params sp_;
+            wl_stage_params(m, l, st, &sp_);
+            if (fsdp1_grad_bytes(&G) > 0) b += cm_mem_time(o->gpu, sp_.dense * fsdp1_grad_bytes(&G), 1);
+            G.acc = 0;
+            fsdp2_one_rank_copy(&G, "fsdp2_reduce_1rank", -1, -1, sp_.total * G.gb, -1);
+            b += G.acc;
+            G.acc = 0;
+        }
         if (st < p - 1 && ds_engine(&G) && pp_sg(&G)) b += tp_cost(&G, OG_ALLGATHER, G.tok * h * G.dt); /* ds_restore */
         /* the stage's kernels beside its gathers and reduce-scatters (ov_slow):
          * their streams run at once, each on its channels, so their seconds add */
