@@ -491,6 +491,32 @@ static void test_fsdp2_copies(void)
     CU_ASSERT(t[1] > t[0]);
 }
 
+/* The graph of layout lay (checked on gpus GPUs, the stack applied) for m;
+ * fuse as wl_opts. NULL on any error, which the caller asserts. */
+static og_graph *stack_graph(const wl_model *m, const char *lay, int seq, int gpus, const cm_gpu *gpu, const an_net *net,
+                             const wl_stack *st, int fuse, wl_layout *l)
+{
+    char err[TS_ERRLEN];
+    og_graph *g = NULL;
+    wl_info info;
+    if (!st || wl_layout_parse(lay, l, err, sizeof err) || wl_layout_check(l, m, seq, gpus, err, sizeof err)) return NULL;
+    wl_layout_apply_stack(l, st);
+    wl_opts o = {seq, CM_BF16, gpu, net, fuse, 0, st};
+    return wl_build(m, l, &o, &g, &info, err, sizeof err) ? NULL : g;
+}
+
+/* The first four layers of a model on an H100 (the one-GPU steps' set-up). */
+static int h100_four_layers(const char *name, int seq, wl_model *m, cm_gpu *gpu, an_net *net)
+{
+    char err[TS_ERRLEN];
+    if (wl_model_find(name, "configs/models", m, err, sizeof err) || cm_gpu_find("h100", "configs/gpus", gpu, err, sizeof err) ||
+        an_net_default("H100", net))
+        return -1;
+    m->layers = 4;
+    wl_model_fit_seq(m, seq);
+    return 0;
+}
+
 /* FSDP2 on one rank (the measured_1gpu rows): Llama-2 13B's first layers at
  * dp = 1, zero = 3. The group's collectives become device copies
  * ("comp.fsdp2_gather_1rank", "comp.fsdp2_reduce_1rank"), no collective is
@@ -505,25 +531,15 @@ static void test_fsdp2_one_rank(void)
     wl_model m;
     cm_gpu gpu;
     an_net net;
-    CU_ASSERT_EQUAL_FATAL(wl_model_find("llama2-13b", "configs/models", &m, err, sizeof err), 0);
-    CU_ASSERT_EQUAL_FATAL(cm_gpu_find("h100", "configs/gpus", &gpu, err, sizeof err), 0);
-    CU_ASSERT_EQUAL_FATAL(an_net_default("H100", &net), 0);
-    m.layers = 4;
-    wl_model_fit_seq(&m, 2048);
+    CU_ASSERT_EQUAL_FATAL(h100_four_layers("llama2-13b", 2048, &m, &gpu, &net), 0);
     const wl_stack *st = wl_stack_find("torchtitan", err, sizeof err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(st);
     const char *lay[3] = {"tp=1,pp=1,dp=1,mbs=1,gbs=1,zero=3", "tp=1,pp=1,dp=1,mbs=1,gbs=1,zero=0",
                           "tp=1,pp=1,dp=2,mbs=1,gbs=2,zero=3"};
     for (int c = 0; c < 3; c++) {
         wl_layout l;
-        int D = c == 2 ? 2 : 1;
-        CU_ASSERT_EQUAL_FATAL(wl_layout_parse(lay[c], &l, err, sizeof err), 0);
-        CU_ASSERT_EQUAL_FATAL(wl_layout_check(&l, &m, 2048, D, err, sizeof err), 0);
-        wl_layout_apply_stack(&l, st);
-        wl_opts o = {2048, CM_BF16, &gpu, &net, 0, 0, st};
-        og_graph *g = NULL;
-        wl_info info;
-        CU_ASSERT_EQUAL_FATAL(wl_build(&m, &l, &o, &g, &info, err, sizeof err), 0);
+        og_graph *g = stack_graph(&m, lay[c], 2048, c == 2 ? 2 : 1, &gpu, &net, st, 0, &l);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(g);
         wl_rank_params p;
         wl_stage_params(&m, &l, 0, &p);
         double gat = 0, red = 0;
@@ -564,11 +580,7 @@ static void test_estimate_loss(void)
     wl_model m;
     cm_gpu gpu;
     an_net net;
-    CU_ASSERT_EQUAL_FATAL(wl_model_find("llama3-8b", "configs/models", &m, err, sizeof err), 0);
-    CU_ASSERT_EQUAL_FATAL(cm_gpu_find("h100", "configs/gpus", &gpu, err, sizeof err), 0);
-    CU_ASSERT_EQUAL_FATAL(an_net_default("H100", &net), 0);
-    m.layers = 4;
-    wl_model_fit_seq(&m, 8192);
+    CU_ASSERT_EQUAL_FATAL(h100_four_layers("llama3-8b", 8192, &m, &gpu, &net), 0);
     const char *stacks[] = {"megatron-core", "megatron-2021", "deepspeed", "fsdp2", "fsdp1", "torchtitan"};
     for (size_t si = 0; si < sizeof stacks / sizeof *stacks; si++) {
         const wl_stack *st = wl_stack_find(stacks[si], err, sizeof err);
@@ -577,13 +589,9 @@ static void test_estimate_loss(void)
             wl_layout l;
             char lay[96];
             snprintf(lay, sizeof lay, "tp=1,pp=1,dp=1,mbs=1,gbs=1,zero=%d,recompute=none", z);
-            CU_ASSERT_EQUAL_FATAL(wl_layout_parse(lay, &l, err, sizeof err), 0);
-            CU_ASSERT_EQUAL_FATAL(wl_layout_check(&l, &m, 8192, 1, err, sizeof err), 0);
-            wl_layout_apply_stack(&l, st);
+            og_graph *g = stack_graph(&m, lay, 8192, 1, &gpu, &net, st, 1, &l);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(g);
             wl_opts o = {8192, CM_BF16, &gpu, &net, 1, 0, st};
-            og_graph *g = NULL;
-            wl_info info;
-            CU_ASSERT_EQUAL_FATAL(wl_build(&m, &l, &o, &g, &info, err, sizeof err), 0);
             eng_result *res = NULL;
             CU_ASSERT_EQUAL_FATAL(an_run(g, &net, &res, err, sizeof err), 0);
             double span = res->makespan;
