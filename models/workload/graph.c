@@ -3078,8 +3078,10 @@ static double zero3_grad_time(gen *G, double P)
  * Megatron's 1F1B order (min(p - i - 1, m) warm-up forwards, then one forward
  * and one backward each, then the remaining backwards) or GPipe's (all
  * forwards, then all backwards); a forward waits for the previous stage's
- * forward of its micro-batch, a backward for the next stage's backward, each
- * crossing xfer later. f[i], b[i]: stage i's forward and backward (weight
+ * forward of its micro-batch, a backward for the next stage's backward, and
+ * the crossing takes xfer from when both the sender has sent and the
+ * receiver has posted its blocking receive (the graph's pp_recv on the
+ * compute stream). f[i], b[i]: stage i's forward and backward (weight
  * gradients included) of one micro-batch; f0x, blx: added to each stage's first forward
  * and last backward (the DP collectives beside them). Returns when the last backward ends. */
 static double pipeline_walk(const double *f, const double *b, int p, int m, double xfer, int gpipe, double f0x,
@@ -3100,11 +3102,14 @@ static double pipeline_walk(const double *f, const double *b, int p, int m, doub
                 if (k < w) fwd = 1, j = k;
                 else if (k < 2 * m - w) fwd = (k - w) % 2 == 0, j = fwd ? w + (k - w) / 2 : (k - w) / 2;
                 else fwd = 0, j = k - m;
+                /* a received input: the transfer starts when both sides have posted
+                 * (the sender's end of its op, the receiver's blocking receive) */
                 double dep;
-                if (fwd) dep = i == 0 ? 0 : fe[(i - 1) * m + j] < 0 ? -1 : fe[(i - 1) * m + j] + xfer;
-                else dep = i == p - 1 ? fe[i * m + j] : be[(i + 1) * m + j] < 0 ? -1 : be[(i + 1) * m + j] + xfer;
+                int rx = fwd ? i > 0 : i < p - 1;
+                if (fwd) dep = i == 0 ? 0 : fe[(i - 1) * m + j];
+                else dep = i == p - 1 ? fe[i * m + j] : be[(i + 1) * m + j];
                 if (dep < 0) break;
-                double start = now[i] > dep ? now[i] : dep;
+                double start = (now[i] > dep ? now[i] : dep) + (rx ? xfer : 0);
                 now[i] = start + (fwd ? f[i] + (j == 0 ? f0x : 0) : b[i] + (j == m - 1 ? blx : 0));
                 (fwd ? fe : be)[i * m + j] = now[i];
                 next[i]++, progress = 1;
@@ -3174,7 +3179,12 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
     double lg_b = gemm_time(&G, 1, G.tok, h, V / t, GF_HIGH) + G.acc;
     G.acc = 0;
     double lg_w = gemm_time(&G, 1, h, V / t, G.tok, GF_HIGH | GF_WGRAD);
-    int p = l->pp, per, lo, uneven = (l->pp_first || l->pp_last) && p > 1;
+    /* the stages' times are walked where they differ: uneven layer counts, or the
+     * first stage's embedding and the last's output layer and loss beside even
+     * stages (1F1B and GPipe; the interleaved and ZB-H1 closed forms keep the
+     * slowest stage's slot) */
+    int p = l->pp, per, lo;
+    int uneven = p > 1 && ((l->pp_first || l->pp_last) || l->schedule == WL_1F1B || l->schedule == WL_GPIPE);
     double tf = 0, tb = 0, tw = 0, side = 0;
     double *sf = uneven ? ts_calloc((size_t)p, sizeof *sf) : NULL, *sb = uneven ? ts_calloc((size_t)p, sizeof *sb) : NULL;
     for (int st = 0; st < p; st++) {
