@@ -304,12 +304,14 @@ static double ov_extra(const gen *G, double c, double s)
 
 /* The optimizer step over `owned` parameters of a stage of `layers` layers, as
  * the stack runs it (stack optim_bytes; docs/compute.md, "Optimizer step"):
- * the stack's bytes per parameter in its multi-tensor passes, plus one kernel
- * per parameter tensor where it loops over them (12 a layer with biases: two
- * norms, QKV, projection, fc1, fc2, weight and bias each; 6 without). The
- * passes are multi-tensor kernels (torch's fused AdamW and foreach ops, apex's
- * and TE's multi_tensor_apply), which reach a fraction of the streaming rate:
- * WL_MULTI_TENSOR_EFF. */
+ * the stack's bytes per parameter in its multi-tensor passes, plus
+ * optim_per_tensor kernels per parameter tensor where it loops over them (12 a
+ * layer with biases: two norms, QKV, projection, fc1, fc2, weight and bias each;
+ * 6 without). The passes are multi-tensor kernels (torch's fused AdamW and
+ * foreach ops, apex's and TE's multi_tensor_apply), which reach a fraction of
+ * the streaming rate: WL_MULTI_TENSOR_EFF; a step that is all per-tensor eager
+ * kernels (Composer's DecoupledAdamW: optim_per_tensor above 1) streams at the
+ * full rate. */
 static double optim_stack_time(const cm_gpu *gpu, const wl_stack *st, const wl_model *m, int layers, double owned,
                                int shards)
 {
@@ -319,7 +321,10 @@ static double optim_stack_time(const cm_gpu *gpu, const wl_stack *st, const wl_m
      * gradient and a step: on average 1 + (n - 1)/D of a layer's n */
     if (st->fsdp1_shard && shards > 1) tensors = (1 + (n - 1) / shards) * layers;
     int k = st->optim_k + (int)lround(st->optim_per_tensor * tensors);
-    return cm_mem_time(gpu, owned * st->optim_bytes / WL_MULTI_TENSOR_EFF, k);
+    /* a step that loops over the tensors for all its passes runs plain eager
+     * kernels, one tensor each, at the streaming rate */
+    double eff = st->optim_per_tensor > 1 ? 1 : WL_MULTI_TENSOR_EFF;
+    return cm_mem_time(gpu, owned * st->optim_bytes / eff, k);
 }
 
 /* Data-parallel shards of a unit's parameters the optimizer of one rank sees

@@ -144,7 +144,8 @@ static const wl_stack stacks[] = {
      * at full size) */
     {"fsdp1", "PyTorch FSDP1 (FlatParameter, PyTorch 2.0-2.1) as Composer / llm-foundry ran it in 2023: fsdp2's "
               "kernels, the flat gradient assembled, cast to the fp32 reduce dtype and pre-divided before each "
-              "reduce-scatter",
+              "reduce-scatter; every micro-batch the shard cast before each gather, the shard's post-divide and "
+              "accumulation, the root unit gathered and reduced; Composer's DecoupledAdamW step",
      "PyTorch torch/distributed/fsdp/_runtime_utils.py of 2.0-2.1 (_post_backward_hook: grad.to(reduce_dtype), "
      "_saved_grad_shard), torch/distributed/algorithms/_comm_hooks/default_hooks.py "
      "(DefaultState's gradient pre- and post-divide factors, reduce_scatter_hook); Composer mosaic_fsdp_utils.py get_mixed_precision (DEFAULT: bf16 "

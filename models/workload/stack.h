@@ -78,7 +78,8 @@ typedef struct wl_stack {
     int optim_k;                /* its kernels besides one per parameter tensor (optim_per_tensor) */
     int optim_per_tensor;       /* kernels per parameter tensor where step() loops over the tensors in Python (0: none;
                                  * megatron-2021's per-tensor copy: 1; Composer's DecoupledAdamW and FSDP1's
-                                 * clip_grad_norm_: 10, over the tensors of the rank's shard) */
+                                 * clip_grad_norm_: 10, over the tensors of the rank's shard; above 1 the whole step
+                                 * is such eager kernels, at the streaming rate, not WL_MULTI_TENSOR_EFF) */
     /* data parallelism (c2, continued) */
     int torch_ddp;              /* overlap_grad=on is PyTorch's DistributedDataParallel (Megatron-LM's --DDP-impl
                                  * torch): each gradient copied into its bucket divided by the group size on the
