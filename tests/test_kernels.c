@@ -627,9 +627,17 @@ static void test_fsdp1_grads(void)
     wl_model_fit_seq(&m, 2048);
     wl_sm_share(0); /* the passes' bytes, without the SM share of the collectives beside them */
     double t[2], est[2];
+    const wl_stack *f2 = wl_stack_find("fsdp2", err, sizeof err), *f1s = wl_stack_find("fsdp1", err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f1s);
+    /* fsdp1's gradient path alone: its shard passes, root unit and optimizer step
+     * (test_fsdp1_micro_batches) left as fsdp2's */
+    wl_stack grads_only = *f1s;
+    grads_only.fsdp1_shard = 0;
+    grads_only.optim_bytes = f2->optim_bytes, grads_only.optim_k = f2->optim_k;
+    grads_only.optim_per_tensor = f2->optim_per_tensor;
     for (int f1 = 0; f1 < 2; f1++) {
-        const wl_stack *st = wl_stack_find(f1 ? "fsdp1" : "fsdp2", err, sizeof err);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(st);
+        const wl_stack *st = f1 ? &grads_only : f2;
         CU_ASSERT_EQUAL(st->fsdp1_grads, f1);
         wl_layout l;
         CU_ASSERT_EQUAL_FATAL(wl_layout_parse("tp=1,pp=1,dp=8,mbs=2,gbs=16,zero=3,recompute=none", &l, err, sizeof err), 0);
@@ -677,6 +685,114 @@ static void test_fsdp1_grads(void)
     /* 18 B per parameter against the 10 B main-gradient pass: fsdp1 is slower */
     CU_ASSERT(t[1] > t[0]);
     CU_ASSERT(fabs((est[1] - est[0]) - (t[1] - t[0])) < 0.05 * (t[1] - t[0]));
+}
+
+/* FSDP1 under Composer, per micro-batch (stack fsdp1; docs/workload.md, "FSDP1
+ * shards"). Composer's ddp_sync_context gives an FSDP model no no_sync, and
+ * FULL_SHARD reshards every block after its forward and its backward, so each
+ * micro-batch gathers every block twice (16-bit), gathers the root unit
+ * (embeddings, final norm) once and reduce-scatters every unit, root included
+ * (fp32): the collective bytes of a step grow in proportion to its
+ * micro-batches. Each gather is preceded by the cast of the rank's fp32 shard
+ * (read 4, write 2 per element of the 1/D shard); each reduce-scatter is
+ * followed by the post-divide (8 ranks: pre-divide 4, post-divide 2) and, from
+ * the second micro-batch on, the add into the held shard. The optimizer is
+ * Composer's DecoupledAdamW after FSDP1's clip_grad_norm_, over the tensors of
+ * the rank's slice. */
+static void test_fsdp1_micro_batches(void)
+{
+    char err[TS_ERRLEN];
+    wl_model m;
+    cm_gpu gpu;
+    an_net net;
+    CU_ASSERT_EQUAL_FATAL(wl_model_find("mpt-13b-foundry", "configs/models", &m, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(cm_gpu_find("h100", "configs/gpus", &gpu, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(an_net_default("H100", &net), 0);
+    wl_model_fit_seq(&m, 2048);
+    const wl_stack *st = wl_stack_find("fsdp1", err, sizeof err), *f2 = wl_stack_find("fsdp2", err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(st);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f2);
+    CU_ASSERT(st->fsdp1_shard && !f2->fsdp1_shard);
+    const int D = 8;
+    double ag1 = 0, rs1 = 0, it1 = 0, mb1 = 0;
+    for (int mcount = 1; mcount <= 3; mcount++) {
+        char lay[128];
+        snprintf(lay, sizeof lay, "tp=1,pp=1,dp=%d,mbs=2,gbs=%d,zero=3,recompute=none", D, 2 * D * mcount);
+        wl_layout l;
+        CU_ASSERT_EQUAL_FATAL(wl_layout_parse(lay, &l, err, sizeof err), 0);
+        CU_ASSERT_EQUAL_FATAL(wl_layout_check(&l, &m, 2048, D, err, sizeof err), 0);
+        wl_layout_apply_stack(&l, st);
+        wl_opts o = {2048, CM_BF16, &gpu, &net, 0, 0, st};
+        og_graph *g = NULL;
+        wl_info info;
+        CU_ASSERT_EQUAL_FATAL(wl_build(&m, &l, &o, &g, &info, err, sizeof err), 0);
+        wl_rank_params p;
+        wl_stage_params(&m, &l, 0, &p);
+        double root = (double)wl_padded_vocab(&m, &l) * m.hidden + (m.learned_pos ? (double)m.max_seq * m.hidden : 0) +
+                      m.hidden + (m.tied ? 0 : (double)wl_padded_vocab(&m, &l) * m.hidden);
+        double ag = 0, rs = 0, opt = -1;
+        int nag = 0, nrs = 0, casts = 0, cast_ok = 0, shards = 0, shard_ok = 0, root_ag = 0;
+        const og_rank *rk = &g->ranks[0];
+        for (int i = 0; i < rk->nops; i++) {
+            const og_op *op = &rk->ops[i];
+            const char *lb = og_label(g, op);
+            if (op->kind == OG_COLL && op->coll == OG_ALLGATHER) {
+                ag += (double)op->bytes, nag++;
+                root_ag += lb && strstr(lb, "param_fwd_root") != NULL;
+                /* the gather waits for its shard's cast, on its stream */
+                const og_op *prev = i > 0 ? &rk->ops[i - 1] : NULL;
+                const char *pl = prev ? og_label(g, prev) : NULL;
+                CU_ASSERT(pl && strstr(pl, "fsdp1_mp_shard") && prev->stream == op->stream);
+            }
+            if (op->kind == OG_COLL && op->coll == OG_REDUCESCATTER) rs += (double)op->bytes, nrs++;
+            if (!lb) continue;
+            if (strstr(lb, "fsdp1_mp_shard")) {
+                casts++;
+                /* a block's shard or the root's */
+                cast_ok += fabs(op->duration - cm_mem_time(&gpu, p.layer / D * 6, 1)) < 1e-12 ||
+                           fabs(op->duration - cm_mem_time(&gpu, root / D * 6, 1)) < 1e-12;
+            }
+            if (strstr(lb, "fsdp1_grad_shard")) {
+                shards++;
+                int mb = atoi(strrchr(lb, 'b') + 1); /* ...mbN */
+                double b = mb > 0 ? 20 : 8;
+                shard_ok += fabs(op->duration - cm_mem_time(&gpu, p.layer / D * b, 1)) < 1e-12 ||
+                            fabs(op->duration - cm_mem_time(&gpu, root / D * b, 1)) < 1e-12;
+            }
+            if (!strcmp(lb, "comp.optimizer")) opt = op->duration;
+        }
+        /* every micro-batch: two gathers per block and one of the root, one reduce-scatter per unit */
+        CU_ASSERT_EQUAL(nag, mcount * (2 * m.layers + 1));
+        CU_ASSERT_EQUAL(root_ag, mcount);
+        CU_ASSERT_EQUAL(nrs, mcount * (m.layers + 1));
+        CU_ASSERT(fabs(ag - mcount * (2 * m.layers * p.layer + root) * 2) < 1e-6 * ag);
+        CU_ASSERT(fabs(rs - mcount * (m.layers * p.layer + root) * 4) < 1e-6 * rs);
+        CU_ASSERT_EQUAL(casts, nag);
+        CU_ASSERT_EQUAL(cast_ok, nag);
+        CU_ASSERT_EQUAL(shards, nrs);
+        CU_ASSERT_EQUAL(shard_ok, nrs);
+        if (mcount == 1) ag1 = ag, rs1 = rs;
+        CU_ASSERT(fabs(ag - mcount * ag1) < 1e-9 * ag && fabs(rs - mcount * rs1) < 1e-9 * rs);
+        /* the step: the stack's bytes over the owned parameters at the streaming rate
+         * (plain eager kernels), 10 kernels for each of the 1 + 5/D tensors per block
+         * the rank's slice touches, and the norm's scalars */
+        double owned = p.dense / D;
+        int k = st->optim_k + (int)lround(st->optim_per_tensor * (1 + 5.0 / D) * m.layers);
+        CU_ASSERT(fabs(opt - cm_mem_time(&gpu, owned * st->optim_bytes, k)) < 1e-12); /* eager kernels: streaming */
+        CU_ASSERT(st->optim_bytes > f2->optim_bytes);
+        /* the closed-form estimate follows the graph */
+        eng_result *res = NULL;
+        CU_ASSERT_EQUAL_FATAL(an_run(g, &net, &res, err, sizeof err), 0);
+        double it = res->makespan;
+        eng_result_free(res);
+        og_free(g);
+        wl_est e;
+        CU_ASSERT_EQUAL_FATAL(wl_estimate(&m, &l, &o, &e, err, sizeof err), 0);
+        CU_ASSERT(fabs(e.iter - it) < 0.02 * it);
+        /* each micro-batch adds what the first costs without the step */
+        if (mcount == 1) it1 = it, mb1 = it - opt;
+        else CU_ASSERT(fabs((it - it1) / (mcount - 1) - mb1) < 0.03 * mb1);
+    }
 }
 
 /* FSDP's one process group (stack fsdp_one_pg): MPT-13B at 512 tokens on 64
@@ -1256,6 +1372,8 @@ void suite_kernels(void)
                    "FSDP2 on one rank: its collectives as device copies", test_fsdp2_one_rank,
                    "the estimate prices the loss and one-rank copies as the graph", test_estimate_loss,
                    "FSDP1 flat-gradient path before each reduce-scatter", test_fsdp1_grads,
+                   "FSDP1 under Composer: gathers, reduce-scatters and shard passes per micro-batch",
+                   test_fsdp1_micro_batches,
                    "FSDP: gathers and reduce-scatters on one NCCL stream, gather first", test_fsdp_one_pg,
                    "TE backward: TP re-gather and reduce-scatter beside the GEMMs", test_tp_bwd_async,
                    "tp_overlap: proj and fc2 GEMMs leave SMs to the reduce-scatter", test_ub_sm_margin,

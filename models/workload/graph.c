@@ -102,6 +102,7 @@ typedef struct gen {
     int act_no;             /* index of the action being built in the schedule */
     int z3rs_last;          /* zero=3 under a z3_sync stack: the last per-weight reduce-scatter (-1: none) */
     int rs_pend, rs_pend_dep, rs_pend_no; /* fsdp_one_pg: a reduce-scatter held until the next gather is issued */
+    int rs_pend_mb, gmb;    /* micro-batch of that reduce-scatter's gradients / of the bucket being emitted */
     double rs_pend_bytes;
     wlist *wl;              /* deferred weight gradients per (micro-batch, chunk) */
     int zb;
@@ -303,17 +304,32 @@ static double ov_extra(const gen *G, double c, double s)
 
 /* The optimizer step over `owned` parameters of a stage of `layers` layers, as
  * the stack runs it (stack optim_bytes; docs/compute.md, "Optimizer step"):
- * the stack's bytes per parameter in its multi-tensor passes, plus one kernel
- * per parameter tensor where it loops over them (12 a layer with biases: two
- * norms, QKV, projection, fc1, fc2, weight and bias each; 6 without). The
- * passes are multi-tensor kernels (torch's fused AdamW and foreach ops, apex's
- * and TE's multi_tensor_apply), which reach a fraction of the streaming rate:
- * WL_MULTI_TENSOR_EFF. */
-static double optim_stack_time(const cm_gpu *gpu, const wl_stack *st, const wl_model *m, int layers, double owned)
+ * the stack's bytes per parameter in its multi-tensor passes, plus
+ * optim_per_tensor kernels per parameter tensor where it loops over them (12 a
+ * layer with biases: two norms, QKV, projection, fc1, fc2, weight and bias each;
+ * 6 without). The passes are multi-tensor kernels (torch's fused AdamW and
+ * foreach ops, apex's and TE's multi_tensor_apply), which reach a fraction of
+ * the streaming rate: WL_MULTI_TENSOR_EFF; a step that is all per-tensor eager
+ * kernels (Composer's DecoupledAdamW: optim_per_tensor above 1) streams at the
+ * full rate. */
+static double optim_stack_time(const cm_gpu *gpu, const wl_stack *st, const wl_model *m, int layers, double owned,
+                               int shards)
 {
-    int k = st->optim_k + (st->optim_per_tensor ? (m->bias ? 12 : 6) * layers : 0);
-    return cm_mem_time(gpu, owned * st->optim_bytes / WL_MULTI_TENSOR_EFF, k);
+    double n = m->bias ? 12 : 6, tensors = n * layers;
+    /* FSDP1 with use_orig_params (Composer's default): a rank holds the 1/D slice of
+     * each unit's flat parameter, and only the tensors that slice touches get a
+     * gradient and a step: on average 1 + (n - 1)/D of a layer's n */
+    if (st->fsdp1_shard && shards > 1) tensors = (1 + (n - 1) / shards) * layers;
+    int k = st->optim_k + (int)lround(st->optim_per_tensor * tensors);
+    /* a step that loops over the tensors for all its passes runs plain eager
+     * kernels, one tensor each, at the streaming rate */
+    double eff = st->optim_per_tensor > 1 ? 1 : WL_MULTI_TENSOR_EFF;
+    return cm_mem_time(gpu, owned * st->optim_bytes / eff, k);
 }
+
+/* Data-parallel shards of a unit's parameters the optimizer of one rank sees
+ * (ZeRO-3 / FSDP: dp x cp; otherwise whole tensors: 1). */
+static int optim_shards(const wl_layout *l) { return l->zero == 3 ? l->dp * l->cp : 1; }
 
 /* An op of known duration d doing flops (counted for TFLOP/s). */
 static int timed(gen *G, const char *what, int layer, int mb, double flops, double d)
@@ -963,6 +979,45 @@ static int zquant(gen *G, int s, double bytes, int dep, const char *what, int li
     return op->id;
 }
 
+/* FSDP1's passes over the rank's 1/D shard (stack fsdp1_shard; torch/distributed/
+ * fsdp of PyTorch 2.0-2.1). Before every all-gather, forward and backward, of
+ * every micro-batch, FlatParamHandle.pre_unshard casts the fp32 local shard to
+ * the 16-bit parameter dtype (_use_low_precision_shard: read 4, write pb) on the
+ * pre-unshard stream, which the unshard stream waits for. After every
+ * reduce-scatter the default hook divides the shard by the post-divide factor
+ * (world size over the pre-divide factor, DefaultState: none when 1; read and
+ * write gb), and _post_backward_hook adds it into _saved_grad_shard when one is
+ * held (every micro-batch of a step after the first: Composer's
+ * ddp_sync_context gives FSDP no no_sync; read two, write one). Memory-bound
+ * kernels on the collectives' streams, costed by their bytes. */
+static double fsdp1_cast_bytes(const gen *G)
+{
+    return G->st->fsdp1_shard && G->pb < 4 ? 4 + G->pb : 0;
+}
+
+/* DefaultState._get_gradient_predivide_factor: the largest power of two f with
+ * f * f < n dividing n, doubled while it can. */
+static double fsdp1_predivide(int n)
+{
+    int f = 1;
+    while (n % f == 0 && n / f > f) f *= 2;
+    return f;
+}
+
+static int zquant(gen *G, int s, double bytes, int dep, const char *what, int li, int mb);
+
+/* After the reduce-scatter rs (op id, -1 in the estimate) of P gradients of
+ * micro-batch mb, on stream s: returns the last op (rs when none). */
+static int fsdp1_shard_rs(gen *G, int s, double P, int rs, int mb)
+{
+    int D = G->l->dp * G->l->cp;
+    if (!G->st->fsdp1_shard || D <= 1 || P <= 0) return rs;
+    double b = (D / fsdp1_predivide(D) > 1 ? 2 * G->gb : 0) + (mb > 0 ? 3 * G->gb : 0);
+    if (b <= 0) return rs;
+    int id = zquant(G, s, P / D * b, rs, "fsdp1_grad_shard", -1, mb);
+    return G->dry ? rs : id;
+}
+
 #define KEEP(x) do { int k_ = (x); if (k_ >= 0) last = k_; } while (0)
 
 /* The gathers of one layer's parameters before its forward or backward, on
@@ -984,6 +1039,11 @@ static int gather_ops(gen *G, int li, int mb, const char *what, int first, doubl
     if (D <= 1) return -1;
     char w[48];
     int dep = G->z3dep; /* the prefetch window: the first op waits, the rest follow on the stream */
+    double cast = fsdp1_cast_bytes(G);
+    if (cast > 0) {
+        KEEP(zquant(G, WL_S_ZERO3, P / D * cast, dep, "fsdp1_mp_shard", li, mb));
+        dep = -1;
+    }
     if (l->qwz) {
         KEEP(zquant(G, WL_S_ZERO3, P / from * (G->pb + b), dep, "qwz_quant", li, mb));
         dep = -1;
@@ -1118,6 +1178,7 @@ static void rs_flush(gen *G)
     G->rs_pend = 0;
     int id = zcoll(G, WL_S_ZERO3, grad_coll(G), G->dpg, G->l->dp * G->l->cp, 1, G->rs_pend_bytes, G->rs_pend_dep,
                    "grads", G->rs_pend_no, -1);
+    if (id >= 0) id = fsdp1_shard_rs(G, WL_S_ZERO3, G->rs_pend_bytes / G->gb, id, G->rs_pend_mb);
     if (id >= 0) {
         ts_grow(&G->deps, sizeof *G->deps, &G->depcap, (size_t)G->ndeps + 1);
         G->deps[G->ndeps++] = id;
@@ -1543,11 +1604,13 @@ static void bucket_emit(gen *G, int dep)
         id = zero3_grads(G, G->bucket_acc, dep, G->gfinal, G->bucket_no);
     else if (l->zero == 3 && one_pg(G) && !G->dry) {
         rs_flush(G);
-        G->rs_pend = 1, G->rs_pend_dep = dep, G->rs_pend_no = G->bucket_no;
+        G->rs_pend = 1, G->rs_pend_dep = dep, G->rs_pend_no = G->bucket_no, G->rs_pend_mb = G->gmb;
         G->rs_pend_bytes = G->bucket_acc * G->gb;
         id = -1;
-    } else if (l->zero == 3)
+    } else if (l->zero == 3) {
         id = zcoll(G, z3_stream_rs(G), c, G->dpg, l->dp * l->cp, 1, G->bucket_acc * G->gb, dep, "grads", G->bucket_no, -1);
+        id = fsdp1_shard_rs(G, z3_stream_rs(G), G->bucket_acc, id, G->gmb);
+    }
     else
         id = coll(G, WL_S_DP, "dp", c, G->dpg, l->dp * l->cp, elems * G->gb, G->o->one_replica, 0, &all, dep,
                   "grads", G->bucket_no, -1);
@@ -1588,19 +1651,51 @@ static void grads_ready(gen *G, int li, int dep, int mb)
     }
     G->bucket_acc += dense;
     G->gfinal = mb == G->mcount - 1;
+    G->gmb = mb;
     if (l->zero == 3 || G->bucket_acc >= bucket_size(l)) bucket_emit(G, dep);
 }
 
-/* The last backward of the iteration on this rank: the first stage adds the
- * embeddings, the last its final norm, and the open bucket goes out. */
-static void last_bucket(gen *G)
+/* FSDP1's root unit (stack fsdp1_shard, zero=3, one pipeline stage): what no
+ * block's unit holds (the embeddings, the final norm and an untied head: the
+ * module Composer wraps first, llm-foundry wrapping each block) is the root's
+ * flat parameter. The root is not resharded after the forward
+ * (_post_forward_reshard frees no root parameter), so it is gathered once per
+ * micro-batch, at the forward's start with nothing to hide behind, and its
+ * gradient is reduce-scattered when the embedding's backward ends, every
+ * micro-batch; the post-backward callback makes the compute stream wait for
+ * it. */
+static int fsdp1_root(const gen *G)
+{
+    const wl_layout *l = G->l;
+    return G->st->fsdp1_shard && l->zero == 3 && l->pp == 1 && l->dp * l->cp > 1 && !G->zb;
+}
+
+/* Parameters of the stage's embeddings and final norm on this rank (last_bucket's). */
+static double ends_params(const gen *G)
 {
     const wl_model *m = G->m;
-    if (G->pi == G->p - 1) G->bucket_acc += (m->bias ? 2 : 1) * (double)m->hidden;
+    double P = 0;
+    if (G->pi == G->p - 1) P += (m->bias ? 2 : 1) * (double)m->hidden;
     if (G->pi == 0)
-        G->bucket_acc += (double)wl_padded_vocab(m, G->l) * m->hidden / G->l->tp +
-                         (m->learned_pos ? (double)m->max_seq * m->hidden : 0);
-    G->gfinal = 1;
+        P += (double)wl_padded_vocab(m, G->l) * m->hidden / G->l->tp + (m->learned_pos ? (double)m->max_seq * m->hidden : 0);
+    return P;
+}
+
+/* The root's parameters: embeddings, final norm, and the head when untied. */
+static double root_params(const gen *G)
+{
+    const wl_model *m = G->m;
+    return ends_params(G) + (m->tied ? 0 : (double)wl_padded_vocab(m, G->l) * m->hidden / G->l->tp);
+}
+
+/* The last backward of micro-batch mb on this rank (the iteration's, or every
+ * micro-batch's for FSDP1's root): the first stage adds the embeddings, the
+ * last its final norm, and the open bucket goes out. */
+static void last_bucket(gen *G, int mb)
+{
+    G->bucket_acc += ends_params(G);
+    G->gfinal = mb == G->mcount - 1;
+    G->gmb = mb;
     bucket_emit(G, last0(G));
 }
 
@@ -1812,6 +1907,7 @@ static void do_F(gen *G, int mb, int c)
     } else {
         pp_after_recv(G, 0, mb);
         param_wait(G, m->layers + 1, mb);
+        if (fsdp1_root(G)) zero3_gather(G, m->layers + 1, mb, "param_fwd_root", root_params(G));
         elem(G, "embedding", -1, mb, 2 * G->tok * m->hidden * G->dt / (l->sp ? l->tp : 1), EK_PLAIN);
     }
     for (int li = vs_lo(G, vs), hi = vs_lo(G, vs + 1); li < hi; li++) layer_fwd(G, li, mb, 0);
@@ -1853,7 +1949,7 @@ static void do_B(gen *G, int mb, int c)
         gemm_x(G, "logits_dgrad", -1, mb, G->tok, m->hidden, V / l->tp, GF_HIGH);
         wgrad_gemm(G, m->layers, mb, c, m->hidden, V / l->tp, G->tok);
         autocast_cast(G, -1, mb, V * m->hidden, 1, 1);
-        if (final) grads_ready(G, m->layers, last0(G), mb);
+        if (final || fsdp1_root(G)) grads_ready(G, m->layers, last0(G), mb);
     }
     for (int li = vs_lo(G, vs + 1) - 1, lo = vs_lo(G, vs); li >= lo; li--) {
         layer_bwd(G, li, mb, c);
@@ -1870,7 +1966,7 @@ static void do_B(gen *G, int mb, int c)
         pp_sent(G, s->id, 'B', mb);
     }
     if (p2p_ov(G)) G->pp_post[1] = last0(G);
-    if (final && c == 0) last_bucket(G); /* chunk 0 runs the last backward of every stage */
+    if ((final || fsdp1_root(G)) && c == 0) last_bucket(G, mb); /* chunk 0 runs the last backward of every stage */
 }
 
 /* ZB-H1's W pass: the weight gradients B deferred. */
@@ -1883,7 +1979,7 @@ static void do_W(gen *G, int mb, int c)
         int layer_done = i + 1 == w->n || w->w[i + 1].layer != w->w[i].layer;
         if (layer_done && (final || G->l->zero == 3)) grads_ready(G, w->w[i].layer, last0(G), mb);
     }
-    if (final && c == 0) last_bucket(G);
+    if (final && c == 0) last_bucket(G, mb);
     free(w->w);
     memset(w, 0, sizeof *w);
 }
@@ -2131,7 +2227,7 @@ static int build_rank(gen *G)
         ts_grow(&G->deps, sizeof *G->deps, &G->depcap, (size_t)G->ndeps + 1);
         G->deps[G->ndeps++] = cb->id;
     }
-    double topt = optim_stack_time(G->o->gpu, G->st, m, wl_stage_layers(m, l, G->pi, NULL), owned);
+    double topt = optim_stack_time(G->o->gpu, G->st, m, wl_stage_layers(m, l, G->pi, NULL), owned, optim_shards(l));
     og_op *opt = og_compute_fixed(G->g, G->r, WL_S_COMPUTE, topt);
     G->busy += opt->duration;
     set_label(G, opt, "comp.optimizer");
@@ -2450,7 +2546,7 @@ static double ax_optimizer(gen *G)
     wl_rank_params p;
     wl_stage_params(G->m, l, 0, &p);
     double owned = l->zero >= 1 ? p.dense / l->dp + p.expert / ((double)l->dp / l->ep) : p.total;
-    return optim_stack_time(G->o->gpu, G->st, G->m, wl_stage_layers(G->m, l, 0, NULL), owned);
+    return optim_stack_time(G->o->gpu, G->st, G->m, wl_stage_layers(G->m, l, 0, NULL), owned, 1);
 }
 
 static int ax_rank(gen *G, const axg *A)
@@ -3065,11 +3161,26 @@ static double zero3_grad_time(gen *G, double P)
         G->acc_side = 0;
         G->bucket_acc = P;
         G->gfinal = f;
+        G->gmb = !f; /* weighted (m - 1)/m: as many micro-batches add into a held shard */
         bucket_emit(G, -1);
         t[f] = G->acc_side;
     }
     G->acc_side = save;
     return t[0] + (t[1] - t[0]) / G->mcount;
+}
+
+/* FSDP1's root unit per micro-batch (fsdp1_root): its gather before the
+ * forward and its reduce-scatter, with the flat-gradient pass and the shard's
+ * passes, after the backward, neither beside any compute. */
+static double fsdp1_root_time(gen *G)
+{
+    if (!fsdp1_root(G)) return 0;
+    double P = root_params(G), save = G->acc_side;
+    G->acc_side = 0;
+    gather_ops(G, G->m->layers + 1, 0, "param_fwd_root", 0, P);
+    double t = G->acc_side + zero3_grad_time(G, P) + cm_mem_time(G->o->gpu, P * fsdp1_grad_bytes(G), 1);
+    G->acc_side = save;
+    return t;
 }
 
 /* Stages of unequal times (uneven layer counts): the closed form's (m + p - 1)
@@ -3308,8 +3419,9 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
     }
     free(sf);
     free(sb);
+    e->dp_exposed += G.mcount * fsdp1_root_time(&G);
     double owned = l->zero >= 1 ? rp.dense / ndp + rp.expert / (l->dp / l->ep) : rp.total;
-    e->optimizer = optim_stack_time(o->gpu, G.st, m, wl_stage_layers(m, l, 0, NULL), owned);
+    e->optimizer = optim_stack_time(o->gpu, G.st, m, wl_stage_layers(m, l, 0, NULL), owned, optim_shards(l));
     /* PyTorch DDP's copies into and out of its buckets, on the compute stream */
     if (torch_ddp(&G)) e->optimizer += 2 * ddp_copy_time(&G, rp.dense);
     e->iter = e->pipeline + e->dp_exposed + e->optimizer;

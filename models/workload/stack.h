@@ -76,7 +76,10 @@ typedef struct wl_stack {
                                  * one kernel: Adam reads the gradient, fp32 master, m and v, writes master, m, v and
                                  * the 16-bit weights) */
     int optim_k;                /* its kernels besides one per parameter tensor (optim_per_tensor) */
-    int optim_per_tensor;       /* one kernel per parameter tensor (a Python loop of per-tensor copies) */
+    int optim_per_tensor;       /* kernels per parameter tensor where step() loops over the tensors in Python (0: none;
+                                 * megatron-2021's per-tensor copy: 1; Composer's DecoupledAdamW and FSDP1's
+                                 * clip_grad_norm_: 10, over the tensors of the rank's shard; above 1 the whole step
+                                 * is such eager kernels, at the streaming rate, not WL_MULTI_TENSOR_EFF) */
     /* data parallelism (c2, continued) */
     int torch_ddp;              /* overlap_grad=on is PyTorch's DistributedDataParallel (Megatron-LM's --DDP-impl
                                  * torch): each gradient copied into its bucket divided by the group size on the
@@ -93,6 +96,11 @@ typedef struct wl_stack {
                                  * share one process group, so one NCCL stream runs them one at a time in issue
                                  * order; FSDP issues the next backward all-gather before the current reduce-scatter
                                  * (PyTorch docs/source/notes/fsdp.rst, "FSDP Prefetch Nuances") */
+    int fsdp1_shard;            /* PyTorch FSDP1's passes over the rank's 1/D shard, every micro-batch and unit: before
+                                 * each all-gather (forward and backward) the fp32 shard cast to the 16-bit parameter
+                                 * dtype (_use_low_precision_shard on the pre-unshard stream); after each reduce-scatter
+                                 * the post-divide and, from the second micro-batch of a step on, the add into the
+                                 * saved gradient shard (no no_sync under Composer) (docs/workload.md, "FSDP1 shards") */
 } wl_stack;
 
 /* Multi-tensor kernels' achieved fraction of the GPU's streaming bandwidth
