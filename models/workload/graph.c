@@ -1098,8 +1098,9 @@ static int fsdp2_copy_in(gen *G, double P, int dep)
 #define FSDP2_DTOD 0.70
 
 /* Parameters outside the transformer layers on the rank (pp = 1: the
- * embedding, the final norm and an untied output layer); 0 under pipeline
- * parallelism, where FSDP2 on one rank is not modelled apart. */
+ * embedding, the final norm and an untied output layer: FSDP's root unit); 0
+ * under pipeline parallelism, where neither FSDP1's root unit nor FSDP2 on one
+ * rank is modelled apart. */
 static double root_params(const gen *G)
 {
     if (G->l->pp != 1) return 0;
@@ -1679,13 +1680,6 @@ static double ends_params(const gen *G)
     if (G->pi == 0)
         P += (double)wl_padded_vocab(m, G->l) * m->hidden / G->l->tp + (m->learned_pos ? (double)m->max_seq * m->hidden : 0);
     return P;
-}
-
-/* The root's parameters: embeddings, final norm, and the head when untied. */
-static double root_params(const gen *G)
-{
-    const wl_model *m = G->m;
-    return ends_params(G) + (m->tied ? 0 : (double)wl_padded_vocab(m, G->l) * m->hidden / G->l->tp);
 }
 
 /* The last backward of micro-batch mb on this rank (the iteration's, or every
@@ -3325,7 +3319,9 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
              * one-rank reduce-scatter copies */
             wl_rank_params sp_;
             wl_stage_params(m, l, st, &sp_);
-            if (fsdp1_grad_bytes(&G) > 0) b += cm_mem_time(o->gpu, sp_.dense * fsdp1_grad_bytes(&G), 1);
+            /* (FSDP1's root unit, reduced every micro-batch, is fsdp1_root_time's) */
+            double P1 = sp_.dense - (fsdp1_root(&G) ? root_params(&G) : 0);
+            if (fsdp1_grad_bytes(&G) > 0) b += cm_mem_time(o->gpu, P1 * fsdp1_grad_bytes(&G), 1);
             G.acc = 0;
             fsdp2_one_rank_copy(&G, "fsdp2_reduce_1rank", -1, -1, sp_.total * G.gb, -1);
             b += G.acc;
