@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cluster.h"
 #include "tests.h"
 #include "util.h"
 #include "val.h"
@@ -114,6 +115,96 @@ static void test_shared_files(void)
     }
     closedir(d);
     CU_ASSERT(nfiles >= 4);
+}
+
+/* The accuracy manifests' files (tests/accuracy/coll.csv, coll_large.csv;
+ * docs/accuracy.md "The files and where they come from"): each opens with
+ * comment lines naming its SOURCE and HARDWARE, parses as one run of a known
+ * collective with at least 8 nonzero sizes rising, every time positive, and
+ * its own columns agree (algbw = size / time; busbw = algbw x nccl-tests'
+ * factor for the manifest's rank count, where the manifest gives it): a
+ * transcription slip shows here. Its cluster loads with room for its ranks.
+ * Files under ../shared are skipped when absent. */
+static void check_manifest_line(const char *line, const char *manifest, int lineno, int *nfiles)
+{
+    char buf[1024], *f[7] = {0};
+    snprintf(buf, sizeof buf, "%s", line);
+    buf[strcspn(buf, "\r\n")] = 0;
+    int k = 0;
+    for (char *p = buf; p && k < 7; k++) {
+        f[k] = p;
+        p = strchr(p, ',');
+        if (p) *p++ = 0;
+    }
+    if (k < 6) {
+        printf("\n  %s:%d: want name,file,cluster,nodes,gpus,algo[,timing]\n", manifest, lineno);
+        CU_FAIL("manifest line");
+        return;
+    }
+    if (access(f[1], R_OK) != 0) {
+        CU_ASSERT_FATAL(strncmp(f[1], "../shared/", 10) == 0); /* only the shared files may be absent */
+        return;
+    }
+    long len;
+    char *b = slurp(f[1], &len), err[TS_ERRLEN];
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    /* the leading comment lines name the source and the hardware */
+    const char *body = b;
+    while (*body == '#') body = strchr(body, '\n') ? strchr(body, '\n') + 1 : body + strlen(body);
+    char *src = strstr(b, "SOURCE"), *hw = strstr(b, "HARDWARE");
+    int attributed = src && hw && src < body && hw < body;
+    if (!attributed) printf("\n  %s: no SOURCE / HARDWARE in its header\n", f[1]);
+    CU_ASSERT(attributed);
+    val_file vf;
+    int rc = parse_mem(b, len, f[1], &vf, err);
+    if (rc) printf("\n  %s\n", err);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    CU_ASSERT_EQUAL_FATAL(vf.nruns, 1);
+    const val_run *r = &vf.runs[0];
+    CU_ASSERT(r->coll != VAL_UNKNOWN);
+    int gpus = atoi(f[4]), nonzero = 0;
+    int64_t prev = 0;
+    for (int i = 0; i < r->nrows; i++) {
+        const val_row *w = &r->rows[i];
+        if (w->size == 0) continue;
+        nonzero++;
+        CU_ASSERT(w->size > prev);
+        CU_ASSERT(w->time_us > 0);
+        prev = w->size;
+        if (w->algbw < 1) continue; /* printed to two decimals: no check below 1 GB/s */
+        double alg = (double)w->size / w->time_us / 1e3;
+        int ok = fabs(alg - w->algbw) <= 0.01 * w->algbw + 0.006;
+        if (gpus > 1) ok &= fabs(w->busbw - w->algbw * val_busbw_factor(r->coll, gpus)) <= 0.01 * w->busbw + 0.01;
+        if (!ok) printf("\n  %s:%d: size %lld: time, algbw and busbw disagree\n", f[1], w->line, (long long)w->size);
+        CU_ASSERT(ok);
+    }
+    CU_ASSERT(nonzero >= 8);
+    val_file_free(&vf);
+    free(b);
+    topo_cluster c;
+    int nodes = atoi(f[3]);
+    CU_ASSERT_EQUAL_FATAL(topo_load(f[2], nodes, &c, err, sizeof err), 0);
+    CU_ASSERT(gpus <= nodes * c.node.gpus);
+    (*nfiles)++;
+}
+
+static void test_manifest_files(void)
+{
+    static const char *const manifests[] = {"tests/accuracy/coll.csv", "tests/accuracy/coll_large.csv"};
+    int nfiles = 0;
+    for (int m = 0; m < 2; m++) {
+        FILE *fp = fopen(manifests[m], "r");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(fp);
+        char line[1024];
+        int lineno = 0;
+        while (fgets(line, sizeof line, fp)) {
+            lineno++;
+            if (line[0] == '#' || line[0] == '\n' || strncmp(line, "name,", 5) == 0) continue;
+            check_manifest_line(line, manifests[m], lineno, &nfiles);
+        }
+        fclose(fp);
+    }
+    CU_ASSERT(nfiles >= 30);
 }
 
 /* The line number (1-based) holding byte offset off. */
@@ -572,7 +663,8 @@ void suite_val(void)
                    "several binaries", test_multi_binary,
                    "calibrate places ranks per host", test_calibrate_scope, "osu outputs", test_osu,
                    "collective names", test_names, "nGpus from the header", test_ngpus,
-                   "trainsim-bench's nccl output from a GPU", test_own_nccl_output, NULL);
+                   "trainsim-bench's nccl output from a GPU", test_own_nccl_output,
+                   "the accuracy manifests' files: attributed, parsed, self-consistent", test_manifest_files, NULL);
 }
 
 /* ---- fits, calibrate and compare ---- */
