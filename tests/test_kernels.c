@@ -1270,6 +1270,41 @@ static void test_recompute_op(void)
     CU_ASSERT_DOUBLE_EQUAL(wl_iteration_flops(&m, &l[1], 8192, WL_FLOPS_MODEL), fl[0], 1);
 }
 
+/* PyTorch's micro-pipelined TP (async_tp=on, torchtitan's AsyncTP) pipelines
+ * the forward's sequence-parallel all-gathers and reduce-scatters with their
+ * GEMMs and leaves the backward's as they are: it saves TP time, less than
+ * Transformer Engine's userbuffers (tp_overlap, every pass), and more with
+ * full recompute (the recomputed forward is a forward); the two are exclusive. */
+static void test_async_tp(void)
+{
+    char err[TS_ERRLEN];
+    an_net net;
+    CU_ASSERT_EQUAL_FATAL(an_net_default("H100", &net), 0);
+    coll_params nccl;
+    coll_params_preset(&nccl, COLL_LIB_NCCL);
+    coll_params_set(&nccl);
+    const wl_stack *tc = wl_stack_find("torchtitan-compile", err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tc);
+    const char *rc[2] = {"none", "full"};
+    double saved[2];
+    for (int k = 0; k < 2; k++) {
+        char base[128], as[160], ub[160];
+        snprintf(base, sizeof base, "tp=4,pp=1,dp=1,mbs=1,gbs=2,sp=on,recompute=%s", rc[k]);
+        snprintf(as, sizeof as, "%s,async_tp=on", base);
+        snprintf(ub, sizeof ub, "%s,tp_overlap=on", base);
+        double b = est_iter(base, &net, tc), a = est_iter(as, &net, tc), u = est_iter(ub, &net, tc);
+        double none = est_iter(base, &fast_net, tc);
+        CU_ASSERT_FATAL(b > none);
+        saved[k] = (b - a) / (b - none);
+        CU_ASSERT(a < b && u < a);
+    }
+    CU_ASSERT(saved[0] > 0.1 && saved[1] > saved[0]);
+    wl_layout l;
+    CU_ASSERT_EQUAL(wl_layout_parse("tp=4,sp=on,async_tp=on,tp_overlap=on", &l, err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "async_tp=on needs"));
+    CU_ASSERT_EQUAL(wl_layout_parse("tp=4,async_tp=on", &l, err, sizeof err), -1);
+}
+
 void suite_kernels(void)
 {
     test_add_suite("kernels", "fp8 speedup of a 175b layer", test_fp8_layer, "fp8 messages stay 16-bit",
@@ -1277,6 +1312,7 @@ void suite_kernels(void)
                    "torch.compile: eager elementwise kernels fused, GEMMs and attention unchanged", test_compile,
                    "torchao float8: GEMMs faster, the rest bf16, weight casts, float8 all-gather", test_fp8_torchao,
                    "torchtitan's selective op checkpointing (recompute=op)", test_recompute_op,
+                   "async_tp: the forward's TP collectives pipelined, the backward's not", test_async_tp,
                    "torchtitan's repeat_kv and gradient adds", test_eager_gqa_grad_sum,
                    "torchtitan's autocast casts without FSDP", test_eager_autocast, "attention kernels", test_attention_kernels,
                    "attention vs own H200 measurements", test_attention_measured, "memory by attention kernel",

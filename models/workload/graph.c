@@ -66,6 +66,7 @@ typedef struct gen {
     int gk;                 /* data-parallel ranks of the inner gradient level (hgz, or a node for qgZ) */
     int gfinal;             /* the gradients being reduced are the iteration's last */
     double tp_hide;         /* tp_overlap: seconds of the GEMM the next TP collective pipelines with */
+    int in_bwd;             /* building a layer's backward (after its recomputed forward): async_tp does not apply */
     int tp_async;           /* tp_hide is a GEMM the collective runs beside, whole, on NCCL's stream */
     int sm_margin;          /* SMs the GEMM being costed leaves to a userbuffers reduce-scatter (0: none) */
     int tp_wait;            /* tp_bwd_async, simulated: the re-gather the next wgrad GEMM waits for (-1: none) */
@@ -733,13 +734,24 @@ static int coll(gen *G, int s, const char *cat, og_coll c, int grp, int n, doubl
     return op->id;
 }
 
+/* TP collectives pipelined with their GEMMs here: everywhere under tp_overlap
+ * (Transformer Engine's userbuffers); under async_tp (PyTorch's micro-pipelined
+ * TP, torchtitan's enable_async_tensor_parallel: the Inductor pass
+ * _micro_pipeline_tp rewrites all-gather -> mm into fused_all_gather_matmul and
+ * mm -> reduce-scatter into fused_matmul_reduce_scatter, on symmetric memory
+ * with copy engines) in the forward and the recomputed forward only: its
+ * authors report "up to ~20% forward pass speedup and ~8% E2E speedup" on
+ * Llama 3 70B (discuss.pytorch.org/t/209487), the backward's collectives as
+ * before (docs/compute.md, "Async TP"). */
+static int tp_ov(const gen *G) { return G->l->tp_overlap || (G->l->async_tp && !G->in_bwd); }
+
 /* A TP collective; hide: the seconds of the GEMM it pipelines with under
  * tp_overlap (0: none). Only analytic (intra-node) TP collectives shrink: a
  * real collective op of the engine keeps its full cost. */
 static void tp_coll_ov(gen *G, og_coll c, double bytes, const char *what, int layer, int mb, double hide)
 {
     int analytic = G->o->fuse && G->tp_intra;
-    G->tp_hide = G->l->tp_overlap ? hide : 0;
+    G->tp_hide = tp_ov(G) ? hide : 0;
     coll(G, WL_S_COMPUTE, "tp", c, G->tpg, G->l->tp, bytes, analytic, G->tp_intra, TP_GROUP, -1, what, layer, mb);
     G->tp_hide = 0;
 }
@@ -753,7 +765,7 @@ static void tp_coll(gen *G, og_coll c, double bytes, const char *what, int layer
  * or input-gradient GEMM (wg 0), or a weight-gradient one (wg 1). */
 static double ov_gemm(const gen *G, double M, double N, double K, int wg)
 {
-    return G->l->tp_overlap ? gemm_time(G, 1, M, N, K, wg ? GF_WGRAD : GF_CAST) : 0;
+    return tp_ov(G) ? gemm_time(G, 1, M, N, K, wg ? GF_WGRAD : GF_CAST) : 0;
 }
 
 /* The backward of a column-parallel linear (QKV, fc1) without tp_overlap,
@@ -768,7 +780,7 @@ static double ov_gemm(const gen *G, double M, double N, double K, int wg)
 static void tp_coll_bwd(gen *G, og_coll c, double bytes, const char *what, int layer, int mb, double M, double N,
                         double K, int wg, int dgrad)
 {
-    if (G->l->tp_overlap || !G->st->tp_bwd_async || (wg && G->l->schedule == WL_ZBH1)) {
+    if (tp_ov(G) || !G->st->tp_bwd_async || (wg && G->l->schedule == WL_ZBH1)) {
         tp_coll_ov(G, c, bytes, what, layer, mb, ov_gemm(G, M, N, K, wg));
         return;
     }
@@ -1399,6 +1411,7 @@ static void layer_bwd(gen *G, int li, int mb, int chunk)
     if (l->zero == 3 && !l->keep_params && !ds_layer(G, li)) zero3_gather(G, li, mb, "param_bwd", 0);
     if (l->recompute == WL_RC_FULL) layer_fwd(G, li, mb, 1);
     if (l->recompute == WL_RC_OP) layer_recompute_op(G, li, mb);
+    G->in_bwd = 1;
     G->slow = ds_layer(G, li) ? ds_slow(G) : 0;
     elem(G, "residual_bwd", li, mb, 3 * act / seqpart, EK_RESID);
     /* MLP */
@@ -1460,6 +1473,7 @@ static void layer_bwd(gen *G, int li, int mb, int chunk)
     autocast_cast(G, li, mb, layer_weights(m, li, f), 7, 1);
     f8_weight_cast(G, li, mb, layer_weights(m, li, f) / t, 1);
     G->slow = 0;
+    G->in_bwd = 0;
 }
 
 /* The cross-entropy over n logits, forward (bwd 0) or backward, as the stack

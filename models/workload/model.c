@@ -248,6 +248,7 @@ static const struct okey {
     {"pp_grad_sg", offsetof(wl_layout, pp_grad_whole), 1},
     {"p2p_overlap", offsetof(wl_layout, p2p_overlap), 0},
     {"f8ag", offsetof(wl_layout, fp8_gather), 0},
+    {"async_tp", offsetof(wl_layout, async_tp), 0},
 };
 
 /* on/1/true: 1, off/0/false: 0, else -1 */
@@ -362,7 +363,7 @@ int wl_layout_parse(const char *s, wl_layout *l, char *err, size_t errlen)
         } else {
             ts_err(err, errlen, "layout: unknown key '%s' (valid: tp, pp, dp, cp, ep, vpp, mbs, gbs, zero, sp, "
                    "recompute, schedule, bucket, order, attn, overlap_grad, overlap_param, prefetch, reshard, tp_overlap, "
-                   "gaf, pp_sg, p2p_overlap, f8ag, pp_first, pp_last, hpz, hgz, qwz, qgz; AxoNN: gx, gy, gz, dp, overlap)", k);
+                   "gaf, pp_sg, p2p_overlap, f8ag, async_tp, pp_first, pp_last, hpz, hgz, qwz, qgz; AxoNN: gx, gy, gz, dp, overlap)", k);
             goto out;
         }
     }
@@ -404,6 +405,12 @@ int wl_layout_parse(const char *s, wl_layout *l, char *err, size_t errlen)
     if (l->tp_overlap && (!l->sp || l->tp < 2)) {
         ts_err(err, errlen, "layout: tp_overlap=on needs sp=on and tp >= 2 (Transformer Engine overlaps the "
                "sequence-parallel all-gathers and reduce-scatters), not sp=%s, tp=%d", l->sp ? "on" : "off", l->tp);
+        goto out;
+    }
+    if (l->async_tp && (!l->sp || l->tp < 2 || l->tp_overlap)) {
+        ts_err(err, errlen, "layout: async_tp=on needs sp=on and tp >= 2, and not tp_overlap=on (PyTorch's micro-"
+               "pipelined TP and Transformer Engine's userbuffers are two ways to the same overlap), not sp=%s, tp=%d%s",
+               l->sp ? "on" : "off", l->tp, l->tp_overlap ? ", tp_overlap=on" : "");
         goto out;
     }
     if (l->qgz && l->hgz > 1) {
@@ -544,7 +551,7 @@ void wl_layout_format(const wl_layout *l, char *buf, size_t n)
             {l->param_overlap, ",overlap_param=on"},
             {l->keep_params, ",reshard=off"}, {l->tp_overlap, ",tp_overlap=on"}, {l->no_gaf, ",gaf=off"},
             {l->pp_nosg, ",pp_sg=off"}, {l->pp_grad_whole, ",pp_grad_sg=off"}, {l->p2p_overlap, ",p2p_overlap=on"},
-            {l->fp8_gather, ",f8ag=on"},
+            {l->fp8_gather, ",f8ag=on"}, {l->async_tp, ",async_tp=on"},
         };
         for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++)
             if (extra[i].set && strlen(buf) + strlen(extra[i].text) < n) strcat(buf, extra[i].text);

@@ -92,6 +92,9 @@ typedef struct wl_layout {
     int ds_optim;                   /* zero=1,2 under DeepSpeed's ZeRO optimizer (the stack's ds_zero_optim) */
     int ds_bf16;                    /* bf16 under DeepSpeed's pipeline engine is its BF16_Optimizer (the stack's
                                      * ds_bf16_optim; applies with pp > 1, 1F1B, zero 0-1) */
+    int async_tp;                   /* async_tp=on, sp: PyTorch's micro-pipelined TP (torchtitan AsyncTP): the
+                                     * forward's all-gather/reduce-scatter pipelined with their GEMMs, the
+                                     * backward's not (graph.c tp_ov) */
     int fp8_gather;                 /* f8ag=on, zero=3 under a torchao float8 stack and --dtype fp8: FSDP2's
                                      * float8 all-gather (torchtitan enable_fsdp_float8_all_gather): weights
                                      * cast to fp8 on the shard, gathered at 1 byte (graph.c f8_weight_cast) */
