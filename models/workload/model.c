@@ -407,6 +407,11 @@ int wl_layout_parse(const char *s, wl_layout *l, char *err, size_t errlen)
                "sequence-parallel all-gathers and reduce-scatters), not sp=%s, tp=%d", l->sp ? "on" : "off", l->tp);
         goto out;
     }
+    if (l->axonn && l->recompute == WL_RC_OP) {
+        ts_err(err, errlen, "layout: recompute=op (torchtitan's selective op checkpointing) is modelled for "
+               "Megatron-style layouts, not the AxoNN 4D grid");
+        goto out;
+    }
     if (l->async_tp && (!l->sp || l->tp < 2 || l->tp_overlap)) {
         ts_err(err, errlen, "layout: async_tp=on needs sp=on and tp >= 2, and not tp_overlap=on (PyTorch's micro-"
                "pipelined TP and Transformer Engine's userbuffers are two ways to the same overlap), not sp=%s, tp=%d%s",
