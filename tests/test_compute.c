@@ -11,11 +11,11 @@
 
 static void test_specs(void)
 {
-    const char *names[] = {"a100", "h100", "h200", "mi250x-gcd"};
-    double bf16[] = {312e12, 989.4e12, 989.4e12, 191.5e12};
-    double gib[] = {80, 80, 141, 64};
+    const char *names[] = {"a100", "h100", "h200", "mi250x-gcd", "h100-96gb"};
+    double bf16[] = {312e12, 989.4e12, 989.4e12, 191.5e12, 989.4e12};
+    double gib[] = {80, 80, 141, 64, 96};
     char err[TS_ERRLEN];
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 5; i++) {
         cm_gpu g;
         CU_ASSERT_EQUAL_FATAL(cm_gpu_find(names[i], "configs/gpus", &g, err, sizeof err), 0);
         CU_ASSERT_DOUBLE_EQUAL(g.peak[CM_BF16], bf16[i], 1);
@@ -25,7 +25,7 @@ static void test_specs(void)
     cm_gpu g;
     CU_ASSERT_EQUAL(cm_gpu_find("b200", "configs/gpus", &g, err, sizeof err), -1);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "unknown gpu 'b200'"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(err, "a100, h100, h200, mi250x-gcd"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "a100, h100-96gb, h100, h200, mi250x-gcd"));
 }
 
 static void test_roofline(void)

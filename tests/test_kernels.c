@@ -251,7 +251,7 @@ static void test_stacks(void)
     CU_ASSERT_EQUAL(old->attn, WL_ATTN_UNFUSED);
     CU_ASSERT(core->attn != WL_ATTN_UNFUSED);
     CU_ASSERT_PTR_NULL(wl_stack_find("megatron-2019", err, sizeof err));
-    CU_ASSERT_PTR_NOT_NULL(strstr(err, "valid: megatron-core, megatron-2021, megatron-2022, deepspeed-2021, deepspeed, megatron-deepspeed, fsdp2, fsdp1, torchtitan, nemo-24.07"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "valid: megatron-core, megatron-2021, megatron-2022, deepspeed-2021, deepspeed, megatron-deepspeed, fsdp2, fsdp1, torchtitan, torchtitan-compile, nemo-24.07"));
     for (int i = 0; i < wl_stack_count(); i++) {
         const wl_stack *s = wl_stack_at(i);
         CU_ASSERT(strlen(s->description) > 20 && strlen(s->sources) > 20);
@@ -1357,10 +1357,193 @@ static void test_megatron_optimizer(void)
     CU_ASSERT_EQUAL(n, 0);
 }
 
+/* torch.compile (stack torchtitan-compile against torchtitan, the same FSDP2,
+ * loss and optimizer): Inductor fuses the model code's elementwise ops, so
+ * the eager RMSNorm (9 kernels forward, 12 backward), repeat_kv's copies and
+ * the q/k/v, w1/w3 gradient adds go; the norm is one read and one write of
+ * the hidden state; the rotary embedding and repeat_kv become the pointwise
+ * kernels around SDPA (q rotated, k rotated and expanded, v expanded: 16-bit
+ * reads and writes at the streaming rate); GEMMs and attention keep their
+ * time exactly, and the layer gets faster. */
+static void test_compile(void)
+{
+    char err[TS_ERRLEN];
+    cm_gpu gpu;
+    CU_ASSERT_EQUAL_FATAL(cm_gpu_find("h100", "configs/gpus", &gpu, err, sizeof err), 0);
+    const wl_stack *tt = wl_stack_find("torchtitan", err, sizeof err), *tc = wl_stack_find("torchtitan-compile", err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tt);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tc);
+    CU_ASSERT(tt->eager_ops == WL_EAGER && tc->eager_ops == WL_COMPILED && tc->fused && !tt->fused);
+    const char *lay = "tp=1,pp=1,dp=1,mbs=1,gbs=1,zero=3";
+    const char *gemms[] = {"comp.qkv.", "comp.proj.", "comp.fc1.", "comp.fc2.", "comp.qkv_dgrad.", "comp.fc1_dgrad.",
+                           "comp.wgrad.", "comp.attn.", "comp.attn_bwd."};
+    for (size_t i = 0; i < sizeof gemms / sizeof *gemms; i++) {
+        double e = layer_time("llama3-8b", lay, 8192, CM_BF16, "h100", tt, 1, gemms[i]);
+        CU_ASSERT_FATAL(e > 0);
+        CU_ASSERT_DOUBLE_EQUAL(layer_time("llama3-8b", lay, 8192, CM_BF16, "h100", tc, 1, gemms[i]), e, 1e-12);
+    }
+    double q = 8192.0 * 4096, kv = q / 4, act = q * 2; /* Llama-3 8B: 32 heads, 8 kv heads */
+    CU_ASSERT_DOUBLE_EQUAL(layer_time("llama3-8b", lay, 8192, CM_BF16, "h100", tc, 1, "comp.ln1."),
+                           cm_mem_time(&gpu, 2 * act, 1), 1e-12);
+    CU_ASSERT(layer_time("llama3-8b", lay, 8192, CM_BF16, "h100", tt, 1, "comp.ln1.") >
+              5 * layer_time("llama3-8b", lay, 8192, CM_BF16, "h100", tc, 1, "comp.ln1."));
+    CU_ASSERT_EQUAL(layer_time("llama3-8b", lay, 8192, CM_BF16, "h100", tc, 1, "comp.repeat_kv"), 0);
+    CU_ASSERT_EQUAL(layer_time("llama3-8b", lay, 8192, CM_BF16, "h100", tc, 1, "comp.grad_sum"), 0);
+    CU_ASSERT(layer_time("llama3-8b", lay, 8192, CM_BF16, "h100", tt, 1, "comp.grad_sum") > 0);
+    double rope = 2 * (2 * q + kv + q + kv + q);
+    CU_ASSERT_DOUBLE_EQUAL(layer_time("llama3-8b", lay, 8192, CM_BF16, "h100", tc, 1, "comp.rope_kv."),
+                           cm_mem_time(&gpu, rope, 3), 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(layer_time("llama3-8b", lay, 8192, CM_BF16, "h100", tc, 1, "comp.rope_kv_bwd."),
+                           cm_mem_time(&gpu, rope, 3), 1e-12);
+    double le = layer_time("llama3-8b", lay, 8192, CM_BF16, "h100", tt, 1, NULL);
+    double lc = layer_time("llama3-8b", lay, 8192, CM_BF16, "h100", tc, 1, NULL);
+    CU_ASSERT(lc < le && lc > 0.7 * le);
+}
+
+/* FP8 as torchao runs it (torchtitan's float8 converter, stack fp8_torchao,
+ * tensorwise): the linear layers' GEMMs speed up, attention, norms and
+ * SwiGLU keep their bf16 time; each forward casts every weight (amax 2 bytes
+ * and the cast 3 per element, two kernels per linear), the backward once more
+ * (3 bytes, one kernel); without torch.compile's fusion the activation's amax
+ * is a pass of its own (2 bytes per element of the GEMM's input). With FSDP2's
+ * float8 all-gather (f8ag=on) the weights are cast on the shard, gathered at
+ * one byte per parameter, and not cast again at use. */
+static void test_fp8_torchao(void)
+{
+    char err[TS_ERRLEN];
+    cm_gpu gpu;
+    wl_model m;
+    CU_ASSERT_EQUAL_FATAL(cm_gpu_find("h100", "configs/gpus", &gpu, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(wl_model_find("llama3-8b", "configs/models", &m, err, sizeof err), 0);
+    const wl_stack *tt = wl_stack_find("torchtitan", err, sizeof err), *tc = wl_stack_find("torchtitan-compile", err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tc);
+    const char *lay = "tp=1,pp=1,dp=1,mbs=1,gbs=1,zero=3";
+    const char *fast[] = {"comp.fc1.", "comp.fc2.", "comp.fc1_dgrad.", "comp.wgrad."};
+    for (size_t i = 0; i < sizeof fast / sizeof *fast; i++) {
+        double b = layer_time("llama3-8b", lay, 8192, CM_BF16, "h100", tc, 1, fast[i]);
+        double f = layer_time("llama3-8b", lay, 8192, CM_FP8, "h100", tc, 1, fast[i]);
+        CU_ASSERT(f < 0.8 * b && f > 0.3 * b);
+    }
+    const char *same[] = {"comp.attn.", "comp.attn_bwd.", "comp.ln1.", "comp.act.", "comp.rope_kv."};
+    for (size_t i = 0; i < sizeof same / sizeof *same; i++)
+        CU_ASSERT_DOUBLE_EQUAL(layer_time("llama3-8b", lay, 8192, CM_FP8, "h100", tc, 1, same[i]),
+                               layer_time("llama3-8b", lay, 8192, CM_BF16, "h100", tc, 1, same[i]), 1e-12);
+    double h = m.hidden, kvd = (double)m.kv_heads * (m.hidden / m.heads);
+    double W = h * (2 * h + 2 * kvd) + 3 * h * m.ffn;
+    CU_ASSERT_DOUBLE_EQUAL(layer_time("llama3-8b", lay, 8192, CM_FP8, "h100", tc, 1, "comp.f8_wcast."),
+                           cm_mem_time(&gpu, 5 * W, 14), 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(layer_time("llama3-8b", lay, 8192, CM_FP8, "h100", tc, 1, "comp.f8_wcast_bwd."),
+                           cm_mem_time(&gpu, 3 * W, 7), 1e-12);
+    CU_ASSERT_EQUAL(layer_time("llama3-8b", lay, 8192, CM_BF16, "h100", tc, 1, "comp.f8_wcast"), 0);
+    /* eager: fc1's input (8192 x 4096) read once more for its amax */
+    CU_ASSERT_DOUBLE_EQUAL(layer_time("llama3-8b", lay, 8192, CM_FP8, "h100", tt, 1, "comp.fc1.") -
+                               layer_time("llama3-8b", lay, 8192, CM_FP8, "h100", tc, 1, "comp.fc1."),
+                           cm_mem_time(&gpu, 8192 * h * 2, 1), 1e-9);
+    /* float8 all-gather: the layer's gathers at half the bytes, the shard cast instead of the weight casts */
+    const char *ag[2] = {"tp=1,pp=1,dp=4,mbs=1,gbs=4,zero=3", "tp=1,pp=1,dp=4,mbs=1,gbs=4,zero=3,f8ag=on"};
+    double bytes[2] = {0, 0}, wcast[2] = {0, 0}, shard[2] = {0, 0};
+    for (int k = 0; k < 2; k++) {
+        wl_layout l;
+        CU_ASSERT_EQUAL_FATAL(wl_layout_parse(ag[k], &l, err, sizeof err), 0);
+        CU_ASSERT_EQUAL_FATAL(wl_layout_check(&l, &m, 8192, 4, err, sizeof err), 0);
+        wl_opts o = {8192, CM_FP8, &gpu, &fast_net, 0, 0, tc};
+        og_graph *g = NULL;
+        wl_info info;
+        CU_ASSERT_EQUAL_FATAL(wl_build(&m, &l, &o, &g, &info, err, sizeof err), 0);
+        const og_rank *rk = &g->ranks[0];
+        for (int i = 0; i < rk->nops; i++) {
+            const og_op *op = &rk->ops[i];
+            const char *lb = og_label(g, op);
+            if (!lb) continue;
+            if (op->kind == OG_COLL && op->coll == OG_ALLGATHER && strstr(lb, "param_fwd") && strstr(lb, ".l1."))
+                bytes[k] += (double)op->bytes;
+            if (!strncmp(lb, "comp.f8_wcast", 13)) wcast[k] += op->duration;
+            if (!strncmp(lb, "comp.f8_shard_cast", 18)) shard[k] += op->duration;
+        }
+        og_free(g);
+    }
+    CU_ASSERT_FATAL(bytes[0] > 0);
+    CU_ASSERT(fabs(bytes[1] / bytes[0] - 0.5) < 1e-3);
+    CU_ASSERT(wcast[0] > 0 && wcast[1] == 0 && shard[0] == 0 && shard[1] > 0);
+}
+
+/* torchtitan's selective op checkpointing (recompute=op): of the seven mm of a
+ * Llama block every second one (wk, wo, w3) runs again before the block's
+ * backward, with the norms and elementwise ops they need; attention does not;
+ * the executed FLOPs and the activations kept lie between no and full
+ * recompute. */
+static void test_recompute_op(void)
+{
+    char err[TS_ERRLEN];
+    wl_model m;
+    CU_ASSERT_EQUAL_FATAL(wl_model_find("llama3-8b", "configs/models", &m, err, sizeof err), 0);
+    const wl_stack *tc = wl_stack_find("torchtitan-compile", err, sizeof err);
+    const char *op = "tp=1,pp=1,dp=1,mbs=1,gbs=1,zero=3,recompute=op";
+    double fc1 = layer_time("llama3-8b", op, 8192, CM_BF16, "h100", tc, 1, "comp.fc1.");
+    double w3 = layer_time("llama3-8b", op, 8192, CM_BF16, "h100", tc, 1, "comp.w3_recompute.");
+    CU_ASSERT_FATAL(fc1 > 0);
+    CU_ASSERT(w3 > 0.4 * fc1 && w3 < 0.6 * fc1); /* fc1 is w1 and w3 together */
+    CU_ASSERT_DOUBLE_EQUAL(layer_time("llama3-8b", op, 8192, CM_BF16, "h100", tc, 1, "comp.proj_recompute."),
+                           layer_time("llama3-8b", op, 8192, CM_BF16, "h100", tc, 1, "comp.proj."), 1e-12);
+    CU_ASSERT(layer_time("llama3-8b", op, 8192, CM_BF16, "h100", tc, 1, "comp.wk_recompute.") > 0);
+    CU_ASSERT_EQUAL(layer_time("llama3-8b", op, 8192, CM_BF16, "h100", tc, 1, "comp.attn_recompute"), 0);
+    CU_ASSERT(layer_time("llama3-8b", op, 8192, CM_BF16, "h100", tc, 1, "comp.ln2_recompute.") > 0);
+    wl_layout l[3];
+    const char *lays[3] = {"tp=1,pp=1,dp=1,mbs=1,gbs=1,recompute=none", op, "tp=1,pp=1,dp=1,mbs=1,gbs=1,recompute=full"};
+    double fl[3], act[3];
+    for (int k = 0; k < 3; k++) {
+        CU_ASSERT_EQUAL_FATAL(wl_layout_parse(lays[k], &l[k], err, sizeof err), 0);
+        fl[k] = wl_iteration_flops(&m, &l[k], 8192, WL_FLOPS_EXECUTED);
+        act[k] = mem_layer_activations(&m, &l[k], 8192, 0);
+    }
+    CU_ASSERT(fl[0] < fl[1] && fl[1] < fl[2]);
+    CU_ASSERT(act[0] > act[1] && act[1] > act[2]);
+    CU_ASSERT_DOUBLE_EQUAL(wl_iteration_flops(&m, &l[1], 8192, WL_FLOPS_MODEL), fl[0], 1);
+}
+
+/* PyTorch's micro-pipelined TP (async_tp=on, torchtitan's AsyncTP) pipelines
+ * the forward's sequence-parallel all-gathers and reduce-scatters with their
+ * GEMMs and leaves the backward's as they are: it saves TP time, less than
+ * Transformer Engine's userbuffers (tp_overlap, every pass), and more with
+ * full recompute (the recomputed forward is a forward); the two are exclusive. */
+static void test_async_tp(void)
+{
+    char err[TS_ERRLEN];
+    an_net net;
+    CU_ASSERT_EQUAL_FATAL(an_net_default("H100", &net), 0);
+    coll_params nccl;
+    coll_params_preset(&nccl, COLL_LIB_NCCL);
+    coll_params_set(&nccl);
+    const wl_stack *tc = wl_stack_find("torchtitan-compile", err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tc);
+    const char *rc[2] = {"none", "full"};
+    double saved[2];
+    for (int k = 0; k < 2; k++) {
+        char base[128], as[160], ub[160];
+        snprintf(base, sizeof base, "tp=4,pp=1,dp=1,mbs=1,gbs=2,sp=on,recompute=%s", rc[k]);
+        snprintf(as, sizeof as, "%s,async_tp=on", base);
+        snprintf(ub, sizeof ub, "%s,tp_overlap=on", base);
+        double b = est_iter(base, &net, tc), a = est_iter(as, &net, tc), u = est_iter(ub, &net, tc);
+        double none = est_iter(base, &fast_net, tc);
+        CU_ASSERT_FATAL(b > none);
+        saved[k] = (b - a) / (b - none);
+        CU_ASSERT(a < b && u < a);
+    }
+    CU_ASSERT(saved[0] > 0.1 && saved[1] > saved[0]);
+    wl_layout l;
+    CU_ASSERT_EQUAL(wl_layout_parse("tp=4,sp=on,async_tp=on,tp_overlap=on", &l, err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "async_tp=on needs"));
+    CU_ASSERT_EQUAL(wl_layout_parse("tp=4,async_tp=on", &l, err, sizeof err), -1);
+}
+
 void suite_kernels(void)
 {
     test_add_suite("kernels", "fp8 speedup of a 175b layer", test_fp8_layer, "fp8 messages stay 16-bit",
                    test_fp8_messages, "torchtitan's eager RMSNorm and rotary embedding", test_eager_ops,
+                   "torch.compile: eager elementwise kernels fused, GEMMs and attention unchanged", test_compile,
+                   "torchao float8: GEMMs faster, the rest bf16, weight casts, float8 all-gather", test_fp8_torchao,
+                   "torchtitan's selective op checkpointing (recompute=op)", test_recompute_op,
+                   "async_tp: the forward's TP collectives pipelined, the backward's not", test_async_tp,
                    "torchtitan's repeat_kv and gradient adds", test_eager_gqa_grad_sum,
                    "torchtitan's autocast casts without FSDP", test_eager_autocast, "attention kernels", test_attention_kernels,
                    "attention vs own H200 measurements", test_attention_measured, "memory by attention kernel",

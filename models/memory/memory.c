@@ -48,6 +48,12 @@ static double layer_activations(const wl_model *m, const wl_layout *l, int seq, 
     double f = moe ? (double)m->moe_ffn * m->topk + m->shared_ffn : m->ffn;
     double sbh = s * b * h;
     if (l->recompute == WL_RC_FULL) return 2 * sbh / (l->sp ? t : 1);
+    /* torchtitan's op-level checkpointing (recompute=op): the block input, the saved mm outputs q, v and
+     * w1's, SDPA's output and log-sum-exp; the rest is recomputed (graph.c layer_recompute_op) */
+    if (l->recompute == WL_RC_OP) {
+        double in = 2 * sbh / (l->sp ? t : 1);
+        return in + (2 * sbh + 2 * s * b * kv + 2 * sbh + 4 * a * s * b + 2 * s * b * f) / t;
+    }
     /* 11sbh of the paper = 2 input + 4 Q,K + 2 V + 2 proj input + 1 mask; input and mask are replicated */
     double repl = 10 * sbh;
     double attn_split = 2 * sbh + 2 * s * b * kv + 2 * s * b * kv + 2 * sbh;

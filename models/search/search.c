@@ -72,7 +72,7 @@ static void push_options(vec *v, const srch_params *p, wl_layout *l, int with_sp
     for (size_t b = 0; b < NELEM(mbs_values); b++)
         for (int z = 0; z <= 3; z++)
             for (int sp = 0; sp <= with_sp; sp++)
-                for (int r = 0; r < WL_NRECOMPUTE; r++) {
+                for (int r = 0; r <= WL_RC_FULL; r++) { /* Megatron's three modes */
                     l->mbs = mbs_values[b], l->zero = z, l->sp = sp, l->recompute = r;
                     push(v, p, l);
                 }

@@ -32,8 +32,10 @@ static const struct {
 
 /* GEMM flags: FP8 casts its input operand (Transformer Engine), stays in 16
  * bits under FP8 (the output layer, as Megatron-Core keeps it), or is a weight
- * gradient (accumulated into the main gradient, docs/compute.md). */
-enum { GF_CAST = 1, GF_HIGH = 2, GF_WGRAD = 4 };
+ * gradient (accumulated into the main gradient, docs/compute.md); GF_AMAX
+ * (set by gemm_time): the cast's tensorwise amax is a kernel of its own
+ * (torchao's float8 without torch.compile's fusion). */
+enum { GF_CAST = 1, GF_HIGH = 2, GF_WGRAD = 4, GF_AMAX = 8 };
 
 static int rail_copies; /* wl_rail_copies */
 
@@ -64,6 +66,7 @@ typedef struct gen {
     int gk;                 /* data-parallel ranks of the inner gradient level (hgz, or a node for qgZ) */
     int gfinal;             /* the gradients being reduced are the iteration's last */
     double tp_hide;         /* tp_overlap: seconds of the GEMM the next TP collective pipelines with */
+    int in_bwd;             /* building a layer's backward (after its recomputed forward): async_tp does not apply */
     int tp_async;           /* tp_hide is a GEMM the collective runs beside, whole, on NCCL's stream */
     int sm_margin;          /* SMs the GEMM being costed leaves to a userbuffers reduce-scatter (0: none) */
     int tp_wait;            /* tp_bwd_async, simulated: the re-gather the next wgrad GEMM waits for (-1: none) */
@@ -387,6 +390,9 @@ static double gemm_time_uncached(const gen *G, cm_dtype t, double batch, double 
      * communication kernel leaves (ub_rs_sms) */
     if (G->sm_margin > 0 && gpu->sms > G->sm_margin) d *= (double)gpu->sms / (gpu->sms - G->sm_margin);
     if (t == CM_FP8 && (flags & GF_CAST)) d += cm_mem_time(gpu, batch * M * K * 4, 1);
+    /* torchao's tensorwise scaling reads the operand once more for its amax
+     * (roofline_utils.py kernel 1), unless fused into the op that produced it */
+    if (t == CM_FP8 && (flags & GF_CAST) && (flags & GF_AMAX)) d += cm_mem_time(gpu, batch * M * K * 2, 1);
     /* without gradient-accumulation fusion (the GEMM adding into the main
      * gradient), autograd's gradient is added to it by a kernel of its own:
      * read the gradient and the main gradient, write the main gradient */
@@ -398,6 +404,7 @@ static double gemm_time(const gen *G, double batch, double M, double N, double K
 {
     cm_dtype t = G->o->dtype;
     if (t == CM_FP8 && (flags & GF_HIGH)) t = CM_BF16;
+    if (t == CM_FP8 && G->st->fp8_torchao && !G->st->fused) flags |= GF_AMAX;
     int fused = gaf_on(G);
     const double key[4] = {batch, M, N, K};
     uint64_t h = 1469598103934665603ull, bits;
@@ -498,16 +505,29 @@ static int autocast_w(const gen *G);
  * as fused), or the eager ops (on an fp32 hidden state under autocast). */
 static int norm_op(gen *G, const char *what, int layer, int mb, double bytes, double elems, int bwd)
 {
-    if (!G->st->eager_ops) return elem(G, what, layer, mb, bytes, EK_NORM);
+    if (G->st->eager_ops != WL_EAGER) return elem(G, what, layer, mb, bytes, EK_NORM);
     int k = autocast_w(G) ? (bwd ? EAGER_NORM32_BWD : EAGER_NORM32_FWD) : (bwd ? EAGER_NORM_BWD : EAGER_NORM_FWD);
     return timed(G, what, layer, mb, 0, cm_mem_time(G->o->gpu, elems * eager_bytes(k), eager[k].kernels));
 }
 
 /* Rotary embedding of q and k (q_elems + k_elems elements) under eager ops;
- * the fused stacks fold it into their attention input (not costed). */
+ * the fused stacks fold it into their attention input (not costed). The same
+ * model code compiled (eager_ops WL_COMPILED, torch.compile per block):
+ * Inductor emits pointwise kernels around SDPA, which it calls as an extern
+ * kernel on materialized inputs: q rotated (read, write), k rotated and
+ * expanded to every query head by repeat_kv's reshape (read k, write the
+ * q-sized copy), v expanded likewise (a copy only where GQA repeats it); the
+ * backward reads the expanded gradients, sums the repeats and rotates back:
+ * the same bytes. A kernel per tensor it writes. */
 static void rope_op(gen *G, int layer, int mb, double q_elems, double k_elems, int bwd)
 {
-    if (!G->st->eager_ops || G->m->learned_pos) return;
+    if (G->st->eager_ops == WL_COMPILED && !G->m->learned_pos) {
+        int gqa = k_elems < q_elems;
+        double b = G->dt * (2 * q_elems + k_elems + (gqa ? q_elems : k_elems) + (gqa ? k_elems + q_elems : 0));
+        timed(G, bwd ? "rope_kv_bwd" : "rope_kv", layer, mb, 0, cm_mem_time(G->o->gpu, b, gqa ? 3 : 2));
+        return;
+    }
+    if (G->st->eager_ops != WL_EAGER || G->m->learned_pos) return;
     int k = bwd ? EAGER_ROPE_BWD : EAGER_ROPE_FWD;
     timed(G, bwd ? "rope_bwd" : "rope", layer, mb, 0,
           cm_mem_time(G->o->gpu, (q_elems + k_elems) * eager_bytes(k), 2 * eager[k].kernels));
@@ -517,7 +537,7 @@ static void rope_op(gen *G, int layer, int mb, double q_elems, double k_elems, i
  * q_elems each), forward copy or backward sum; nothing without GQA. */
 static void repeat_kv_op(gen *G, int layer, int mb, double q_elems, double kv_elems, int bwd)
 {
-    if (!G->st->eager_ops || !(kv_elems < q_elems)) return;
+    if (G->st->eager_ops != WL_EAGER || !(kv_elems < q_elems)) return; /* compiled: in rope_op */
     double b = 2 * (q_elems + kv_elems) * G->dt / (bwd ? EAGER_REPSUM : EAGER_STRIDED);
     timed(G, bwd ? "repeat_kv_bwd" : "repeat_kv", layer, mb, 0, cm_mem_time(G->o->gpu, b, 2));
 }
@@ -529,7 +549,7 @@ static void repeat_kv_op(gen *G, int layer, int mb, double q_elems, double kv_el
  * casts' backwards hand fp32 gradients), else 16-bit. */
 static void grad_sum_op(gen *G, int layer, int mb, double elems, int n)
 {
-    if (!G->st->eager_ops || n < 2) return;
+    if (G->st->eager_ops != WL_EAGER || n < 2) return; /* compiled: fused into the norm's backward */
     double b = autocast_w(G) ? 4 : G->dt;
     timed(G, "grad_sum", layer, mb, 0, cm_mem_time(G->o->gpu, 3 * elems * b * (n - 1), n - 1));
 }
@@ -558,7 +578,7 @@ static void autocast_cast(gen *G, int layer, int mb, double params, int weights,
  * cache for activations), the gradient of each cast back to fp32. */
 static void autocast_act(gen *G, int layer, int mb, double elems, int n, int bwd)
 {
-    if (!autocast_w(G)) return;
+    if (!autocast_w(G) || G->st->eager_ops != WL_EAGER) return; /* compiled: fused into the norm */
     double b = n * elems * (4 + G->dt) / (bwd ? EAGER_UPCAST : 1);
     timed(G, bwd ? "autocast_act_bwd" : "autocast_act", layer, mb, 0, cm_mem_time(G->o->gpu, b, n));
 }
@@ -730,13 +750,24 @@ static int coll(gen *G, int s, const char *cat, og_coll c, int grp, int n, doubl
     return op->id;
 }
 
+/* TP collectives pipelined with their GEMMs here: everywhere under tp_overlap
+ * (Transformer Engine's userbuffers); under async_tp (PyTorch's micro-pipelined
+ * TP, torchtitan's enable_async_tensor_parallel: the Inductor pass
+ * _micro_pipeline_tp rewrites all-gather -> mm into fused_all_gather_matmul and
+ * mm -> reduce-scatter into fused_matmul_reduce_scatter, on symmetric memory
+ * with copy engines) in the forward and the recomputed forward only: its
+ * authors report "up to ~20% forward pass speedup and ~8% E2E speedup" on
+ * Llama 3 70B (discuss.pytorch.org/t/209487), the backward's collectives as
+ * before (docs/compute.md, "Async TP"). */
+static int tp_ov(const gen *G) { return G->l->tp_overlap || (G->l->async_tp && !G->in_bwd); }
+
 /* A TP collective; hide: the seconds of the GEMM it pipelines with under
  * tp_overlap (0: none). Only analytic (intra-node) TP collectives shrink: a
  * real collective op of the engine keeps its full cost. */
 static void tp_coll_ov(gen *G, og_coll c, double bytes, const char *what, int layer, int mb, double hide)
 {
     int analytic = G->o->fuse && G->tp_intra;
-    G->tp_hide = G->l->tp_overlap ? hide : 0;
+    G->tp_hide = tp_ov(G) ? hide : 0;
     coll(G, WL_S_COMPUTE, "tp", c, G->tpg, G->l->tp, bytes, analytic, G->tp_intra, TP_GROUP, -1, what, layer, mb);
     G->tp_hide = 0;
 }
@@ -750,7 +781,7 @@ static void tp_coll(gen *G, og_coll c, double bytes, const char *what, int layer
  * or input-gradient GEMM (wg 0), or a weight-gradient one (wg 1). */
 static double ov_gemm(const gen *G, double M, double N, double K, int wg)
 {
-    return G->l->tp_overlap ? gemm_time(G, 1, M, N, K, wg ? GF_WGRAD : GF_CAST) : 0;
+    return tp_ov(G) ? gemm_time(G, 1, M, N, K, wg ? GF_WGRAD : GF_CAST) : 0;
 }
 
 /* The backward of a column-parallel linear (QKV, fc1) without tp_overlap,
@@ -765,7 +796,7 @@ static double ov_gemm(const gen *G, double M, double N, double K, int wg)
 static void tp_coll_bwd(gen *G, og_coll c, double bytes, const char *what, int layer, int mb, double M, double N,
                         double K, int wg, int dgrad)
 {
-    if (G->l->tp_overlap || !G->st->tp_bwd_async || (wg && G->l->schedule == WL_ZBH1)) {
+    if (tp_ov(G) || !G->st->tp_bwd_async || (wg && G->l->schedule == WL_ZBH1)) {
         tp_coll_ov(G, c, bytes, what, layer, mb, ov_gemm(G, M, N, K, wg));
         return;
     }
@@ -1030,10 +1061,37 @@ static int fsdp1_shard_rs(gen *G, int s, double P, int rs, int mb)
  * output 1/hgz), across the hpz blocks of a group (output 1/hpz: the secondary
  * shard), inside the block (the layer). qwZ: int8 blocks on the wire, quantised
  * before and dequantised after. Returns the last op (-1: none). */
+/* torchao's float8 (stack fp8_torchao under --dtype fp8; torchao torchao/float8/
+ * float8_linear.py and torchao/testing/float8/roofline_utils.py, tensorwise):
+ * each forward of a Float8Linear computes its weight's amax (read 2 bytes per
+ * element) and casts it for the forward GEMM (read 2, write 1), and the
+ * backward casts it again for the input-gradient GEMM (read 2, write 1): a
+ * kernel each, for each of the block's linear layers. With FSDP2's float8
+ * all-gather (layout f8ag=on: torchtitan's enable_fsdp_float8_all_gather and
+ * precompute_float8_dynamic_scale_for_fsdp), the shard is cast before each
+ * gather instead (fsdp_pre_all_gather: read 2, write 1 per shard element; the
+ * amax of every weight is one multi-tensor pass after the optimizer step, not
+ * counted), the gather moves 1 byte per weight and the gathered fp8 weight
+ * serves both GEMMs. */
+static int f8_torchao(const gen *G) { return G->o->dtype == CM_FP8 && G->st->fp8_torchao; }
+
+static int f8_gather(const gen *G)
+{
+    const wl_layout *l = G->l;
+    return f8_torchao(G) && l->fp8_gather && l->zero == 3 && l->dp * l->cp > 1;
+}
+
+static void f8_weight_cast(gen *G, int li, int mb, double W, int bwd)
+{
+    if (!f8_torchao(G) || f8_gather(G)) return;
+    int n = G->m->gated ? 7 : 6; /* wq, wk, wv, wo, w1, w2 (, w3) */
+    timed(G, bwd ? "f8_wcast_bwd" : "f8_wcast", li, mb, 0, cm_mem_time(G->o->gpu, W * (bwd ? 3 : 5), bwd ? n : 2 * n));
+}
+
 static int gather_ops(gen *G, int li, int mb, const char *what, int first, double P)
 {
     const wl_layout *l = G->l;
-    double b = l->qwz ? WL_QW_BYTES : G->pb;
+    double b = l->qwz ? WL_QW_BYTES : f8_gather(G) ? 1 : G->pb;
     int D = l->dp * l->cp, hpz = l->hpz > 1 ? l->hpz : 0, hgz = l->hgz > 1 ? l->hgz : 0, last = -1;
     int from = hpz && !first ? hpz : D; /* ranks whose shards make the layer */
     if (D <= 1) return -1;
@@ -1072,7 +1130,10 @@ static int gather_ops(gen *G, int li, int mb, const char *what, int first, doubl
  * (current_stream.wait_event(copy_in_event)). */
 static void fsdp2_copy_out(gen *G, int li, int mb, double P)
 {
-    if (G->st->fsdp2_copies) elem(G, "fsdp2_copy_out", li, mb, 2 * P * G->pb, EK_PLAIN);
+    if (f8_gather(G))
+        timed(G, "f8_shard_cast", li, mb, 0,
+              cm_mem_time(G->o->gpu, 3 * P / (G->l->dp * G->l->cp), G->m->gated ? 7 : 6));
+    if (G->st->fsdp2_copies) elem(G, "fsdp2_copy_out", li, mb, 2 * P * (f8_gather(G) ? 1 : G->pb), EK_PLAIN);
 }
 
 static int fsdp2_copy_in(gen *G, double P, int dep)
@@ -1373,6 +1434,7 @@ static void layer_fwd(gen *G, int li, int mb, int recomp)
     if (l->zero == 3 && !recomp && !ds_layer(G, li)) zero3_gather(G, li, mb, "param_fwd", 0);
     if (!recomp) param_wait(G, li, mb);
     if (!recomp) autocast_cast(G, li, mb, layer_weights(m, li, f), 7, 0);
+    f8_weight_cast(G, li, mb, layer_weights(m, li, f) / t, 0);
     norm_op(G, "ln1", li, mb, 2 * act / seqpart, tok * h / seqpart, 0);
     autocast_act(G, li, mb, tok * h, 3, 0);
     if (l->sp) tp_coll_ov(G, OG_ALLGATHER, act, "attn_in", li, mb, ov_gemm(G, tok, (h + 2 * kvd) / t, h, 0));
@@ -1415,6 +1477,39 @@ static void layer_fwd(gen *G, int li, int mb, int recomp)
     G->slow = 0;
 }
 
+/* torchtitan's selective op activation checkpointing (recompute=op;
+ * activation_checkpoint.selective_ac_option = "op", torchtitan/parallelisms/
+ * parallelize_llama.py _apply_ac_to_transformer_block): within each block
+ * the outputs of mm, SDPA and reduce-scatter are saved, but every second mm
+ * (of wq, wk, wv, wo, w1, w3, w2 in the forward's order: wk, wo, w3), and all
+ * other ops are recomputed before the block's backward, as far as the
+ * backward needs them: RMSNorm before wk and w3, wk with the rotary embedding
+ * and repeat_kv (SDPA's backward reads k), the residual add before the second
+ * norm with wo (unless a saved reduce-scatter follows wo: sequence
+ * parallelism), w3 and SwiGLU (w2's backward reads its input); with sequence
+ * parallelism the all-gathers of the norms' outputs as well. Attention is not
+ * recomputed. */
+static void layer_recompute_op(gen *G, int li, int mb)
+{
+    const wl_model *m = G->m;
+    const wl_layout *l = G->l;
+    double h = m->hidden, t = l->tp, kvd = (double)m->kv_heads * (m->hidden / m->heads), tok = G->tok;
+    double seqpart = l->sp ? t : 1, g = m->gated ? 2 : 1, f, tokm;
+    double act = tok * h * G->dt;
+    mlp_dims(G, li, &f, &tokm);
+    norm_op(G, "ln1_recompute", li, mb, 2 * act / seqpart, tok * h / seqpart, 0);
+    if (l->sp) tp_coll(G, OG_ALLGATHER, act, "attn_in_recompute", li, mb);
+    gemm(G, "wk_recompute", li, mb, tok, kvd / t, h);
+    rope_op(G, li, mb, tok * h / t, tok * kvd / t, 0);
+    repeat_kv_op(G, li, mb, tok * h / t, tok * kvd / t, 0);
+    if (!l->sp) gemm(G, "proj_recompute", li, mb, tok, h, h / t);
+    elem(G, "residual_recompute", li, mb, 3 * act / seqpart, EK_RESID);
+    norm_op(G, "ln2_recompute", li, mb, 4 * act / seqpart, tok * h / seqpart, 0);
+    if (l->sp) tp_coll(G, OG_ALLGATHER, act, "mlp_in_recompute", li, mb);
+    if (g > 1) gemm(G, "w3_recompute", li, mb, tokm, f / t, h);
+    elem(G, "act_recompute", li, mb, tokm * f * (g + 1) / t * G->dt, EK_ACT);
+}
+
 static void layer_bwd(gen *G, int li, int mb, int chunk)
 {
     const wl_model *m = G->m;
@@ -1426,6 +1521,8 @@ static void layer_bwd(gen *G, int li, int mb, int chunk)
     int ds = ds_layer(G, li) && l->recompute != WL_RC_FULL; /* backward fetches (pre-backward hooks) */
     if (l->zero == 3 && !l->keep_params && !ds_layer(G, li)) zero3_gather(G, li, mb, "param_bwd", 0);
     if (l->recompute == WL_RC_FULL) layer_fwd(G, li, mb, 1);
+    if (l->recompute == WL_RC_OP) layer_recompute_op(G, li, mb);
+    G->in_bwd = 1;
     G->slow = ds_layer(G, li) ? ds_slow(G) : 0;
     elem(G, "residual_bwd", li, mb, 3 * act / seqpart, EK_RESID);
     /* MLP */
@@ -1485,7 +1582,9 @@ static void layer_bwd(gen *G, int li, int mb, int chunk)
     grad_sum_op(G, li, mb, tok * h / seqpart, 3);
     norm_op(G, "ln1_bwd", li, mb, 2 * act / seqpart, tok * h / seqpart, 1);
     autocast_cast(G, li, mb, layer_weights(m, li, f), 7, 1);
+    f8_weight_cast(G, li, mb, layer_weights(m, li, f) / t, 1);
     G->slow = 0;
+    G->in_bwd = 0;
 }
 
 /* The cross-entropy over n logits, forward (bwd 0) or backward, as the stack

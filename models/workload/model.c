@@ -207,7 +207,7 @@ void wl_model_fit_seq(wl_model *m, int seq)
 /* ---- layouts ---- */
 
 static const char *sched_names[WL_NSCHEDULES] = {"gpipe", "1f1b", "interleaved", "zbh1"};
-static const char *rc_names[WL_NRECOMPUTE] = {"none", "selective", "full"};
+static const char *rc_names[WL_NRECOMPUTE] = {"none", "selective", "full", "op"};
 
 const char *wl_schedule_name(wl_schedule s) { return s < WL_NSCHEDULES ? sched_names[s] : "?"; }
 const char *wl_recompute_name(wl_recompute r) { return r < WL_NRECOMPUTE ? rc_names[r] : "?"; }
@@ -247,6 +247,8 @@ static const struct okey {
     {"pp_sg", offsetof(wl_layout, pp_nosg), 1},
     {"pp_grad_sg", offsetof(wl_layout, pp_grad_whole), 1},
     {"p2p_overlap", offsetof(wl_layout, p2p_overlap), 0},
+    {"f8ag", offsetof(wl_layout, fp8_gather), 0},
+    {"async_tp", offsetof(wl_layout, async_tp), 0},
 };
 
 /* on/1/true: 1, off/0/false: 0, else -1 */
@@ -321,7 +323,7 @@ int wl_layout_parse(const char *s, wl_layout *l, char *err, size_t errlen)
             int r;
             for (r = 0; r < WL_NRECOMPUTE && strcmp(v, rc_names[r]); r++) {}
             if (r == WL_NRECOMPUTE) {
-                ts_err(err, errlen, "layout: recompute=%s (valid: none, selective, full)", v);
+                ts_err(err, errlen, "layout: recompute=%s (valid: none, selective, full, op)", v);
                 goto out;
             }
             l->recompute = r;
@@ -361,7 +363,7 @@ int wl_layout_parse(const char *s, wl_layout *l, char *err, size_t errlen)
         } else {
             ts_err(err, errlen, "layout: unknown key '%s' (valid: tp, pp, dp, cp, ep, vpp, mbs, gbs, zero, sp, "
                    "recompute, schedule, bucket, order, attn, overlap_grad, overlap_param, prefetch, reshard, tp_overlap, "
-                   "gaf, pp_sg, p2p_overlap, pp_first, pp_last, hpz, hgz, qwz, qgz; AxoNN: gx, gy, gz, dp, overlap)", k);
+                   "gaf, pp_sg, p2p_overlap, f8ag, async_tp, pp_first, pp_last, hpz, hgz, qwz, qgz; AxoNN: gx, gy, gz, dp, overlap)", k);
             goto out;
         }
     }
@@ -403,6 +405,17 @@ int wl_layout_parse(const char *s, wl_layout *l, char *err, size_t errlen)
     if (l->tp_overlap && (!l->sp || l->tp < 2)) {
         ts_err(err, errlen, "layout: tp_overlap=on needs sp=on and tp >= 2 (Transformer Engine overlaps the "
                "sequence-parallel all-gathers and reduce-scatters), not sp=%s, tp=%d", l->sp ? "on" : "off", l->tp);
+        goto out;
+    }
+    if (l->axonn && l->recompute == WL_RC_OP) {
+        ts_err(err, errlen, "layout: recompute=op (torchtitan's selective op checkpointing) is modelled for "
+               "Megatron-style layouts, not the AxoNN 4D grid");
+        goto out;
+    }
+    if (l->async_tp && (!l->sp || l->tp < 2 || l->tp_overlap)) {
+        ts_err(err, errlen, "layout: async_tp=on needs sp=on and tp >= 2, and not tp_overlap=on (PyTorch's micro-"
+               "pipelined TP and Transformer Engine's userbuffers are two ways to the same overlap), not sp=%s, tp=%d%s",
+               l->sp ? "on" : "off", l->tp, l->tp_overlap ? ", tp_overlap=on" : "");
         goto out;
     }
     if (l->qgz && l->hgz > 1) {
@@ -543,6 +556,7 @@ void wl_layout_format(const wl_layout *l, char *buf, size_t n)
             {l->param_overlap, ",overlap_param=on"},
             {l->keep_params, ",reshard=off"}, {l->tp_overlap, ",tp_overlap=on"}, {l->no_gaf, ",gaf=off"},
             {l->pp_nosg, ",pp_sg=off"}, {l->pp_grad_whole, ",pp_grad_sg=off"}, {l->p2p_overlap, ",p2p_overlap=on"},
+            {l->fp8_gather, ",f8ag=on"}, {l->async_tp, ",async_tp=on"},
         };
         for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++)
             if (extra[i].set && strlen(buf) + strlen(extra[i].text) < n) strcat(buf, extra[i].text);
@@ -724,7 +738,7 @@ double wl_iteration_flops(const wl_model *m, const wl_layout *l, int seq, int mo
 {
     double h = m->hidden, s = seq, nmat = m->gated ? 3 : 2;
     double V = wl_padded_vocab(m, l), tokens = (double)l->gbs * seq;
-    double fwd = 0, attn_core = 0;
+    double fwd = 0, attn_core = 0, op_rc = 0;
     /* scores and weighted values: q.k over the query-key width, p.v over the value width */
     double core = m->kv_lora ? 2 * s * m->heads * (double)(m->nope_dim + m->rope_dim + m->v_dim) : 4 * s * h;
     if (model_only == WL_FLOPS_MODEL_CAUSAL) core /= 2; /* a causal mask: each query sees half the keys on average */
@@ -736,10 +750,14 @@ double wl_iteration_flops(const wl_model *m, const wl_layout *l, int seq, int mo
             f += 2 * nmat * h * m->ffn;
         fwd += f;
         attn_core += core;
+        /* recompute=op: wk, wo and w3 (graph.c layer_recompute_op; dense layers) */
+        if (!is_moe_layer(m, i))
+            op_rc += 2 * h * ((double)m->kv_heads * (m->hidden / m->heads) + h + (m->gated ? m->ffn : 0));
     }
     double logits = 2 * h * V;
     double per_token = 3 * (fwd + logits);
     if (!model_only && l->recompute == WL_RC_FULL) per_token += fwd;
     if (!model_only && l->recompute == WL_RC_SELECTIVE) per_token += attn_core;
+    if (!model_only && l->recompute == WL_RC_OP) per_token += op_rc;
     return per_token * tokens;
 }

@@ -16,6 +16,9 @@ int wl_attn_from_name(const char *s);      /* -1 when unknown */
  * (a GPU spec's "gemm_max" has one figure per era where measured). */
 typedef enum { WL_GEMM_CURRENT = 0, WL_GEMM_2021 } wl_gemm_era;
 
+/* wl_stack.eager_ops: the model code of torchtitan's Llama, eager or compiled */
+enum { WL_EAGER = 1, WL_COMPILED = 2 };
+
 typedef struct wl_stack {
     const char *name;
     const char *description;
@@ -47,9 +50,12 @@ typedef struct wl_stack {
     int p2p_2021;               /* Megatron-LM 2021's pipeline messages: scatter/gather over the TP group, and
                                  * a send awaited (with every stream) once the next receive is posted */
     /* compute (c1, continued) */
-    int eager_ops;              /* the model's own PyTorch code run eagerly (torchtitan's Llama, no torch.compile):
-                                 * RMSNorm as separate ops on an fp32 upcast, rotary embedding through complex
-                                 * fp32 multiplies, each op a kernel (docs/compute.md, "Eager model code") */
+    int eager_ops;              /* WL_EAGER: the model's own PyTorch code run eagerly (torchtitan's Llama, no
+                                 * torch.compile): RMSNorm as separate ops on an fp32 upcast, rotary embedding
+                                 * through complex fp32 multiplies, each op a kernel (docs/compute.md, "Eager model
+                                 * code"); WL_COMPILED: the same code under torch.compile: norms, SwiGLU and
+                                 * residual fused (`fused`), rotary embedding and repeat_kv as the pointwise
+                                 * kernels Inductor emits around SDPA (docs/compute.md, "torch.compile") */
     /* memory (c2) */
     int ds_zero_optim;          /* DeepSpeed's ZeRO-1/2 optimizer (stage_1_and_2.py): 16-bit gradients, fp32
                                  * master, m and v of the shard; the shard's fp32 gradient exists only in
@@ -101,6 +107,13 @@ typedef struct wl_stack {
                                  * dtype (_use_low_precision_shard on the pre-unshard stream); after each reduce-scatter
                                  * the post-divide and, from the second micro-batch of a step on, the add into the
                                  * saved gradient shard (no no_sync under Composer) (docs/workload.md, "FSDP1 shards") */
+    /* compute (c1, continued) */
+    int fp8_torchao;            /* --dtype fp8 as torchao's Float8Linear (torchtitan's float8 converter): dynamic
+                                 * tensorwise scaling, the output layer left in bf16; every forward computes the
+                                 * amax of each weight and casts it to fp8 for the forward and again for the
+                                 * backward (three kernels per weight), and an activation or output gradient's
+                                 * amax is a kernel of its own unless torch.compile fuses it into the op that
+                                 * produced the tensor (`fused`) (docs/compute.md, "FP8 as torchao runs it") */
 } wl_stack;
 
 /* Multi-tensor kernels' achieved fraction of the GPU's streaming bandwidth

@@ -40,7 +40,9 @@ int wl_model_find(const char *name, const char *dir, wl_model *m, char *err, siz
 void wl_model_fit_seq(wl_model *m, int seq);
 
 typedef enum { WL_GPIPE, WL_1F1B, WL_INTERLEAVED, WL_ZBH1, WL_NSCHEDULES } wl_schedule;
-typedef enum { WL_RC_NONE, WL_RC_SELECTIVE, WL_RC_FULL, WL_NRECOMPUTE } wl_recompute;
+/* selective: Megatron's (the attention core recomputed); op: torchtitan's selective op
+ * checkpointing (every second mm and the elementwise ops recomputed, graph.c layer_recompute_op) */
+typedef enum { WL_RC_NONE, WL_RC_SELECTIVE, WL_RC_FULL, WL_RC_OP, WL_NRECOMPUTE } wl_recompute;
 
 typedef struct wl_layout {
     int tp, pp, dp, cp, ep, vpp;    /* Megatron-LM parallel sizes (dp 0: derived from the GPU count) */
@@ -90,6 +92,12 @@ typedef struct wl_layout {
     int ds_optim;                   /* zero=1,2 under DeepSpeed's ZeRO optimizer (the stack's ds_zero_optim) */
     int ds_bf16;                    /* bf16 under DeepSpeed's pipeline engine is its BF16_Optimizer (the stack's
                                      * ds_bf16_optim; applies with pp > 1, 1F1B, zero 0-1) */
+    int async_tp;                   /* async_tp=on, sp: PyTorch's micro-pipelined TP (torchtitan AsyncTP): the
+                                     * forward's all-gather/reduce-scatter pipelined with their GEMMs, the
+                                     * backward's not (graph.c tp_ov) */
+    int fp8_gather;                 /* f8ag=on, zero=3 under a torchao float8 stack and --dtype fp8: FSDP2's
+                                     * float8 all-gather (torchtitan enable_fsdp_float8_all_gather): weights
+                                     * cast to fp8 on the shard, gathered at 1 byte (graph.c f8_weight_cast) */
     int pp_first, pp_last;          /* layers on the first / last pipeline stage (0: an even share), the
                                      * rest split evenly over the other stages (Megatron-Core
                                      * --decoder-first/last-pipeline-num-layers; DeepSpeed's

@@ -93,7 +93,7 @@ typedef struct ts_run_opts {
     const char *fidelity;       /* estimate, analytical, pipelined (default), step */
     const char *detail;         /* reduced (default), replicas, full */
     const char *stack;          /* software stack: megatron-core (default), megatron-2021, megatron-2022, deepspeed-2021, deepspeed, megatron-deepspeed,
-                                 * fsdp2, fsdp1, torchtitan, nemo-24.07 */
+                                 * fsdp2, fsdp1, torchtitan, torchtitan-compile, nemo-24.07 */
     int links;                  /* > 0: keep the N busiest links (pipelined, step) */
     int progress;               /* progress lines on stderr: the one exception to "never prints" */
     int every_rank;             /* replicas detail: build and simulate every rank, even where one TP
