@@ -362,8 +362,9 @@ static void test_new_tables(void)
             CU_FAIL("a shipped training table does not parse");
             continue;
         }
-        /* a table of one published run (BLOOM-176B: one layout, one figure) has no Spearman, but a row */
-        CU_ASSERT(n >= (strstr(de->d_name, "bloom") ? 1 : 3));
+        /* a table of one published run (BLOOM-176B, ORNL's 175B log, torchtitan on Frontier: one layout,
+         * one figure each) has no Spearman, but a row */
+        CU_ASSERT(n >= 1);
         files++;
         for (int i = 0; i < n; i++, total++) {
             const val_train_row *r = &rows[i];
