@@ -6,6 +6,7 @@
 #include <simgrid/kernel/resource/NetworkModelIntf.hpp>
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/NetZone.hpp>
 #include <xbt/config.hpp>
 
@@ -40,8 +41,10 @@ extern "C" int eng_direct_ready(void)
     if (ready >= 0) return ready;
     ready = 0;
     try {
-        /* a lone flow's time is CM02's for one flow alone: no factors, no reverse traffic */
+        /* a lone flow's time is CM02's for one flow alone (no factors, no reverse traffic),
+         * as the full max-min update computes it */
         if (simgrid::config::get_value<std::string>("network/model") != "CM02" ||
+            simgrid::config::get_value<std::string>("network/optim") != "Full" ||
             simgrid::config::get_value<bool>("network/crosstraffic") ||
             !simgrid::config::is_default("network/latency-factor") ||
             !simgrid::config::is_default("network/bandwidth-factor"))
@@ -64,9 +67,19 @@ extern "C" void *eng_direct_start(sg_host_t src, sg_host_t dst, double bytes, do
     return c;
 }
 
+extern "C" void *eng_direct_dup(void *comm)
+{
+    return new sg4::CommPtr(*static_cast<sg4::CommPtr *>(comm));
+}
+
 extern "C" void eng_direct_wait(void *comm)
 {
     auto *c = static_cast<sg4::CommPtr *>(comm);
     (*c)->wait();
     delete c;
+}
+
+extern "C" void eng_direct_free(void *comm)
+{
+    delete static_cast<sg4::CommPtr *>(comm);
 }

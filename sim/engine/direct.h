@@ -19,8 +19,14 @@ int eng_direct_ready(void);
  * route's latency times lat_factor (1: the plain comm). */
 void *eng_direct_start(sg_host_t src, sg_host_t dst, double bytes, double lat_factor);
 
-/* Wait for the comm to end and release it. */
+/* A second handle on the comm (each actor that waits for it holds its own). */
+void *eng_direct_dup(void *comm);
+
+/* Wait for the comm to end and release this handle. */
 void eng_direct_wait(void *comm);
+
+/* Release a handle without waiting. */
+void eng_direct_free(void *comm);
 
 #ifdef __cplusplus
 }

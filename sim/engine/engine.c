@@ -117,6 +117,10 @@ static struct {
     ts_sums lkid;              /* link -> id */
     struct linsts *li;         /* per group: its collectives in flight as lone flows */
     struct lshape *lshape;     /* per group: LSHAPES shapes checked */
+    struct lchan *lch;         /* p2p channels (src, dst, tag) by id */
+    size_t lchcap;
+    int nlch;
+    ts_sums lchid;             /* (src, dst, tag) -> channel id */
 } run;
 
 /* One merged all-to-all solved by the fluid model: each member's end and
@@ -836,11 +840,15 @@ typedef struct lflow {
     int src, dst;          /* members of the group */
     int route;             /* id, once started */
     int state;
-    int next_out, next_in; /* the sender's and receiver's lists in the collective */
+    int next_out, next_in; /* the sender's and receiver's lists in the collective (p2p:
+                            * next_out chains a channel's queue) */
+    int gone;              /* p2p: sides that saw it end */
     double bytes, start, end; /* end: F_TIMED */
     double left, factor;   /* F_COMM before its comm starts: bytes and share of the latency left */
-    void *comm;            /* F_COMM once started (NULL before: lone_flush starts it) */
-    struct stream_ctx *rsc; /* the receiver's stream (it waits for the comm) */
+    void *comm[2];         /* F_COMM once started (NULL before: lone_flush starts it): the
+                            * sender's and the receiver's handles; each waits for it (a
+                            * member's end is its own flows' last) */
+    struct stream_ctx *ssc, *rsc; /* the sender's and receiver's streams */
 } lflow;
 
 typedef struct lroute {
@@ -908,8 +916,11 @@ static void lone_flush(void)
         }
         const lroute *r = &run.lr[run.lf[t.f].route];
         void *c = eng_direct_start(r->from, r->to, run.lf[t.f].left, run.lf[t.f].factor);
-        run.lf[t.f].comm = c;
-        sg_sem_release(run.lf[t.f].rsc->lsem); /* its receiver waits for it */
+        lflow *x = &run.lf[t.f];
+        x->comm[0] = c, x->comm[1] = eng_direct_dup(c);
+        /* both members wait for it from now (unless asleep until a later instant) */
+        if (!x->ssc->lsleep) sg_sem_release(x->ssc->lsem);
+        if (!run.lf[t.f].rsc->lsleep) sg_sem_release(run.lf[t.f].rsc->lsem);
     }
 }
 
@@ -976,7 +987,6 @@ static void lone_to_comm(int f, double now)
         u->busy++;
     }
     x->state = F_COMM;
-    x->comm = NULL;
     todo_push(f, NULL);
 }
 
@@ -1024,7 +1034,7 @@ static int lone_new(int src, int dst, double bytes)
         ts_grow(&run.lf, sizeof *run.lf, &run.lfcap, (size_t)run.nlf + 1);
         f = run.nlf++;
     }
-    run.lf[f] = (lflow){src, dst, -1, F_WAIT, -1, -1, bytes, 0, 0, 0, 1, NULL, NULL};
+    run.lf[f] = (lflow){src, dst, -1, F_WAIT, -1, -1, 0, bytes, 0, 0, 0, 1, {NULL, NULL}, NULL, NULL};
     return f;
 }
 
@@ -1035,18 +1045,26 @@ static void lone_wake(stream_ctx *sc)
     if (!sc->lsleep) todo_push(-1, sc->lsem);
 }
 
-/* Both members of flow f have come: it starts now, timed if its links carry
- * nothing else, else as a comm; the other member (not me) is woken. */
-static void lone_start(linst *in, int f, const og_group *gr, int me, double now)
+/* Flow f from rank a to rank b (both sides have come: ssc and rsc set)
+ * starts now: timed if its links carry nothing else, else as a comm. */
+static void flow_start(int f, int a, int b, double now)
 {
-    int route = lone_route(gr->ranks[run.lf[f].src], gr->ranks[run.lf[f].dst]);
+    int route = lone_route(a, b);
     lflow *x = &run.lf[f];
     const lroute *r = &run.lr[route];
     x->route = route;
-    x->rsc = in->sc[x->dst];
-    static int dbg = -1;
-    if (dbg < 0) dbg = getenv("LONE_DBG") ? atoi(getenv("LONE_DBG")) : 0;
-    int alone = r->rate > 0 && dbg != 1;
+    if (x->bytes <= 0 && r->n > 0) {
+        /* no bytes: its route's latency, whatever else runs (CM02 gives a flow no
+         * share while its latency runs, and it has nothing left after); it
+         * holds no link (SimGrid 3.32 starts a host-to-host comm of no bytes
+         * only when it is waited for) */
+        x->state = F_TIMED;
+        x->start = now;
+        x->end = now + r->lat;
+        run.res->nlone++;
+        return;
+    }
+    int alone = r->rate > 0;
     for (int k = 0; k < r->n && alone; k++) {
         linkuse *u = &run.lk[r->link[k]];
         if (u->timed >= 0 && run.lf[u->timed].end <= now) u->timed = -1;
@@ -1061,17 +1079,15 @@ static void lone_start(linst *in, int f, const og_group *gr, int me, double now)
     } else {
         claim_route(route, now);
         x = &run.lf[f];
-        x->state = F_WAIT; /* lone_to_comm: a comm for all of it, its links claimed above */
-        x->left = x->bytes, x->factor = 1.0, x->comm = NULL;
+        x->left = x->bytes, x->factor = 1.0;
         x->state = F_COMM;
         todo_push(f, NULL);
     }
-    lone_wake(in->sc[x->src == me ? x->dst : x->src]);
 }
 
-/* Flow f is over: its links freed, its members' counts down, the other
- * member (not me) to be woken. */
-static void lone_done(linst *in, int f, int me)
+/* Flow f is over: its links freed; the side that is not me (0 sender, 1
+ * receiver) to be woken. */
+static void flow_done(int f, int me)
 {
     lflow *x = &run.lf[f];
     const lroute *r = &run.lr[x->route];
@@ -1082,8 +1098,25 @@ static void lone_done(linst *in, int f, int me)
         unclaim_route(x->route);
     }
     x->state = F_DONE;
-    in->left[x->src]--, in->left[x->dst]--;
+    lone_wake(me ? x->ssc : x->rsc);
+}
+
+/* Both members of collective flow f have come: it starts now; the other
+ * member (not me) is woken. */
+static void lone_start(linst *in, int f, const og_group *gr, int me, double now)
+{
+    lflow *x = &run.lf[f];
+    x->ssc = in->sc[x->src], x->rsc = in->sc[x->dst];
+    flow_start(f, gr->ranks[x->src], gr->ranks[x->dst], now);
+    x = &run.lf[f];
     lone_wake(in->sc[x->src == me ? x->dst : x->src]);
+}
+
+/* Collective flow f is over: its members' counts down. */
+static void lone_done(linst *in, int f, int me)
+{
+    in->left[run.lf[f].src]--, in->left[run.lf[f].dst]--;
+    flow_done(f, run.lf[f].dst == me);
 }
 
 /* The group's collective seq as lone flows: found among those in flight,
@@ -1123,6 +1156,8 @@ static void lone_recycle(linst *in, int n)
     for (int m = 0; m < n; m++) {
         for (int f = in->out[m], nx; f >= 0; f = nx) {
             nx = run.lf[f].next_out;
+            for (int e = 0; e < 2; e++)
+                if (run.lf[f].comm[e]) eng_direct_free(run.lf[f].comm[e]);
             run.lf[f].next_out = run.lffree;
             run.lffree = f;
         }
@@ -1135,9 +1170,9 @@ static void lone_recycle(linst *in, int n)
 }
 
 /* One look at member me's flows: those over marked done; *until the latest
- * end of its timed flows (-1: none); a comm it receives, started: returned
+ * end of its timed flows (-1: none); a comm of its own, started: returned
  * (its flow id) for the caller to wait for; -1 else, *pending set when some
- * flow waits for the other member (to come, or to see its comm end). */
+ * flow waits for the other member (to come) or for its comm to start. */
 static int lone_look(linst *in, int me, double now, double *until, int *pending)
 {
     *until = -1, *pending = 0;
@@ -1147,26 +1182,31 @@ static int lone_look(linst *in, int me, double now, double *until, int *pending)
             if (x->state == F_WAIT) *pending = 1;
             else if (x->state == F_TIMED && x->end <= now) lone_done(in, f, me);
             else if (x->state == F_TIMED && x->end > *until) *until = x->end;
-            else if (x->state == F_COMM && x->dst == me && x->comm) return f;
+            else if (x->comm[pass] && x->state == F_DONE) { /* the other member saw its end, before now */
+                eng_direct_free(x->comm[pass]);
+                x->comm[pass] = NULL;
+            } else if (x->comm[pass]) return f; /* my handle to wait with */
             else if (x->state == F_COMM) *pending = 1;
         }
     return -1;
 }
 
-/* Member me's flows until all are over: comms it receives waited for,
- * timed flows slept until their end, otherwise woken by the other member. */
+/* Member me's flows until all are over: comms waited for (each member
+ * waits for its own: its end is their last), timed flows slept until their
+ * end, otherwise woken by the other member. */
 static void lone_wait(linst *in, int me)
 {
     sg_sem_t sem = in->sc[me]->lsem;
-    while (in->left[me] > 0) {
+    for (;;) {
         double now = simgrid_get_clock(), until;
         int pending, f = lone_look(in, me, now, &until, &pending);
         lone_flush();
         if (f >= 0) {
-            void *c = run.lf[f].comm;
+            int e = run.lf[f].dst == me;
+            void *c = run.lf[f].comm[e];
+            run.lf[f].comm[e] = NULL;
             eng_direct_wait(c);
-            if (run.lf[f].comm == c) run.lf[f].comm = NULL;
-            lone_done(in, f, me);
+            if (run.lf[f].state == F_COMM) lone_done(in, f, me);
             lone_flush();
             continue;
         }
@@ -1217,6 +1257,96 @@ static void lone_step(const coll_step *st, const og_group *gr, int rank, int gro
     lone_flush();
     lone_wait(in, me);
     if (++in->gone == gr->n) lone_recycle(in, gr->n);
+}
+
+/* A point-to-point send or receive as a lone flow: the sends and receives of
+ * one (src, dst, tag) match in order, as on their mailbox; the flow starts
+ * when both sides have come, and each side waits for it to end. */
+typedef struct lchan {
+    int head, tail;        /* flows one side posted, not yet matched (chained by next_out) */
+    int side;              /* which side posted them: 0 sends, 1 receives */
+} lchan;
+
+/* The channel of (src, dst, tag); -1 when the key does not fit (the mailbox
+ * path then, on both sides alike). */
+static int p2p_chan(int src, int dst, int tag)
+{
+    if (tag < 0 || tag >= (1 << 23) || run.g->nranks >= (1 << 20)) return -1;
+    uint64_t key = (((uint64_t)src * (uint64_t)run.g->nranks + (uint64_t)dst) << 23 | (uint64_t)tag) + 1;
+    double v;
+    if (ts_sums_get(&run.lchid, key, &v)) return (int)v;
+    ts_grow(&run.lch, sizeof *run.lch, &run.lchcap, (size_t)run.nlch + 1);
+    run.lch[run.nlch] = (lchan){-1, -1, 0};
+    ts_sums_add(&run.lchid, key, run.nlch);
+    return run.nlch++;
+}
+
+static void p2p_wait(int f, int side)
+{
+    sg_sem_t sem = (side ? run.lf[f].rsc : run.lf[f].ssc)->lsem;
+    for (;;) {
+        lflow *x = &run.lf[f];
+        double now = simgrid_get_clock();
+        if (x->comm[side] && x->state == F_DONE) {
+            eng_direct_free(x->comm[side]);
+            x->comm[side] = NULL;
+        }
+        if (x->state == F_DONE) break;
+        if (x->state == F_TIMED && x->end <= now) {
+            flow_done(f, side);
+        } else if (x->state == F_TIMED) {
+            stream_ctx *me = side ? x->rsc : x->ssc;
+            double until = x->end;
+            me->lsleep = 1;
+            sg_actor_sleep_for(until - now);
+            me->lsleep = 0;
+            if (run.lf[f].state == F_TIMED && run.lf[f].end <= until) flow_done(f, side);
+        } else if (x->comm[side]) {
+            void *c = x->comm[side];
+            x->comm[side] = NULL;
+            eng_direct_wait(c);
+            if (run.lf[f].state == F_COMM) flow_done(f, side);
+        } else {
+            sg_sem_acquire(sem); /* the other side to come, or the comm to start */
+            continue;
+        }
+        lone_flush();
+    }
+    lone_flush();
+    if (++run.lf[f].gone == 2) {
+        run.lf[f].next_out = run.lffree;
+        run.lffree = f;
+    }
+}
+
+/* Side (0 send, 1 receive) of a p2p transfer of bytes from rank src to rank
+ * dst on channel ch, run to its end. */
+static void p2p_lone(int ch, int side, int src, int dst, int64_t bytes)
+{
+    stream_ctx *sc = sg_actor_self_get_data();
+    if (!sc->lsem) sc->lsem = sg_sem_init(0);
+    lchan *c = &run.lch[ch];
+    int f;
+    if (c->head >= 0 && c->side != side) { /* the other side's oldest: ours */
+        f = c->head;
+        c->head = run.lf[f].next_out;
+        if (c->head < 0) c->tail = -1;
+        if (side) run.lf[f].rsc = sc;
+        else run.lf[f].ssc = sc, run.lf[f].bytes = (double)bytes;
+        flow_start(f, src, dst, simgrid_get_clock());
+        lone_wake(side ? run.lf[f].ssc : run.lf[f].rsc);
+        lone_flush();
+    } else {
+        f = lone_new(src, dst, (double)bytes);
+        if (side) run.lf[f].rsc = sc;
+        else run.lf[f].ssc = sc;
+        run.lf[f].next_out = -1;
+        if (c->tail >= 0) run.lf[c->tail].next_out = f;
+        else c->head = f;
+        c->tail = f;
+        c->side = side;
+    }
+    p2p_wait(f, side);
 }
 
 /* Whether collective op (plan p) runs as lone flows: one step (pipelined
@@ -1277,6 +1407,8 @@ static void lone_free(const og_graph *g)
     free(todo.q);
     memset(&todo, 0, sizeof todo);
     ts_sums_free(&run.lrid);
+    free(run.lch);
+    ts_sums_free(&run.lchid);
     ts_sums_free(&run.lkid);
 }
 
@@ -1439,6 +1571,7 @@ static void stream_actor(int argc, char **argv)
         while (rk->ops[i].stream != sc->stream) i++;
         sc->cur = i;
         const og_op *op = &rk->ops[i];
+        int ch;
         if (!deps_done(rc, op)) {
             pay(sc); /* the dependency may end before the stream's own clock */
             if (!deps_done(rc, op)) wait_deps(sc, op);
@@ -1450,12 +1583,20 @@ static void stream_actor(int argc, char **argv)
         case OG_SEND:
             pay(sc);
             account(rc->rank, op->peer, op->bytes);
+            if ((ch = run.lone ? p2p_chan(rc->rank, op->peer, op->tag) : -1) >= 0) {
+                p2p_lone(ch, 0, rc->rank, op->peer, op->bytes);
+                break;
+            }
             lone_claim(rc->rank, op->peer);
             sg_mailbox_put(p2p_mailbox(rc->rank, op->peer, op->tag), &payload_token, (long)op->bytes);
             lone_unclaim(rc->rank, op->peer);
             break;
         case OG_RECV:
             pay(sc);
+            if ((ch = run.lone ? p2p_chan(op->peer, rc->rank, op->tag) : -1) >= 0) {
+                p2p_lone(ch, 1, op->peer, rc->rank, 0);
+                break;
+            }
             sg_mailbox_get(p2p_mailbox(op->peer, rc->rank, op->tag));
             break;
         case OG_COLL:
