@@ -2298,7 +2298,6 @@ int eng_run(const og_graph *g, const eng_opts *o, eng_result **out, char *err, s
         if (o->links > 0) collect_links(res, o->links);
         record_algos(g, res);
         res->wall = ts_wtime() - wall0;
-        if (getenv("LONE_DBG")) fprintf(stderr, "lone: %ld of %ld flows timed\n", res->nlone, res->ncomms);
         *out = res;
     } else {
         eng_result_free(res);
