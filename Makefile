@@ -68,7 +68,7 @@ CLI_SRC  := $(filter-out sim/cli/mpi_%.c, $(wildcard sim/cli/*.c))
 CLI_OBJ  := $(CLI_SRC:%.c=build/%.o)
 LIB_SRC  := $(filter-out sim/cli/%, $(wildcard sim/*/*.c models/*/*.c \
               platforms/*.c $(filter-out validate/bench_%.c, $(wildcard validate/*.c))))
-LIB_CXX  := $(wildcard platforms/*.cpp)
+LIB_CXX  := $(wildcard platforms/*.cpp sim/engine/*.cpp)
 LIB_OBJ  := $(LIB_SRC:%.c=build/%.o) $(LIB_CXX:%.cpp=build/%.o)
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=build/%.o)

@@ -31,6 +31,7 @@ int test_sim(const char *platform, const og_graph *g, const eng_opts *o, test_ou
             t.makespan = res->makespan;
             t.ncomms = res->ncomms;
             t.nfluid = res->nfluid;
+            t.nlone = res->nlone;
             t.wall = res->wall;
             t.nranks = res->nranks;
             for (int i = 0; i < res->nranks && i < TEST_MAX_RANKS; i++) t.ranks[i] = res->ranks[i];

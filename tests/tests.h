@@ -63,6 +63,7 @@ typedef struct test_outcome {
     double makespan;
     long ncomms;
     long nfluid;            /* eng_result.nfluid */
+    long nlone;             /* eng_result.nlone */
     double wall;
     int nranks;
     eng_rank_stats ranks[TEST_MAX_RANKS];

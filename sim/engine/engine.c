@@ -23,6 +23,7 @@
 
 #include "cluster.h"
 #include "coll.h"
+#include "direct.h"
 #include "rails.h"
 #include "util.h"
 
@@ -61,6 +62,9 @@ typedef struct stream_ctx {
                          * slept (see owe): its own clock is SimGrid's plus this */
     sg_sem_t sem;       /* ranks with several streams: released when its op's
                          * dependencies are done */
+    sg_sem_t lsem;      /* lone flows: released when one of its collective's flows
+                         * starts or ends (created at its first such collective) */
+    int lsleep;         /* sleeping until its timed flows end: no release needed */
 } stream_ctx;
 
 typedef struct gpos {
@@ -98,6 +102,25 @@ static struct {
     sg_mailbox_t **inbox; /* per group: [slot * n + member] per-receiver mailboxes, as looked up */
     struct fluid_ends **fluid; /* per group: the fluid model's last all-to-all (eng_opts.alone) */
     struct flow_ends **flows;  /* per group: the fluid model's last other one-step collective (eng_opts.alone) */
+    /* lone flows (eng_set_lone) */
+    int lone;                  /* on for this run */
+    struct lflow *lf;          /* flows, by id; free ones chained through next_out from lffree */
+    size_t lfcap;
+    int nlf, lffree;
+    struct lroute *lr;         /* routes by id */
+    size_t lrcap;
+    int nlr;
+    ts_sums lrid;              /* (src rank, dst rank) -> route id */
+    struct linkuse *lk;        /* links by id */
+    size_t lkcap;
+    int nlk;
+    ts_sums lkid;              /* link -> id */
+    struct linsts *li;         /* per group: its collectives in flight as lone flows */
+    struct lshape *lshape;     /* per group: LSHAPES shapes checked */
+    struct lchan *lch;         /* p2p channels (src, dst, tag) by id */
+    size_t lchcap;
+    int nlch;
+    ts_sums lchid;             /* (src, dst, tag) -> channel id */
 } run;
 
 /* One merged all-to-all solved by the fluid model: each member's end and
@@ -496,6 +519,9 @@ static sg_mailbox_t step_inbox(int group, int seq, int src, int dst, int idx, in
     return *m;
 }
 
+static void lone_claim(int a, int b);
+static void lone_unclaim(int a, int b);
+
 /* Post the transfers of one (possibly merged) step and wait for all of them,
  * in batches of at most `window` per direction (window < 0: all at once).
  * Batch j of nb takes transfers j, j + nb, j + 2 nb, ...: every batch mixes
@@ -514,6 +540,7 @@ static void run_step(const coll_step *st, const og_group *gr, int me, int group,
         for (int i = j; i < st->nsend; i += nb) {
             int dst = gr->ranks[st->send[i].peer];
             int64_t b = wired ? st->send[i].bytes : coll_plan_wire_bytes(p, st->send[i].bytes);
+            lone_claim(me, dst);
             comms[k++] = sg_mailbox_put_async(step_inbox(group, seq, me, dst, st->send[i].peer, per_pair), &payload_token,
                                               (long)b);
             account(me, dst, b);
@@ -523,6 +550,7 @@ static void run_step(const coll_step *st, const og_group *gr, int me, int group,
             comms[k] = sg_mailbox_get_async(step_inbox(group, seq, src, me, mine, per_pair), &sink[k]);
         }
         sg_comm_wait_all(comms, k);
+        for (int i = j; i < st->nsend; i += nb) lone_unclaim(me, gr->ranks[st->send[i].peer]);
     }
 }
 
@@ -788,6 +816,602 @@ static int alone_direct(const og_graph *g, eng_result *res)
     return 1;
 }
 
+/* --- lone flows (eng_set_lone) ---------------------------------------------
+ * A collective posted as one step runs its flows without mailboxes: flow
+ * s -> d starts when both members have come to the collective (as a matched
+ * comm would), and runs as a SimGrid comm only if another flow may share one
+ * of its links then. Otherwise it is alone on every link of its route, and
+ * CM02 gives one flow alone the route's latency, then the smallest
+ * bandwidth of its links (and TCP-gamma / (2 latency)): its end is known, and
+ * its members sleep until it (one sleep for a member's flows instead of a
+ * send, a receive and a wait, and no max-min variable). Every other flow
+ * claims its route's links while it may run (from its posting to its
+ * wait's end); a claim on a link that a timed flow holds turns that flow
+ * into a comm for what it has left at that instant (the rest of its
+ * latency, or its remaining bytes; direct.cpp gives the comm that part of
+ * its latency), so from then on it shares as SimGrid makes it. A timed flow
+ * is therefore alone on its links for as long as it is timed: the same
+ * times as the comms, up to rounding (whole bytes when resumed, and
+ * SimGrid's 1e-9 s timing precision). */
+
+enum { F_WAIT, F_TIMED, F_COMM, F_DONE };
+
+typedef struct lflow {
+    int src, dst;          /* members of the group */
+    int route;             /* id, once started */
+    int state;
+    int next_out, next_in; /* the sender's and receiver's lists in the collective (p2p:
+                            * next_out chains a channel's queue) */
+    int gone;              /* p2p: sides that saw it end */
+    double bytes, start, end; /* end: F_TIMED */
+    double left, factor;   /* F_COMM before its comm starts: bytes and share of the latency left */
+    void *comm[2];         /* F_COMM once started (NULL before: lone_flush starts it): the
+                            * sender's and the receiver's handles; each waits for it (a
+                            * member's end is its own flows' last) */
+    struct stream_ctx *ssc, *rsc; /* the sender's and receiver's streams */
+} lflow;
+
+typedef struct lroute {
+    sg_host_t from, to;
+    int n, *link;          /* link ids */
+    double lat, rate;      /* latency; a flow's rate alone (0: never timed) */
+} lroute;
+
+typedef struct linkuse {
+    int busy;              /* comms that claim it */
+    int timed;             /* the timed flow on it, -1 */
+} linkuse;
+
+/* One collective of a group in flight. */
+typedef struct linst {
+    int seq, gone;         /* gone: members that left it */
+    char *here;            /* per member: came */
+    int *left;             /* per member: its flows not done */
+    int *out, *in;         /* per member: its sends, its receives (lists of flow ids) */
+    stream_ctx **sc;       /* per member: its stream */
+} linst;
+
+/* Whether a collective shape runs as lone flows: every member's sends and
+ * receives are one step of distinct peers, what is sent to a member is what
+ * it receives, at most window per direction (run_step's one batch). */
+#define LSHAPES 4
+typedef struct lshape {
+    int used, code, root, ok;
+    og_coll coll;
+    int64_t bytes;
+} lshape;
+
+static int lone_on = 1;
+
+void eng_set_lone(int on) { lone_on = on; }
+
+/* Simcalls (a comm's start, a semaphore's release) let other actors run
+ * before they return: the bookkeeping below never makes one. What it decides
+ * is queued (comms to start, streams to wake) and lone_flush does it
+ * afterwards, in order, at the same simulated instant. */
+typedef struct ltodo {
+    int f;                 /* >= 0: start flow f's comm; else release sem */
+    sg_sem_t sem;
+} ltodo;
+static struct {
+    ltodo *q;
+    size_t cap;
+    int head, n;
+} todo;
+
+static void todo_push(int f, sg_sem_t sem)
+{
+    ts_grow(&todo.q, sizeof *todo.q, &todo.cap, (size_t)todo.n + 1);
+    todo.q[todo.n++] = (ltodo){f, sem};
+}
+
+static void lone_flush(void)
+{
+    while (todo.head < todo.n) {
+        ltodo t = todo.q[todo.head++];
+        if (todo.head == todo.n) todo.head = todo.n = 0;
+        if (t.f < 0) {
+            sg_sem_release(t.sem);
+            continue;
+        }
+        const lroute *r = &run.lr[run.lf[t.f].route];
+        void *c = eng_direct_start(r->from, r->to, run.lf[t.f].left, run.lf[t.f].factor);
+        lflow *x = &run.lf[t.f];
+        x->comm[0] = c, x->comm[1] = eng_direct_dup(c);
+        /* both members wait for it from now (unless asleep until a later instant) */
+        if (!x->ssc->lsleep) sg_sem_release(x->ssc->lsem);
+        if (!run.lf[t.f].rsc->lsleep) sg_sem_release(run.lf[t.f].rsc->lsem);
+    }
+}
+
+static int link_id(sg_link_t l)
+{
+    double v;
+    if (ts_sums_get(&run.lkid, (uint64_t)(uintptr_t)l, &v)) return (int)v;
+    ts_grow(&run.lk, sizeof *run.lk, &run.lkcap, (size_t)run.nlk + 1);
+    run.lk[run.nlk] = (linkuse){0, -1};
+    ts_sums_add(&run.lkid, (uint64_t)(uintptr_t)l, run.nlk);
+    return run.nlk++;
+}
+
+/* The route from rank a to rank b, remembered (routes are fixed; bandwidths
+ * as they are during this run). */
+static int lone_route(int a, int b)
+{
+    uint64_t key = (uint64_t)a << 32 | (uint32_t)b;
+    double v;
+    if (ts_sums_get(&run.lrid, key, &v)) return (int)v;
+    static double gamma = -1;
+    if (gamma < 0) gamma = sg_cfg_get_double("network/TCP-gamma");
+    xbt_dynar_t d = xbt_dynar_new(sizeof(sg_link_t), NULL);
+    sg_host_get_route(run.hosts[a], run.hosts[b], d);
+    int n = (int)xbt_dynar_length(d);
+    lroute r = {run.hosts[a], run.hosts[b], n, ts_malloc((n ? n : 1) * sizeof(int)), 0, -1};
+    for (int k = 0; k < n; k++) {
+        sg_link_t l = xbt_dynar_get_as(d, k, sg_link_t);
+        double bw = sg_link_get_bandwidth(l);
+        r.lat += sg_link_get_latency(l);
+        if (r.rate < 0 || bw < r.rate) r.rate = bw;
+        r.link[k] = link_id(l);
+        for (int j = 0; j < k; j++)
+            if (r.link[j] == r.link[k]) r.rate = 0; /* a link twice: SimGrid counts it twice */
+    }
+    xbt_dynar_free(&d);
+    if (r.lat > 0 && gamma / (2 * r.lat) < r.rate) r.rate = gamma / (2 * r.lat);
+    if (n == 0 || !(r.rate > 0)) r.rate = 0; /* no links (SimGrid's loopback): not timed here */
+    ts_grow(&run.lr, sizeof *run.lr, &run.lrcap, (size_t)run.nlr + 1);
+    run.lr[run.nlr] = r;
+    ts_sums_add(&run.lrid, key, run.nlr);
+    return run.nlr++;
+}
+
+/* Flow f becomes a comm (started by lone_flush) for what it has left now:
+ * the rest of its latency, else its remaining bytes after a latency of 1e-9
+ * of the route's (SimGrid gives a comm without latency the share of a route
+ * without latency, not of its own). Its links become claimed. */
+static void lone_to_comm(int f, double now)
+{
+    lflow *x = &run.lf[f];
+    const lroute *r = &run.lr[x->route];
+    x->left = x->bytes, x->factor = 1.0;
+    if (x->state == F_TIMED) {
+        double lat_left = x->start + r->lat - now;
+        x->factor = 1e-9;
+        if (lat_left > 0) x->factor = lat_left / r->lat;
+        else x->left = (x->end - now) * r->rate;
+        if (x->left < 0) x->left = 0;
+    }
+    for (int k = 0; k < r->n; k++) {
+        linkuse *u = &run.lk[r->link[k]];
+        if (u->timed == f) u->timed = -1;
+        u->busy++;
+    }
+    x->state = F_COMM;
+    todo_push(f, NULL);
+}
+
+/* Claim the links of route r for a comm starting now: a flow timed on one of
+ * them becomes a comm. */
+static void claim_route(int route, double now)
+{
+    const lroute *r = &run.lr[route];
+    for (int k = 0; k < r->n; k++) {
+        int f = run.lk[r->link[k]].timed;
+        if (f >= 0) {
+            if (run.lf[f].end > now) lone_to_comm(f, now);
+            else run.lk[r->link[k]].timed = -1; /* over: its members have not looked yet */
+        }
+        run.lk[r->link[k]].busy++;
+    }
+}
+
+static void unclaim_route(int route)
+{
+    const lroute *r = &run.lr[route];
+    for (int k = 0; k < r->n; k++) run.lk[r->link[k]].busy--;
+}
+
+/* A comm from rank a to rank b is posted (lone flows on: every comm claims
+ * its links while it may run), and waited for. */
+static void lone_claim(int a, int b)
+{
+    if (!run.lone) return;
+    claim_route(lone_route(a, b), simgrid_get_clock());
+    lone_flush();
+}
+
+static void lone_unclaim(int a, int b)
+{
+    if (run.lone) unclaim_route(lone_route(a, b));
+}
+
+static int lone_new(int src, int dst, double bytes)
+{
+    int f = run.lffree;
+    if (f >= 0) {
+        run.lffree = run.lf[f].next_out;
+    } else {
+        ts_grow(&run.lf, sizeof *run.lf, &run.lfcap, (size_t)run.nlf + 1);
+        f = run.nlf++;
+    }
+    run.lf[f] = (lflow){src, dst, -1, F_WAIT, -1, -1, 0, bytes, 0, 0, 0, 1, {NULL, NULL}, NULL, NULL};
+    return f;
+}
+
+/* A member's stream to look at its flows again: unless it sleeps until its
+ * timed flows end (it waits for nothing else then, and looks when it wakes). */
+static void lone_wake(stream_ctx *sc)
+{
+    if (!sc->lsleep) todo_push(-1, sc->lsem);
+}
+
+/* Flow f from rank a to rank b (both sides have come: ssc and rsc set)
+ * starts now: timed if its links carry nothing else, else as a comm. */
+static void flow_start(int f, int a, int b, double now)
+{
+    int route = lone_route(a, b);
+    lflow *x = &run.lf[f];
+    const lroute *r = &run.lr[route];
+    x->route = route;
+    if (x->bytes <= 0 && r->n > 0) {
+        /* no bytes: its route's latency, whatever else runs (CM02 gives a flow no
+         * share while its latency runs, and it has nothing left after); it
+         * holds no link (SimGrid 3.32 starts a host-to-host comm of no bytes
+         * only when it is waited for) */
+        x->state = F_TIMED;
+        x->start = now;
+        x->end = now + r->lat;
+        run.res->nlone++;
+        return;
+    }
+    int alone = r->rate > 0;
+    for (int k = 0; k < r->n && alone; k++) {
+        linkuse *u = &run.lk[r->link[k]];
+        if (u->timed >= 0 && run.lf[u->timed].end <= now) u->timed = -1;
+        alone = u->busy == 0 && u->timed < 0;
+    }
+    if (alone) {
+        x->state = F_TIMED;
+        x->start = now;
+        x->end = now + r->lat + x->bytes / r->rate;
+        for (int k = 0; k < r->n; k++) run.lk[r->link[k]].timed = f;
+        run.res->nlone++;
+    } else {
+        claim_route(route, now);
+        x = &run.lf[f];
+        x->left = x->bytes, x->factor = 1.0;
+        x->state = F_COMM;
+        todo_push(f, NULL);
+    }
+}
+
+/* Flow f is over: its links freed; the side that is not me (0 sender, 1
+ * receiver) to be woken. */
+static void flow_done(int f, int me)
+{
+    lflow *x = &run.lf[f];
+    const lroute *r = &run.lr[x->route];
+    if (x->state == F_TIMED) {
+        for (int k = 0; k < r->n; k++)
+            if (run.lk[r->link[k]].timed == f) run.lk[r->link[k]].timed = -1;
+    } else {
+        unclaim_route(x->route);
+    }
+    x->state = F_DONE;
+    lone_wake(me ? x->ssc : x->rsc);
+}
+
+/* Both members of collective flow f have come: it starts now; the other
+ * member (not me) is woken. */
+static void lone_start(linst *in, int f, const og_group *gr, int me, double now)
+{
+    lflow *x = &run.lf[f];
+    x->ssc = in->sc[x->src], x->rsc = in->sc[x->dst];
+    flow_start(f, gr->ranks[x->src], gr->ranks[x->dst], now);
+    x = &run.lf[f];
+    lone_wake(in->sc[x->src == me ? x->dst : x->src]);
+}
+
+/* Collective flow f is over: its members' counts down. */
+static void lone_done(linst *in, int f, int me)
+{
+    in->left[run.lf[f].src]--, in->left[run.lf[f].dst]--;
+    flow_done(f, run.lf[f].dst == me);
+}
+
+/* The group's collective seq as lone flows: found among those in flight,
+ * else in a free slot (its members may be several collectives apart: a
+ * ring's by up to half its size). */
+typedef struct linsts {
+    linst **v;
+    int n;
+} linsts;
+
+static linst *lone_inst(int group, int seq)
+{
+    int n = run.g->groups[group].n;
+    linsts *ls = &run.li[group];
+    linst *free_one = NULL;
+    for (int i = 0; i < ls->n; i++) {
+        if (ls->v[i]->seq == seq) return ls->v[i];
+        if (ls->v[i]->seq < 0 && !free_one) free_one = ls->v[i];
+    }
+    if (!free_one) {
+        ls->v = ts_realloc(ls->v, (ls->n + 1) * sizeof *ls->v);
+        free_one = ls->v[ls->n++] = ts_calloc(1, sizeof(linst));
+        free_one->here = ts_calloc(n, 1);
+        free_one->left = ts_calloc(n, sizeof *free_one->left);
+        free_one->out = ts_malloc(n * sizeof *free_one->out);
+        free_one->in = ts_malloc(n * sizeof *free_one->in);
+        free_one->sc = ts_calloc(n, sizeof *free_one->sc);
+        for (int i = 0; i < n; i++) free_one->out[i] = free_one->in[i] = -1;
+    }
+    free_one->seq = seq, free_one->gone = 0;
+    return free_one;
+}
+
+/* The last member left: the flows back to the free list, the slot empty. */
+static void lone_recycle(linst *in, int n)
+{
+    for (int m = 0; m < n; m++) {
+        for (int f = in->out[m], nx; f >= 0; f = nx) {
+            nx = run.lf[f].next_out;
+            for (int e = 0; e < 2; e++)
+                if (run.lf[f].comm[e]) eng_direct_free(run.lf[f].comm[e]);
+            run.lf[f].next_out = run.lffree;
+            run.lffree = f;
+        }
+        in->out[m] = in->in[m] = -1;
+        in->here[m] = 0;
+        in->left[m] = 0;
+        in->sc[m] = NULL;
+    }
+    in->seq = -1, in->gone = 0;
+}
+
+/* One look at member me's flows: those over marked done; *until the latest
+ * end of its timed flows (-1: none); a comm of its own, started: returned
+ * (its flow id) for the caller to wait for; -1 else, *pending set when some
+ * flow waits for the other member (to come) or for its comm to start. */
+static int lone_look(linst *in, int me, double now, double *until, int *pending)
+{
+    *until = -1, *pending = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int f = pass ? in->in[me] : in->out[me]; f >= 0; f = pass ? run.lf[f].next_in : run.lf[f].next_out) {
+            lflow *x = &run.lf[f];
+            if (x->state == F_WAIT) *pending = 1;
+            else if (x->state == F_TIMED && x->end <= now) lone_done(in, f, me);
+            else if (x->state == F_TIMED && x->end > *until) *until = x->end;
+            else if (x->comm[pass] && x->state == F_DONE) { /* the other member saw its end, before now */
+                eng_direct_free(x->comm[pass]);
+                x->comm[pass] = NULL;
+            } else if (x->comm[pass]) return f; /* my handle to wait with */
+            else if (x->state == F_COMM) *pending = 1;
+        }
+    return -1;
+}
+
+/* Member me's flows until all are over: comms waited for (each member
+ * waits for its own: its end is their last), timed flows slept until their
+ * end, otherwise woken by the other member. */
+static void lone_wait(linst *in, int me)
+{
+    sg_sem_t sem = in->sc[me]->lsem;
+    for (;;) {
+        double now = simgrid_get_clock(), until;
+        int pending, f = lone_look(in, me, now, &until, &pending);
+        lone_flush();
+        if (f >= 0) {
+            int e = run.lf[f].dst == me;
+            void *c = run.lf[f].comm[e];
+            run.lf[f].comm[e] = NULL;
+            eng_direct_wait(c);
+            if (run.lf[f].state == F_COMM) lone_done(in, f, me);
+            lone_flush();
+            continue;
+        }
+        if (in->left[me] == 0) break;
+        if (until < 0) {
+            sg_sem_acquire(sem);
+            continue;
+        }
+        if (pending) {
+            if (sg_sem_acquire_timeout(sem, until - now) == 0) continue;
+        } else {
+            in->sc[me]->lsleep = 1;
+            sg_actor_sleep_for(until - now);
+            in->sc[me]->lsleep = 0;
+        }
+        /* slept to until: the flows timed to end by then are over (the clock
+         * may stand an ulp short of an end it was set to) */
+        for (int pass = 0; pass < 2; pass++)
+            for (int g = pass ? in->in[me] : in->out[me]; g >= 0; g = pass ? run.lf[g].next_in : run.lf[g].next_out)
+                if (run.lf[g].state == F_TIMED && run.lf[g].end <= until) lone_done(in, g, me);
+        lone_flush();
+    }
+}
+
+/* Member me (rank) of the group posts the one step st of collective seq as
+ * lone flows and waits for them. */
+static void lone_step(const coll_step *st, const og_group *gr, int rank, int group, int seq, const coll_plan *p)
+{
+    int me = group_index(rank, group);
+    stream_ctx *sc = sg_actor_self_get_data();
+    if (!sc->lsem) sc->lsem = sg_sem_init(0);
+    linst *in = lone_inst(group, seq);
+    in->sc[me] = sc;
+    in->here[me] = 1;
+    in->left[me] += st->nsend + st->nrecv;
+    double now = simgrid_get_clock();
+    for (int i = 0; i < st->nsend; i++) {
+        int q = st->send[i].peer;
+        int64_t b = coll_plan_wire_bytes(p, st->send[i].bytes);
+        account(rank, gr->ranks[q], b);
+        int f = lone_new(me, q, (double)b);
+        run.lf[f].next_out = in->out[me], in->out[me] = f;
+        run.lf[f].next_in = in->in[q], in->in[q] = f;
+        if (in->here[q]) lone_start(in, f, gr, me, now);
+    }
+    for (int f = in->in[me]; f >= 0; f = run.lf[f].next_in)
+        if (run.lf[f].state == F_WAIT && in->here[run.lf[f].src]) lone_start(in, f, gr, me, now);
+    lone_flush();
+    lone_wait(in, me);
+    if (++in->gone == gr->n) lone_recycle(in, gr->n);
+}
+
+/* A point-to-point send or receive as a lone flow: the sends and receives of
+ * one (src, dst, tag) match in order, as on their mailbox; the flow starts
+ * when both sides have come, and each side waits for it to end. */
+typedef struct lchan {
+    int head, tail;        /* flows one side posted, not yet matched (chained by next_out) */
+    int side;              /* which side posted them: 0 sends, 1 receives */
+} lchan;
+
+/* The channel of (src, dst, tag); -1 when the key does not fit (the mailbox
+ * path then, on both sides alike). */
+static int p2p_chan(int src, int dst, int tag)
+{
+    if (tag < 0 || tag >= (1 << 23) || run.g->nranks >= (1 << 20)) return -1;
+    uint64_t key = (((uint64_t)src * (uint64_t)run.g->nranks + (uint64_t)dst) << 23 | (uint64_t)tag) + 1;
+    double v;
+    if (ts_sums_get(&run.lchid, key, &v)) return (int)v;
+    ts_grow(&run.lch, sizeof *run.lch, &run.lchcap, (size_t)run.nlch + 1);
+    run.lch[run.nlch] = (lchan){-1, -1, 0};
+    ts_sums_add(&run.lchid, key, run.nlch);
+    return run.nlch++;
+}
+
+static void p2p_wait(int f, int side)
+{
+    sg_sem_t sem = (side ? run.lf[f].rsc : run.lf[f].ssc)->lsem;
+    for (;;) {
+        lflow *x = &run.lf[f];
+        double now = simgrid_get_clock();
+        if (x->comm[side] && x->state == F_DONE) {
+            eng_direct_free(x->comm[side]);
+            x->comm[side] = NULL;
+        }
+        if (x->state == F_DONE) break;
+        if (x->state == F_TIMED && x->end <= now) {
+            flow_done(f, side);
+        } else if (x->state == F_TIMED) {
+            stream_ctx *me = side ? x->rsc : x->ssc;
+            double until = x->end;
+            me->lsleep = 1;
+            sg_actor_sleep_for(until - now);
+            me->lsleep = 0;
+            if (run.lf[f].state == F_TIMED && run.lf[f].end <= until) flow_done(f, side);
+        } else if (x->comm[side]) {
+            void *c = x->comm[side];
+            x->comm[side] = NULL;
+            eng_direct_wait(c);
+            if (run.lf[f].state == F_COMM) flow_done(f, side);
+        } else {
+            sg_sem_acquire(sem); /* the other side to come, or the comm to start */
+            continue;
+        }
+        lone_flush();
+    }
+    lone_flush();
+    if (++run.lf[f].gone == 2) {
+        run.lf[f].next_out = run.lffree;
+        run.lffree = f;
+    }
+}
+
+/* Side (0 send, 1 receive) of a p2p transfer of bytes from rank src to rank
+ * dst on channel ch, run to its end. */
+static void p2p_lone(int ch, int side, int src, int dst, int64_t bytes)
+{
+    stream_ctx *sc = sg_actor_self_get_data();
+    if (!sc->lsem) sc->lsem = sg_sem_init(0);
+    lchan *c = &run.lch[ch];
+    int f;
+    if (c->head >= 0 && c->side != side) { /* the other side's oldest: ours */
+        f = c->head;
+        c->head = run.lf[f].next_out;
+        if (c->head < 0) c->tail = -1;
+        if (side) run.lf[f].rsc = sc;
+        else run.lf[f].ssc = sc, run.lf[f].bytes = (double)bytes;
+        flow_start(f, src, dst, simgrid_get_clock());
+        lone_wake(side ? run.lf[f].ssc : run.lf[f].rsc);
+        lone_flush();
+    } else {
+        f = lone_new(src, dst, (double)bytes);
+        if (side) run.lf[f].rsc = sc;
+        else run.lf[f].ssc = sc;
+        run.lf[f].next_out = -1;
+        if (c->tail >= 0) run.lf[c->tail].next_out = f;
+        else c->head = f;
+        c->tail = f;
+        c->side = side;
+    }
+    p2p_wait(f, side);
+}
+
+/* Whether collective op (plan p) runs as lone flows: one step (pipelined
+ * fidelity or a one-step schedule), not a merged all-to-all, and a shape
+ * lone_step can match (lshape); remembered per group. */
+static int lone_fits(const og_op *op, const coll_plan *p, int window)
+{
+    if (!run.lone || (run.o->fidelity == ENG_STEP && p->nsteps > 1) || p->vbytes || window < 0) return 0;
+    if (op->coll == OG_ALLTOALL && run.rails[op->group] == 1) return 0;
+    int code = COLL_CODE(p->algo | p->proto << 8);
+    lshape *c = &run.lshape[(size_t)op->group * LSHAPES];
+    for (int i = 0; i < LSHAPES; i++)
+        if (c[i].used && c[i].coll == op->coll && c[i].bytes == op->bytes && c[i].code == code && c[i].root == op->root)
+            return c[i].ok;
+    int n = p->n, ok = 1;
+    coll_step *st = coll_step_new(p->merged_width + 1);
+    int *into = ts_calloc(n, sizeof *into), *nrecv = ts_calloc(n, sizeof *nrecv), *mark = ts_malloc(n * sizeof *mark);
+    for (int i = 0; i < n; i++) mark[i] = -1;
+    for (int m = 0; m < n && ok; m++) {
+        coll_plan_merged_phys(p, m, st);
+        if (st->nsend > window || st->nrecv > window) ok = 0;
+        nrecv[m] = st->nrecv;
+        for (int i = 0; i < st->nsend && ok; i++) { /* distinct peers, not itself */
+            int q = st->send[i].peer;
+            if (q < 0 || q >= n || q == m || st->send[i].bytes < 0 || mark[q] == 2 * m) ok = 0;
+            else mark[q] = 2 * m, into[q]++;
+        }
+        for (int i = 0; i < st->nrecv && ok; i++) {
+            int q = st->recv[i].peer;
+            if (q < 0 || q >= n || q == m || mark[q] == 2 * m + 1) ok = 0;
+            else mark[q] = 2 * m + 1;
+        }
+    }
+    for (int m = 0; m < n && ok; m++)
+        if (into[m] != nrecv[m]) ok = 0;
+    free(into), free(nrecv), free(mark);
+    coll_step_free(st);
+    memmove(&c[1], &c[0], (LSHAPES - 1) * sizeof *c);
+    c[0] = (lshape){1, code, op->root, ok, op->coll, op->bytes};
+    return ok;
+}
+
+static void lone_free(const og_graph *g)
+{
+    for (int gi = 0; run.li && gi < g->ngroups; gi++) {
+        for (int s = 0; s < run.li[gi].n; s++) {
+            linst *in = run.li[gi].v[s];
+            free(in->here), free(in->left), free(in->out), free(in->in), free(in->sc), free(in);
+        }
+        free(run.li[gi].v);
+    }
+    free(run.li);
+    free(run.lshape);
+    for (int i = 0; i < run.nlr; i++) free(run.lr[i].link);
+    free(run.lr);
+    free(run.lk);
+    free(run.lf);
+    free(todo.q);
+    memset(&todo, 0, sizeof todo);
+    ts_sums_free(&run.lrid);
+    free(run.lch);
+    ts_sums_free(&run.lchid);
+    ts_sums_free(&run.lkid);
+}
+
 /* The route latency from rank a to rank b, remembered: SimGrid builds the
  * route for each sg_host_get_route_latency (7% of a full-detail run's
  * instructions, two lookups per collective call), and routes are fixed. */
@@ -852,7 +1476,9 @@ static double run_transfers(const og_op *op, int rank, int me, int seq, coll_pla
     } else if (far && far[node] > alpha) {
         alpha = far[node];
     }
-    if (run.o->fidelity == ENG_STEP) {
+    if (!merge && lone_fits(op, &p, window)) {
+        lone_step(st, gr, rank, op->group, seq, &p); /* one step: st is its merged view */
+    } else if (run.o->fidelity == ENG_STEP) {
         for (int s = 0; s < p.nsteps; s++) {
             coll_plan_step_phys(&p, me, s, st);
             if (st->nsend + st->nrecv == 0) continue;
@@ -945,6 +1571,7 @@ static void stream_actor(int argc, char **argv)
         while (rk->ops[i].stream != sc->stream) i++;
         sc->cur = i;
         const og_op *op = &rk->ops[i];
+        int ch;
         if (!deps_done(rc, op)) {
             pay(sc); /* the dependency may end before the stream's own clock */
             if (!deps_done(rc, op)) wait_deps(sc, op);
@@ -956,10 +1583,20 @@ static void stream_actor(int argc, char **argv)
         case OG_SEND:
             pay(sc);
             account(rc->rank, op->peer, op->bytes);
+            if ((ch = run.lone ? p2p_chan(rc->rank, op->peer, op->tag) : -1) >= 0) {
+                p2p_lone(ch, 0, rc->rank, op->peer, op->bytes);
+                break;
+            }
+            lone_claim(rc->rank, op->peer);
             sg_mailbox_put(p2p_mailbox(rc->rank, op->peer, op->tag), &payload_token, (long)op->bytes);
+            lone_unclaim(rc->rank, op->peer);
             break;
         case OG_RECV:
             pay(sc);
+            if ((ch = run.lone ? p2p_chan(op->peer, rc->rank, op->tag) : -1) >= 0) {
+                p2p_lone(ch, 1, op->peer, rc->rank, 0);
+                break;
+            }
             sg_mailbox_get(p2p_mailbox(op->peer, rc->rank, op->tag));
             break;
         case OG_COLL:
@@ -1097,6 +1734,10 @@ static int index_collectives(const og_graph *g, char *err, size_t errlen)
     run.inbox = ts_calloc(g->ngroups ? g->ngroups : 1, sizeof *run.inbox);
     run.fluid = ts_calloc(g->ngroups ? g->ngroups : 1, sizeof *run.fluid);
     run.flows = ts_calloc(g->ngroups ? g->ngroups : 1, sizeof *run.flows);
+    run.li = ts_calloc(g->ngroups ? g->ngroups : 1, sizeof *run.li);
+    run.lshape = ts_calloc((size_t)(g->ngroups ? g->ngroups : 1) * LSHAPES, sizeof *run.lshape);
+    run.lffree = -1;
+    run.lone = lone_on && !run.o->alone && ncopies <= 1 && eng_direct_ready();
     memset(run.rails, -1, g->ngroups ? g->ngroups : 1);
     for (int gi = 0; gi < g->ngroups; gi++) {
         const og_group *gr = &g->groups[gi];
@@ -1537,6 +2178,7 @@ static void run_free(const og_graph *g)
     for (int gi = 0; run.flows && gi < g->ngroups; gi++)
         if (run.flows[gi]) free(run.flows[gi]->end), free(run.flows[gi]->alpha), free(run.flows[gi]->alpha_in), free(run.flows[gi]);
     free(run.flows);
+    lone_free(g);
     free(sel_cache);
     sel_cache = NULL;
     free(run.coll_algo);
@@ -1662,6 +2304,7 @@ int eng_run(const og_graph *g, const eng_opts *o, eng_result **out, char *err, s
     }
     for (int i = 0; i < nsc; i++) {
         if (scs[i].sem && !run.deadlocked) sg_sem_destroy(scs[i].sem);
+        if (scs[i].lsem && !run.deadlocked) sg_sem_destroy(scs[i].lsem);
     }
     free(scs);
     run_free(g);

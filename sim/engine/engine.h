@@ -56,6 +56,8 @@ typedef struct eng_result {
     eng_rank_stats *ranks;
     long ncomms;        /* point-to-point flows simulated */
     long nfluid;        /* collective calls (per member) solved by the fluid model (eng_opts.alone) */
+    long nlone;         /* collective flows timed alone on their links, without a SimGrid comm
+                         * (eng_set_lone; counted in ncomms too) */
     int nlinks;
     eng_link *links;    /* busiest first */
     double wall;        /* wall-clock seconds of the simulation */
@@ -136,6 +138,15 @@ void eng_set_copies(int copies, const char *const *hosts);
  * again, as the engine did before targeted wake-ups; 0 (the default): only
  * the streams whose dependencies it completes, in the same order. */
 void eng_set_wake_all(int on);
+
+/* Lone flows (default on): a collective posted as one step (pipelined
+ * fidelity or a one-step schedule) runs each flow as a SimGrid comm only
+ * while another flow shares one of its links; a flow whose links carry
+ * nothing else when it starts is timed in closed form (CM02: its route's
+ * latency, then its smallest link bandwidth) and becomes a comm for what it
+ * has left the moment another flow claims one of its links. 0: every flow a
+ * comm on mailboxes, as before (the tests' reference). */
+void eng_set_lone(int on);
 
 /* For equivalence tests: off (0), every fixed-duration op (compute of a given
  * duration, a collective's latency tail) sleeps on its own, as the engine did
