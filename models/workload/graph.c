@@ -502,9 +502,19 @@ static double eager_bytes(int k)
 static int autocast_w(const gen *G);
 
 /* A norm over elems elements of the hidden state: the stack's kernel (bytes
- * as fused), or the eager ops (on an fp32 hidden state under autocast). */
+ * as fused), or the eager ops (on an fp32 hidden state under autocast). bwd:
+ * 0 forward, else the backward, of a norm whose output feeds bwd linears.
+ * Compiled (torch.compile, eager_ops WL_COMPILED), the backward is Inductor's
+ * two reductions over different axes, which it does not fuse: per row, the
+ * input gradient from the sum of the bwd linears' input gradients (each a
+ * separate mm output: torchtitan's wq, wk, wv and w1, w3), the input and the
+ * per-row rstd (read (bwd + 1) x 16 bits, write 16 bits); per column, the
+ * weight gradient in a split reduction that reads the same gradients and the
+ * input again: (2 bwd + 3) x 16 bits per element, 2 kernels. */
 static int norm_op(gen *G, const char *what, int layer, int mb, double bytes, double elems, int bwd)
 {
+    if (G->st->eager_ops == WL_COMPILED && bwd)
+        return timed(G, what, layer, mb, 0, cm_mem_time(G->o->gpu, elems * G->dt * (2 * bwd + 3), 2));
     if (G->st->eager_ops != WL_EAGER) return elem(G, what, layer, mb, bytes, EK_NORM);
     int k = autocast_w(G) ? (bwd ? EAGER_NORM32_BWD : EAGER_NORM32_FWD) : (bwd ? EAGER_NORM_BWD : EAGER_NORM_FWD);
     return timed(G, what, layer, mb, 0, cm_mem_time(G->o->gpu, elems * eager_bytes(k), eager[k].kernels));
@@ -513,18 +523,25 @@ static int norm_op(gen *G, const char *what, int layer, int mb, double bytes, do
 /* Rotary embedding of q and k (q_elems + k_elems elements) under eager ops;
  * the fused stacks fold it into their attention input (not costed). The same
  * model code compiled (eager_ops WL_COMPILED, torch.compile per block):
- * Inductor emits pointwise kernels around SDPA, which it calls as an extern
- * kernel on materialized inputs: q rotated (read, write), k rotated and
- * expanded to every query head by repeat_kv's reshape (read k, write the
- * q-sized copy), v expanded likewise (a copy only where GQA repeats it); the
- * backward reads the expanded gradients, sums the repeats and rotates back:
- * the same bytes. A kernel per tensor it writes. */
+ * Inductor has no complex code generation (torch/_inductor/lowering.py:
+ * make_fallback(aten.view_as_complex, require_contiguous); a complex input
+ * makes any op a fallback, unsupported_input_tensor), so torchtitan's
+ * apply_rotary_emb stays three passes per tensor: Inductor writes t.float()
+ * contiguous for view_as_complex (read 16 bits, write 32), the complex
+ * multiply runs as the aten kernel (read 4, write 4 per real element), and
+ * Inductor reads the fp32 result back for type_as, writing q, and k expanded
+ * to every query head by repeat_kv's reshape (write the q-sized copy); v is
+ * expanded by a copy where GQA repeats it. SDPA, an extern kernel, reads
+ * them. The backward mirrors it: the cast up (k's after summing the
+ * repeats), the multiply by the conjugate, the cast down: the same bytes. */
 static void rope_op(gen *G, int layer, int mb, double q_elems, double k_elems, int bwd)
 {
     if (G->st->eager_ops == WL_COMPILED && !G->m->learned_pos) {
         int gqa = k_elems < q_elems;
-        double b = G->dt * (2 * q_elems + k_elems + (gqa ? q_elems : k_elems) + (gqa ? k_elems + q_elems : 0));
-        timed(G, bwd ? "rope_kv_bwd" : "rope_kv", layer, mb, 0, cm_mem_time(G->o->gpu, b, gqa ? 3 : 2));
+        double up = G->dt + 4, cmul = 8, down = 4 + G->dt;
+        double b = q_elems * (up + cmul + down) + k_elems * (up + cmul + 4) + q_elems * G->dt +
+                   (gqa ? G->dt * (k_elems + q_elems) : 0);
+        timed(G, bwd ? "rope_kv_bwd" : "rope_kv", layer, mb, 0, cm_mem_time(G->o->gpu, b, gqa ? 7 : 6));
         return;
     }
     if (G->st->eager_ops != WL_EAGER || G->m->learned_pos) return;
@@ -1691,7 +1708,7 @@ static void layer_bwd(gen *G, int li, int mb, int chunk)
     } else {
         tp_coll_bwd(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "mlp_in_bwd", li, mb, h, f * g / t, tokm, 1, dg);
     }
-    norm_op(G, "ln2_bwd", li, mb, 4 * act / seqpart, tok * h / seqpart, 1);
+    norm_op(G, "ln2_bwd", li, mb, 4 * act / seqpart, tok * h / seqpart, is_moe(m, li) ? 1 : (int)g);
     /* attention */
     if (l->sp) tp_coll_ov(G, OG_ALLGATHER, act, "attn_out_bwd", li, mb, ov_gemm(G, tok, h / t, h, 0));
     if (ds) ds_fetch(G, li, mb, "param_bwd_proj", h * h / t);
@@ -1711,7 +1728,7 @@ static void layer_bwd(gen *G, int li, int mb, int chunk)
     tp_coll_bwd(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "attn_in_bwd", li, mb, h, (h + 2 * kvd) / t, tok, 1, dg);
     autocast_act(G, li, mb, tok * h, 3, 1);
     grad_sum_op(G, li, mb, tok * h / seqpart, 3);
-    norm_op(G, "ln1_bwd", li, mb, 2 * act / seqpart, tok * h / seqpart, 1);
+    norm_op(G, "ln1_bwd", li, mb, 2 * act / seqpart, tok * h / seqpart, 3); /* wq, wk, wv */
     autocast_cast(G, li, mb, layer_weights(m, li, f), 7, 1);
     f8_weight_cast(G, li, mb, layer_weights(m, li, f) / t, 1);
     G->slow = 0;
