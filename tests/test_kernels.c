@@ -1390,14 +1390,95 @@ static void test_compile(void)
     CU_ASSERT_EQUAL(layer_time("llama3-8b", lay, 8192, CM_BF16, "h100", tc, 1, "comp.repeat_kv"), 0);
     CU_ASSERT_EQUAL(layer_time("llama3-8b", lay, 8192, CM_BF16, "h100", tc, 1, "comp.grad_sum"), 0);
     CU_ASSERT(layer_time("llama3-8b", lay, 8192, CM_BF16, "h100", tt, 1, "comp.grad_sum") > 0);
-    double rope = 2 * (2 * q + kv + q + kv + q);
-    CU_ASSERT_DOUBLE_EQUAL(layer_time("llama3-8b", lay, 8192, CM_BF16, "h100", tc, 1, "comp.rope_kv."),
-                           cm_mem_time(&gpu, rope, 3), 1e-12);
-    CU_ASSERT_DOUBLE_EQUAL(layer_time("llama3-8b", lay, 8192, CM_BF16, "h100", tc, 1, "comp.rope_kv_bwd."),
-                           cm_mem_time(&gpu, rope, 3), 1e-12);
+    /* Inductor falls back on the complex rotary: per q element the fp32 copy (2+4), the aten complex
+     * multiply (4+4) and the cast back (4+2); k the same but its cast back writes the expanded copy;
+     * v expanded by a copy (GQA): 3 + 3 + 1 kernels, each way */
+    double rope = 20 * q + 18 * kv + 2 * q + 2 * (kv + q), fusable = 2 * (2 * q + kv + q + kv + q);
+    double rc = layer_time("llama3-8b", lay, 8192, CM_BF16, "h100", tc, 1, "comp.rope_kv.");
+    CU_ASSERT_DOUBLE_EQUAL(rc, cm_mem_time(&gpu, rope, 7), 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(layer_time("llama3-8b", lay, 8192, CM_BF16, "h100", tc, 1, "comp.rope_kv_bwd."), rc, 1e-12);
+    CU_ASSERT(rc > 2 * cm_mem_time(&gpu, fusable, 3)); /* more than a fully fused rotary would move */
+    CU_ASSERT(rc < layer_time("llama3-8b", lay, 8192, CM_BF16, "h100", tt, 1, "comp.rope.") +
+                       layer_time("llama3-8b", lay, 8192, CM_BF16, "h100", tt, 1, "comp.repeat_kv."));
+    /* the norms' backward: two reductions reading each consumer's input gradient (wq, wk, wv; w1, w3),
+     * the input, and writing the input gradient: (2 n + 3) x 2 bytes per element, 2 kernels */
+    CU_ASSERT_DOUBLE_EQUAL(layer_time("llama3-8b", lay, 8192, CM_BF16, "h100", tc, 1, "comp.ln1_bwd."),
+                           cm_mem_time(&gpu, q * 2 * 9, 2), 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(layer_time("llama3-8b", lay, 8192, CM_BF16, "h100", tc, 1, "comp.ln2_bwd."),
+                           cm_mem_time(&gpu, q * 2 * 7, 2), 1e-12);
+    CU_ASSERT(layer_time("llama3-8b", lay, 8192, CM_BF16, "h100", tc, 1, "comp.ln1_bwd.") >
+              layer_time("llama3-8b", lay, 8192, CM_BF16, "h100", tc, 1, "comp.ln1."));
     double le = layer_time("llama3-8b", lay, 8192, CM_BF16, "h100", tt, 1, NULL);
     double lc = layer_time("llama3-8b", lay, 8192, CM_BF16, "h100", tc, 1, NULL);
     CU_ASSERT(lc < le && lc > 0.7 * le);
+}
+
+/* Sum and count of rank r's ops of kind k whose label starts with prefix (and, when bytes > 0, whose
+ * bytes are that). */
+static double rank_ops(const og_graph *g, int r, int kind, const char *prefix, int64_t bytes, int *n)
+{
+    double sum = 0;
+    *n = 0;
+    const og_rank *rk = &g->ranks[r];
+    for (int i = 0; i < rk->nops; i++) {
+        const og_op *op = &rk->ops[i];
+        const char *lb = og_label(g, op);
+        if (op->kind != kind || !lb || strncmp(lb, prefix, strlen(prefix)) || (bytes > 0 && op->bytes != bytes)) continue;
+        sum += kind == OG_COMPUTE ? op->duration : (double)op->bytes;
+        (*n)++;
+    }
+    return sum;
+}
+
+/* Context parallelism as PyTorch's context_parallel ran it under torchtitan (stack cp_torch), Llama-3 8B
+ * at cp = 4: per layer and pass one all-gather of k and v expanded to every query head (cp x 2 x tok x
+ * hidden x 2 bytes), no ring of kv-head blocks; in the backward one fp32 dk/dv send per step (2 x tok x
+ * hidden x 4 bytes); the load-balanced sub-block calls keep the ranks within a few percent of each other
+ * and cost at least the Megatron ring's kernels (shorter key blocks, plus the fp32 merges). The same
+ * stack with cp_torch off builds Megatron's ring (sends of kv-head blocks), unchanged. */
+static void test_cp_torch(void)
+{
+    char err[TS_ERRLEN];
+    wl_model m;
+    cm_gpu gpu;
+    an_net net;
+    CU_ASSERT_EQUAL_FATAL(h100_four_layers("llama3-8b", 32768, &m, &gpu, &net), 0);
+    const wl_stack *tt = wl_stack_find("torchtitan-compile", err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tt);
+    CU_ASSERT(tt->cp_torch && wl_stack_find("torchtitan", err, sizeof err)->cp_torch &&
+              !wl_stack_find("megatron-core", err, sizeof err)->cp_torch);
+    wl_stack mega = *tt;
+    mega.cp_torch = 0;
+    const int cp = 4, L = 4;
+    const char *lay = "tp=1,pp=1,dp=1,cp=4,mbs=1,gbs=1,zero=3,recompute=full";
+    wl_layout l;
+    og_graph *g = stack_graph(&m, lay, 32768, cp, &gpu, &net, tt, 0, &l);
+    og_graph *gm = stack_graph(&m, lay, 32768, cp, &gpu, &net, &mega, 0, &l);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(gm);
+    double tok = 32768.0 / cp, E = tok * m.hidden, kvd = (double)m.kv_heads * (m.hidden / m.heads);
+    int n;
+    /* forward, recomputed forward and backward: one all-gather each, of the expanded k and v */
+    rank_ops(g, 0, OG_COLL, "cp.all_gather.kv", (int64_t)llround(cp * 2 * E * 2), &n);
+    CU_ASSERT_EQUAL(n, 3 * L);
+    rank_ops(g, 0, OG_SEND, "cp.send.dkv", (int64_t)llround(2 * E * 4), &n);
+    CU_ASSERT_EQUAL(n, cp * L);
+    rank_ops(g, 0, OG_SEND, "cp.send.attn", 0, &n);
+    CU_ASSERT_EQUAL(n, 0);
+    /* Megatron's ring: cp - 1 sends of the kv-head block per pass, no all-gather */
+    rank_ops(gm, 0, OG_SEND, "cp.send.attn", (int64_t)llround(2 * tok * kvd * 2), &n);
+    CU_ASSERT_EQUAL(n, 2 * (cp - 1) * L);
+    rank_ops(gm, 0, OG_COLL, "cp.all_gather", 0, &n);
+    CU_ASSERT_EQUAL(n, 0);
+    /* rank c runs its steps 1..c on half the keys (shorter calls, a lower FlashAttention rate): the last
+     * rank is the slowest, the first the fastest, within a few percent (the load balance) */
+    double t[8], tm = rank_ops(gm, 0, OG_COMPUTE, "comp.attn", 0, &n);
+    for (int r = 0; r < cp; r++) t[r] = rank_ops(g, r, OG_COMPUTE, "comp.attn", 0, &n);
+    for (int r = 1; r < cp; r++) CU_ASSERT(t[r] > t[r - 1]);
+    CU_ASSERT(t[0] > 0 && t[cp - 1] < 1.15 * t[0]);
+    CU_ASSERT(t[0] > tm);
+    og_free(g);
+    og_free(gm);
 }
 
 /* FP8 as torchao runs it (torchtitan's float8 converter, stack fp8_torchao,
@@ -1541,6 +1622,7 @@ void suite_kernels(void)
     test_add_suite("kernels", "fp8 speedup of a 175b layer", test_fp8_layer, "fp8 messages stay 16-bit",
                    test_fp8_messages, "torchtitan's eager RMSNorm and rotary embedding", test_eager_ops,
                    "torch.compile: eager elementwise kernels fused, GEMMs and attention unchanged", test_compile,
+                   "PyTorch's ring attention (cp_torch): all-gathered expanded k/v, fp32 dk/dv, balanced", test_cp_torch,
                    "torchao float8: GEMMs faster, the rest bf16, weight casts, float8 all-gather", test_fp8_torchao,
                    "torchtitan's selective op checkpointing (recompute=op)", test_recompute_op,
                    "async_tp: the forward's TP collectives pipelined, the backward's not", test_async_tp,

@@ -502,9 +502,19 @@ static double eager_bytes(int k)
 static int autocast_w(const gen *G);
 
 /* A norm over elems elements of the hidden state: the stack's kernel (bytes
- * as fused), or the eager ops (on an fp32 hidden state under autocast). */
+ * as fused), or the eager ops (on an fp32 hidden state under autocast). bwd:
+ * 0 forward, else the backward, of a norm whose output feeds bwd linears.
+ * Compiled (torch.compile, eager_ops WL_COMPILED), the backward is Inductor's
+ * two reductions over different axes, which it does not fuse: per row, the
+ * input gradient from the sum of the bwd linears' input gradients (each a
+ * separate mm output: torchtitan's wq, wk, wv and w1, w3), the input and the
+ * per-row rstd (read (bwd + 1) x 16 bits, write 16 bits); per column, the
+ * weight gradient in a split reduction that reads the same gradients and the
+ * input again: (2 bwd + 3) x 16 bits per element, 2 kernels. */
 static int norm_op(gen *G, const char *what, int layer, int mb, double bytes, double elems, int bwd)
 {
+    if (G->st->eager_ops == WL_COMPILED && bwd)
+        return timed(G, what, layer, mb, 0, cm_mem_time(G->o->gpu, elems * G->dt * (2 * bwd + 3), 2));
     if (G->st->eager_ops != WL_EAGER) return elem(G, what, layer, mb, bytes, EK_NORM);
     int k = autocast_w(G) ? (bwd ? EAGER_NORM32_BWD : EAGER_NORM32_FWD) : (bwd ? EAGER_NORM_BWD : EAGER_NORM_FWD);
     return timed(G, what, layer, mb, 0, cm_mem_time(G->o->gpu, elems * eager_bytes(k), eager[k].kernels));
@@ -513,18 +523,25 @@ static int norm_op(gen *G, const char *what, int layer, int mb, double bytes, do
 /* Rotary embedding of q and k (q_elems + k_elems elements) under eager ops;
  * the fused stacks fold it into their attention input (not costed). The same
  * model code compiled (eager_ops WL_COMPILED, torch.compile per block):
- * Inductor emits pointwise kernels around SDPA, which it calls as an extern
- * kernel on materialized inputs: q rotated (read, write), k rotated and
- * expanded to every query head by repeat_kv's reshape (read k, write the
- * q-sized copy), v expanded likewise (a copy only where GQA repeats it); the
- * backward reads the expanded gradients, sums the repeats and rotates back:
- * the same bytes. A kernel per tensor it writes. */
+ * Inductor has no complex code generation (torch/_inductor/lowering.py:
+ * make_fallback(aten.view_as_complex, require_contiguous); a complex input
+ * makes any op a fallback, unsupported_input_tensor), so torchtitan's
+ * apply_rotary_emb stays three passes per tensor: Inductor writes t.float()
+ * contiguous for view_as_complex (read 16 bits, write 32), the complex
+ * multiply runs as the aten kernel (read 4, write 4 per real element), and
+ * Inductor reads the fp32 result back for type_as, writing q, and k expanded
+ * to every query head by repeat_kv's reshape (write the q-sized copy); v is
+ * expanded by a copy where GQA repeats it. SDPA, an extern kernel, reads
+ * them. The backward mirrors it: the cast up (k's after summing the
+ * repeats), the multiply by the conjugate, the cast down: the same bytes. */
 static void rope_op(gen *G, int layer, int mb, double q_elems, double k_elems, int bwd)
 {
     if (G->st->eager_ops == WL_COMPILED && !G->m->learned_pos) {
         int gqa = k_elems < q_elems;
-        double b = G->dt * (2 * q_elems + k_elems + (gqa ? q_elems : k_elems) + (gqa ? k_elems + q_elems : 0));
-        timed(G, bwd ? "rope_kv_bwd" : "rope_kv", layer, mb, 0, cm_mem_time(G->o->gpu, b, gqa ? 3 : 2));
+        double up = G->dt + 4, cmul = 8, down = 4 + G->dt;
+        double b = q_elems * (up + cmul + down) + k_elems * (up + cmul + 4) + q_elems * G->dt +
+                   (gqa ? G->dt * (k_elems + q_elems) : 0);
+        timed(G, bwd ? "rope_kv_bwd" : "rope_kv", layer, mb, 0, cm_mem_time(G->o->gpu, b, gqa ? 7 : 6));
         return;
     }
     if (G->st->eager_ops != WL_EAGER || G->m->learned_pos) return;
@@ -894,6 +911,133 @@ static double attn_time(const gen *G, double heads, double sq, double sk, double
            cm_mem_time(gpu, e * (softmax + 2 + 5), G->st->fused ? 2 : 4);
 }
 
+/* Seconds of one non-causal FlashAttention call of sq queries on sk keys (a
+ * ring step's sub-block), at the kernel's rate for sk keys: every score is
+ * computed, none masked. Unfused kernels cost the same either way. */
+static double attn_block_time(const gen *G, double heads, double sq, double sk, double d, int bwd)
+{
+    if (G->attn == WL_ATTN_UNFUSED) return attn_time(G, heads, sq, sk, d, bwd);
+    cm_attn k = G->attn == WL_ATTN_FLASH3 ? CM_ATTN_FLASH3 : G->attn == WL_ATTN_FLASH2 ? CM_ATTN_FLASH2 : CM_ATTN_FLASH;
+    return cm_attn_time(G->o->gpu, k, 4 * heads * sq * sk * d, sk, bwd);
+}
+
+/* ---- PyTorch's ring attention (stack cp_torch) ----
+ * torch.distributed.tensor.experimental._attention as torchtitan ran it in
+ * late 2024 (docs/workload.md, "PyTorch context parallelism"): the sequence in
+ * 2 cp chunks, rank c holding chunks c and 2cp-1-c (load balance for the
+ * causal mask); SDPA receives k and v already expanded to every query head
+ * (torchtitan's repeat_kv), made contiguous and concatenated, then all-gathered
+ * over the CP group once per pass (rotate method all-gather) while step 0 runs
+ * causally on the local block; step i > 0 runs one non-causal call: with the
+ * first half of the received keys where i <= c, else with the second half of
+ * the queries ("partial"). Partial outputs and log-sum-exps are merged in
+ * fp32 by eager ops (_SDPAMerger). The backward accumulates dq, dk, dv in
+ * fp32 and passes the dk/dv accumulators around the ring, fp32, one
+ * permute (all-to-all) per step, the last one awaited at the end.
+ * Bytes per element of the rank's q-sized block (tok x hidden / tp), reads
+ * plus writes:
+ * - forward: k and v made contiguous and concatenated (4 + 4 each: 16);
+ *   step 0: the output and lse cast to fp32 (2+4: 6); a full merge (cast 6,
+ *   out - block 12, times sigmoid(lse diff) 8, subtract 12: 38); a partial
+ *   one on half the rows (19) plus _partial_update's cat of the whole fp32
+ *   output (8): 27; the result cast back (4+2: 6);
+ * - backward: fp32 zeros for dq, dk, dv (12), the k/v pack (16); per step
+ *   dk and dv added in fp32 (read 4 + 2, write 4: 10 each) or on half the
+ *   rows with a cat of the whole (5 + 8 each) where i <= c (i > 0), dq the
+ *   same the other way round, the dk/dv send buffer concatenated (8 each);
+ *   the casts back to 16 bits (3 x 6). */
+#define CP_T_PACK 16.0
+static double cp_torch_elem(int c, int i, int bwd, int *k)
+{
+    if (!bwd) {
+        if (i == 0) return *k += 2, 6;
+        return i <= c ? (*k += 9, 38) : (*k += 11, 27);
+    }
+    double kv = i > 0 && i <= c ? 2 * (5 + 8) : 2 * 10, q = i > c ? 5 + 8 : 10;
+    *k += i > 0 && i <= c ? 8 : i > c ? 7 : 5;
+    return kv + q + 16;
+}
+
+/* Seconds of ring step i's SDPA call on rank c (sq queries of the rank). */
+static double cp_torch_step(const gen *G, int c, int i, double heads, double sq, double hd, int bwd)
+{
+    if (i == 0) return attn_time(G, heads, sq, sq, hd, bwd);
+    return i <= c ? attn_block_time(G, heads, sq, sq / 2, hd, bwd) : attn_block_time(G, heads, sq / 2, sq, hd, bwd);
+}
+
+static void attention_cp_torch(gen *G, int layer, int mb, const char *what, double mult, double heads, double hd,
+                               double flops)
+{
+    const wl_layout *l = G->l;
+    const cm_gpu *gpu = G->o->gpu;
+    const an_net *net = G->o->net;
+    int cp = l->cp, bwd = mult > 1, intra = (double)l->tp * cp <= net->gpus_per_node;
+    double sq = G->tok / l->mbs, E = heads * sq * hd;
+    double kv = 2 * E * G->dt, dkv = 2 * E * 4; /* the k/v block (16-bit), the dk/dv accumulators (fp32) */
+    double pre = (CP_T_PACK + (bwd ? 12 : 0)) * E, post = (bwd ? 18 : 6) * E;
+    int pre_k = bwd ? 6 : 3, post_k = bwd ? 3 : 1;
+    double t_ag = an_coll_time(OG_ALLGATHER, cp, cp * kv, intra ? net->intra_bw : net->inter_bw,
+                               intra ? net->intra_lat : net->inter_lat);
+    double t_x = (intra ? net->intra_lat : net->inter_lat) + dkv / (intra ? net->intra_bw : net->inter_bw);
+    if (G->dry) {
+        double sum = 0;
+        for (int c = 0; c < cp; c++) {
+            double t = cm_mem_time(gpu, pre, pre_k) + cm_mem_time(gpu, post, post_k);
+            for (int i = 0; i < cp; i++) {
+                int k = 0;
+                double e = cp_torch_elem(c, i, bwd, &k) * E, s = cp_torch_step(G, c, i, heads, sq, hd, bwd);
+                t += s + cm_mem_time(gpu, e, k);
+                if (i == 0 && t_ag > s) t += t_ag - s; /* steps 1.. wait for the all-gather */
+                if (bwd && i > 0 && t_x > s) t += t_x - s; /* the previous step's dk/dv */
+            }
+            if (bwd) t += t_x; /* the last permute, awaited */
+            sum += t;
+        }
+        G->flops += flops;
+        G->acc += sum / cp;
+        return;
+    }
+    int c = G->ci, next = built(G, G->ti, (c + 1) % cp, G->di, G->pi), prev = built(G, G->ti, (c + cp - 1) % cp, G->di, G->pi);
+    timed(G, "cp_pack", layer, mb, 0, cm_mem_time(gpu, pre, pre_k));
+    int ag = coll(G, WL_S_CP_RECV, "cp", OG_ALLGATHER, G->cpg, cp, cp * kv, 0, intra, NULL, last0(G), "kv", layer, mb);
+    int recv = -1;
+    for (int i = 0; i < cp; i++) {
+        int k = 0;
+        double e = cm_mem_time(gpu, cp_torch_elem(c, i, bwd, &k) * E, k), s = cp_torch_step(G, c, i, heads, sq, hd, bwd);
+        if (i == 0) {
+            timed(G, what, layer, mb, flops / cp, s + e);
+        } else {
+            /* the SDPA call waits for the gathered k/v; the merge of the backward for the
+             * previous step's dk/dv */
+            og_op *o = og_compute_fixed(G->g, G->r, WL_S_COMPUTE, bwd ? s : s + e);
+            if (i == 1 && ag >= 0) og_add_dep(o, ag);
+            G->flops += flops / cp, G->busy += o->duration;
+            set_label(G, o, "comp.%s.l%d.mb%d", what, layer, mb);
+            G->last_comp = -1;
+            if (bwd) {
+                og_op *a = og_compute_fixed(G->g, G->r, WL_S_COMPUTE, e);
+                if (recv >= 0) og_add_dep(a, recv);
+                G->busy += e;
+                set_label(G, a, "comp.cp_dkv_acc.l%d.mb%d", layer, mb);
+            }
+        }
+        if (!bwd) continue;
+        /* this step's dk/dv accumulators to the next rank */
+        int have = last0(G), tag = (1 << 24) + G->cp_seq++;
+        og_op *sd = og_send(G->g, G->r, WL_S_CP_SEND, next, (int64_t)llround(dkv), tag);
+        if (have >= 0) og_add_dep(sd, have);
+        set_label(G, sd, "cp.send.dkv.l%d.mb%d", layer, mb);
+        og_op *rv = og_recv(G->g, G->r, WL_S_CP_RECV, prev, (int64_t)llround(dkv), tag);
+        set_label(G, rv, "cp.recv.dkv.l%d.mb%d", layer, mb);
+        recv = rv->id;
+    }
+    og_op *o = og_compute_fixed(G->g, G->r, WL_S_COMPUTE, cm_mem_time(gpu, post, post_k));
+    if (recv >= 0) og_add_dep(o, recv);
+    G->busy += o->duration;
+    set_label(G, o, "comp.cp_unpack.l%d.mb%d", layer, mb);
+    G->last_comp = -1;
+}
+
 static void attention(gen *G, int layer, int mb, const char *what, double mult)
 {
     const wl_model *m = G->m;
@@ -905,6 +1049,10 @@ static void attention(gen *G, int layer, int mb, const char *what, double mult)
     (void)kvd;
     if (l->cp == 1) {
         timed(G, what, layer, mb, flops, full);
+        return;
+    }
+    if (G->st->cp_torch) {
+        attention_cp_torch(G, layer, mb, what, mult, heads, hd, flops);
         return;
     }
     /* ring attention runs one kernel per K/V block of seq/cp keys: its rate
@@ -1560,7 +1708,7 @@ static void layer_bwd(gen *G, int li, int mb, int chunk)
     } else {
         tp_coll_bwd(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "mlp_in_bwd", li, mb, h, f * g / t, tokm, 1, dg);
     }
-    norm_op(G, "ln2_bwd", li, mb, 4 * act / seqpart, tok * h / seqpart, 1);
+    norm_op(G, "ln2_bwd", li, mb, 4 * act / seqpart, tok * h / seqpart, is_moe(m, li) ? 1 : (int)g);
     /* attention */
     if (l->sp) tp_coll_ov(G, OG_ALLGATHER, act, "attn_out_bwd", li, mb, ov_gemm(G, tok, h / t, h, 0));
     if (ds) ds_fetch(G, li, mb, "param_bwd_proj", h * h / t);
@@ -1580,7 +1728,7 @@ static void layer_bwd(gen *G, int li, int mb, int chunk)
     tp_coll_bwd(G, l->sp ? OG_REDUCESCATTER : OG_ALLREDUCE, act, "attn_in_bwd", li, mb, h, (h + 2 * kvd) / t, tok, 1, dg);
     autocast_act(G, li, mb, tok * h, 3, 1);
     grad_sum_op(G, li, mb, tok * h / seqpart, 3);
-    norm_op(G, "ln1_bwd", li, mb, 2 * act / seqpart, tok * h / seqpart, 1);
+    norm_op(G, "ln1_bwd", li, mb, 2 * act / seqpart, tok * h / seqpart, 3); /* wq, wk, wv */
     autocast_cast(G, li, mb, layer_weights(m, li, f), 7, 1);
     f8_weight_cast(G, li, mb, layer_weights(m, li, f) / t, 1);
     G->slow = 0;

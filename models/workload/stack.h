@@ -114,6 +114,13 @@ typedef struct wl_stack {
                                  * backward (three kernels per weight), and an activation or output gradient's
                                  * amax is a kernel of its own unless torch.compile fuses it into the op that
                                  * produced the tensor (`fused`) (docs/compute.md, "FP8 as torchao runs it") */
+    /* context parallelism (c4, continued) */
+    int cp_torch;               /* cp > 1 as PyTorch's experimental context_parallel ran it under torchtitan (late
+                                 * 2024, torch.distributed.tensor.experimental._attention): load-balanced ring with
+                                 * k/v expanded to every query head and all-gathered once per pass, one SDPA call per
+                                 * step on sub-blocks, outputs merged in fp32 by eager ops, dk/dv accumulated in fp32
+                                 * and passed around the ring each backward step (docs/workload.md, "PyTorch context
+                                 * parallelism"); 0: Megatron-Core / Transformer Engine's ring */
 } wl_stack;
 
 /* Multi-tensor kernels' achieved fraction of the GPU's streaming bandwidth
