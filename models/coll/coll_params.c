@@ -135,6 +135,7 @@ void coll_params_preset(coll_params *p, coll_lib lib)
     p->chan_bytes[COLL_LL] = 512 * 8;
     p->intra_tier = r ? COLL_TIER_XGMI : COLL_TIER_NVLINK;
     p->ring_overlap = 1;
+    p->ring_slice_waits = 1;
     p->nvls_step_lat = 4.9e-6;
 }
 
@@ -268,6 +269,9 @@ int coll_params_overlay(coll_params *p, const void *json_obj, const char *where,
         } else if (strcmp(k, "ring_lockstep") == 0) {
             if (!json_is_boolean(v)) return ts_err(err, errlen, "%s: collectives: 'ring_lockstep' must be true or false", where);
             q.ring_lockstep = json_is_true(v);
+        } else if (strcmp(k, "ring_slice_waits") == 0) {
+            if (!json_is_boolean(v)) return ts_err(err, errlen, "%s: collectives: 'ring_slice_waits' must be true or false", where);
+            q.ring_slice_waits = json_is_true(v);
         } else if (strcmp(k, "ring_overlap") == 0) {
             if (num(v, 0, 1, &q.ring_overlap, where, k, err, errlen) < 0) return -1;
         } else if (strcmp(k, "nvls_step_lat") == 0) {
@@ -297,7 +301,8 @@ int coll_params_overlay(coll_params *p, const void *json_obj, const char *where,
         } else {
             return fail(err, errlen, where,
                         "unknown field (library, launch, launch_per_gpu, base_lat, hop_lat, bw_frac, proto_bw, max_channels, "
-                        "chan_bytes, version, ring_lockstep, ring_overlap, nvls_step_lat, reduce_bw, rdzv, collnet, tuner_own)",
+                        "chan_bytes, version, ring_lockstep, ring_overlap, ring_slice_waits, nvls_step_lat, reduce_bw, rdzv, collnet, "
+                        "tuner_own)",
                         k);
         }
     }
@@ -348,6 +353,7 @@ void coll_params_write_json(FILE *f, const coll_params *p, int ind)
     fprintf(f, ",\n%*s\"ring_lockstep\": %s,\n%*s\"rdzv\": {\"bytes\": %.6g, \"lat\": %.6g, \"eager_bw\": %.6g}", ind + 2, "",
             p->ring_lockstep ? "true" : "false", ind + 2, "", p->rdzv_bytes, p->rdzv_lat, p->eager_bw);
     fprintf(f, ",\n%*s\"ring_overlap\": %.6g", ind + 2, "", p->ring_overlap);
+    fprintf(f, ",\n%*s\"ring_slice_waits\": %s", ind + 2, "", p->ring_slice_waits ? "true" : "false");
     fprintf(f, ",\n%*s\"nvls_step_lat\": %.6g", ind + 2, "", p->nvls_step_lat);
     if (p->reduce_bw > 0) fprintf(f, ",\n%*s\"reduce_bw\": %.6g", ind + 2, "", p->reduce_bw);
     fprintf(f, ",\n%*s\"collnet\": %s,\n%*s\"tuner_own\": %s\n%*s}", ind + 2, "", p->collnet ? "true" : "false",

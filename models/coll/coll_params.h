@@ -86,6 +86,12 @@ typedef struct coll_params {
      * on Perlmutter and Frontier; Perlmutter and Frontier ship 0.5
      * (docs/collectives.md). JSON "ring_overlap". */
     double ring_overlap;
+    /* 1 (the preset): a lock-step Simple ring step waits once per slice
+     * that carries data, twice where a channel's chunk passes 32 KiB (the
+     * Polaris sweeps' doubling); 0: once per chunk at every size (RCCL on
+     * Frontier, whose sweeps launched next to their GCDs show no such
+     * step). JSON "ring_slice_waits" (docs/collectives.md, "Slices"). */
+    int ring_slice_waits;
     /* Seconds per loop of a one-node NVLS all-reduce, on top of its bytes:
      * the warp groups hand every chunk on through the channel's step flags.
      * 4.9 us, fitted on the NCCL 2.26 sweep of 8 H100 (docs/collectives.md,
@@ -243,6 +249,10 @@ double coll_nvlstree_efficiency(const coll_plan *p, const coll_params *q);
  * per chunk, 1 or 2, times the loops over the buffer); 1 for every other
  * plan. A lock-step ring (ring_lockstep) pays the NIC hop per message. */
 int coll_ring_step_msgs(const coll_plan *p, const coll_params *q);
+/* The lock-step waits per ring step of a channel: coll_ring_step_msgs with
+ * ring_slice_waits, else the loops over the buffer alone (1 below 2 MiB a
+ * channel). */
+int coll_ring_step_waits(const coll_plan *p, const coll_params *q);
 /* The time a rank of plan p spends reducing with q's reduce_bw (0 without
  * it, or when p reduces nothing): a ring reduce-scatter or all-reduce
  * reduces (n - 1)/n of the buffer per rank. coll_call_tail adds it on one

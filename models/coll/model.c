@@ -57,15 +57,41 @@ static const double msg_wire[COLL_NPROTOS] = {[COLL_SIMPLE] = 1.0, [COLL_LL128] 
 #define SIMPLE_CHUNK_MAX (4.0 * 1024 * 1024 / 8 * 4)
 #define SIMPLE_SLICE_MIN (4.0 * 1024 * 1024 / 8 * 2 / 32)
 
+/* A channel's chunk per ring step of a Simple ring and the loops over the
+ * buffer it takes; 0 for every other plan. */
+static double ring_chunk(const coll_plan *p, const coll_params *q, int *loops)
+{
+    *loops = 1;
+    if (p->proto != COLL_SIMPLE || coll_family_of(p->algo) != COLL_FAM_RING || p->n < 2) return 0;
+    if (p->coll == OG_BROADCAST || p->coll == OG_REDUCE) return 0;
+    double nc = chan_count(p, q, COLL_FAM_RING);
+    double chunk = (double)p->bytes / p->n / (nc > 0 ? nc : 1);
+    if (chunk > SIMPLE_CHUNK_MAX) *loops = (int)ceil(chunk / SIMPLE_CHUNK_MAX);
+    return chunk;
+}
+
 /* Network messages per ring step of a channel: slices per chunk x loops. */
 int coll_ring_step_msgs(const coll_plan *p, const coll_params *q)
 {
-    if (p->proto != COLL_SIMPLE || coll_family_of(p->algo) != COLL_FAM_RING || p->n < 2) return 1;
-    if (p->coll == OG_BROADCAST || p->coll == OG_REDUCE) return 1;
-    double nc = chan_count(p, q, COLL_FAM_RING);
-    double chunk = (double)p->bytes / p->n / (nc > 0 ? nc : 1);
-    int loops = chunk > SIMPLE_CHUNK_MAX ? (int)ceil(chunk / SIMPLE_CHUNK_MAX) : 1;
+    int loops;
+    double chunk = ring_chunk(p, q, &loops);
+    if (chunk <= 0) return 1;
     return loops * (chunk / loops > SIMPLE_SLICE_MIN ? 2 : 1);
+}
+
+/* The lock-step waits a ring step pays per channel: one per message that
+ * carries data (ring_slice_waits, the preset), or one per chunk at every
+ * size. The kernel posts every slice of a chunk, an empty one when the
+ * chunk fits one (prims_simple.h genericOp, NCCL and RCCL alike), and the
+ * proxy sends a network message per slice, so the messages per step do
+ * not change at SIMPLE_SLICE_MIN; whether the second message's wait shows
+ * is the cluster's figure (docs/collectives.md, "Slices"). */
+int coll_ring_step_waits(const coll_plan *p, const coll_params *q)
+{
+    if (q->ring_slice_waits) return coll_ring_step_msgs(p, q);
+    int loops;
+    ring_chunk(p, q, &loops);
+    return loops;
 }
 
 static double nic_hop(const coll_plan *p, const coll_params *q, coll_family fam, int lockstep)
@@ -78,7 +104,7 @@ static double nic_hop(const coll_plan *p, const coll_params *q, coll_family fam,
      * chunk passes 32 KiB: 256 KiB blocks on Polaris' 4 channels). */
     /* ring_overlap: where the waits add to the transfers (0), a step's
      * later messages stream behind its first and only the first waits */
-    double msgs = lockstep && fam == COLL_FAM_RING ? 1 + (coll_ring_step_msgs(p, q) - 1) * q->ring_overlap : 1;
+    double msgs = lockstep && fam == COLL_FAM_RING ? 1 + (coll_ring_step_waits(p, q) - 1) * q->ring_overlap : 1;
     if (q->rdzv_bytes <= 0 || q->rdzv_lat <= 0) return msgs * h;
     double nc = chan_count(p, q, fam);
     double msg = (fam == COLL_FAM_RING ? (double)p->bytes / p->n : (double)p->bytes / (nc > 0 ? nc : 1)) * msg_wire[p->proto];
