@@ -97,6 +97,11 @@ int coll_ring_step_waits(const coll_plan *p, const coll_params *q)
 static double nic_hop(const coll_plan *p, const coll_params *q, coll_family fam, int lockstep)
 {
     double h = q->hop_lat[COLL_TIER_NIC][fam][p->proto];
+    /* chan_lat: a lock-step wait grows with the channels the call runs on */
+    if (lockstep && fam == COLL_FAM_RING && q->chan_lat[p->proto] > 0) {
+        double nc = chan_count(p, q, fam);
+        h += q->chan_lat[p->proto] * (nc > 0 ? nc : q->max_channels > 0 ? q->max_channels : 1);
+    }
     /* P2P and MPI-style hops are per peer, fitted whole */
     if (fam == COLL_FAM_P2P || fam == COLL_FAM_MPI) return h;
     /* A lock-step ring (Slingshot) pays the network step per message: a
@@ -154,6 +159,9 @@ static double call_latency(const coll_plan *p, const coll_params *q, int lockste
     coll_proto pr = p->proto;
     int n = p->n, M = p->topo ? p->topo->nnodes : n, L = n / M;
     double intra = q->hop_lat[q->intra_tier][fam][pr], inter = M > 1 ? nic_hop(p, q, fam, lockstep) : 0;
+    /* a ring across nodes: every step costs at least the network post
+     * overhead (net_overhead: RCCL's tuner with rccl_tuning) */
+    if (M > 1 && fam == COLL_FAM_RING && intra < q->net_overhead[pr]) intra = q->net_overhead[pr];
     double own = M > 1 ? inter : intra; /* a step that may cross nodes */
     int twice = p->coll == OG_ALLREDUCE || p->coll == OG_BARRIER, steps = 0, xsteps = 0;
     double lat;
@@ -309,6 +317,23 @@ static const double tree_corr[COLL_NPROTOS][23] = {
     [COLL_LL128] = {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},
     [COLL_SIMPLE] = {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9},
 };
+
+/* RCCL's tuning_model_3 ringCorrectionFactor (src/graph/tuning.cc,
+ * ncclTopoGetAlgoTime: the ring's bandwidth times the factor at
+ * log2(bytes / 64), 64 B to 4 GiB), LL and Simple rows (LL128 is off on
+ * Frontier). */
+static const double ring_corr3[COLL_NPROTOS][27] = {
+    [COLL_LL] = {.1, .1, .1, .1, .1, .3, .1, .2, .1, .4, .4, .2, .2, .3, .7, .5, .4, .3, .3, .3, .3, .2, .2, .2, .2, .2, .2},
+    [COLL_SIMPLE] = {.1, .1, .1, .1, .1, .1, .1, .5, 1, .1, .3, .1, .1, .1, .2, .2, .2, .3, .4, .7, 1, 1, 1, 1, 1, 1, 1},
+};
+
+double coll_ring_correction(const coll_plan *p, const coll_params *q)
+{
+    if (q->lib != COLL_LIB_RCCL || q->rccl_tuning != 3 || coll_family_of(p->algo) != COLL_FAM_RING) return 1;
+    int k = -1;
+    for (int64_t b = p->bytes >> 6; b > 0; b >>= 1) k++;
+    return k >= 0 && k < 27 && ring_corr3[p->proto][k] > 0 ? ring_corr3[p->proto][k] : 1;
+}
 
 static int nccl_tuned(const coll_plan *p, const coll_params *q)
 {
