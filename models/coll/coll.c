@@ -192,7 +192,8 @@ static double gpu_estimate(const coll_plan *p, const coll_hw *hw, const coll_par
     return lat_scale * (base + (hops > wire ? hops : wire)) + alpha + worst / bw_scale;
 }
 
-/* NCCL's tuner's corrections to its own model (src/graph/tuning.cc,
+/* RCCL's tuner: its tuning model's ringCorrectionFactor on the bandwidth
+ * (coll_ring_correction; 1 without rccl_tuning). NCCL's tuner's corrections to its own model (src/graph/tuning.cc,
  * ncclTopoGetAlgoTime, 2.19-2.26): the tree all-reduce's bandwidth times
  * treeCorrectionFactor (coll_tree_correction), and the latency of a Simple
  * ring all-reduce across nodes times 1.4 on compute capability 8.0 and later
@@ -202,6 +203,10 @@ static double gpu_estimate(const coll_plan *p, const coll_hw *hw, const coll_par
 static void nccl_corrections(const coll_plan *p, const coll_params *q, double *bw_scale, double *lat_scale)
 {
     *bw_scale = *lat_scale = 1;
+    if (q->lib == COLL_LIB_RCCL && !q->tuner_own) {
+        *bw_scale = coll_ring_correction(p, q);
+        return;
+    }
     /* a tuner of one's own (tuner_own: studies, test fixtures) is not NCCL's */
     if (q->lib != COLL_LIB_NCCL || q->tuner_own || p->coll != OG_ALLREDUCE) return;
     *bw_scale = coll_tree_correction(p, q) / coll_nvlstree_efficiency(p, q);

@@ -135,6 +135,7 @@ void coll_params_preset(coll_params *p, coll_lib lib)
     p->chan_bytes[COLL_LL] = 512 * 8;
     p->intra_tier = r ? COLL_TIER_XGMI : COLL_TIER_NVLINK;
     p->ring_overlap = 1;
+    p->ring_slice_waits = 1;
     p->nvls_step_lat = 4.9e-6;
 }
 
@@ -268,6 +269,18 @@ int coll_params_overlay(coll_params *p, const void *json_obj, const char *where,
         } else if (strcmp(k, "ring_lockstep") == 0) {
             if (!json_is_boolean(v)) return ts_err(err, errlen, "%s: collectives: 'ring_lockstep' must be true or false", where);
             q.ring_lockstep = json_is_true(v);
+        } else if (strcmp(k, "ring_slice_waits") == 0) {
+            if (!json_is_boolean(v)) return ts_err(err, errlen, "%s: collectives: 'ring_slice_waits' must be true or false", where);
+            q.ring_slice_waits = json_is_true(v);
+        } else if (strcmp(k, "chan_lat") == 0) {
+            if (proto_row(v, q.chan_lat, 0, LAT_MAX, where, k, err, errlen) < 0) return -1;
+        } else if (strcmp(k, "rccl_tuning") == 0) {
+            if (!json_is_integer(v) || (json_integer_value(v) != 0 && json_integer_value(v) != 3))
+                return ts_err(err, errlen,
+                              "%s: collectives: 'rccl_tuning' must be 0 (the generic tables) or 3 (tuning_model_3, "
+                              "Frontier's node); no other RCCL tuning model is tabulated",
+                              where);
+            q.rccl_tuning = (int)json_integer_value(v);
         } else if (strcmp(k, "ring_overlap") == 0) {
             if (num(v, 0, 1, &q.ring_overlap, where, k, err, errlen) < 0) return -1;
         } else if (strcmp(k, "nvls_step_lat") == 0) {
@@ -297,7 +310,8 @@ int coll_params_overlay(coll_params *p, const void *json_obj, const char *where,
         } else {
             return fail(err, errlen, where,
                         "unknown field (library, launch, launch_per_gpu, base_lat, hop_lat, bw_frac, proto_bw, max_channels, "
-                        "chan_bytes, version, ring_lockstep, ring_overlap, nvls_step_lat, reduce_bw, rdzv, collnet, tuner_own)",
+                        "chan_bytes, chan_lat, version, ring_lockstep, ring_overlap, ring_slice_waits, rccl_tuning, nvls_step_lat, "
+                        "reduce_bw, rdzv, collnet, tuner_own)",
                         k);
         }
     }
@@ -348,6 +362,10 @@ void coll_params_write_json(FILE *f, const coll_params *p, int ind)
     fprintf(f, ",\n%*s\"ring_lockstep\": %s,\n%*s\"rdzv\": {\"bytes\": %.6g, \"lat\": %.6g, \"eager_bw\": %.6g}", ind + 2, "",
             p->ring_lockstep ? "true" : "false", ind + 2, "", p->rdzv_bytes, p->rdzv_lat, p->eager_bw);
     fprintf(f, ",\n%*s\"ring_overlap\": %.6g", ind + 2, "", p->ring_overlap);
+    fprintf(f, ",\n%*s\"ring_slice_waits\": %s", ind + 2, "", p->ring_slice_waits ? "true" : "false");
+    fprintf(f, ",\n%*s\"chan_lat\": ", ind + 2, "");
+    put_row(f, p->chan_lat, 1);
+    if (p->rccl_tuning) fprintf(f, ",\n%*s\"rccl_tuning\": %d", ind + 2, "", p->rccl_tuning);
     fprintf(f, ",\n%*s\"nvls_step_lat\": %.6g", ind + 2, "", p->nvls_step_lat);
     if (p->reduce_bw > 0) fprintf(f, ",\n%*s\"reduce_bw\": %.6g", ind + 2, "", p->reduce_bw);
     fprintf(f, ",\n%*s\"collnet\": %s,\n%*s\"tuner_own\": %s\n%*s}", ind + 2, "", p->collnet ? "true" : "false",
@@ -388,6 +406,20 @@ static void make_tuner(void)
      * choice (enqueue.cc). Priced with the cut, LL lost to Simple at 1-8 MiB
      * on 512-1,024 GCDs, where the Frontier sweeps run LL-sized steps */
     if (active.lib == COLL_LIB_RCCL) memset(tuner.chan_bytes, 0, sizeof tuner.chan_bytes);
+    /* RCCL's tuning_model_3 (src/graph/tuning.cc; the same in the ROCm 6
+     * era and the latest RCCL read): ring hwLat NVLINK (xGMI) 3.6 / 0.8 us
+     * and NET 19.8 / 9.5 us Simple / LL; a ring across nodes pays at least
+     * the network post overhead on its other steps (getNetOverhead 2 us on
+     * an AMD host, x3 for Simple); ringCorrectionFactor: coll.c */
+    if (active.lib == COLL_LIB_RCCL && active.rccl_tuning == 3) {
+        tuner.rccl_tuning = 3;
+        tuner.hop_lat[COLL_TIER_XGMI][COLL_FAM_RING][COLL_SIMPLE] = 3.6e-6;
+        tuner.hop_lat[COLL_TIER_XGMI][COLL_FAM_RING][COLL_LL] = 0.8e-6;
+        tuner.hop_lat[COLL_TIER_NIC][COLL_FAM_RING][COLL_SIMPLE] = 19.8e-6;
+        tuner.hop_lat[COLL_TIER_NIC][COLL_FAM_RING][COLL_LL] = 9.5e-6;
+        tuner.net_overhead[COLL_SIMPLE] = 6e-6;
+        tuner.net_overhead[COLL_LL] = 2e-6;
+    }
     for (int f = 0; f < COLL_NFAMS; f++)
         for (int q = 0; q < COLL_NPROTOS; q++)
             if (active.proto_bw[f][q] <= 0) tuner.proto_bw[f][q] = 0;

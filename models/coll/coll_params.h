@@ -86,6 +86,29 @@ typedef struct coll_params {
      * on Perlmutter and Frontier; Perlmutter and Frontier ship 0.5
      * (docs/collectives.md). JSON "ring_overlap". */
     double ring_overlap;
+    /* 1 (the preset): a lock-step Simple ring step waits once per slice
+     * that carries data, twice where a channel's chunk passes 32 KiB (the
+     * Polaris sweeps' doubling); 0: once per chunk at every size (RCCL on
+     * Frontier, whose sweeps launched next to their GCDs show no such
+     * step). JSON "ring_slice_waits" (docs/collectives.md, "Slices"). */
+    int ring_slice_waits;
+    /* s per lock-step network wait per channel the call runs on, per
+     * protocol: a ring step across nodes waits hop_lat + chan_lat x
+     * channels (the proxy thread of each network rank serves its channels'
+     * sends and receives one after another). 0: none (the presets). JSON
+     * "chan_lat": {"ll": 2e-6}. */
+    double chan_lat[COLL_NPROTOS];
+    /* RCCL's per-topology tuning model (ROCm/rccl src/graph/tuning.cc
+     * rcclTuningModel[], chosen by the rome model that matches the node): 0
+     * the preset's generic tables, 3 tuning_model_3 (Frontier's node,
+     * rome_model_63). Only the tuner reads it (coll_params_tuner): its ring
+     * hwLat, the network post overhead and ringCorrectionFactor. JSON
+     * "rccl_tuning": 3. */
+    int rccl_tuning;
+    /* s: the least a non-network ring step across nodes costs, per protocol
+     * (NCCL / RCCL getNetOverhead: 2 us on an AMD host, x3 for Simple); set
+     * in the tuner by rccl_tuning, 0 otherwise. */
+    double net_overhead[COLL_NPROTOS];
     /* Seconds per loop of a one-node NVLS all-reduce, on top of its bytes:
      * the warp groups hand every chunk on through the channel's step flags.
      * 4.9 us, fitted on the NCCL 2.26 sweep of 8 H100 (docs/collectives.md,
@@ -243,6 +266,14 @@ double coll_nvlstree_efficiency(const coll_plan *p, const coll_params *q);
  * per chunk, 1 or 2, times the loops over the buffer); 1 for every other
  * plan. A lock-step ring (ring_lockstep) pays the NIC hop per message. */
 int coll_ring_step_msgs(const coll_plan *p, const coll_params *q);
+/* The lock-step waits per ring step of a channel: coll_ring_step_msgs with
+ * ring_slice_waits, else the loops over the buffer alone (1 below 2 MiB a
+ * channel). */
+int coll_ring_step_waits(const coll_plan *p, const coll_params *q);
+/* RCCL's ringCorrectionFactor of q's tuning model (rccl_tuning) for a
+ * ring plan's protocol and size (1 otherwise): what RCCL's tuner
+ * multiplies the ring's bandwidth by; the selection only. */
+double coll_ring_correction(const coll_plan *p, const coll_params *q);
 /* The time a rank of plan p spends reducing with q's reduce_bw (0 without
  * it, or when p reduces nothing): a ring reduce-scatter or all-reduce
  * reduces (n - 1)/n of the buffer per rank. coll_call_tail adds it on one

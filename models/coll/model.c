@@ -57,20 +57,51 @@ static const double msg_wire[COLL_NPROTOS] = {[COLL_SIMPLE] = 1.0, [COLL_LL128] 
 #define SIMPLE_CHUNK_MAX (4.0 * 1024 * 1024 / 8 * 4)
 #define SIMPLE_SLICE_MIN (4.0 * 1024 * 1024 / 8 * 2 / 32)
 
+/* A channel's chunk per ring step of a Simple ring and the loops over the
+ * buffer it takes; 0 for every other plan. */
+static double ring_chunk(const coll_plan *p, const coll_params *q, int *loops)
+{
+    *loops = 1;
+    if (p->proto != COLL_SIMPLE || coll_family_of(p->algo) != COLL_FAM_RING || p->n < 2) return 0;
+    if (p->coll == OG_BROADCAST || p->coll == OG_REDUCE) return 0;
+    double nc = chan_count(p, q, COLL_FAM_RING);
+    double chunk = (double)p->bytes / p->n / (nc > 0 ? nc : 1);
+    if (chunk > SIMPLE_CHUNK_MAX) *loops = (int)ceil(chunk / SIMPLE_CHUNK_MAX);
+    return chunk;
+}
+
 /* Network messages per ring step of a channel: slices per chunk x loops. */
 int coll_ring_step_msgs(const coll_plan *p, const coll_params *q)
 {
-    if (p->proto != COLL_SIMPLE || coll_family_of(p->algo) != COLL_FAM_RING || p->n < 2) return 1;
-    if (p->coll == OG_BROADCAST || p->coll == OG_REDUCE) return 1;
-    double nc = chan_count(p, q, COLL_FAM_RING);
-    double chunk = (double)p->bytes / p->n / (nc > 0 ? nc : 1);
-    int loops = chunk > SIMPLE_CHUNK_MAX ? (int)ceil(chunk / SIMPLE_CHUNK_MAX) : 1;
+    int loops;
+    double chunk = ring_chunk(p, q, &loops);
+    if (chunk <= 0) return 1;
     return loops * (chunk / loops > SIMPLE_SLICE_MIN ? 2 : 1);
+}
+
+/* The lock-step waits a ring step pays per channel: one per message that
+ * carries data (ring_slice_waits, the preset), or one per chunk at every
+ * size. The kernel posts every slice of a chunk, an empty one when the
+ * chunk fits one (prims_simple.h genericOp, NCCL and RCCL alike), and the
+ * proxy sends a network message per slice, so the messages per step do
+ * not change at SIMPLE_SLICE_MIN; whether the second message's wait shows
+ * is the cluster's figure (docs/collectives.md, "Slices"). */
+int coll_ring_step_waits(const coll_plan *p, const coll_params *q)
+{
+    if (q->ring_slice_waits) return coll_ring_step_msgs(p, q);
+    int loops;
+    ring_chunk(p, q, &loops);
+    return loops;
 }
 
 static double nic_hop(const coll_plan *p, const coll_params *q, coll_family fam, int lockstep)
 {
     double h = q->hop_lat[COLL_TIER_NIC][fam][p->proto];
+    /* chan_lat: a lock-step wait grows with the channels the call runs on */
+    if (lockstep && fam == COLL_FAM_RING && q->chan_lat[p->proto] > 0) {
+        double nc = chan_count(p, q, fam);
+        h += q->chan_lat[p->proto] * (nc > 0 ? nc : q->max_channels > 0 ? q->max_channels : 1);
+    }
     /* P2P and MPI-style hops are per peer, fitted whole */
     if (fam == COLL_FAM_P2P || fam == COLL_FAM_MPI) return h;
     /* A lock-step ring (Slingshot) pays the network step per message: a
@@ -78,7 +109,7 @@ static double nic_hop(const coll_plan *p, const coll_params *q, coll_family fam,
      * chunk passes 32 KiB: 256 KiB blocks on Polaris' 4 channels). */
     /* ring_overlap: where the waits add to the transfers (0), a step's
      * later messages stream behind its first and only the first waits */
-    double msgs = lockstep && fam == COLL_FAM_RING ? 1 + (coll_ring_step_msgs(p, q) - 1) * q->ring_overlap : 1;
+    double msgs = lockstep && fam == COLL_FAM_RING ? 1 + (coll_ring_step_waits(p, q) - 1) * q->ring_overlap : 1;
     if (q->rdzv_bytes <= 0 || q->rdzv_lat <= 0) return msgs * h;
     double nc = chan_count(p, q, fam);
     double msg = (fam == COLL_FAM_RING ? (double)p->bytes / p->n : (double)p->bytes / (nc > 0 ? nc : 1)) * msg_wire[p->proto];
@@ -128,6 +159,9 @@ static double call_latency(const coll_plan *p, const coll_params *q, int lockste
     coll_proto pr = p->proto;
     int n = p->n, M = p->topo ? p->topo->nnodes : n, L = n / M;
     double intra = q->hop_lat[q->intra_tier][fam][pr], inter = M > 1 ? nic_hop(p, q, fam, lockstep) : 0;
+    /* a ring across nodes: every step costs at least the network post
+     * overhead (net_overhead: RCCL's tuner with rccl_tuning) */
+    if (M > 1 && fam == COLL_FAM_RING && intra < q->net_overhead[pr]) intra = q->net_overhead[pr];
     double own = M > 1 ? inter : intra; /* a step that may cross nodes */
     int twice = p->coll == OG_ALLREDUCE || p->coll == OG_BARRIER, steps = 0, xsteps = 0;
     double lat;
@@ -283,6 +317,23 @@ static const double tree_corr[COLL_NPROTOS][23] = {
     [COLL_LL128] = {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},
     [COLL_SIMPLE] = {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9},
 };
+
+/* RCCL's tuning_model_3 ringCorrectionFactor (src/graph/tuning.cc,
+ * ncclTopoGetAlgoTime: the ring's bandwidth times the factor at
+ * log2(bytes / 64), 64 B to 4 GiB), LL and Simple rows (LL128 is off on
+ * Frontier). */
+static const double ring_corr3[COLL_NPROTOS][27] = {
+    [COLL_LL] = {.1, .1, .1, .1, .1, .3, .1, .2, .1, .4, .4, .2, .2, .3, .7, .5, .4, .3, .3, .3, .3, .2, .2, .2, .2, .2, .2},
+    [COLL_SIMPLE] = {.1, .1, .1, .1, .1, .1, .1, .5, 1, .1, .3, .1, .1, .1, .2, .2, .2, .3, .4, .7, 1, 1, 1, 1, 1, 1, 1},
+};
+
+double coll_ring_correction(const coll_plan *p, const coll_params *q)
+{
+    if (q->lib != COLL_LIB_RCCL || q->rccl_tuning != 3 || coll_family_of(p->algo) != COLL_FAM_RING) return 1;
+    int k = -1;
+    for (int64_t b = p->bytes >> 6; b > 0; b >>= 1) k++;
+    return k >= 0 && k < 27 && ring_corr3[p->proto][k] > 0 ? ring_corr3[p->proto][k] : 1;
+}
 
 static int nccl_tuned(const coll_plan *p, const coll_params *q)
 {
