@@ -297,6 +297,63 @@ double coll_tree_correction(const coll_plan *p, const coll_params *q)
     return k >= 0 && k < 23 ? tree_corr[p->proto][k] : 1;
 }
 
+/* NCCL's per-channel bandwidth ceilings, GB/s (src/graph/tuning.cc,
+ * ncclTopoTuneModel, as of 2.21-2.26; rows Volta, Ampere, Hopper, columns
+ * 1 node, 2 nodes, more). llMaxBws' row is the GPU's on one node and the CPU
+ * vendor's across nodes (Intel and others row 0, AMD row 1); the Hopper row
+ * of one node was 87.7 in 2.19-2.20 (commit b647562). */
+static const double ll_max_bw[3][3] = {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}};
+static const double ring_ll128_ch[3][3] = {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 36.7}};
+static const double tree_ll128_ch[3][3] = {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}};
+static const double tree_ch[3][3] = {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}};
+
+double coll_nccl_bw_cap(const coll_plan *p, const coll_params *q)
+{
+    if (q->lib != COLL_LIB_NCCL || q->tuner_own || q->arch == COLL_ARCH_NONE || q->arch >= COLL_NARCHS || p->n < 2)
+        return 0;
+    coll_family fam = coll_family_of(p->algo);
+    if (fam != COLL_FAM_RING && fam != COLL_FAM_TREE) return 0;
+    int M = p->topo && p->topo->nnodes > 0 ? p->topo->nnodes : 1, col = M <= 2 ? M - 1 : 2, a = q->arch - 1;
+    /* One node: NCCL's channels are its intra-node search's (NVSwitch: 6
+     * rings at 40 GB/s on A100, 60 on H100, doubled by ncclTopoDupChannels
+     * to 12, at 24 runtime channels), not max_channels (the NICs'), and at 12
+     * no ceiling of the A100 or H100 rows binds (ring LL128 12 x 20 = 240 >=
+     * 0.92 x 240; 12 x 36.7 >= 0.92 x 360; tree, LL alike): none is applied.
+     * Across nodes max_channels is NCCL's ring channel count (one per NIC,
+     * doubled), the graph's half of it. */
+    if (M == 1) return 0;
+    double ll = ll_max_bw[M == 1 ? a : q->cpu_amd ? 1 : 0][col];
+    double nch = q->max_channels >= 2 ? q->max_channels / 2 : 1, cap;
+    if (fam == COLL_FAM_RING) {
+        if (p->proto == COLL_LL) cap = ll;
+        else if (p->proto == COLL_LL128) cap = nch * ring_ll128_ch[a][col];
+        else return 0;
+    } else {
+        if (p->coll != OG_ALLREDUCE) return 0;
+        double tree = nch * tree_ch[a][col];
+        if (p->proto == COLL_LL) cap = tree / 3.8 < ll ? tree / 3.8 : ll;
+        else if (p->proto == COLL_LL128) {
+            double f = tree * (M == 1 ? 7.0 / 9.0 : 120.0 / 128.0), g = nch * tree_ll128_ch[a][col];
+            cap = f < g ? f : g;
+        } else cap = tree;
+    }
+    return cap * 1e9;
+}
+
+double coll_nccl_bus_bytes(const coll_plan *p)
+{
+    int n = p->n;
+    if (n < 2) return 0;
+    double S = (double)p->bytes;
+    if (coll_family_of(p->algo) == COLL_FAM_TREE) return 2 * S;
+    switch (p->coll) {
+    case OG_ALLREDUCE: return 2.0 * (n - 1) / n * S;
+    case OG_ALLGATHER:
+    case OG_REDUCESCATTER: return (double)(n - 1) / n * S;
+    default: return S;
+    }
+}
+
 /* NCCL's NVLS-tree all-reduce moves the buffer in loops of nChannels x
  * nHeads chunks (enqueue.cc, 2.19-2.26: chunk NCCL_NVLS_CHUNKSIZE 128 KiB, at
  * most 64 KiB from 4 nodes; 64 KiB below 4 loops of 128 KiB chunks, then 32
