@@ -108,6 +108,21 @@ static int p2p_waves(const coll_plan *p, const coll_params *q, int M, int L)
     return (groups + pch - 1) / pch;
 }
 
+/* NCCL's network post overhead (src/graph/tuning.cc getNetOverhead, 2.19-
+ * 2.26; NCCL_NET_OVERHEAD overrides it): 1 us per post on Intel hosts, 2 us
+ * on AMD's, three times that with the Simple protocol; the tuner charges it
+ * to every step of a ring across nodes (each step a send and a receive
+ * posted by the GPU's one proxy thread). A grouped all-to-all posts a send
+ * and a receive for every peer on another node on that same thread
+ * (src/proxy.cc progresses them in turn), so its rounds cannot end before
+ * the posts of the remote peers are through: remote peers x the overhead
+ * per step. P2p runs Simple. */
+static double p2p_post_floor(const coll_plan *p, const coll_params *q, int M, int L)
+{
+    if (q->lib != COLL_LIB_NCCL || q->tuner_own || M < 2) return 0;
+    return (double)(p->n - L) * (q->cpu_amd ? 2e-6 : 1e-6) * 3;
+}
+
 static double call_latency(const coll_plan *p, const coll_params *q, int lockstep);
 
 /* NCCL's tuner prices NVLS as hwLat + bytes / bandwidth (tuning.cc): the
@@ -150,7 +165,12 @@ static double call_latency(const coll_plan *p, const coll_params *q, int lockste
     case COLL_FAM_NVLSTREE: lat = intra + 2 * log2_floor(M) * inter; break;
     case COLL_FAM_COLLNET: lat = 2 * (L - 1) * intra + inter; break;
     case COLL_FAM_PAT: lat = n * own; break; /* NCCL: a part still linear in the ranks */
-    case COLL_FAM_P2P: lat = p2p_waves(p, q, M, L) * (M > 1 ? inter : intra); break;
+    case COLL_FAM_P2P: {
+        double post = p2p_post_floor(p, q, M, L);
+        lat = p2p_waves(p, q, M, L) * (M > 1 ? inter : intra);
+        if (post > lat) lat = post;
+        break;
+    }
     default: lat = p->nsteps * own; break;   /* MPI-style: every step */
     }
     return q->base_lat[fam][pr] + lat;
