@@ -934,12 +934,10 @@ static void test_p2p_rounds(void)
         CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p, OG_ALLTOALL, n, 0, (int64_t)n * n * 64, NULL, a, t, err, sizeof err), 0);
         p.proto = COLL_SIMPLE;
         coll_tier tier = nodes[i] > 1 ? COLL_TIER_NIC : COLL_TIER_NVLINK;
-        /* under the proxy's posts (test_p2p_post_floor): 3 us per remote
-         * peer on the preset's Intel host, which 64 nodes' 252 peers pass */
-        double w = waves[i] * q.hop_lat[tier][COLL_FAM_P2P][COLL_SIMPLE], post = nodes[i] > 1 ? (n - 4) * 3e-6 : 0;
-        CU_ASSERT_DOUBLE_EQUAL(coll_call_latency_with(&p, &q), q.base_lat[COLL_FAM_P2P][COLL_SIMPLE] + (w > post ? w : post),
+        /* the preset names no GPU: no proxy-post floor (test_p2p_post_floor) */
+        CU_ASSERT_DOUBLE_EQUAL(coll_call_latency_with(&p, &q),
+                               q.base_lat[COLL_FAM_P2P][COLL_SIMPLE] + waves[i] * q.hop_lat[tier][COLL_FAM_P2P][COLL_SIMPLE],
                                1e-12);
-        if (nodes[i] == 2) CU_ASSERT(w > post);
         coll_topo_free(t);
     }
 }
@@ -1301,6 +1299,8 @@ static void test_p2p_post_floor(void)
     CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p1, OG_ALLTOALL, 4, 0, 4096, NULL, a2a, t1, err, sizeof err), 0);
     double base = q.base_lat[COLL_FAM_P2P][COLL_SIMPLE];
     q.hop_lat[COLL_TIER_NIC][COLL_FAM_P2P][COLL_SIMPLE] = 1e-6; /* one wave (8 node groups on 16 channels): 1 us */
+    CU_ASSERT_DOUBLE_EQUAL(coll_call_latency_with(&p, &q) - base, 1e-6, 1e-12); /* no GPU named: none */
+    q.arch = COLL_ARCH_AMPERE;
     q.cpu_amd = 1;
     CU_ASSERT_DOUBLE_EQUAL(coll_call_latency_with(&p, &q) - base, 28 * 6e-6, 1e-12);
     q.cpu_amd = 0;

@@ -119,7 +119,9 @@ static int p2p_waves(const coll_plan *p, const coll_params *q, int M, int L)
  * per step. P2p runs Simple. */
 static double p2p_post_floor(const coll_plan *p, const coll_params *q, int M, int L)
 {
-    if (q->lib != COLL_LIB_NCCL || q->tuner_own || M < 2) return 0;
+    /* NCCL on a cluster whose GPU its tables know: a bare platform (XML,
+     * an MPI trace) names no host and no library run */
+    if (q->lib != COLL_LIB_NCCL || q->tuner_own || M < 2 || q->arch == COLL_ARCH_NONE) return 0;
     return (double)(p->n - L) * (q->cpu_amd ? 2e-6 : 1e-6) * 3;
 }
 
