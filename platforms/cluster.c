@@ -391,6 +391,20 @@ int topo_is_cluster_spec(const char *spec)
     return 1;
 }
 
+/* The GPU generation NCCL's tuner reads (its compute capability: 7.0 V100,
+ * 8.0 A100, 9.0 H100 / H200 / H800 / GH200), by the GPU key's prefix: its
+ * per-channel bandwidth ceilings (coll_nccl_bw_cap). Others: none. */
+static coll_arch gpu_arch(const char *key)
+{
+    static const struct { const char *prefix; coll_arch arch; } rows[] = {
+        {"v100", COLL_ARCH_VOLTA}, {"a100", COLL_ARCH_AMPERE}, {"h100", COLL_ARCH_HOPPER},
+        {"h200", COLL_ARCH_HOPPER}, {"h800", COLL_ARCH_HOPPER}, {"gh200", COLL_ARCH_HOPPER},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        if (strncasecmp(key, rows[i].prefix, strlen(rows[i].prefix)) == 0) return rows[i].arch;
+    return COLL_ARCH_NONE;
+}
+
 /* The collective model's parameters: the NCCL preset (RCCL when the file's
  * "collectives" names it), the node fabric's tier, SHARP from the network,
  * then the file's "collectives" object. */
@@ -404,6 +418,7 @@ static int coll_defaults(topo_cluster *cl, json_t *o, const char *path, char *er
     cl->coll.intra_tier = tiers[cl->node.fabric];
     if (cl->node.fabric == TOPO_GRAPH && cl->coll.lib == COLL_LIB_RCCL) cl->coll.intra_tier = COLL_TIER_XGMI;
     cl->coll.collnet = cl->net.sharp;
+    if (cl->coll.lib == COLL_LIB_NCCL) cl->coll.arch = gpu_arch(cl->gpu_key);
     /* NCCL's channels across nodes: its ring search finds one ring per NIC
      * of the node, and ncclTopoPostset doubles the search's channels
      * (src/graph/connect.cc, "Duplication should be complete now":

@@ -1089,6 +1089,7 @@ static void test_p2p_rounds(void)
         CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p, OG_ALLTOALL, n, 0, (int64_t)n * n * 64, NULL, a, t, err, sizeof err), 0);
         p.proto = COLL_SIMPLE;
         coll_tier tier = nodes[i] > 1 ? COLL_TIER_NIC : COLL_TIER_NVLINK;
+        /* the preset names no GPU: no proxy-post floor (test_p2p_post_floor) */
         CU_ASSERT_DOUBLE_EQUAL(coll_call_latency_with(&p, &q),
                                q.base_lat[COLL_FAM_P2P][COLL_SIMPLE] + waves[i] * q.hop_lat[tier][COLL_FAM_P2P][COLL_SIMPLE],
                                1e-12);
@@ -1322,6 +1323,156 @@ static void test_cost_fast_path(void)
     CU_ASSERT_EQUAL(bad, 0);
 }
 
+/* NCCL's per-channel bandwidth ceilings by GPU generation (tuning.cc
+ * perChMaxRingLL128Bws, perChMaxTreeBws, perChMaxTreeLL128Bws, llMaxBws):
+ * the cluster's GPU names the row, the graph's channels are half of
+ * max_channels, LL's row across nodes is the CPU vendor's; none on one node,
+ * for RCCL, a tuner of one's own or a GPU without a row. The selection
+ * leaves LL128 sooner where the ceiling is below the links. */
+static int largest_ll128(const coll_hw *hw, int n)
+{
+    char err[TS_ERRLEN];
+    int last = -1;
+    for (int k = 16; k <= 30; k++)
+        if (coll_best_proto(OG_ALLREDUCE, n, (int64_t)1 << k, coll_algo_find("ring", OG_ALLREDUCE, err, sizeof err), hw) ==
+            COLL_LL128)
+            last = k;
+    return last;
+}
+
+static void test_nccl_bw_cap(void)
+{
+    char err[TS_ERRLEN];
+    topo_cluster cl;
+    static const struct {
+        const char *cluster;
+        coll_arch arch;
+        int amd;
+    } cls[] = {{"dgx-a100-superpod", COLL_ARCH_AMPERE, 1}, {"dgx-h100-superpod", COLL_ARCH_HOPPER, 0},
+               {"polaris", COLL_ARCH_AMPERE, 1}, {"frontier", COLL_ARCH_NONE, 0}};
+    for (int i = 0; i < 4; i++) {
+        CU_ASSERT_EQUAL_FATAL(topo_load(cls[i].cluster, 2, &cl, err, sizeof err), 0);
+        CU_ASSERT_EQUAL(cl.coll.arch, cls[i].arch);
+        CU_ASSERT_EQUAL(cl.coll.cpu_amd, cls[i].amd);
+    }
+    coll_params saved = *coll_params_get(), q;
+    coll_params_preset(&q, COLL_LIB_NCCL);
+    json_error_t je;
+    json_t *o = json_loads("{\"arch\": \"volta\", \"cpu\": \"amd\"}", 0, &je);
+    CU_ASSERT_EQUAL(coll_params_overlay(&q, o, "x.json", err, sizeof err), 0);
+    CU_ASSERT(q.arch == COLL_ARCH_VOLTA && q.cpu_amd == 1);
+    json_decref(o);
+    o = json_loads("{\"arch\": \"blackwell\"}", 0, &je);
+    CU_ASSERT_EQUAL(coll_params_overlay(&q, o, "x.json", err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "'arch' must be"));
+    json_decref(o);
+    o = json_loads("{\"cpu\": \"arm\"}", 0, &je);
+    CU_ASSERT_EQUAL(coll_params_overlay(&q, o, "x.json", err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "'cpu' must be"));
+    json_decref(o);
+    q.max_channels = 16; /* 8 graph channels */
+    int ids[32];
+    for (int r = 0; r < 32; r++) ids[r] = r / 8;
+    coll_topo *t4 = coll_topo_new(32, ids, 0), *t2 = coll_topo_new(16, ids, 0), *t1 = coll_topo_new(8, ids, 0);
+    int ring = coll_algo_find("ring", OG_ALLREDUCE, err, sizeof err), tree = coll_algo_find("tree", OG_ALLREDUCE, err, sizeof err);
+    static const struct {
+        coll_arch arch;
+        int amd, algo_tree, nodes;
+        coll_proto proto;
+        double gbs; /* the ceiling, GB/s */
+    } c[] = {
+        {COLL_ARCH_AMPERE, 0, 0, 4, COLL_LL128, 8 * 20.0},  {COLL_ARCH_HOPPER, 0, 0, 4, COLL_LL128, 8 * 36.7},
+        {COLL_ARCH_VOLTA, 0, 0, 2, COLL_LL128, 8 * 20.0},   {COLL_ARCH_AMPERE, 0, 1, 4, COLL_SIMPLE, 8 * 17.8},
+        {COLL_ARCH_HOPPER, 0, 1, 4, COLL_SIMPLE, 8 * 36.0}, {COLL_ARCH_AMPERE, 0, 1, 2, COLL_SIMPLE, 8 * 23.6},
+        {COLL_ARCH_HOPPER, 0, 1, 2, COLL_SIMPLE, 8 * 41.4}, {COLL_ARCH_HOPPER, 0, 1, 4, COLL_LL128, 8 * 29.0},
+        {COLL_ARCH_AMPERE, 0, 1, 4, COLL_LL128, 8 * 17.8 * 120.0 / 128.0},
+        {COLL_ARCH_HOPPER, 0, 0, 2, COLL_LL, 39.0},         {COLL_ARCH_HOPPER, 1, 0, 2, COLL_LL, 22.5},
+        {COLL_ARCH_AMPERE, 0, 0, 4, COLL_LL, 20.4},         {COLL_ARCH_AMPERE, 1, 0, 4, COLL_LL, 19.0},
+        {COLL_ARCH_AMPERE, 1, 1, 4, COLL_LL, 19.0},         {COLL_ARCH_VOLTA, 0, 1, 2, COLL_LL, 8 * 18.5 / 3.8},
+        {COLL_ARCH_HOPPER, 0, 0, 4, COLL_SIMPLE, 0},
+        {COLL_ARCH_HOPPER, 0, 0, 1, COLL_LL128, 0},         {COLL_ARCH_NONE, 0, 0, 4, COLL_LL128, 0},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        q.arch = c[i].arch;
+        q.cpu_amd = c[i].amd;
+        coll_topo *t = c[i].nodes == 4 ? t4 : c[i].nodes == 2 ? t2 : t1;
+        coll_plan p;
+        CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p, OG_ALLREDUCE, 8 * c[i].nodes, 0, (int64_t)1 << 24, NULL,
+                                                  c[i].algo_tree ? tree : ring, t, err, sizeof err), 0);
+        p.proto = c[i].proto;
+        CU_ASSERT_DOUBLE_EQUAL(coll_nccl_bw_cap(&p, &q), c[i].gbs * 1e9, 1e-3);
+        if (i == 0) {
+            coll_params r = q;
+            r.lib = COLL_LIB_RCCL;
+            CU_ASSERT_DOUBLE_EQUAL(coll_nccl_bw_cap(&p, &r), 0, 0);
+            r = q;
+            r.tuner_own = 1;
+            CU_ASSERT_DOUBLE_EQUAL(coll_nccl_bw_cap(&p, &r), 0, 0);
+            /* bus bytes: 2 (n - 1) / n of the buffer on the ring */
+            CU_ASSERT_DOUBLE_EQUAL(coll_nccl_bus_bytes(&p), 2.0 * 31 / 32 * (1 << 24), 1e-6);
+        }
+    }
+    /* the selection: 2 nodes whose links beat 8 x 20 GB/s: LL128 ends sooner
+     * on Ampere than without a row, and Hopper's ceiling (8 x 36.7) sits in between */
+    coll_hw hw = {1e-6, 300e9, t2, 3e-6, 400e9};
+    int k[3];
+    coll_arch rows[3] = {COLL_ARCH_NONE, COLL_ARCH_HOPPER, COLL_ARCH_AMPERE};
+    for (int i = 0; i < 3; i++) {
+        q.arch = rows[i];
+        q.cpu_amd = 0;
+        coll_params_set(&q);
+        k[i] = largest_ll128(&hw, 16);
+        fprintf(stderr, "\n  2 x 8 ranks, %s: ring LL128 up to 2^%d B", coll_arch_name(rows[i]), k[i]);
+    }
+    CU_ASSERT(k[0] >= 16);
+    CU_ASSERT(k[2] < k[0]);
+    CU_ASSERT(k[1] >= k[2] && k[1] <= k[0]);
+    coll_params_set(&saved);
+    coll_topo_free(t4);
+    coll_topo_free(t2);
+    coll_topo_free(t1);
+}
+
+/* A grouped all-to-all across nodes cannot end before its proxy thread has
+ * posted a send and a receive for every peer on another node: NCCL's network
+ * post overhead (tuning.cc getNetOverhead: 1 us Intel, 2 us AMD, x 3 for
+ * Simple) per remote peer, a floor under the rounds' latency. */
+static void test_p2p_post_floor(void)
+{
+    char err[TS_ERRLEN];
+    coll_params saved = *coll_params_get(), q;
+    coll_params_preset(&q, COLL_LIB_NCCL);
+    q.max_channels = 16;
+    int ids[32];
+    for (int r = 0; r < 32; r++) ids[r] = r / 4; /* 8 nodes of 4 */
+    coll_topo *t8 = coll_topo_new(32, ids, 0), *t1 = coll_topo_new(4, ids, 0);
+    int a2a = coll_algo_find("direct", OG_ALLTOALL, err, sizeof err); /* NCCL's grouped send/recv */
+    CU_ASSERT_FATAL(a2a >= 0);
+    CU_ASSERT_EQUAL_FATAL(coll_family_of(a2a), COLL_FAM_P2P);
+    coll_plan p, p1;
+    CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p, OG_ALLTOALL, 32, 0, 4096, NULL, a2a, t8, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p1, OG_ALLTOALL, 4, 0, 4096, NULL, a2a, t1, err, sizeof err), 0);
+    double base = q.base_lat[COLL_FAM_P2P][COLL_SIMPLE];
+    q.hop_lat[COLL_TIER_NIC][COLL_FAM_P2P][COLL_SIMPLE] = 1e-6; /* one wave (8 node groups on 16 channels): 1 us */
+    CU_ASSERT_DOUBLE_EQUAL(coll_call_latency_with(&p, &q) - base, 1e-6, 1e-12); /* no GPU named: none */
+    q.arch = COLL_ARCH_AMPERE;
+    q.cpu_amd = 1;
+    CU_ASSERT_DOUBLE_EQUAL(coll_call_latency_with(&p, &q) - base, 28 * 6e-6, 1e-12);
+    q.cpu_amd = 0;
+    CU_ASSERT_DOUBLE_EQUAL(coll_call_latency_with(&p, &q) - base, 28 * 3e-6, 1e-12);
+    /* the rounds' own latency above the posts: theirs */
+    q.hop_lat[COLL_TIER_NIC][COLL_FAM_P2P][COLL_SIMPLE] = 500e-6;
+    CU_ASSERT_DOUBLE_EQUAL(coll_call_latency_with(&p, &q) - base, 500e-6, 1e-12);
+    /* one node: no network posts; RCCL and a tuner of one's own: none */
+    CU_ASSERT(coll_call_latency_with(&p1, &q) - base < 28 * 3e-6);
+    q.hop_lat[COLL_TIER_NIC][COLL_FAM_P2P][COLL_SIMPLE] = 1e-6;
+    q.tuner_own = 1;
+    CU_ASSERT_DOUBLE_EQUAL(coll_call_latency_with(&p, &q) - base, 1e-6, 1e-12);
+    coll_params_set(&saved);
+    coll_topo_free(t8);
+    coll_topo_free(t1);
+}
+
 void suite_coll_model(void)
 {
     test_add_suite("coll_model", "floor and plateau of every shipped log, uncalibrated", test_floor_plateau,
@@ -1346,7 +1497,10 @@ void suite_coll_model(void)
                    "selection: GPUs sharing a NIC past 2 nodes (Polaris 256 nodes: tree at 1 GiB)",
                    test_nic_sharing_selection,
                    "the library version reaches the tuner (NCCL 2.21 tree Simple latencies)", test_tuner_version,
+                   "NCCL's per-channel bandwidth ceilings by GPU generation and CPU vendor (selection)", test_nccl_bw_cap,
                    "all-to-all: p2p rounds side by side on the channels, one latency per wave", test_p2p_rounds,
+                   "all-to-all across nodes: the proxy's posts per remote peer (NCCL's net overhead) floor the rounds",
+                   test_p2p_post_floor,
                    "a forced protocol the library does not run is refused (exit 2)", test_forced_protocol,
                    "NCCL tree on 2 and 16 DGX nodes: chain + tree closed form", test_tree_closed_form,
                    "NCCL Simple tree pipeline fill: chunk rule, (2 depth - 1) / K on the pipelined tail", test_tree_fill,

@@ -150,7 +150,8 @@ static void rank_bytes(const coll_plan *p, double ws, coll_step *m, int me, int 
     }
 }
 
-static double gpu_estimate(const coll_plan *p, const coll_hw *hw, const coll_params *q, double bw_scale, double lat_scale)
+static double gpu_estimate(const coll_plan *p, const coll_hw *hw, const coll_params *q, double bw_scale, double lat_scale,
+                           double cap)
 {
     if (p->nsteps == 0) return 0;
     int tiers = p->topo && hw->inter_bw > 0;
@@ -185,6 +186,9 @@ static double gpu_estimate(const coll_plan *p, const coll_hw *hw, const coll_par
         }
     }
     coll_step_free(m);
+    /* NCCL's per-channel ceilings (coll_nccl_bw_cap): the bus bytes at the
+     * capped bus bandwidth, where that is slower than the links */
+    if (cap > 0 && coll_nccl_bus_bytes(p) / cap > worst) worst = coll_nccl_bus_bytes(p) / cap;
     double alpha = crosses ? hw->inter_alpha : hw->alpha;
     /* the pipelined tail (coll_call_tail) under q */
     double base = q->base_lat[algos[p->algo].family][p->proto], hops = coll_call_latency_with(p, q) - base;
@@ -216,7 +220,7 @@ static void nccl_corrections(const coll_plan *p, const coll_params *q, double *b
 
 double coll_estimate_hw(const coll_plan *p, const coll_hw *hw)
 {
-    return coll_call_time(p, gpu_estimate(p, hw, coll_params_get(), 1, 1));
+    return coll_call_time(p, gpu_estimate(p, hw, coll_params_get(), 1, 1, 0));
 }
 
 double coll_estimate(const coll_plan *p, double alpha, double bw)
@@ -238,7 +242,7 @@ static double estimate(og_coll coll, int n, int64_t bytes, int a, int pr, const 
     p.proto = pr;
     double bs, ls;
     nccl_corrections(&p, q, &bs, &ls);
-    return gpu_estimate(&p, hw, q, bs, ls);
+    return gpu_estimate(&p, hw, q, bs, ls, coll_nccl_bw_cap(&p, q));
 }
 
 coll_proto coll_best_proto(og_coll coll, int n, int64_t bytes, int algo, const coll_hw *hw)

@@ -21,6 +21,10 @@ static int find(const char *const *names, int n, const char *s)
     return -1;
 }
 
+static const char *const arch_names[COLL_NARCHS] = {"none", "volta", "ampere", "hopper"};
+const char *coll_arch_name(coll_arch a) { return (unsigned)a < COLL_NARCHS ? arch_names[a] : "?"; }
+int coll_arch_from_name(const char *s) { return find(arch_names, COLL_NARCHS, s); }
+
 const char *coll_lib_name(coll_lib l) { return (unsigned)l < COLL_NLIBS ? lib_names[l] : "?"; }
 int coll_lib_from_name(const char *s) { return find(lib_names, COLL_NLIBS, s); }
 const char *coll_tier_name(coll_tier t) { return (unsigned)t < COLL_NTIERS ? tier_names[t] : "?"; }
@@ -214,6 +218,8 @@ int coll_params_overlay(coll_params *p, const void *json_obj, const char *where,
         if (l != (int)p->lib) { /* another library: its preset first, the other fields over it */
             coll_params_preset(&q, l);
             q.collnet = p->collnet;
+            q.arch = p->arch;
+            q.cpu_amd = p->cpu_amd;
             q.intra_tier = p->intra_tier == COLL_TIER_PCIE ? COLL_TIER_PCIE
                            : l == COLL_LIB_RCCL ? COLL_TIER_XGMI : COLL_TIER_NVLINK;
         }
@@ -301,6 +307,15 @@ int coll_params_overlay(coll_params *p, const void *json_obj, const char *where,
                     if (num(rv, 0, 1e13, &q.eager_bw, where, name, err, errlen) < 0) return -1;
                 } else return fail(err, errlen, where, "unknown rdzv field (bytes, lat, eager_bw)", rk);
             }
+        } else if (strcmp(k, "arch") == 0) {
+            int a = json_is_string(v) ? coll_arch_from_name(json_string_value(v)) : -1;
+            if (a < 0) return ts_err(err, errlen, "%s: collectives: 'arch' must be \"none\", \"volta\", \"ampere\" or \"hopper\"", where);
+            q.arch = (coll_arch)a;
+        } else if (strcmp(k, "cpu") == 0) {
+            const char *cs = json_is_string(v) ? json_string_value(v) : "";
+            if (strcmp(cs, "amd") != 0 && strcmp(cs, "intel") != 0)
+                return ts_err(err, errlen, "%s: collectives: 'cpu' must be \"amd\" or \"intel\"", where);
+            q.cpu_amd = strcmp(cs, "amd") == 0;
         } else if (strcmp(k, "tuner_own") == 0) {
             if (!json_is_boolean(v)) return ts_err(err, errlen, "%s: collectives: 'tuner_own' must be true or false", where);
             q.tuner_own = json_is_true(v);
@@ -311,7 +326,7 @@ int coll_params_overlay(coll_params *p, const void *json_obj, const char *where,
             return fail(err, errlen, where,
                         "unknown field (library, launch, launch_per_gpu, base_lat, hop_lat, bw_frac, proto_bw, max_channels, "
                         "chan_bytes, chan_lat, version, ring_lockstep, ring_overlap, ring_slice_waits, rccl_tuning, nvls_step_lat, "
-                        "reduce_bw, rdzv, collnet, tuner_own)",
+                        "reduce_bw, rdzv, arch, cpu, collnet, tuner_own)",
                         k);
         }
     }
@@ -368,6 +383,8 @@ void coll_params_write_json(FILE *f, const coll_params *p, int ind)
     if (p->rccl_tuning) fprintf(f, ",\n%*s\"rccl_tuning\": %d", ind + 2, "", p->rccl_tuning);
     fprintf(f, ",\n%*s\"nvls_step_lat\": %.6g", ind + 2, "", p->nvls_step_lat);
     if (p->reduce_bw > 0) fprintf(f, ",\n%*s\"reduce_bw\": %.6g", ind + 2, "", p->reduce_bw);
+    if (p->arch != COLL_ARCH_NONE) fprintf(f, ",\n%*s\"arch\": \"%s\"", ind + 2, "", coll_arch_name(p->arch));
+    if (p->cpu_amd) fprintf(f, ",\n%*s\"cpu\": \"amd\"", ind + 2, "");
     fprintf(f, ",\n%*s\"collnet\": %s,\n%*s\"tuner_own\": %s\n%*s}", ind + 2, "", p->collnet ? "true" : "false",
             ind + 2, "", p->tuner_own ? "true" : "false", ind, "");
 }
@@ -399,6 +416,8 @@ static void make_tuner(void)
         for (int t = 0; t < COLL_NTIERS; t++) tuner.hop_lat[t][COLL_FAM_TREE][COLL_SIMPLE] = 28e-6;
     }
     tuner.nic_gpus = active.nic_gpus;
+    tuner.arch = active.arch;
+    tuner.cpu_amd = active.cpu_amd;
     memcpy(tuner.chan_bytes, active.chan_bytes, sizeof tuner.chan_bytes);
     /* RCCL's tuner prices each protocol at the communicator's full channel
      * count (tuning.cc ncclTopoGetAlgoTime: latency + bytes / the bandwidth

@@ -25,6 +25,12 @@ typedef enum {
     COLL_NTIERS
 } coll_tier;
 
+/* GPU architecture generations, the rows of NCCL's per-architecture
+ * bandwidth tables (src/graph/tuning.cc: compCapIndex from the lowest
+ * compute capability, 7.x Volta, 8.x Ampere, 9.x Hopper). NONE: no table
+ * (RCCL, or a GPU NCCL's tables do not cover). */
+typedef enum { COLL_ARCH_NONE, COLL_ARCH_VOLTA, COLL_ARCH_AMPERE, COLL_ARCH_HOPPER, COLL_NARCHS } coll_arch;
+
 /* Algorithm families: the rows of NCCL's tables. Every algorithm of the
  * table (coll.c) belongs to one (coll_family_of). */
 typedef enum {
@@ -145,6 +151,12 @@ typedef struct coll_params {
      * the NICs shared (tuning.cc: bw = nNodes <= 2 ? bwIntra : bwInter).
      * Host property: the tuner keeps the active set's. */
     int nic_gpus;
+    /* The GPU generation (from the cluster's GPU; JSON "arch": "volta",
+     * "ampere", "hopper") and whether the host CPUs are AMD's (JSON "cpu":
+     * "amd" or "intel"): NCCL's tuner caps its bandwidths per channel by
+     * them (coll_nccl_bw_cap). */
+    coll_arch arch;
+    int cpu_amd;
     /* The fabric between nodes reduces in-network (SHARP): CollNet is
      * available to the selection. */
     int collnet;
@@ -204,6 +216,9 @@ const coll_params *coll_params_tuner(void);
  * kernel. 0 when the set has no channel rule. */
 int coll_params_channels(double bytes);
 
+const char *coll_arch_name(coll_arch a);
+int coll_arch_from_name(const char *s);         /* -1: unknown */
+
 /* ---- What the model derives from the parameters (cost.c, coll.c); the
  * engine, the analytical cost and the selection all call these. ---- */
 
@@ -254,6 +269,18 @@ int64_t coll_plan_wire_apply(int64_t bytes, double scale);
  * protocol and size (1 otherwise, and for RCCL and tuner_own): what NCCL's
  * tuner multiplies the tree's bandwidth by; the selection only. */
 double coll_tree_correction(const coll_plan *p, const coll_params *q);
+/* NCCL's tuner's cap on the bus bandwidth (useful bytes per second) of
+ * plan p under q (src/graph/tuning.cc ncclTopoTuneModel, 2.19-2.26): per
+ * channel of the search's graph (q->max_channels / 2, ncclTopoPostset
+ * doubles them), by GPU generation and node count (1, 2, more): ring LL128
+ * perChMaxRingLL128Bws, tree perChMaxTreeBws and perChMaxTreeLL128Bws, LL
+ * llMaxBws (one node: by GPU; across nodes: by CPU vendor). 0: no cap (not
+ * NCCL, no arch, tuner_own, another family). The selection only. */
+double coll_nccl_bw_cap(const coll_plan *p, const coll_params *q);
+/* Bus bytes of p as NCCL's tuner converts bus to algorithm bandwidth: ring
+ * nsteps / n x bytes (all-reduce 2 (n - 1) / n, all-gather and
+ * reduce-scatter (n - 1) / n, broadcast and reduce 1), tree 2 x bytes. */
+double coll_nccl_bus_bytes(const coll_plan *p);
 /* NCCL's Simple tree all-reduce pipeline fill beside its transfers:
  * (2 depth - 1) / K for K chunks a channel (NCCL's chunk rule); 0 for
  * other plans. The pipelined tail adds the transfers' time x it. */

@@ -139,6 +139,23 @@ static int p2p_waves(const coll_plan *p, const coll_params *q, int M, int L)
     return (groups + pch - 1) / pch;
 }
 
+/* NCCL's network post overhead (src/graph/tuning.cc getNetOverhead, 2.19-
+ * 2.26; NCCL_NET_OVERHEAD overrides it): 1 us per post on Intel hosts, 2 us
+ * on AMD's, three times that with the Simple protocol; the tuner charges it
+ * to every step of a ring across nodes (each step a send and a receive
+ * posted by the GPU's one proxy thread). A grouped all-to-all posts a send
+ * and a receive for every peer on another node on that same thread
+ * (src/proxy.cc progresses them in turn), so its rounds cannot end before
+ * the posts of the remote peers are through: remote peers x the overhead
+ * per step. P2p runs Simple. */
+static double p2p_post_floor(const coll_plan *p, const coll_params *q, int M, int L)
+{
+    /* NCCL on a cluster whose GPU its tables know: a bare platform (XML,
+     * an MPI trace) names no host and no library run */
+    if (q->lib != COLL_LIB_NCCL || q->tuner_own || M < 2 || q->arch == COLL_ARCH_NONE) return 0;
+    return (double)(p->n - L) * (q->cpu_amd ? 2e-6 : 1e-6) * 3;
+}
+
 static double call_latency(const coll_plan *p, const coll_params *q, int lockstep);
 
 /* NCCL's tuner prices NVLS as hwLat + bytes / bandwidth (tuning.cc): the
@@ -184,7 +201,12 @@ static double call_latency(const coll_plan *p, const coll_params *q, int lockste
     case COLL_FAM_NVLSTREE: lat = intra + 2 * log2_floor(M) * inter; break;
     case COLL_FAM_COLLNET: lat = 2 * (L - 1) * intra + inter; break;
     case COLL_FAM_PAT: lat = n * own; break; /* NCCL: a part still linear in the ranks */
-    case COLL_FAM_P2P: lat = p2p_waves(p, q, M, L) * (M > 1 ? inter : intra); break;
+    case COLL_FAM_P2P: {
+        double post = p2p_post_floor(p, q, M, L);
+        lat = p2p_waves(p, q, M, L) * (M > 1 ? inter : intra);
+        if (post > lat) lat = post;
+        break;
+    }
     default: lat = p->nsteps * own; break;   /* MPI-style: every step */
     }
     return q->base_lat[fam][pr] + lat;
@@ -346,6 +368,63 @@ double coll_tree_correction(const coll_plan *p, const coll_params *q)
     int k = -1;
     for (int64_t b = p->bytes >> 6; b > 0; b >>= 1) k++;
     return k >= 0 && k < 23 ? tree_corr[p->proto][k] : 1;
+}
+
+/* NCCL's per-channel bandwidth ceilings, GB/s (src/graph/tuning.cc,
+ * ncclTopoTuneModel, as of 2.21-2.26; rows Volta, Ampere, Hopper, columns
+ * 1 node, 2 nodes, more). llMaxBws' row is the GPU's on one node and the CPU
+ * vendor's across nodes (Intel and others row 0, AMD row 1); the Hopper row
+ * of one node was 87.7 in 2.19-2.20 (commit b647562). */
+static const double ll_max_bw[3][3] = {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}};
+static const double ring_ll128_ch[3][3] = {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 36.7}};
+static const double tree_ll128_ch[3][3] = {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}};
+static const double tree_ch[3][3] = {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}};
+
+double coll_nccl_bw_cap(const coll_plan *p, const coll_params *q)
+{
+    if (q->lib != COLL_LIB_NCCL || q->tuner_own || q->arch == COLL_ARCH_NONE || q->arch >= COLL_NARCHS || p->n < 2)
+        return 0;
+    coll_family fam = coll_family_of(p->algo);
+    if (fam != COLL_FAM_RING && fam != COLL_FAM_TREE) return 0;
+    int M = p->topo && p->topo->nnodes > 0 ? p->topo->nnodes : 1, col = M <= 2 ? M - 1 : 2, a = q->arch - 1;
+    /* One node: NCCL's channels are its intra-node search's (NVSwitch: 6
+     * rings at 40 GB/s on A100, 60 on H100, doubled by ncclTopoDupChannels
+     * to 12, at 24 runtime channels), not max_channels (the NICs'), and at 12
+     * no ceiling of the A100 or H100 rows binds (ring LL128 12 x 20 = 240 >=
+     * 0.92 x 240; 12 x 36.7 >= 0.92 x 360; tree, LL alike): none is applied.
+     * Across nodes max_channels is NCCL's ring channel count (one per NIC,
+     * doubled), the graph's half of it. */
+    if (M == 1) return 0;
+    double ll = ll_max_bw[M == 1 ? a : q->cpu_amd ? 1 : 0][col];
+    double nch = q->max_channels >= 2 ? q->max_channels / 2 : 1, cap;
+    if (fam == COLL_FAM_RING) {
+        if (p->proto == COLL_LL) cap = ll;
+        else if (p->proto == COLL_LL128) cap = nch * ring_ll128_ch[a][col];
+        else return 0;
+    } else {
+        if (p->coll != OG_ALLREDUCE) return 0;
+        double tree = nch * tree_ch[a][col];
+        if (p->proto == COLL_LL) cap = tree / 3.8 < ll ? tree / 3.8 : ll;
+        else if (p->proto == COLL_LL128) {
+            double f = tree * (M == 1 ? 7.0 / 9.0 : 120.0 / 128.0), g = nch * tree_ll128_ch[a][col];
+            cap = f < g ? f : g;
+        } else cap = tree;
+    }
+    return cap * 1e9;
+}
+
+double coll_nccl_bus_bytes(const coll_plan *p)
+{
+    int n = p->n;
+    if (n < 2) return 0;
+    double S = (double)p->bytes;
+    if (coll_family_of(p->algo) == COLL_FAM_TREE) return 2 * S;
+    switch (p->coll) {
+    case OG_ALLREDUCE: return 2.0 * (n - 1) / n * S;
+    case OG_ALLGATHER:
+    case OG_REDUCESCATTER: return (double)(n - 1) / n * S;
+    default: return S;
+    }
 }
 
 /* NCCL's NVLS-tree all-reduce moves the buffer in loops of nChannels x
