@@ -13,6 +13,8 @@
 #include "workload/workload.h"
 
 static const an_net fast_net = {8, 1e18, 0, 1e18, 0, 0, 0, 0, NULL};
+static int model_on(const char *name, int seq, const char *gpu_name, const char *net_name, wl_model *m, cm_gpu *gpu,
+                    an_net *net);
 
 /* Set: layers run at the GPU's burst rates (no sustained-load factor), to
  * compare with single-kernel benchmarks. */
@@ -441,10 +443,7 @@ static void test_fsdp2_copies(void)
     wl_model m;
     cm_gpu gpu;
     an_net net;
-    CU_ASSERT_EQUAL_FATAL(wl_model_find("llama2-13b", "configs/models", &m, err, sizeof err), 0);
-    CU_ASSERT_EQUAL_FATAL(cm_gpu_find("a100", "configs/gpus", &gpu, err, sizeof err), 0);
-    CU_ASSERT_EQUAL_FATAL(an_net_default("A100", &net), 0);
-    wl_model_fit_seq(&m, 1024);
+    CU_ASSERT_EQUAL_FATAL(model_on("llama2-13b", 1024, "a100", "A100", &m, &gpu, &net), 0);
     /* the copies' bytes are checked without the SM share of the overlapped
      * collectives beside them (a prefetched gather slows a copy by sms/(sms - ch)) */
     wl_sm_share(0);
@@ -505,13 +504,23 @@ static og_graph *stack_graph(const wl_model *m, const char *lay, int seq, int gp
     return wl_build(m, l, &o, &g, &info, err, sizeof err) ? NULL : g;
 }
 
+/* Model name at sequence seq on GPU gpu_name with its default network
+ * (net_name, an_net_default's family); 0 or -1. */
+static int model_on(const char *name, int seq, const char *gpu_name, const char *net_name, wl_model *m, cm_gpu *gpu,
+                    an_net *net)
+{
+    char err[TS_ERRLEN];
+    if (wl_model_find(name, "configs/models", m, err, sizeof err) || cm_gpu_find(gpu_name, "configs/gpus", gpu, err, sizeof err) ||
+        an_net_default(net_name, net))
+        return -1;
+    wl_model_fit_seq(m, seq);
+    return 0;
+}
+
 /* The first four layers of a model on an H100 (the one-GPU steps' set-up). */
 static int h100_four_layers(const char *name, int seq, wl_model *m, cm_gpu *gpu, an_net *net)
 {
-    char err[TS_ERRLEN];
-    if (wl_model_find(name, "configs/models", m, err, sizeof err) || cm_gpu_find("h100", "configs/gpus", gpu, err, sizeof err) ||
-        an_net_default("H100", net))
-        return -1;
+    if (model_on(name, seq, "h100", "H100", m, gpu, net)) return -1;
     m->layers = 4;
     wl_model_fit_seq(m, seq);
     return 0;
@@ -621,10 +630,7 @@ static void test_fsdp1_grads(void)
     wl_model m;
     cm_gpu gpu;
     an_net net;
-    CU_ASSERT_EQUAL_FATAL(wl_model_find("mpt-13b-foundry", "configs/models", &m, err, sizeof err), 0);
-    CU_ASSERT_EQUAL_FATAL(cm_gpu_find("h100", "configs/gpus", &gpu, err, sizeof err), 0);
-    CU_ASSERT_EQUAL_FATAL(an_net_default("H100", &net), 0);
-    wl_model_fit_seq(&m, 2048);
+    CU_ASSERT_EQUAL_FATAL(model_on("mpt-13b-foundry", 2048, "h100", "H100", &m, &gpu, &net), 0);
     wl_sm_share(0); /* the passes' bytes, without the SM share of the collectives beside them */
     double t[2], est[2];
     const wl_stack *f2 = wl_stack_find("fsdp2", err, sizeof err), *f1s = wl_stack_find("fsdp1", err, sizeof err);
@@ -705,10 +711,7 @@ static void test_fsdp1_micro_batches(void)
     wl_model m;
     cm_gpu gpu;
     an_net net;
-    CU_ASSERT_EQUAL_FATAL(wl_model_find("mpt-13b-foundry", "configs/models", &m, err, sizeof err), 0);
-    CU_ASSERT_EQUAL_FATAL(cm_gpu_find("h100", "configs/gpus", &gpu, err, sizeof err), 0);
-    CU_ASSERT_EQUAL_FATAL(an_net_default("H100", &net), 0);
-    wl_model_fit_seq(&m, 2048);
+    CU_ASSERT_EQUAL_FATAL(model_on("mpt-13b-foundry", 2048, "h100", "H100", &m, &gpu, &net), 0);
     const wl_stack *st = wl_stack_find("fsdp1", err, sizeof err), *f2 = wl_stack_find("fsdp2", err, sizeof err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(st);
     CU_ASSERT_PTR_NOT_NULL_FATAL(f2);
@@ -809,10 +812,7 @@ static void test_fsdp_one_pg(void)
     wl_model m;
     cm_gpu gpu;
     an_net net;
-    CU_ASSERT_EQUAL_FATAL(wl_model_find("mpt-13b-foundry", "configs/models", &m, err, sizeof err), 0);
-    CU_ASSERT_EQUAL_FATAL(cm_gpu_find("h100", "configs/gpus", &gpu, err, sizeof err), 0);
-    CU_ASSERT_EQUAL_FATAL(an_net_default("H100", &net), 0);
-    wl_model_fit_seq(&m, 512);
+    CU_ASSERT_EQUAL_FATAL(model_on("mpt-13b-foundry", 512, "h100", "H100", &m, &gpu, &net), 0);
     const wl_stack *f2 = wl_stack_find("fsdp2", err, sizeof err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(f2);
     CU_ASSERT_EQUAL(f2->fsdp_one_pg, 1);
@@ -881,6 +881,25 @@ static double est_iter(const char *lay, const an_net *net, const wl_stack *st)
     return e.iter;
 }
 
+/* The fraction of the TP time a variant saves: (base - variant) over (base -
+ * base on an infinitely fast network), each the estimate's iteration. */
+static double tp_saved(const char *base, const wl_stack *bs, const char *var, const wl_stack *vs, const an_net *net)
+{
+    double b = est_iter(base, net, bs), v = est_iter(var, net, vs), none = est_iter(base, &fast_net, bs);
+    CU_ASSERT_FATAL(b > none);
+    return (b - v) / (b - none);
+}
+
+/* The H100's default network, collectives costed with the NCCL preset
+ * (whatever cluster an earlier suite loaded). */
+static void h100_nccl_net(an_net *net)
+{
+    CU_ASSERT_EQUAL_FATAL(an_net_default("H100", net), 0);
+    coll_params nccl;
+    coll_params_preset(&nccl, COLL_LIB_NCCL);
+    coll_params_set(&nccl);
+}
+
 /* Transformer Engine's backward of a column-parallel linear (tp_bwd_async,
  * megatron-core): the SP input re-gather runs beside the dgrad GEMM, the
  * dgrad's reduce-scatter beside the wgrad GEMM. Of a layer's ten equal SP
@@ -895,12 +914,7 @@ static void test_tp_bwd_async(void)
 {
     char err[TS_ERRLEN];
     an_net net;
-    CU_ASSERT_EQUAL_FATAL(an_net_default("H100", &net), 0);
-    /* the collectives are costed with the process's active figures: the NCCL
-     * preset, whatever cluster an earlier suite loaded */
-    coll_params nccl;
-    coll_params_preset(&nccl, COLL_LIB_NCCL);
-    coll_params_set(&nccl);
+    h100_nccl_net(&net);
     const wl_stack *core = wl_stack_find("megatron-core", err, sizeof err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(core);
     CU_ASSERT(core->tp_bwd_async);
@@ -911,10 +925,7 @@ static void test_tp_bwd_async(void)
     const double lo[2] = {0.38, 0.3}, hi[2] = {0.45, 0.5}; /* 4/10: the NCCL preset prices the
                                                                 * re-gathers a little above the rest (0.427) */
     for (int k = 0; k < 2; k++) {
-        double a = est_iter(lay[k], &net, core), s = est_iter(lay[k], &net, &sync);
-        double none = est_iter(lay[k], &fast_net, &sync);
-        CU_ASSERT_FATAL(s > none);
-        double saved = (s - a) / (s - none);
+        double saved = tp_saved(lay[k], &sync, lay[k], core, &net);
         if (saved < lo[k] || saved > hi[k]) fprintf(stderr, "\n  %s: %.3f of TP time saved\n", lay[k], saved);
         CU_ASSERT(saved >= lo[k] && saved <= hi[k]);
     }
@@ -1591,10 +1602,7 @@ static void test_async_tp(void)
 {
     char err[TS_ERRLEN];
     an_net net;
-    CU_ASSERT_EQUAL_FATAL(an_net_default("H100", &net), 0);
-    coll_params nccl;
-    coll_params_preset(&nccl, COLL_LIB_NCCL);
-    coll_params_set(&nccl);
+    h100_nccl_net(&net);
     const wl_stack *tc = wl_stack_find("torchtitan-compile", err, sizeof err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(tc);
     const char *rc[2] = {"none", "full"};
@@ -1604,10 +1612,8 @@ static void test_async_tp(void)
         snprintf(base, sizeof base, "tp=4,pp=1,dp=1,mbs=1,gbs=2,sp=on,recompute=%s", rc[k]);
         snprintf(as, sizeof as, "%s,async_tp=on", base);
         snprintf(ub, sizeof ub, "%s,tp_overlap=on", base);
+        saved[k] = tp_saved(base, tc, as, tc, &net);
         double b = est_iter(base, &net, tc), a = est_iter(as, &net, tc), u = est_iter(ub, &net, tc);
-        double none = est_iter(base, &fast_net, tc);
-        CU_ASSERT_FATAL(b > none);
-        saved[k] = (b - a) / (b - none);
         CU_ASSERT(a < b && u < a);
     }
     CU_ASSERT(saved[0] > 0.1 && saved[1] > saved[0]);
