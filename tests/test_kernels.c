@@ -1621,6 +1621,9 @@ static void test_async_tp(void)
     CU_ASSERT_EQUAL(wl_layout_parse("tp=4,sp=on,async_tp=on,tp_overlap=on", &l, err, sizeof err), -1);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "async_tp=on needs"));
     CU_ASSERT_EQUAL(wl_layout_parse("tp=4,async_tp=on", &l, err, sizeof err), -1);
+    /* FSDP2's float8 all-gather needs sharded weights */
+    CU_ASSERT_EQUAL(wl_layout_parse("tp=1,dp=8,zero=1,f8ag=on", &l, err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "f8ag=on needs zero=3"));
 }
 
 void suite_kernels(void)

@@ -412,6 +412,11 @@ int wl_layout_parse(const char *s, wl_layout *l, char *err, size_t errlen)
                "Megatron-style layouts, not the AxoNN 4D grid");
         goto out;
     }
+    if (l->fp8_gather && l->zero != 3) {
+        ts_err(err, errlen, "layout: f8ag=on needs zero=3 (FSDP2's float8 all-gather of the sharded weights), not zero=%d",
+               l->zero);
+        goto out;
+    }
     if (l->async_tp && (!l->sp || l->tp < 2 || l->tp_overlap)) {
         ts_err(err, errlen, "layout: async_tp=on needs sp=on and tp >= 2, and not tp_overlap=on (PyTorch's micro-"
                "pipelined TP and Transformer Engine's userbuffers are two ways to the same overlap), not sp=%s, tp=%d%s",
