@@ -72,6 +72,29 @@ double mem_layer_activations(const wl_model *m, const wl_layout *l, int seq, int
     return layer_activations(m, l, seq, moe, 0);
 }
 
+/* The working memory above the stored activations at torchtitan's peak (l->tt_mem), the larger of two
+ * moments of the backward:
+ * - the loss, on the last stage: torchtitan's loss_fn is cross_entropy(pred.flatten(0, 1).float(), labels),
+ *   left eager ("compiling loss function causes CUDA errors, turning off for now", train.py, late 2024);
+ *   log_softmax saves its fp32 output (4sbV, counted with the stored activations); at the start of the
+ *   backward nll_loss's fp32 gradient (4sbV) and log_softmax's fp32 input gradient (4sbV) are alive with it:
+ *   8sbV more (V / t with loss_parallel, the logits sharded over the vocabulary);
+ * - a recomputed layer (recompute full or op): its backward runs on the activations the recomputation
+ *   rebuilt, those of a layer stored without recompute, the saved subset they replace counted already. */
+static double tt_transient(const wl_model *m, const wl_layout *l, int seq, cm_dtype t, int last)
+{
+    double loss = 0, layer = 0;
+    double tt = l->axonn ? l->gx * l->gy : l->tp;
+    if (last) loss = 8.0 * ((double)seq / l->cp) * l->mbs * wl_padded_vocab(m, l) / tt;
+    if (l->recompute == WL_RC_FULL || l->recompute == WL_RC_OP) {
+        wl_layout x = *l;
+        x.recompute = WL_RC_NONE;
+        int moe = m->experts && m->dense_layers == 0;
+        layer = layer_activations(m, &x, seq, moe, t == CM_FP8) - layer_activations(m, l, seq, moe, t == CM_FP8);
+    }
+    return loss > layer ? loss : layer;
+}
+
 static void stage_memory(const wl_model *m, const wl_layout *l, int seq, cm_dtype t, int stage, mem_breakdown *o)
 {
     wl_rank_params p;
@@ -107,6 +130,12 @@ static void stage_memory(const wl_model *m, const wl_layout *l, int seq, cm_dtyp
     /* ZeRO++ hpZ keeps a secondary copy of the parameters sharded over hpz ranks next to
      * the primary shard; hierarchical gradients accumulate over the micro-batches in a
      * shard of the hgz group and are reduced across groups once per iteration */
+    /* torchtitan under pipelining (torch.distributed.pipelining stage.py backward_maybe_with_nosync): every
+     * backward but the last runs with FSDP2's set_requires_gradient_sync(False) and
+     * set_reshard_after_backward(False), so the rank's unsharded gradients accumulate over the micro-batches,
+     * upcast to the reduce dtype (FSDP2 _fsdp_param.py to_accumulated_grad_if_needed; torchtitan's
+     * mixed_precision_reduce "float32"): 4 bytes per parameter of the stage, reduce-scattered after the last */
+    if (l->tt_mem && l->pp > 1 && !l->axonn && dpd > 1 && o->grads < p.total * 4) o->grads = p.total * 4;
     if (l->zero == 3 && l->hpz > 1) o->weights += p.dense / l->hpz * bw;
     if (l->zero == 3 && l->hgz > 1) o->grads = (p.dense / l->hgz + p.expert / dpe) * bg;
     o->workspace = MEM_WORKSPACE_BYTES;
@@ -142,6 +171,7 @@ static void stage_memory(const wl_model *m, const wl_layout *l, int seq, cm_dtyp
     double div = l->sp ? tt : 1;
     if (stage == 0) act += s * b * h / div * inflight;
     if (stage == pp - 1) act += 4 * s * b * h / div + 4 * s * b * wl_padded_vocab(m, l) / tt;
+    if (l->tt_mem) act += tt_transient(m, l, seq, t, stage == pp - 1);
     o->activations = act;
     if (ds_step > act) o->optim += ds_step - act;
     o->stage = stage;

@@ -584,6 +584,7 @@ void wl_layout_apply_stack(wl_layout *l, const wl_stack *s)
     if (s->overlap_param_gather && (l->zero == 1 || l->zero == 2)) l->param_overlap = 1;
     l->ds_optim = s->ds_zero_optim;
     l->ds_bf16 = s->ds_bf16_optim && s->ds_pipe;
+    l->tt_mem = s->eager_ops != 0;
 }
 
 int wl_padded_vocab(const wl_model *m, const wl_layout *l)
