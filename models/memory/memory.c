@@ -85,12 +85,23 @@ static double tt_transient(const wl_model *m, const wl_layout *l, int seq, cm_dt
 {
     double loss = 0, layer = 0;
     double tt = l->axonn ? l->gx * l->gy : l->tp;
-    if (last) loss = 8.0 * ((double)seq / l->cp) * l->mbs * wl_padded_vocab(m, l) / tt;
+    /* with tp > 1 torchtitan's loss_parallel runs DTensor's handlers (torch/distributed/tensor/parallel/
+     * loss.py): _nll_loss_and_log_softmax_backward builds zeros_like(x), exp(x), their sum and its product
+     * with the gradient beside the saved output, a fourth fp32 copy where aten's kernels need three */
+    double copies = tt > 1 && !l->axonn ? 3 : 2;
+    if (last) loss = 4.0 * copies * ((double)seq / l->cp) * l->mbs * wl_padded_vocab(m, l) / tt;
     if (l->recompute == WL_RC_FULL || l->recompute == WL_RC_OP) {
         wl_layout x = *l;
         x.recompute = WL_RC_NONE;
         int moe = m->experts && m->dense_layers == 0;
         layer = layer_activations(m, &x, seq, moe, t == CM_FP8) - layer_activations(m, l, seq, moe, t == CM_FP8);
+        /* PyTorch's sequence parallelism (DTensor, torchtitan's SequenceParallel norms): the QKV and fc1
+         * inputs are all-gathered by redistribution before the linear, which saves the gathered tensor
+         * (Megatron saves its shard and gathers again in the backward, Korthikanti's /t): full length */
+        if (l->sp && l->tp > 1 && !l->axonn) {
+            double sbh = ((double)seq / l->cp) * l->mbs * m->hidden;
+            layer += 2 * sbh * (t == CM_FP8 ? 1 : 2) * (1 - 1.0 / l->tp);
+        }
     }
     return loss > layer ? loss : layer;
 }
