@@ -141,6 +141,14 @@ static void stage_memory(const wl_model *m, const wl_layout *l, int seq, cm_dtyp
     /* ZeRO++ hpZ keeps a secondary copy of the parameters sharded over hpz ranks next to
      * the primary shard; hierarchical gradients accumulate over the micro-batches in a
      * shard of the hgz group and are reduced across groups once per iteration */
+    /* FSDP2 under torchtitan (zero=3, bf16 mixed precision: MixedPrecisionPolicy param_dtype bf16,
+     * reduce_dtype fp32): the shard is the fp32 parameter itself, cast to bf16 only in the all-gather
+     * (the gathered layers are the workspace's), its fp32 gradient and AdamW's m and v: 4 + 4 + 8 bytes,
+     * no 16-bit copy of the shard beside the fp32 master */
+    if (l->tt_mem && l->zero >= 3 && (t == CM_BF16 || t == CM_FP8) && l->hpz <= 1) {
+        o->weights = shard * 4;
+        o->optim = shard * 8;
+    }
     /* torchtitan under pipelining (torch.distributed.pipelining stage.py backward_maybe_with_nosync): every
      * backward but the last runs with FSDP2's set_requires_gradient_sync(False) and
      * set_reshard_after_backward(False), so the rank's unsharded gradients accumulate over the micro-batches,
@@ -151,6 +159,14 @@ static void stage_memory(const wl_model *m, const wl_layout *l, int seq, cm_dtyp
     if (l->zero == 3 && l->hgz > 1) o->grads = (p.dense / l->hgz + p.expert / dpe) * bg;
     o->workspace = MEM_WORKSPACE_BYTES;
     if (l->zero >= 3) o->workspace += 2 * p.layer * bw; /* gathered layer + prefetched next (p.layer is the whole layer on the rank) */
+    /* FSDP2's root (torchtitan's fully_shard(model): the embedding, final norm and output layer) stays
+     * gathered from its forward to its backward ("The root FSDP state has its value specially set to
+     * False", fully_shard's reshard_after_forward): its bf16 parameters of the rank for the whole step */
+    if (l->tt_mem && l->zero >= 3 && dpd > 1) {
+        int last = stage == (l->axonn ? 1 : l->pp) - 1;
+        double per = (double)wl_padded_vocab(m, l) * m->hidden / (l->axonn ? l->gx * l->gy : l->tp);
+        o->workspace += ((stage == 0 ? per : 0) + (last && !m->tied ? per : 0)) * 2;
+    }
 
     int pp = l->axonn ? 1 : l->pp, lo, per = wl_stage_layers(m, l, stage, &lo), mcount = wl_layout_micro(l), v = l->vpp;
     double inflight; /* in units of "all layers of the stage, one micro-batch" */
