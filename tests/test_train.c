@@ -456,8 +456,9 @@ static void test_llama3_8b_memory(void)
  * reserved_bytes.all.peak (torchtitan metrics.py DeviceMemoryMonitor, logged as "memory: ...GiB"): the
  * tensors at the peak plus the blocks the allocator holds cached or split, without the CUDA context and
  * NCCL's buffers. trainsim counts the tensors (and 2 GiB of workspace), so it may fall below the reserve
- * but should not exceed it: each row's estimate lies within [0.70, 1.05] of the published figure (0.48-0.71
- * before the loss, recomputed-layer and pipelined-gradient terms of docs/workload.md "Memory"). */
+ * but should not exceed it (5% slack): each row's estimate lies within [0.72, 1.05] of the published figure,
+ * the lower bound what holds now (0.75-0.92; 0.48-0.71 before torchtitan's terms of docs/workload.md
+ * "Memory"), every term left out adding memory. */
 static void test_torchtitan_memory(void)
 {
     const char *path = "configs/measurements/training/torchtitan_h100.csv";
@@ -486,10 +487,10 @@ static void test_torchtitan_memory(void)
         mem_breakdown mb;
         mem_estimate(&m, &l, r->seq, !strcmp(r->dtype, "fp8") ? CM_FP8 : CM_BF16, gpu.hbm_bytes, &mb);
         double ratio = mb.total / pub;
-        if (ratio < 0.70 || ratio > 1.05)
+        if (ratio < 0.72 || ratio > 1.05)
             fprintf(stderr, "\n  %s:%d: %.1f GiB predicted, %.1f published\n", path, r->line, mb.total / (1 << 30),
                     pub / (1 << 30));
-        CU_ASSERT(ratio >= 0.70 && ratio <= 1.05);
+        CU_ASSERT(ratio >= 0.72 && ratio <= 1.05);
         CU_ASSERT(mb.fits);
         checked++;
     }
@@ -737,7 +738,7 @@ void suite_train(void)
                    "every row of the newer published tables parses and runs (reduced and replicas)", test_new_tables,
                    "Selene 2022 (Korthikanti et al.) within 8%, selective faster than full", test_selene_2022,
                    "Llama-3 8B seq 8192 without recompute fits 80 GB at the published layouts", test_llama3_8b_memory,
-                   "torchtitan's published peak memory within [0.70, 1.05] of the estimate", test_torchtitan_memory,
+                   "torchtitan's published peak memory within [0.72, 1.05] of the estimate", test_torchtitan_memory,
                    "tp_overlap: TE userbuffers hide the SP collectives behind their GEMMs", test_tp_overlap,
                    "p2p_overlap: pipeline receives posted ahead (interleaved schedule)", test_p2p_overlap,
                    "FP8 speedup of llm-foundry's measured BF16/FP8 pairs", test_fp8_speedup_pairs,

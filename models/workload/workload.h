@@ -93,7 +93,8 @@ typedef struct wl_layout {
     int ds_bf16;                    /* bf16 under DeepSpeed's pipeline engine is its BF16_Optimizer (the stack's
                                      * ds_bf16_optim; applies with pp > 1, 1F1B, zero 0-1) */
     int tt_mem;                     /* torchtitan's memory (the stack's eager_ops: torchtitan's Llama, eager or
-                                     * compiled): its eager fp32 loss, the recomputed layer's working set, FSDP2's
+                                     * compiled): FSDP2's fp32 shard (16 B) and gathered root, the eager fp32 loss
+                                     * (loss_parallel's with tp), the recomputed layer's working set, FSDP2's
                                      * unsharded gradient accumulators under pipelining (docs/workload.md, "Memory") */
     int async_tp;                   /* async_tp=on, sp: PyTorch's micro-pipelined TP (torchtitan AsyncTP): the
                                      * forward's all-gather/reduce-scatter pipelined with their GEMMs, the
