@@ -892,38 +892,39 @@ void eng_set_lone(int on) { lone_on = on; }
  * before they return: the bookkeeping below never makes one. What it decides
  * is queued (comms to start, streams to wake) and lone_flush does it
  * afterwards, in order, at the same simulated instant. */
-typedef struct ltodo {
+typedef struct ldeferred {
     int f;                 /* >= 0: start flow f's comm; else release sem */
     sg_sem_t sem;
-} ltodo;
+} ldeferred;
 static struct {
-    ltodo *q;
+    ldeferred *q;
     size_t cap;
     int head, n;
-} todo;
+} deferred;
 
-static void todo_push(int f, sg_sem_t sem)
+static void defer_push(int f, sg_sem_t sem)
 {
-    ts_grow(&todo.q, sizeof *todo.q, &todo.cap, (size_t)todo.n + 1);
-    todo.q[todo.n++] = (ltodo){f, sem};
+    ts_grow(&deferred.q, sizeof *deferred.q, &deferred.cap, (size_t)deferred.n + 1);
+    deferred.q[deferred.n++] = (ldeferred){f, sem};
 }
 
 static void lone_flush(void)
 {
-    while (todo.head < todo.n) {
-        ltodo t = todo.q[todo.head++];
-        if (todo.head == todo.n) todo.head = todo.n = 0;
+    while (deferred.head < deferred.n) {
+        ldeferred t = deferred.q[deferred.head++];
+        if (deferred.head == deferred.n) deferred.head = deferred.n = 0;
         if (t.f < 0) {
             sg_sem_release(t.sem);
             continue;
         }
-        const lroute *r = &run.lr[run.lf[t.f].route];
-        void *c = eng_direct_start(r->from, r->to, run.lf[t.f].left, run.lf[t.f].factor);
         lflow *x = &run.lf[t.f];
+        const lroute *r = &run.lr[x->route];
+        void *c = eng_direct_start(r->from, r->to, x->left, x->factor);
+        x = &run.lf[t.f]; /* the start is a simcall: other actors may have grown run.lf */
         x->comm[0] = c, x->comm[1] = eng_direct_dup(c);
         /* both members wait for it from now (unless asleep until a later instant) */
         if (!x->ssc->lsleep) sg_sem_release(x->ssc->lsem);
-        if (!run.lf[t.f].rsc->lsleep) sg_sem_release(run.lf[t.f].rsc->lsem);
+        if (!x->rsc->lsleep) sg_sem_release(x->rsc->lsem);
     }
 }
 
@@ -990,7 +991,7 @@ static void lone_to_comm(int f, double now)
         u->busy++;
     }
     x->state = F_COMM;
-    todo_push(f, NULL);
+    defer_push(f, NULL);
 }
 
 /* Claim the links of route r for a comm starting now: a flow timed on one of
@@ -1045,7 +1046,7 @@ static int lone_new(int src, int dst, double bytes)
  * timed flows end (it waits for nothing else then, and looks when it wakes). */
 static void lone_wake(stream_ctx *sc)
 {
-    if (!sc->lsleep) todo_push(-1, sc->lsem);
+    if (!sc->lsleep) defer_push(-1, sc->lsem);
 }
 
 /* Flow f from rank a to rank b (both sides have come: ssc and rsc set)
@@ -1084,7 +1085,7 @@ static void flow_start(int f, int a, int b, double now)
         x = &run.lf[f];
         x->left = x->bytes, x->factor = 1.0;
         x->state = F_COMM;
-        todo_push(f, NULL);
+        defer_push(f, NULL);
     }
 }
 
@@ -1407,8 +1408,8 @@ static void lone_free(const og_graph *g)
     free(run.lr);
     free(run.lk);
     free(run.lf);
-    free(todo.q);
-    memset(&todo, 0, sizeof todo);
+    free(deferred.q);
+    memset(&deferred, 0, sizeof deferred);
     ts_sums_free(&run.lrid);
     free(run.lch);
     ts_sums_free(&run.lchid);
