@@ -225,6 +225,32 @@ static void test_user_cfg_wins(void)
     if (fabs(lazy - def) <= 1e-2 * def) fprintf(stderr, "user cfg: Lazy %.9g s, default %.9g s\n", lazy, def);
 }
 
+/* Megatron GPT 1.7B under layout lay at sequence 512 on H100s (4 a node, the
+ * full-detail training graph of the engine's equivalence tests); NULL, with
+ * the reason on stderr, when the layout is refused or the build fails. */
+static og_graph *gpt17_graph(const char *lay)
+{
+    static const an_net net = {4, 450e9, 1e-6, 25e9, 1e-6, 0, 0, 0, NULL};
+    static cm_gpu gpu;
+    char err[TS_ERRLEN];
+    wl_model m;
+    wl_layout l;
+    wl_info info;
+    og_graph *g = NULL;
+    if (wl_model_find("megatron-gpt-1.7b", "configs/models", &m, err, sizeof err) < 0 ||
+        cm_gpu_find("h100", "configs/gpus", &gpu, err, sizeof err) < 0 || wl_layout_parse(lay, &l, err, sizeof err) < 0 ||
+        wl_layout_check(&l, &m, 512, 0, err, sizeof err) < 0) {
+        fprintf(stderr, "\n%s: %s\n", lay, err);
+        return NULL;
+    }
+    wl_opts o = {512, CM_BF16, &gpu, &net, 0, 0, NULL};
+    if (wl_build(&m, &l, &o, &g, &info, err, sizeof err) < 0) {
+        fprintf(stderr, "\n%s: %s\n", lay, err);
+        return NULL;
+    }
+    return g;
+}
+
 /* Targeted wake-ups (an op's end wakes only the streams whose dependencies
  * it completes) against waking every waiting stream of the rank, as the
  * engine did before: training graphs at full detail (every TP, PP and DP
@@ -239,24 +265,12 @@ static void test_wake_targeted_equals_wake_all(void)
         "tp=2,pp=4,dp=2,gbs=16,schedule=interleaved,vpp=2",
         "tp=2,pp=1,dp=8,gbs=16,zero=3",
     };
-    char err[TS_ERRLEN];
-    wl_model m;
-    cm_gpu gpu;
-    CU_ASSERT_EQUAL_FATAL(wl_model_find("megatron-gpt-1.7b", "configs/models", &m, err, sizeof err), 0);
-    CU_ASSERT_EQUAL_FATAL(cm_gpu_find("h100", "configs/gpus", &gpu, err, sizeof err), 0);
-    an_net net = {4, 450e9, 1e-6, 25e9, 1e-6, 0, 0, 0, NULL};
     for (size_t k = 0; k < sizeof layouts / sizeof *layouts; k++) {
-        wl_layout l;
-        CU_ASSERT_EQUAL_FATAL(wl_layout_parse(layouts[k], &l, err, sizeof err), 0);
-        if (wl_layout_check(&l, &m, 512, 0, err, sizeof err) < 0) {
-            fprintf(stderr, "\n%s: %s\n", layouts[k], err);
-            CU_FAIL("layout refused");
+        og_graph *g = gpt17_graph(layouts[k]);
+        if (!g) {
+            CU_FAIL("layout refused or not built");
             continue;
         }
-        wl_opts o = {512, CM_BF16, &gpu, &net, 0, 0, NULL};
-        og_graph *g = NULL;
-        wl_info info;
-        CU_ASSERT_EQUAL_FATAL(wl_build(&m, &l, &o, &g, &info, err, sizeof err), 0);
         eng_opts eo = {ENG_PIPELINED, 0, 0, 0, 0};
         test_outcome a, b;
         CU_ASSERT_EQUAL_FATAL(test_sim(test_data("fattree-2to1.xml"), g, &eo, &a), 0);
@@ -294,24 +308,12 @@ static void test_defer_equals_sleep_per_op(void)
         "tp=2,pp=1,dp=8,gbs=16,zero=3",
         "tp=8,pp=2,dp=1,gbs=8,sp=on,recompute=selective,zero=1",
     };
-    char err[TS_ERRLEN];
-    wl_model m;
-    cm_gpu gpu;
-    CU_ASSERT_EQUAL_FATAL(wl_model_find("megatron-gpt-1.7b", "configs/models", &m, err, sizeof err), 0);
-    CU_ASSERT_EQUAL_FATAL(cm_gpu_find("h100", "configs/gpus", &gpu, err, sizeof err), 0);
-    an_net net = {4, 450e9, 1e-6, 25e9, 1e-6, 0, 0, 0, NULL};
     for (size_t k = 0; k < sizeof layouts / sizeof *layouts; k++) {
-        wl_layout l;
-        CU_ASSERT_EQUAL_FATAL(wl_layout_parse(layouts[k], &l, err, sizeof err), 0);
-        if (wl_layout_check(&l, &m, 512, 0, err, sizeof err) < 0) {
-            fprintf(stderr, "\n%s: %s\n", layouts[k], err);
-            CU_FAIL("layout refused");
+        og_graph *g = gpt17_graph(layouts[k]);
+        if (!g) {
+            CU_FAIL("layout refused or not built");
             continue;
         }
-        wl_opts o = {512, CM_BF16, &gpu, &net, 0, 0, NULL};
-        og_graph *g = NULL;
-        wl_info info;
-        CU_ASSERT_EQUAL_FATAL(wl_build(&m, &l, &o, &g, &info, err, sizeof err), 0);
         eng_opts eo = {ENG_PIPELINED, 0, 0, 0, 0};
         test_outcome a, b;
         CU_ASSERT_EQUAL_FATAL(test_sim(test_data("fattree-2to1.xml"), g, &eo, &a), 0);
