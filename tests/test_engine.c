@@ -251,6 +251,28 @@ static og_graph *gpt17_graph(const char *lay)
     return g;
 }
 
+/* The graph of lay (gpt17_graph) simulated on the 2:1 fat-tree as the engine
+ * runs by default (a) and with set(on) (b), set(off) after; the graph, or
+ * NULL after a failed assertion. Both runs succeed and cover 16 ranks. */
+static og_graph *sim_pair(const char *lay, void (*set)(int), int on, int off, test_outcome *a, test_outcome *b)
+{
+    og_graph *g = gpt17_graph(lay);
+    if (!g) {
+        CU_FAIL("layout refused or not built");
+        return NULL;
+    }
+    eng_opts eo = {ENG_PIPELINED, 0, 0, 0, 0};
+    CU_ASSERT_EQUAL_FATAL(test_sim(test_data("fattree-2to1.xml"), g, &eo, a), 0);
+    set(on);
+    int rb = test_sim(test_data("fattree-2to1.xml"), g, &eo, b);
+    set(off);
+    if (rb != 0) fprintf(stderr, "\n%s: %s\n", lay, b->err);
+    CU_ASSERT_EQUAL_FATAL(rb, 0);
+    CU_ASSERT(a->makespan > 0);
+    CU_ASSERT_EQUAL(a->nranks, 16);
+    return g;
+}
+
 /* Targeted wake-ups (an op's end wakes only the streams whose dependencies
  * it completes) against waking every waiting stream of the rank, as the
  * engine did before: training graphs at full detail (every TP, PP and DP
@@ -266,21 +288,9 @@ static void test_wake_targeted_equals_wake_all(void)
         "tp=2,pp=1,dp=8,gbs=16,zero=3",
     };
     for (size_t k = 0; k < sizeof layouts / sizeof *layouts; k++) {
-        og_graph *g = gpt17_graph(layouts[k]);
-        if (!g) {
-            CU_FAIL("layout refused or not built");
-            continue;
-        }
-        eng_opts eo = {ENG_PIPELINED, 0, 0, 0, 0};
         test_outcome a, b;
-        CU_ASSERT_EQUAL_FATAL(test_sim(test_data("fattree-2to1.xml"), g, &eo, &a), 0);
-        eng_set_wake_all(1);
-        int rb = test_sim(test_data("fattree-2to1.xml"), g, &eo, &b);
-        eng_set_wake_all(0);
-        if (rb != 0) fprintf(stderr, "\n%s: %s\n", layouts[k], b.err);
-        CU_ASSERT_EQUAL_FATAL(rb, 0);
-        CU_ASSERT(a.makespan > 0);
-        CU_ASSERT_EQUAL(a.nranks, 16);
+        og_graph *g = sim_pair(layouts[k], eng_set_wake_all, 1, 0, &a, &b);
+        if (!g) continue;
         CU_ASSERT(a.makespan == b.makespan);
         CU_ASSERT(a.ncomms == b.ncomms);
         if (a.makespan != b.makespan) fprintf(stderr, "\n%s: %.17g targeted, %.17g all\n", layouts[k], a.makespan, b.makespan);
@@ -309,21 +319,9 @@ static void test_defer_equals_sleep_per_op(void)
         "tp=8,pp=2,dp=1,gbs=8,sp=on,recompute=selective,zero=1",
     };
     for (size_t k = 0; k < sizeof layouts / sizeof *layouts; k++) {
-        og_graph *g = gpt17_graph(layouts[k]);
-        if (!g) {
-            CU_FAIL("layout refused or not built");
-            continue;
-        }
-        eng_opts eo = {ENG_PIPELINED, 0, 0, 0, 0};
         test_outcome a, b;
-        CU_ASSERT_EQUAL_FATAL(test_sim(test_data("fattree-2to1.xml"), g, &eo, &a), 0);
-        eng_set_defer(0);
-        int rb = test_sim(test_data("fattree-2to1.xml"), g, &eo, &b);
-        eng_set_defer(1);
-        if (rb != 0) fprintf(stderr, "\n%s: %s\n", layouts[k], b.err);
-        CU_ASSERT_EQUAL_FATAL(rb, 0);
-        CU_ASSERT(a.makespan > 0);
-        CU_ASSERT_EQUAL(a.nranks, 16);
+        og_graph *g = sim_pair(layouts[k], eng_set_defer, 0, 1, &a, &b);
+        if (!g) continue;
         CU_ASSERT(a.ncomms == b.ncomms);
         double tol = 1e-8 * b.makespan, worst = fabs(a.makespan - b.makespan);
         for (int r = 0; r < a.nranks; r++) {
