@@ -15,6 +15,8 @@
 static const an_net fast_net = {8, 1e18, 0, 1e18, 0, 0, 0, 0, NULL};
 static int model_on(const char *name, int seq, const char *gpu_name, const char *net_name, wl_model *m, cm_gpu *gpu,
                     an_net *net);
+static og_graph *stack_graph(const wl_model *m, const char *lay, int seq, int gpus, const cm_gpu *gpu, const an_net *net,
+                             const wl_stack *st, int fuse, wl_layout *l);
 
 /* Set: layers run at the GPU's burst rates (no sustained-load factor), to
  * compare with single-kernel benchmarks. */
@@ -452,13 +454,8 @@ static void test_fsdp2_copies(void)
         const wl_stack *st = wl_stack_find(tt ? "torchtitan" : "fsdp2", err, sizeof err);
         CU_ASSERT_PTR_NOT_NULL_FATAL(st);
         wl_layout l;
-        CU_ASSERT_EQUAL_FATAL(wl_layout_parse("tp=1,pp=1,dp=4,mbs=1,gbs=4,zero=3", &l, err, sizeof err), 0);
-        CU_ASSERT_EQUAL_FATAL(wl_layout_check(&l, &m, 1024, 4, err, sizeof err), 0);
-        wl_layout_apply_stack(&l, st);
-        wl_opts o = {1024, CM_BF16, &gpu, &net, 0, 0, st};
-        og_graph *g = NULL;
-        wl_info info;
-        CU_ASSERT_EQUAL_FATAL(wl_build(&m, &l, &o, &g, &info, err, sizeof err), 0);
+        og_graph *g = stack_graph(&m, "tp=1,pp=1,dp=4,mbs=1,gbs=4,zero=3", 1024, 4, &gpu, &net, st, 0, &l);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(g);
         wl_rank_params p;
         wl_stage_params(&m, &l, 0, &p);
         double layer_out = cm_mem_time(&gpu, 2 * p.layer * 2, 1);
@@ -646,13 +643,9 @@ static void test_fsdp1_grads(void)
         const wl_stack *st = f1 ? &grads_only : f2;
         CU_ASSERT_EQUAL(st->fsdp1_grads, f1);
         wl_layout l;
-        CU_ASSERT_EQUAL_FATAL(wl_layout_parse("tp=1,pp=1,dp=8,mbs=2,gbs=16,zero=3,recompute=none", &l, err, sizeof err), 0);
-        CU_ASSERT_EQUAL_FATAL(wl_layout_check(&l, &m, 2048, 8, err, sizeof err), 0);
-        wl_layout_apply_stack(&l, st);
+        og_graph *g = stack_graph(&m, "tp=1,pp=1,dp=8,mbs=2,gbs=16,zero=3,recompute=none", 2048, 8, &gpu, &net, st, 0, &l);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(g);
         wl_opts o = {2048, CM_BF16, &gpu, &net, 0, 0, st};
-        og_graph *g = NULL;
-        wl_info info;
-        CU_ASSERT_EQUAL_FATAL(wl_build(&m, &l, &o, &g, &info, err, sizeof err), 0);
         wl_rank_params p;
         wl_stage_params(&m, &l, 0, &p);
         double pass = cm_mem_time(&gpu, 18 * p.layer, 1);
@@ -722,13 +715,9 @@ static void test_fsdp1_micro_batches(void)
         char lay[128];
         snprintf(lay, sizeof lay, "tp=1,pp=1,dp=%d,mbs=2,gbs=%d,zero=3,recompute=none", D, 2 * D * mcount);
         wl_layout l;
-        CU_ASSERT_EQUAL_FATAL(wl_layout_parse(lay, &l, err, sizeof err), 0);
-        CU_ASSERT_EQUAL_FATAL(wl_layout_check(&l, &m, 2048, D, err, sizeof err), 0);
-        wl_layout_apply_stack(&l, st);
+        og_graph *g = stack_graph(&m, lay, 2048, D, &gpu, &net, st, 0, &l);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(g);
         wl_opts o = {2048, CM_BF16, &gpu, &net, 0, 0, st};
-        og_graph *g = NULL;
-        wl_info info;
-        CU_ASSERT_EQUAL_FATAL(wl_build(&m, &l, &o, &g, &info, err, sizeof err), 0);
         wl_rank_params p;
         wl_stage_params(&m, &l, 0, &p);
         double root = (double)wl_padded_vocab(&m, &l) * m.hidden + (m.learned_pos ? (double)m.max_seq * m.hidden : 0) +
