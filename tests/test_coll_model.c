@@ -867,6 +867,115 @@ static void test_ring_slice_waits(void)
     CU_ASSERT_EQUAL(cl.coll.ring_slice_waits, 1);
 }
 
+/* The launch's binding (docs/collectives.md, "Launches"): a cluster's
+ * "bound" figures (ring_slice_waits, chan_lat) replace its own for a run
+ * whose launch binds each rank's host threads next to its GPU
+ * (--gpu-bind=closest, read from the log's header). On 2 nodes of 8 over 8
+ * channels: the LL wait per step is hop + chan_lat x 8 unbound and hop +
+ * bound chan_lat x 8 bound; a Simple step of 64 KiB a channel waits twice
+ * unbound (slices) and once bound. A cluster without "bound" is the same
+ * either way. The header decides in `compare`: the Frontier 4-node sweep
+ * (bound) comes closer with its launch's figures than with the unbound ones
+ * at 16 MiB, where RCCL's bound run shows no doubled wait. */
+static void test_launch_bound(void)
+{
+    char err[TS_ERRLEN];
+    json_error_t je;
+    coll_params q;
+    coll_params_preset(&q, COLL_LIB_RCCL);
+    q.max_channels = 8;
+    q.ring_lockstep = 1;
+    q.ring_overlap = 1;
+    q.ring_slice_waits = 1;
+    q.chan_lat[COLL_LL] = 3e-6;
+    coll_params plain = q;
+    json_t *o = json_loads("{\"bound\": {\"ring_slice_waits\": false, \"chan_lat\": {\"ll\": 1e-6}}}", 0, &je);
+    CU_ASSERT_EQUAL_FATAL(coll_params_overlay(&q, o, "x.json", err, sizeof err), 0);
+    json_decref(o);
+    CU_ASSERT(q.has_bound && !q.bound_slice_waits && q.bound_chan_lat[COLL_LL] == 1e-6);
+    CU_ASSERT(q.ring_slice_waits == 1 && q.chan_lat[COLL_LL] == 3e-6); /* the unbound ones stay */
+    const int n = 16;
+    int ids[16];
+    for (int r = 0; r < n; r++) ids[r] = r / 8;
+    coll_topo *t = coll_topo_new(n, ids, 0);
+    int a = coll_algo_find("ring", OG_ALLGATHER, err, sizeof err);
+    coll_plan ll, simple;
+    CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&ll, OG_ALLGATHER, n, 0, 8 * 4096 * n, NULL, a, t, err, sizeof err), 0);
+    ll.proto = COLL_LL;
+    CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&simple, OG_ALLGATHER, n, 0, (int64_t)65536 * 8 * n, NULL, a, t, err, sizeof err), 0);
+    simple.proto = COLL_SIMPLE;
+    double hop = q.hop_lat[COLL_TIER_NIC][COLL_FAM_RING][COLL_LL], base = q.base_lat[COLL_FAM_RING][COLL_LL];
+    double lat[2], lat_plain[2];
+    int waits[2];
+    for (int b = 0; b < 2; b++) {
+        coll_set_proxy_bound(b);
+        CU_ASSERT_EQUAL(coll_proxy_bound(), b);
+        lat[b] = coll_call_latency_with(&ll, &q) - base;
+        lat_plain[b] = coll_call_latency_with(&ll, &plain) - base;
+        waits[b] = coll_ring_step_waits(&simple, &q);
+        CU_ASSERT_EQUAL(coll_ring_step_waits(&simple, &plain), 2);
+    }
+    coll_set_proxy_bound(0);
+    CU_ASSERT_DOUBLE_EQUAL(lat[0], (n - 1) * (hop + 8 * q.chan_lat[COLL_LL]), 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(lat[1], (n - 1) * (hop + 8 * q.bound_chan_lat[COLL_LL]), 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(lat_plain[0], lat_plain[1], 0);
+    CU_ASSERT_DOUBLE_EQUAL(lat_plain[0], lat[0], 1e-15);
+    CU_ASSERT(waits[0] == 2 && waits[1] == 1);
+    coll_topo_free(t);
+    /* the overlay refuses what it does not know, by name */
+    static const struct {
+        const char *json, *want;
+    } bad[] = {{"{\"bound\": 3}", "'bound' must be an object"},
+               {"{\"bound\": {\"ring_overlap\": 0.5}}", "ring_overlap"},
+               {"{\"bound\": {\"ring_slice_waits\": 1}}", "bound.ring_slice_waits"},
+               {"{\"bound\": {\"chan_lat\": {\"ll\": -1}}}", "bound.chan_lat"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        coll_params r = plain;
+        o = json_loads(bad[i].json, 0, &je);
+        CU_ASSERT_EQUAL(coll_params_overlay(&r, o, "x.json", err, sizeof err), -1);
+        if (!strstr(err, bad[i].want)) fprintf(stderr, "\n  %s: %s", bad[i].json, err);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err, bad[i].want));
+        CU_ASSERT_EQUAL(r.has_bound, 0);
+        json_decref(o);
+    }
+    /* the header: the launch line's --gpu-bind=closest */
+    static const struct {
+        const char *file;
+        int bound;
+    } logs[] = {{"tests/data/accuracy/rccl_frontier_mi250x_4nodes_32gcd_reduce_scatter_pccl.txt", 1},
+                {"tests/data/accuracy/rccl_frontier_mi250x_64nodes_512gcd_reduce_scatter_pccl.txt", 1},
+                {"tests/data/accuracy/rccl_frontier_mi250x_8nodes_64gcd_reduce_scatter_pccl.txt", 0},
+                {"tests/data/accuracy/rccl_frontier_mi250x_16nodes_128gcd_all_gather_pccl.txt", 0}};
+    for (size_t i = 0; i < sizeof logs / sizeof logs[0]; i++) {
+        val_file vf;
+        CU_ASSERT_EQUAL_FATAL(val_parse_file(logs[i].file, &vf, err, sizeof err), 0);
+        CU_ASSERT(vf.nruns == 1 && vf.runs[0].proxy_bound == logs[i].bound);
+        val_file_free(&vf);
+    }
+    /* the shipped Frontier has both; the 4-node bound sweep at 16 MiB comes
+     * closer with its launch's figures (compare reads the header) than with
+     * the unbound ones (the same file without its launch line) */
+    topo_cluster cl;
+    CU_ASSERT_EQUAL_FATAL(topo_load("frontier", 4, &cl, err, sizeof err), 0);
+    CU_ASSERT(cl.coll.has_bound);
+    double eb = 1e9, eu = 1e9;
+    CU_ASSERT_EQUAL(compare_error_in("tests/data/accuracy", "rccl_frontier_mi250x_4nodes_32gcd_reduce_scatter_pccl.txt", "frontier",
+                                     "--nodes 4 --gpus 32", NULL, "16777216", &eb), 0);
+    char tmp[] = "/tmp/ts_reduce_scatter_XXXXXX"; /* the collective from the name */
+    int fd = mkstemp(tmp);
+    CU_ASSERT_FATAL(fd >= 0);
+    FILE *in = fopen("tests/data/accuracy/rccl_frontier_mi250x_4nodes_32gcd_reduce_scatter_pccl.txt", "r"), *out = fdopen(fd, "w");
+    char line[1024];
+    while (in && out && fgets(line, sizeof line, in))
+        if (!strstr(line, "--gpu-bind=closest")) fputs(line, out);
+    if (in) fclose(in);
+    if (out) fclose(out);
+    CU_ASSERT_EQUAL(compare_error_in("/tmp", tmp + 5, "frontier", "--nodes 4 --gpus 32", NULL, "16777216", &eu), 0);
+    unlink(tmp);
+    CU_ASSERT(fabs(eb) < fabs(eu));
+    CU_ASSERT_EQUAL(coll_proxy_bound(), 0); /* compare leaves the process unbound */
+}
+
 /* rccl_tuning 3: RCCL's tuning_model_3 in the tuner (Frontier's node,
  * rome_model_63): ring hwLat 3.6 / 0.8 us (xGMI) and 19.8 / 9.5 us (NET),
  * Simple / LL, the network post overhead (6 / 2 us) on the non-network steps
@@ -1488,6 +1597,8 @@ void suite_coll_model(void)
                    "ring_overlap: lock-step waits hidden (1), half hidden (0.5), added (0)", test_ring_overlap,
                    "ring_slice_waits: a step's lock-step wait per data slice (preset) or per chunk (Frontier)",
                    test_ring_slice_waits,
+                   "launch binding: a bound launch's lock-step figures (cluster \"bound\", the log's --gpu-bind=closest)",
+                   test_launch_bound,
                    "rccl_tuning 3: RCCL's tuning_model_3 in the tuner (LL to 2 MiB on 4 Frontier nodes); chan_lat",
                    test_rccl_tuning,
                    "reduce_bw: one node adds the reduction (all_gather vs reduce_scatter), across nodes it hides",

@@ -34,6 +34,8 @@ typedef struct val_run {
     int nhosts;             /* distinct host names of the "# Rank N ... on HOST" lines; 0: not printed */
     int ppn;                /* ranks per host when every host has as many, else 0 */
     int gpus_per_proc;      /* GPUs one thread drives (nccl-tests' "nGpus" header); 0: not printed */
+    int proxy_bound;        /* 1: a comment line before the table names Slurm's --gpu-bind=closest (each
+                             * rank's host threads next to its GPU); 0: unbound or not printed */
     val_format fmt;
     char tool[32];          /* "nccl-tests", "osu_allreduce", ... */
     int complete;           /* the closing lines were seen */

@@ -281,6 +281,7 @@ typedef struct pstate {
     val_run *r;                 /* the run being read (NULL: none) */
     int hdr_coll, hdr_line;     /* "# Collective test starting:" */
     int hdr_gpus;               /* "# nThread 1 nGpus 8 ...": GPUs per thread (0: none seen) */
+    int hdr_bound;              /* a comment line named --gpu-bind=closest (the launch) */
     int cmd_coll, cmd_line;     /* a binary name on a command line */
     int in_table;               /* a column header was seen since the last closing lines */
     int bw_mode, ranks;
@@ -394,6 +395,8 @@ static val_run *start_nccl_run(pstate *p)
     p->r = new_run(p->out, VAL_FMT_NCCL, coll, c->line);
     p->r->gpus_per_proc = p->hdr_gpus;
     if (p->hdr_gpus) note(c, c->line, "run: %d GPUs per thread from the nGpus header", p->hdr_gpus);
+    p->r->proxy_bound = p->hdr_bound;
+    if (p->hdr_bound) note(c, c->line, "run: launch bound next to the GPUs (--gpu-bind=closest in the header)");
     return p->r;
 }
 
@@ -440,6 +443,9 @@ static char *strip_prefix(char *s)
 static void comment_line(pstate *p, char *s)
 {
     pctx *c = &p->c;
+    /* the launch line (srun ... --gpu-bind=closest): where the ranks' host
+     * threads run, which the lock-step waits depend on (coll_set_proxy_bound) */
+    if (strstr(s, "--gpu-bind=closest")) p->hdr_bound = 1;
     if (strncmp(s, "# OSU", 5) == 0) {
         finish_run(p);
         p->r = new_run(p->out, VAL_FMT_OSU, VAL_UNKNOWN, c->line);

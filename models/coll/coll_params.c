@@ -206,6 +206,32 @@ static int tier_of_key(const char *k, const char *where, char *err, size_t errle
 
 #define LAT_MAX 1e-2 /* 10 ms: a latency beyond is a unit mistake */
 
+/* "bound": {"ring_slice_waits": B, "chan_lat": {...}}: the lock-step
+ * figures of a launch bound next to its GPUs; a field left out keeps the
+ * unbound one. */
+static int bound_overlay(coll_params *q, json_t *v, const char *where, char *err, size_t errlen)
+{
+    if (!json_is_object(v))
+        return ts_err(err, errlen, "%s: collectives: 'bound' must be an object {ring_slice_waits, chan_lat}", where);
+    if (!q->has_bound) {
+        q->bound_slice_waits = q->ring_slice_waits;
+        memcpy(q->bound_chan_lat, q->chan_lat, sizeof q->bound_chan_lat);
+    }
+    const char *bk;
+    json_t *bv;
+    json_object_foreach(v, bk, bv) {
+        if (strcmp(bk, "ring_slice_waits") == 0) {
+            if (!json_is_boolean(bv))
+                return ts_err(err, errlen, "%s: collectives: 'bound.ring_slice_waits' must be true or false", where);
+            q->bound_slice_waits = json_is_true(bv);
+        } else if (strcmp(bk, "chan_lat") == 0) {
+            if (proto_row(bv, q->bound_chan_lat, 0, LAT_MAX, where, "bound.chan_lat", err, errlen) < 0) return -1;
+        } else return fail(err, errlen, where, "unknown bound field (ring_slice_waits, chan_lat)", bk);
+    }
+    q->has_bound = 1;
+    return 0;
+}
+
 int coll_params_overlay(coll_params *p, const void *json_obj, const char *where, char *err, size_t errlen)
 {
     json_t *o = (json_t *)json_obj;
@@ -280,6 +306,8 @@ int coll_params_overlay(coll_params *p, const void *json_obj, const char *where,
             q.ring_slice_waits = json_is_true(v);
         } else if (strcmp(k, "chan_lat") == 0) {
             if (proto_row(v, q.chan_lat, 0, LAT_MAX, where, k, err, errlen) < 0) return -1;
+        } else if (strcmp(k, "bound") == 0) {
+            if (bound_overlay(&q, v, where, err, errlen) < 0) return -1;
         } else if (strcmp(k, "rccl_tuning") == 0) {
             if (!json_is_integer(v) || (json_integer_value(v) != 0 && json_integer_value(v) != 3))
                 return ts_err(err, errlen,
@@ -325,7 +353,7 @@ int coll_params_overlay(coll_params *p, const void *json_obj, const char *where,
         } else {
             return fail(err, errlen, where,
                         "unknown field (library, launch, launch_per_gpu, base_lat, hop_lat, bw_frac, proto_bw, max_channels, "
-                        "chan_bytes, chan_lat, version, ring_lockstep, ring_overlap, ring_slice_waits, rccl_tuning, nvls_step_lat, "
+                        "chan_bytes, chan_lat, bound, version, ring_lockstep, ring_overlap, ring_slice_waits, rccl_tuning, nvls_step_lat, "
                         "reduce_bw, rdzv, arch, cpu, collnet, tuner_own)",
                         k);
         }
@@ -380,6 +408,12 @@ void coll_params_write_json(FILE *f, const coll_params *p, int ind)
     fprintf(f, ",\n%*s\"ring_slice_waits\": %s", ind + 2, "", p->ring_slice_waits ? "true" : "false");
     fprintf(f, ",\n%*s\"chan_lat\": ", ind + 2, "");
     put_row(f, p->chan_lat, 1);
+    if (p->has_bound) {
+        fprintf(f, ",\n%*s\"bound\": {\"ring_slice_waits\": %s, \"chan_lat\": ", ind + 2, "",
+                p->bound_slice_waits ? "true" : "false");
+        put_row(f, p->bound_chan_lat, 1);
+        fprintf(f, "}");
+    }
     if (p->rccl_tuning) fprintf(f, ",\n%*s\"rccl_tuning\": %d", ind + 2, "", p->rccl_tuning);
     fprintf(f, ",\n%*s\"nvls_step_lat\": %.6g", ind + 2, "", p->nvls_step_lat);
     if (p->reduce_bw > 0) fprintf(f, ",\n%*s\"reduce_bw\": %.6g", ind + 2, "", p->reduce_bw);

@@ -104,6 +104,16 @@ typedef struct coll_params {
      * sends and receives one after another). 0: none (the presets). JSON
      * "chan_lat": {"ll": 2e-6}. */
     double chan_lat[COLL_NPROTOS];
+    /* The lock-step waits of a launch that binds each rank's host threads
+     * next to its GPU (Slurm --gpu-bind=closest): has_bound 1 when the
+     * cluster gives them (JSON "bound": {"ring_slice_waits", "chan_lat"}),
+     * used instead of ring_slice_waits and chan_lat for a run whose launch
+     * is bound (coll_set_proxy_bound). The figures above are then those of
+     * the unbound launch, whose network ranks' proxy threads may run on
+     * another NUMA domain than their GPU and NIC (docs/collectives.md,
+     * "Launches"). */
+    int has_bound, bound_slice_waits;
+    double bound_chan_lat[COLL_NPROTOS];
     /* RCCL's per-topology tuning model (ROCm/rccl src/graph/tuning.cc
      * rcclTuningModel[], chosen by the rome model that matches the node): 0
      * the preset's generic tables, 3 tuning_model_3 (Frontier's node,
@@ -256,6 +266,16 @@ double coll_call_time(const coll_plan *p, double gpu);
  * child inherits it). Values below 1 count as 1. */
 void coll_set_gpus_per_proc(int g);
 int coll_gpus_per_proc(void);
+/* Whether the measured or simulated launch binds each rank's host threads
+ * next to its GPU (--gpu-bind=closest; 0, the default, when not known):
+ * process-wide like the GPUs per thread; a cluster's "bound" figures apply
+ * then (coll_params.has_bound). */
+void coll_set_proxy_bound(int b);
+int coll_proxy_bound(void);
+/* The lock-step figures of the launch in force: ring_slice_waits and the
+ * chan_lat of protocol pr, or their "bound" ones. */
+int coll_slice_waits(const coll_params *q);
+double coll_chan_lat(const coll_params *q, int pr);
 /* The host's launch floor of one call with g GPUs per thread:
  * launch + launch_per_gpu x (g - 1). */
 double coll_launch_floor(const coll_params *q, int g);

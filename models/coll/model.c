@@ -88,7 +88,7 @@ int coll_ring_step_msgs(const coll_plan *p, const coll_params *q)
  * is the cluster's figure (docs/collectives.md, "Slices"). */
 int coll_ring_step_waits(const coll_plan *p, const coll_params *q)
 {
-    if (q->ring_slice_waits) return coll_ring_step_msgs(p, q);
+    if (coll_slice_waits(q)) return coll_ring_step_msgs(p, q);
     int loops;
     ring_chunk(p, q, &loops);
     return loops;
@@ -98,9 +98,10 @@ static double nic_hop(const coll_plan *p, const coll_params *q, coll_family fam,
 {
     double h = q->hop_lat[COLL_TIER_NIC][fam][p->proto];
     /* chan_lat: a lock-step wait grows with the channels the call runs on */
-    if (lockstep && fam == COLL_FAM_RING && q->chan_lat[p->proto] > 0) {
+    double cl = coll_chan_lat(q, p->proto);
+    if (lockstep && fam == COLL_FAM_RING && cl > 0) {
         double nc = chan_count(p, q, fam);
-        h += q->chan_lat[p->proto] * (nc > 0 ? nc : q->max_channels > 0 ? q->max_channels : 1);
+        h += cl * (nc > 0 ? nc : q->max_channels > 0 ? q->max_channels : 1);
     }
     /* P2P and MPI-style hops are per peer, fitted whole */
     if (fam == COLL_FAM_P2P || fam == COLL_FAM_MPI) return h;
@@ -303,7 +304,32 @@ double coll_call_tail(const coll_plan *p, double alpha, double alpha_in, int ste
     return left + base + fill + (hops > wire ? hops : wire);
 }
 
-static int gpus_per_proc = 1;
+static int gpus_per_proc = 1, proxy_bound = 0;
+
+void coll_set_proxy_bound(int b)
+{
+    proxy_bound = b != 0;
+}
+
+int coll_proxy_bound(void)
+{
+    return proxy_bound;
+}
+
+/* A bound launch (--gpu-bind=closest) puts every rank's proxy thread on
+ * its GPU's NUMA domain; without it (the cluster's own figures) the network
+ * ranks' proxies may run on another, and the lock-step waits are that
+ * launch's. */
+int coll_slice_waits(const coll_params *q)
+{
+    return proxy_bound && q->has_bound ? q->bound_slice_waits : q->ring_slice_waits;
+}
+
+double coll_chan_lat(const coll_params *q, int pr)
+{
+    if (pr < 0 || pr >= COLL_NPROTOS) return 0;
+    return proxy_bound && q->has_bound ? q->bound_chan_lat[pr] : q->chan_lat[pr];
+}
 
 void coll_set_gpus_per_proc(int g)
 {

@@ -255,8 +255,10 @@ static void coll_start(acc_ctx *c, cjob *j)
     /* the measurement's launch: GPUs per thread from its header (the forked
      * sweeps inherit it) */
     coll_set_gpus_per_proc(r->gpus_per_proc);
+    coll_set_proxy_bound(r->proxy_bound);
     int rc = val_xval_start(&in, &j->xj, err, errlen);
     coll_set_gpus_per_proc(1);
+    coll_set_proxy_bound(0);
     if (rc == 0) j->state = CJ_RUN;
 }
 

@@ -52,6 +52,7 @@ typedef struct mrun {
     int coll, n, scope, algo, npts;
     int ppn;                     /* ranks per host of the measurement (0: unknown: packed) */
     int gpp;                     /* GPUs per thread (--gpus-per-proc, else the log's nGpus, else 1) */
+    int bound;                   /* the launch bound next to the GPUs (--gpu-bind=closest in its header) */
     char tool[32];
     int64_t *size;
     double *t, *unc, *fit, *cv;  /* measured, uncalibrated, fitted, cross-validated (s) */
@@ -83,6 +84,7 @@ static int select_rows(const copts *o, val_run *r, mrun *m, const char *file, ch
     m->n = o->m.gpus ? o->m.gpus : r->nranks;
     m->ppn = o->m.gpus ? 0 : r->ppn;
     m->gpp = o->m.gpus_per_proc ? o->m.gpus_per_proc : r->gpus_per_proc ? r->gpus_per_proc : 1;
+    m->bound = r->proxy_bound;
     snprintf(m->tool, sizeof m->tool, "%s", r->tool);
     if (r->coll < 0 || r->coll == VAL_P2P || r->coll == OG_BARRIER)
         return ts_err(err, errlen, "line %d: collective '%s' cannot be calibrated (only all_reduce, all_gather, "
@@ -152,7 +154,14 @@ static int child(void *vctx, void *vout, size_t outlen, char *err, size_t errlen
         if (j->runs[r].gpp != j->runs[0].gpp)
             rc = ts_err(err, errlen, "%s has %d GPUs per thread, %s %d: calibrate them apart (or give --gpus-per-proc)",
                         j->runs[r].file, j->runs[r].gpp, j->runs[0].file, j->runs[0].gpp);
+    /* so is the launch's binding (the lock-step waits it selects) */
+    for (int r = 1; r < j->nruns && rc == 0; r++)
+        if (j->runs[r].bound != j->runs[0].bound)
+            rc = ts_err(err, errlen, "%s was launched %s, %s %s: calibrate them apart", j->runs[r].file,
+                        j->runs[r].bound ? "bound (--gpu-bind=closest)" : "unbound", j->runs[0].file,
+                        j->runs[0].bound ? "bound" : "unbound");
     if (j->nruns) coll_set_gpus_per_proc(j->runs[0].gpp);
+    if (j->nruns) coll_set_proxy_bound(j->runs[0].bound);
     for (int r = 0; r < j->nruns && rc == 0; r++, opened++) {
         mrun *m = &j->runs[r];
         if ((rc = val_sweep_open(&sw[r], m->coll, m->n, 0, OG_F32, j->o->m.fidelity, j->o->m.algo, err, errlen)) < 0 ||

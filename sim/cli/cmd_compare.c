@@ -74,10 +74,12 @@ static int predict(const popts *o, val_run *r, series *s, char *err, size_t errl
     /* the measurement's launch: GPUs per thread (--gpus-per-proc, else the
      * log's nGpus header, else 1) */
     coll_set_gpus_per_proc(o->m.gpus_per_proc ? o->m.gpus_per_proc : r->gpus_per_proc);
+    coll_set_proxy_bound(r->proxy_bound); /* the launch line of its header */
     val_sweep sw;
     if (val_sweep_open(&sw, r->coll, s->n, 0, OG_F32, o->m.fidelity, o->m.algo, err, errlen) < 0 ||
         val_sweep_place(&sw, r->ppn, err, errlen) < 0) {
         val_sweep_close(&sw);
+        coll_set_proxy_bound(0);
         return -1;
     }
     s->scope = sw.topo && sw.topo->nnodes > 1 ? VAL_INTER : VAL_INTRA;
@@ -88,6 +90,7 @@ static int predict(const popts *o, val_run *r, series *s, char *err, size_t errl
         s->tp[i] = pt.time;
     }
     val_sweep_close(&sw);
+    coll_set_proxy_bound(0);
     return rc < 0 ? -1 : 0;
 }
 
