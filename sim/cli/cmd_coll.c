@@ -41,6 +41,9 @@ static const char coll_help[] =
     "  --gpus N            group size (default: every host of the platform)\n"
     "  --gpus-per-proc G   GPUs one thread drives, as nccl-tests -g G (default 1: one\n"
     "                      process per GPU); each further GPU adds launch_per_gpu\n"
+    "  --gpu-bind B        closest: each rank's host threads next to its GPU (Slurm\n"
+    "                      --gpu-bind=closest; the cluster's \"bound\" lock-step figures);\n"
+    "                      none (default): the cluster's own (docs/collectives.md)\n"
     "  --op OP             all_reduce, all_gather, reduce_scatter, broadcast, reduce,\n"
     "                      alltoall (nccl-tests' names; 'allreduce' etc. also work)\n"
     "  -b, --minbytes S    smallest size (K, M, G suffixes are powers of 1024; default 8)\n"
@@ -73,6 +76,7 @@ typedef struct opts {
     int nodes;
     int gpus, fidelity, root;
     int gpp;                /* --gpus-per-proc: GPUs one thread drives (1: one process per GPU) */
+    int bound;              /* --gpu-bind closest: the launch binds host threads next to the GPUs */
     og_coll op;
     og_dtype dtype;
     int64_t minb, maxb, stepb;
@@ -142,7 +146,7 @@ static int write_json(const opts *o, const ts_coll_result *r, char *err, size_t 
 static int parse_opts(int argc, char **argv, opts *o)
 {
     enum { O_PLATFORM = 256, O_GPUS, O_OP, O_ALGO, O_COLL, O_FIDELITY, O_DTYPE, O_ROOT, O_CSV, O_JSON, O_NODES, O_CALIB,
-           O_TUNING, O_GPP };
+           O_TUNING, O_GPP, O_BIND };
     static const struct option longopts[] = {
         {"platform", required_argument, 0, O_PLATFORM}, {"gpus", required_argument, 0, O_GPUS},
         {"cluster", required_argument, 0, O_PLATFORM},  {"nodes", required_argument, 0, O_NODES},
@@ -150,6 +154,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         {"op", required_argument, 0, O_OP},             {"algo", required_argument, 0, O_ALGO},
         {"coll", required_argument, 0, O_COLL},         {"fidelity", required_argument, 0, O_FIDELITY},
         {"tuning", required_argument, 0, O_TUNING},     {"gpus-per-proc", required_argument, 0, O_GPP},
+        {"gpu-bind", required_argument, 0, O_BIND},
         {"dtype", required_argument, 0, O_DTYPE},       {"root", required_argument, 0, O_ROOT},
         {"csv", required_argument, 0, O_CSV},           {"json", required_argument, 0, O_JSON},
         {"minbytes", required_argument, 0, 'b'},        {"maxbytes", required_argument, 0, 'e'},
@@ -188,6 +193,11 @@ static int parse_opts(int argc, char **argv, opts *o)
             o->gpp = (int)g;
             break;
         }
+        case O_BIND:
+            if (strcmp(optarg, "closest") != 0 && strcmp(optarg, "none") != 0)
+                return cmd_usage_error("coll", "--gpu-bind wants closest or none, not '%s'", optarg);
+            o->bound = strcmp(optarg, "closest") == 0;
+            break;
         case O_ROOT:
             o->root = (int)strtol(optarg, &end, 10);
             if (*end || o->root < 0) return cmd_usage_error("coll", "--root wants a rank, not '%s'", optarg);
@@ -254,6 +264,7 @@ int cmd_coll(int argc, char **argv)
                        .step_factor = o.factor, .step_bytes = o.stepb, .algo = o.algo,
                        .fidelity = fid_names[o.fidelity], .dtype = og_dtype_name(o.dtype), .root = o.root};
     coll_set_gpus_per_proc(o.gpp);
+    coll_set_proxy_bound(o.bound);
     if ((rc = (int)ts_coll(&co, &r, err, sizeof err)) != TS_OK) {
         fprintf(stderr, "trainsim coll: %s\n", err);
         goto out;
