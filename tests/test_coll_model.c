@@ -922,6 +922,21 @@ static void test_launch_bound(void)
     CU_ASSERT_DOUBLE_EQUAL(lat_plain[0], lat[0], 1e-15);
     CU_ASSERT(waits[0] == 2 && waits[1] == 1);
     coll_topo_free(t);
+    /* the parameters' JSON keeps the bound figures (written, read back) */
+    FILE *jf = tmpfile();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(jf);
+    coll_params_write_json(jf, &q, 0);
+    rewind(jf);
+    json_t *back = json_loadf(jf, 0, &je);
+    fclose(jf);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+    coll_params rt;
+    coll_params_preset(&rt, COLL_LIB_RCCL);
+    CU_ASSERT_EQUAL(coll_params_overlay(&rt, back, "rt.json", err, sizeof err), 0);
+    CU_ASSERT(rt.has_bound && rt.bound_slice_waits == q.bound_slice_waits);
+    CU_ASSERT_DOUBLE_EQUAL(rt.bound_chan_lat[COLL_LL], q.bound_chan_lat[COLL_LL], 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(rt.chan_lat[COLL_LL], q.chan_lat[COLL_LL], 1e-15);
+    json_decref(back);
     /* the overlay refuses what it does not know, by name */
     static const struct {
         const char *json, *want;
