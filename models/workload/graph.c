@@ -795,8 +795,8 @@ static int coll(gen *G, int s, const char *cat, og_coll c, int grp, int n, doubl
         if (ds == TP_GROUP) t = tp_exposed(G, t);
         if (s == WL_S_COMPUTE) G->acc += t;
         else G->acc_side += t;
-        if (side_dp && G->slow <= 0) G->acc_ov += t;
         if (side_dp && G->slow <= 0) {
+            G->acc_ov += t;
             int ch = coll_params_channels(bytes);
             if (ch > G->ov_ch) G->ov_ch = ch;
         }
