@@ -232,6 +232,7 @@ static void test_bad_spec(void)
         {"{\"bf16\": 0.84, \"fp8\": 0.83}", "0.84", "sustained must be an object"},
         {"{\"flash2\": 2.98,", "{\"flash9\": 2.98,", "unknown kernel 'flash9'"},
         {"\"flash3\": 3.27}", "\"flash3\": -1}", "'flash3' must be positive"},
+        {"\"persistent\": true", "\"persistent\": 1", "gemm.persistent must be true or false"},
     };
     static char text[8192];
     FILE *in = fopen("configs/gpus/h100.json", "r");

@@ -698,6 +698,80 @@ static void test_sm_share(void)
     }
 }
 
+/* One iteration of a layout on 8 DGX H100 GPUs under a stack, the GPU's GEMMs
+ * persistent or not: out[0] the estimate, out[1] the graph's critical path,
+ * out[2] the compute seconds of rank 0, out[3] the seconds of the collectives
+ * on its side streams (every op off the compute stream with a duration). */
+static void persist_run(const char *model, const char *lay, const char *stack, int seq, int persistent,
+                        double out[4])
+{
+    const char *cluster = "configs/clusters/dgx-h100-superpod.json";
+    an_net net;
+    cluster_net(cluster, &net);
+    cm_gpu gpu;
+    char err[TS_ERRLEN];
+    CU_ASSERT_EQUAL_FATAL(cm_gpu_find("h100", "configs/gpus", &gpu, err, sizeof err), 0);
+    gpu.gemm_persistent = persistent;
+    wl_model m;
+    CU_ASSERT_EQUAL_FATAL(wl_model_find(model, "configs/models", &m, err, sizeof err), 0);
+    wl_layout l;
+    CU_ASSERT_EQUAL_FATAL(wl_layout_parse(lay, &l, err, sizeof err), 0);
+    const wl_stack *st = wl_stack_find(stack, err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(st);
+    wl_opts o = {seq, CM_BF16, &gpu, &net, 1, 1, st};
+    coll_params saved = *coll_params_get();
+    topo_cluster cl;
+    CU_ASSERT_EQUAL_FATAL(topo_load(cluster, 0, &cl, err, sizeof err), 0);
+    coll_params_set(&cl.coll);
+    wl_est e;
+    CU_ASSERT_EQUAL_FATAL(wl_estimate(&m, &l, &o, &e, err, sizeof err), 0);
+    og_graph *g = NULL;
+    wl_info info;
+    CU_ASSERT_EQUAL_FATAL(wl_build(&m, &l, &o, &g, &info, err, sizeof err), 0);
+    eng_result *res = NULL;
+    CU_ASSERT_EQUAL_FATAL(an_run(g, &net, &res, err, sizeof err), 0);
+    out[0] = e.iter, out[1] = res->makespan, out[2] = info.compute_s / info.ranks_built, out[3] = 0;
+    const og_rank *rk = &g->ranks[0];
+    for (int i = 0; i < rk->nops; i++)
+        if (rk->ops[i].kind == OG_COMPUTE && rk->ops[i].stream != WL_S_COMPUTE && rk->ops[i].duration > 0)
+            out[3] += rk->ops[i].duration;
+    eng_result_free(res);
+    og_free(g);
+    coll_params_set(&saved);
+}
+
+/* Persistent GEMMs beside collectives (docs/compute.md): where the GPU's GEMM
+ * kernels are persistent (H100's cuBLAS) and the stack launches them for every
+ * SM (PyTorch's matmul: fsdp1), a GEMM beside an FSDP gather or reduce-scatter
+ * runs a second wave: the iteration grows beyond the SM share alone, the
+ * kernels by no more than the seconds of the collectives beside them, and the
+ * estimate follows the graph. Transformer Engine's stack (megatron-core) and a
+ * layout with nothing beside its compute do not move. */
+static void test_persistent_gemm(void)
+{
+    const char *lay = "tp=1,pp=1,dp=8,mbs=2,gbs=16,zero=3,recompute=none,attn=flash";
+    double off[4], on[4];
+    persist_run("mpt-13b-foundry", lay, "fsdp1", 2048, 0, off);
+    persist_run("mpt-13b-foundry", lay, "fsdp1", 2048, 1, on);
+    CU_ASSERT_FATAL(on[3] > 0);
+    CU_ASSERT_DOUBLE_EQUAL(on[3], off[3], 1e-9 * off[3]); /* the collectives themselves do not change */
+    for (int k = 0; k < 3; k++) CU_ASSERT(on[k] > off[k] * 1.02);
+    CU_ASSERT(on[2] - off[2] <= on[3] * (1 + 1e-9));
+    CU_ASSERT(on[1] - off[1] <= on[3] * (1 + 1e-9));
+    double de = on[0] - off[0], dg = on[1] - off[1];
+    if (fabs(de - dg) > 0.03 * on[1])
+        fprintf(stderr, "\n  persistent: estimate +%.4f s, graph +%.4f s of %.4f s\n", de, dg, on[1]);
+    CU_ASSERT(fabs(de - dg) <= 0.03 * on[1]);
+    /* Transformer Engine's GEMMs (megatron-core): unchanged */
+    persist_run("mpt-13b-foundry", lay, "megatron-core", 2048, 0, off);
+    persist_run("mpt-13b-foundry", lay, "megatron-core", 2048, 1, on);
+    for (int k = 0; k < 3; k++) CU_ASSERT_DOUBLE_EQUAL(on[k], off[k], 1e-12 * off[k]);
+    /* one GPU: no collective beside the compute */
+    persist_run("mpt-1b-foundry", "tp=1,pp=1,dp=1,mbs=2,gbs=2,recompute=none,attn=flash", "fsdp1", 2048, 0, off);
+    persist_run("mpt-1b-foundry", "tp=1,pp=1,dp=1,mbs=2,gbs=2,recompute=none,attn=flash", "fsdp1", 2048, 1, on);
+    for (int k = 0; k < 3; k++) CU_ASSERT_DOUBLE_EQUAL(on[k], off[k], 1e-12 * off[k]);
+}
+
 /* Korthikanti et al. 2022 (megatron_lm_2022_a100.csv): the SC'21 models rerun on
  * Selene with 2022 software, each at full recompute and at sequence parallelism
  * with selective recompute. The A100's GEMM, attention and memory rates (fitted on
@@ -742,5 +816,6 @@ void suite_train(void)
                    "tp_overlap: TE userbuffers hide the SP collectives behind their GEMMs", test_tp_overlap,
                    "p2p_overlap: pipeline receives posted ahead (interleaved schedule)", test_p2p_overlap,
                    "FP8 speedup of llm-foundry's measured BF16/FP8 pairs", test_fp8_speedup_pairs,
-                   "collectives beside compute take SMs", test_sm_share, NULL);
+                   "collectives beside compute take SMs", test_sm_share,
+                   "persistent GEMMs beside collectives run a second wave", test_persistent_gemm, NULL);
 }

@@ -105,6 +105,12 @@ int cm_gpu_load(const char *path, cm_gpu *g, char *err, size_t errlen)
         goto out;
     }
     g->sms = (int)sms;
+    json_t *pers = json_object_get(gemm, "persistent");
+    if (pers && !json_is_boolean(pers)) {
+        ts_err(err, errlen, "%s: gemm.persistent must be true or false", path);
+        goto out;
+    }
+    g->gemm_persistent = json_is_true(pers);
     if (g->hbm_eff > g->hbm_bw) {
         ts_err(err, errlen, "%s: hbm_achieved %g above hbm_bandwidth %g", path, g->hbm_eff, g->hbm_bw);
         goto out;

@@ -45,6 +45,8 @@ typedef struct cm_gpu {
     double k_half;
     double kernel_overhead;     /* seconds added to every kernel (launch, prologue, tail) */
     double kernel_floor;        /* shortest time of any kernel (launch issue rate) */
+    int gemm_persistent;        /* the GEMM library's kernels are persistent: one CTA per SM, each
+                                 * looping over its share of the tiles ("persistent": Hopper's cuBLAS) */
     /* Attention forward (causal: half the s x s FLOPs): rate(s) = attn_rate x
      * s / (s + attn_seq_half), 0: the kernel is absent; the backward takes
      * attn_bwd x the forward's time (2.5, FlashAttention's FLOP ratio, unless measured). */

@@ -112,6 +112,12 @@ typedef struct gen {
     int ep_intra;           /* the EP group sits inside a node */
     int dry;                /* costing only (wl_estimate): no graph, times accumulate */
     double acc, acc_w, acc_side;
+    double acc_g;           /* dry: seconds of GEMMs among the costed kernels (ov_extra's persistent share) */
+    double acc_ov;          /* dry: seconds of the side collectives that go to ov_left (ov_issue's) */
+    struct kern *kr;        /* dry, krec: the compute stream's kernels in order (ov_replay) */
+    int nkr, krec, kr_fwd;  /* kr_fwd: how many of them the forward's */
+    size_t krcap;
+    double ov_fwd;          /* acc_ov after the forward */
     double slow;            /* compute time multiplier of the layer being built (0: 1; ds_slow) */
     double ov_left;         /* seconds of data-parallel collectives in flight beside the compute stream (ov_slow) */
     double ddp_elems;       /* gradient elements copied into PyTorch DDP's buckets so far (torch_ddp) */
@@ -265,22 +271,62 @@ static int add_fixed(gen *G, double d, const char *what, int layer, int mb)
  * holds one SM per channel for its whole run, so a kernel of d seconds (on all
  * SMs) runs at (sms - ch)/sms of its rate while G->ov_left seconds of such
  * collectives are in flight beside it; the collectives' seconds are consumed
- * in program order (the side stream runs them back to back). Returns the
- * kernel's time. */
+ * in program order (the side stream runs them back to back). A persistent
+ * GEMM (gpu gemm_persistent) launches one CTA per SM, each looping over
+ * 1/sms of the tiles: ch of them find no SM and start when the first wave
+ * ends (d) or the collectives do, whichever comes first: d + min(d, left).
+ * Returns the kernel's time. */
 static int sm_share_on = 1; /* wl_sm_share */
 
-static double ov_slow(gen *G, double d)
+typedef struct kern {
+    double d;
+    int gemm;
+} kern;
+
+/* One kernel of d seconds beside *left seconds of collectives, f = (sms -
+ * ch)/sms: its time, the collectives' seconds it outlasts consumed. */
+static double ov_kernel(double d, int gemm, int persistent, double f, double *left)
+{
+    if (*left <= 0 || d <= 0) return d;
+    if (gemm && persistent) {
+        double w = d + (*left < d ? *left : d);
+        *left = *left > w ? *left - w : 0;
+        return w;
+    }
+    if (*left >= d / f) {
+        *left -= d / f;
+        return d / f;
+    }
+    d = *left + (d - *left * f);
+    *left = 0;
+    return d;
+}
+
+/* GEMMs that run a second wave beside an NCCL kernel: persistent kernels
+ * (the GPU's library) launched for every SM (the stack's) */
+static int ov_persistent(const gen *G) { return G->o->gpu->gemm_persistent && G->st->gemm_all_sms; }
+
+static double ov_slow(gen *G, double d, int gemm)
 {
     int sms = G->o->gpu->sms, ch = G->ov_ch;
     if (!sm_share_on || G->ov_left <= 0 || d <= 0 || sms <= 0 || ch <= 0 || ch >= sms) return d;
-    double f = (double)(sms - ch) / sms;
-    if (G->ov_left >= d / f) {
-        G->ov_left -= d / f;
-        return d / f;
+    return ov_kernel(d, gemm, ov_persistent(G), (double)(sms - ch) / sms, &G->ov_left);
+}
+
+/* The estimate's ov_slow (persistent GEMMs): seconds a layer's kernels k[0..n)
+ * gain when r seconds of collectives are issued before them, as the graph
+ * consumes its budget; what one layer leaves in flight carries into the next
+ * (the third layer stands for the steady state). */
+static double ov_replay(const gen *G, const kern *k, int n, double r)
+{
+    int sms = G->o->gpu->sms, ch = G->ov_ch;
+    if (!sm_share_on || r <= 0 || n <= 0 || sms <= 0 || ch <= 0 || ch >= sms) return 0;
+    double f = (double)(sms - ch) / sms, left = 0, extra = 0;
+    for (int it = 0; it < 3; it++) {
+        left += r, extra = 0;
+        for (int i = 0; i < n; i++) extra += ov_kernel(k[i].d, k[i].gemm, ov_persistent(G), f, &left) - k[i].d;
     }
-    d = G->ov_left + (d - G->ov_left * f);
-    G->ov_left = 0;
-    return d;
+    return extra;
 }
 
 /* A collective of t seconds issued on a side stream beside the compute. The
@@ -294,15 +340,20 @@ static void ov_issue(gen *G, double t, double bytes)
     G->ov_left += t;
 }
 
-/* Seconds the compute of c seconds gains beside s seconds of collectives on
- * ch channels: each second of overlap runs the compute at (sms - ch)/sms, up
- * to all of it (ov_slow in closed form). */
-static double ov_extra(const gen *G, double c, double s)
+/* Seconds the compute of c seconds, cg of them GEMMs, gains beside s seconds
+ * of collectives on ch channels (ov_slow in closed form): a second of work
+ * beside them takes k seconds, sms/(sms - ch) for a kernel that spreads over
+ * the SMs left, 2 for a persistent GEMM (its second wave), the mean of the
+ * two by their shares; up to all of the compute. */
+static double ov_extra(const gen *G, double c, double cg, double s)
 {
     int sms = G->o->gpu->sms, ch = G->ov_ch;
     if (!sm_share_on || s <= 0 || c <= 0 || sms <= 0 || ch <= 0 || ch >= sms) return 0;
-    double f = (double)(sms - ch) / sms, o = s < c / f ? s : c / f;
-    return o * (1 - f);
+    double f = (double)(sms - ch) / sms;
+    if (!ov_persistent(G) || cg < 0) cg = 0;
+    if (cg > c) cg = c;
+    double k = (2 * cg + (c - cg) / f) / c, o = s < c * k ? s : c * k;
+    return o * (1 - 1 / k);
 }
 
 /* The optimizer step over `owned` parameters of a stage of `layers` layers, as
@@ -334,14 +385,27 @@ static double optim_stack_time(const cm_gpu *gpu, const wl_stack *st, const wl_m
  * (ZeRO-3 / FSDP: dp x cp; otherwise whole tensors: 1). */
 static int optim_shards(const wl_layout *l) { return l->zero == 3 ? l->dp * l->cp : 1; }
 
-/* An op of known duration d doing flops (counted for TFLOP/s). */
-static int timed(gen *G, const char *what, int layer, int mb, double flops, double d)
+/* An op of known duration d doing flops (counted for TFLOP/s); gemm: a GEMM
+ * kernel (persistent on some GPUs: ov_slow). */
+static int timed_k(gen *G, const char *what, int layer, int mb, double flops, double d, int gemm)
 {
     if (G->slow > 0) d *= G->slow;
-    else if (!G->dry) d = ov_slow(G, d);
+    else if (!G->dry) d = ov_slow(G, d, gemm);
+    else {
+        if (gemm) G->acc_g += d;
+        if (G->krec) {
+            ts_grow(&G->kr, sizeof *G->kr, &G->krcap, (size_t)G->nkr + 1);
+            G->kr[G->nkr++] = (kern){d, gemm};
+        }
+    }
     G->flops += flops;
     G->busy += d;
     return add_fixed(G, d, what, layer, mb);
+}
+
+static int timed(gen *G, const char *what, int layer, int mb, double flops, double d)
+{
+    return timed_k(G, what, layer, mb, flops, d, 0);
 }
 
 /* A memo of gemm_time, a pure function of its arguments, the GPU spec and
@@ -427,7 +491,7 @@ static double gemm_time(const gen *G, double batch, double M, double N, double K
 
 static int gemm_x(gen *G, const char *what, int layer, int mb, double M, double N, double K, int flags)
 {
-    return timed(G, what, layer, mb, 2 * M * N * K, gemm_time(G, 1, M, N, K, flags));
+    return timed_k(G, what, layer, mb, 2 * M * N * K, gemm_time(G, 1, M, N, K, flags), 1);
 }
 
 static int gemm(gen *G, const char *what, int layer, int mb, double M, double N, double K)
@@ -732,6 +796,7 @@ static int coll(gen *G, int s, const char *cat, og_coll c, int grp, int n, doubl
         if (s == WL_S_COMPUTE) G->acc += t;
         else G->acc_side += t;
         if (side_dp && G->slow <= 0) {
+            G->acc_ov += t;
             int ch = coll_params_channels(bytes);
             if (ch > G->ov_ch) G->ov_ch = ch;
         }
@@ -3381,34 +3446,52 @@ int wl_build(const wl_model *m, const wl_layout *l, const wl_opts *o, og_graph *
 
 /* Forward, backward (input gradients) and weight-gradient times of one layer
  * on one micro-batch, with its blocking TP/EP/CP communication. */
-static void layer_times(gen *G, int li, double *f, double *b, double *w, double *side)
+static void layer_times(gen *G, int li, double *f, double *b, double *w, double *side, double *gm)
 {
-    G->acc = G->acc_w = G->acc_side = 0;
+    G->acc = G->acc_w = G->acc_side = G->acc_g = G->acc_ov = 0;
+    G->nkr = 0, G->krec = 1; /* the kernels in order, for ov_replay */
     layer_fwd(G, li, 0, 0);
     *f = G->acc;
     G->acc = 0;
+    G->kr_fwd = G->nkr, G->ov_fwd = G->acc_ov;
     layer_bwd(G, li, 0, 0);
+    G->krec = 0;
     *b = G->acc;
     *w = G->acc_w;
     *side = G->acc_side;
+    *gm = G->acc_g; /* the GEMMs' share of f + b + w */
+}
+
+/* Persistent GEMMs (ov_persistent) beside ZeRO-3's per-layer collectives: the
+ * seconds a layer's forward and backward gain, replaying the graph's budget
+ * over the layer's kernels (layer_times' record): the forward's kernels after
+ * its gather, the backward's after its gather and the reduce-scatter of the
+ * layer before it (rs the layer's reduce-scatter seconds). */
+static void layer_ov_gain(gen *G, double rs, double *xf, double *xb)
+{
+    *xf = ov_replay(G, G->kr, G->kr_fwd, G->ov_fwd);
+    *xb = ov_replay(G, G->kr + G->kr_fwd, G->nkr - G->kr_fwd, G->acc_ov - G->ov_fwd + rs);
 }
 
 /* Seconds of one layer's gradient reduction per micro-batch on the side
  * stream (the last micro-batch's extra level amortised over the iteration). */
-static double zero3_grad_time(gen *G, double P)
+static double zero3_grad_time_ov(gen *G, double P, double *ov)
 {
-    double save = G->acc_side, t[2];
+    double save = G->acc_side, save_ov = G->acc_ov, t[2], c[2];
     for (int f = 0; f < 2; f++) {
-        G->acc_side = 0;
+        G->acc_side = G->acc_ov = 0;
         G->bucket_acc = P;
         G->gfinal = f;
         G->gmb = !f; /* weighted (m - 1)/m: as many micro-batches add into a held shard */
         bucket_emit(G, -1);
-        t[f] = G->acc_side;
+        t[f] = G->acc_side, c[f] = G->acc_ov;
     }
-    G->acc_side = save;
+    G->acc_side = save, G->acc_ov = save_ov;
+    if (ov) *ov = c[0] + (c[1] - c[0]) / G->mcount; /* the collectives alone (ov_issue's) */
     return t[0] + (t[1] - t[0]) / G->mcount;
 }
+
+static double zero3_grad_time(gen *G, double P) { return zero3_grad_time_ov(G, P, NULL); }
 
 /* FSDP1's root unit per micro-batch (fsdp1_root): its gather before the
  * forward and its reduce-scatter, with the flat-gradient pass and the shard's
@@ -3512,10 +3595,20 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
     G.gk = grad_block(l, net);
 
     /* one dense and one MoE layer, then per stage */
-    double fd = 0, bd = 0, wd = 0, sd = 0, fm = 0, bm = 0, wm = 0, sm = 0;
+    double fd = 0, bd = 0, wd = 0, sd = 0, gd = 0, fm = 0, bm = 0, wm = 0, sm = 0, gm = 0;
     int first_moe = m->experts ? m->dense_layers : -1;
-    if (!m->experts || m->dense_layers > 0) layer_times(&G, 0, &fd, &bd, &wd, &sd);
-    if (first_moe >= 0) layer_times(&G, first_moe, &fm, &bm, &wm, &sm);
+    if (!m->experts || m->dense_layers > 0) layer_times(&G, 0, &fd, &bd, &wd, &sd, &gd);
+    /* persistent GEMMs beside ZeRO-3's per-layer collectives: the graph's budget
+     * replayed over a layer's kernels (dense models), instead of ov_extra's mean rate */
+    int replay = ov_persistent(&G) && l->zero == 3 && l->dp * l->cp > 1 && !m->experts && !ds_layer(&G, 0);
+    double xf = 0, xb = 0;
+    if (replay) {
+        double dense, expert, rs = 0;
+        wl_layer_params(m, l, 0, &dense, &expert);
+        zero3_grad_time_ov(&G, dense, &rs);
+        layer_ov_gain(&G, rs, &xf, &xb);
+    }
+    if (first_moe >= 0) layer_times(&G, first_moe, &fm, &bm, &wm, &sm, &gm);
     double V = wl_padded_vocab(m, l), h = m->hidden, t = l->tp, sp = l->sp ? t : 1;
     double emb_f = cm_mem_time(o->gpu, 2 * G.tok * h * G.dt / sp, 1);
     double emb_b = cm_mem_time(o->gpu, 3 * G.tok * h * G.dt / sp, 1);
@@ -3531,19 +3624,21 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
     double lg_b = gemm_time(&G, 1, G.tok, h, V / t, GF_HIGH) + G.acc;
     G.acc = 0;
     double lg_w = gemm_time(&G, 1, h, V / t, G.tok, GF_HIGH | GF_WGRAD);
+    double lg_g = gemm_time(&G, 1, G.tok, V / t, h, GF_HIGH) + gemm_time(&G, 1, G.tok, h, V / t, GF_HIGH) + lg_w;
     /* the stages' times are walked where they differ: uneven layer counts, or the
      * first stage's embedding and the last's output layer and loss beside even
      * stages (1F1B and GPipe; the interleaved and ZB-H1 closed forms keep the
      * slowest stage's slot) */
     int p = l->pp, per, lo;
     int uneven = p > 1 && ((l->pp_first || l->pp_last) || l->schedule == WL_1F1B || l->schedule == WL_GPIPE);
-    double tf = 0, tb = 0, tw = 0, side = 0;
+    double tf = 0, tb = 0, tw = 0, side = 0, gshare = 0; /* gshare: GEMMs' share of the slowest stage */
     double *sf = uneven ? ts_calloc((size_t)p, sizeof *sf) : NULL, *sb = uneven ? ts_calloc((size_t)p, sizeof *sb) : NULL;
     for (int st = 0; st < p; st++) {
         int nmoe = 0;
         per = wl_stage_layers(m, l, st, &lo);
         for (int li = lo; li < lo + per; li++) nmoe += m->experts && li >= m->dense_layers;
         double f = (per - nmoe) * fd + nmoe * fm, b = (per - nmoe) * bd + nmoe * bm, w = (per - nmoe) * wd + nmoe * wm;
+        double cg = (per - nmoe) * gd + nmoe * gm + (st == p - 1 ? lg_g : 0);
         double s2 = (per - nmoe) * sd + nmoe * sm, held = s2; /* held: seconds of side collectives, all streams */
         if (l->zero == 3 && l->dp * l->cp > 1) {
             /* DeepSpeed ZeRO-3 reduce-scatters each layer's gradients every micro-batch, on a
@@ -3577,10 +3672,11 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
         if (st < p - 1 && ds_engine(&G) && pp_sg(&G)) b += tp_cost(&G, OG_ALLGATHER, G.tok * h * G.dt); /* ds_restore */
         /* the stage's kernels beside its gathers and reduce-scatters (ov_slow):
          * their streams run at once, each on its channels, so their seconds add */
-        double cx = f + b + w, k = cx > 0 && !ds_layer(&G, lo) ? 1 + ov_extra(&G, cx, held) / cx : 1;
+        double cx = f + b + w, k = cx > 0 && !ds_layer(&G, lo) && !replay ? 1 + ov_extra(&G, cx, cg, held) / cx : 1;
         f *= k, b *= k, w *= k;
+        if (replay) f += per * xf, b += per * xb;
         if (uneven) sf[st] = f, sb[st] = b + w;
-        if (f + b + w > tf + tb + tw) tf = f, tb = b, tw = w, side = s2;
+        if (f + b + w > tf + tb + tw) tf = f, tb = b, tw = w, side = s2, gshare = cx > 0 ? cg / cx : 0;
     }
     /* pipeline point-to-point: one transfer per stage boundary and direction */
     int pp_intra = (double)l->tp * l->cp * l->dp * (p > 1 ? 2 : 1) <= gpn;
@@ -3632,7 +3728,7 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
         /* the last backward's kernels beside the buckets but the last (ov_slow) */
         int ch = coll_params_channels(elems * gbytes);
         if (ch > G.ov_ch) G.ov_ch = ch;
-        double slow = ov_extra(&G, window, whole_ - one);
+        double slow = ov_extra(&G, window, window * gshare, whole_ - one);
         window += slow;
         e->pipeline += slow;
         gslow = slow;
@@ -3641,7 +3737,7 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
             double ag = dp_cost(&G, OG_ALLGATHER, ndp, &all, elems * wb), fw = tf * G.mcount;
             if (l->param_overlap) {
                 /* the forward's kernels beside the gathers but the first */
-                slow = ov_extra(&G, fw, nb * ag - ag);
+                slow = ov_extra(&G, fw, fw * gshare, nb * ag - ag);
                 fw += slow;
                 e->pipeline += slow;
                 pslow = slow;
@@ -3662,6 +3758,8 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
     }
     free(sf);
     free(sb);
+    free(G.kr);
+    G.kr = NULL;
     e->dp_exposed += G.mcount * fsdp1_root_time(&G);
     double owned = l->zero >= 1 ? rp.dense / ndp + rp.expert / (l->dp / l->ep) : rp.total;
     e->optimizer = optim_stack_time(o->gpu, G.st, m, wl_stage_layers(m, l, 0, NULL), owned, optim_shards(l));

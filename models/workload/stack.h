@@ -121,6 +121,12 @@ typedef struct wl_stack {
                                  * step on sub-blocks, outputs merged in fp32 by eager ops, dk/dv accumulated in fp32
                                  * and passed around the ring each backward step (docs/workload.md, "PyTorch context
                                  * parallelism"); 0: Megatron-Core / Transformer Engine's ring */
+    /* compute (c1, continued) */
+    int gemm_all_sms;           /* the GEMMs are PyTorch's own (aten matmul -> cuBLAS) and ask for every SM: no SM
+                                 * target (PyTorch had none until torch._C._set_sm_carveout_experimental, 2025,
+                                 * opt-in), so on a GPU whose GEMM kernels are persistent (gpu gemm.persistent) a
+                                 * GEMM beside an NCCL kernel runs a second wave (docs/compute.md, "Persistent
+                                 * GEMMs beside collectives"); 0: Transformer Engine's GEMMs (NVTE_EXT_MARGIN_SM) */
 } wl_stack;
 
 /* Multi-tensor kernels' achieved fraction of the GPU's streaming bandwidth
