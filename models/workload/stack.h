@@ -121,6 +121,12 @@ typedef struct wl_stack {
                                  * step on sub-blocks, outputs merged in fp32 by eager ops, dk/dv accumulated in fp32
                                  * and passed around the ring each backward step (docs/workload.md, "PyTorch context
                                  * parallelism"); 0: Megatron-Core / Transformer Engine's ring */
+    /* pipeline (c4, continued) */
+    int ds_ar_fallback;         /* DeepSpeed's pipeline engine of 2021 (v0.3-0.4): its ReduceGrads instruction all-
+                                 * reduces every gradient whole over DP through buffered_allreduce_fallback (flatten,
+                                 * scale, all-reduce, copy back) whatever the ZeRO stage (0 or 1), where later engines
+                                 * hand ZeRO-1 its reduce-scatter (allreduce_gradients -> reduce_gradients)
+                                 * (docs/workload.md, "DeepSpeed's pipeline engine") */
 } wl_stack;
 
 /* Multi-tensor kernels' achieved fraction of the GPU's streaming bandwidth
