@@ -985,6 +985,50 @@ static void test_ds_fallback(void)
     }
 }
 
+/* DeepSpeed's BF16_Optimizer adds each backward's bf16 weight gradients into its fp32
+ * gradients in update_hp_grads, hp_grad.add_(lp.grad.to(fp32)): a cast that materialises
+ * an fp32 copy, then the add, 18 bytes per element in two kernels, where Megatron-LM
+ * 2021's unfused accumulation moves 10 in one. The weight-gradient GEMMs are the same
+ * kernels: every wgrad op differs from Megatron's by exactly that much. */
+static void test_ds_bf16_accum(void)
+{
+    an_net net;
+    CU_ASSERT_EQUAL_FATAL(an_net_default("A100", &net), 0);
+    wl_model m;
+    load("megatron-gpt-1.7b", &m);
+    cm_gpu gpu;
+    char err[TS_ERRLEN];
+    CU_ASSERT_EQUAL_FATAL(cm_gpu_find("a100", "configs/gpus", &gpu, err, sizeof err), 0);
+    const char *stacks[2] = {"deepspeed-2021", "megatron-2021"};
+    double sum[2] = {0}, dense = 0, expert = 0;
+    int n[2] = {0};
+    for (int k = 0; k < 2; k++) {
+        wl_layout l;
+        wl_info info;
+        CU_ASSERT_EQUAL_FATAL(layout("tp=2,pp=2,dp=1,gbs=8,zero=1,recompute=full", &m, 2048, 0, &l, err), 0);
+        const wl_stack *st = wl_stack_find(stacks[k], err, sizeof err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(st);
+        wl_layout_apply_stack(&l, st);
+        wl_opts o = {2048, CM_BF16, &gpu, &net, 0, 0, st};
+        og_graph *g = NULL;
+        CU_ASSERT_EQUAL_FATAL(wl_build(&m, &l, &o, &g, &info, err, sizeof err), 0);
+        const og_rank *r = &g->ranks[0]; /* stage 0: transformer layers only */
+        for (int i = 0; i < r->nops; i++) {
+            const char *lb = og_label(g, &r->ops[i]);
+            if (r->ops[i].kind == OG_COMPUTE && lb && !strncmp(lb, "comp.wgrad.", 11)) n[k]++, sum[k] += r->ops[i].duration;
+        }
+        og_free(g);
+        wl_layer_params(&m, &l, 0, &dense, &expert);
+    }
+    /* four weight GEMMs a layer and micro-batch (qkv, proj, fc1, fc2), the same on both stacks */
+    CU_ASSERT(n[0] > 0 && n[0] == n[1] && n[0] % 4 == 0);
+    /* each wgrad op: one kernel more and 8 bytes more per weight element (18 against 10);
+     * the layer's weights are its dense parameters but for the biases and norms (< 0.2%) */
+    double want = n[0] * gpu.kernel_overhead + 8 * (n[0] / 4) * dense / gpu.hbm_eff;
+    CU_ASSERT(sum[0] > sum[1]);
+    CU_ASSERT(fabs((sum[0] - sum[1]) - want) / want < 0.01);
+}
+
 static void test_estimate(void);
 
 void suite_workload_graph(void)
@@ -995,6 +1039,7 @@ void suite_workload_graph(void)
                    "DeepSpeed pipeline engine", test_ds_pipe,
                    "DeepSpeed BF16_Optimizer and output restore", test_ds_bf16,
                    "DeepSpeed 2021's fallback all-reduce", test_ds_fallback,
+                   "DeepSpeed BF16_Optimizer's gradient accumulation", test_ds_bf16_accum,
                    "DeepSpeed 2021's whole pipeline gradients", test_ds_grad_whole, NULL);
 }
 

@@ -377,6 +377,23 @@ static void gemm_memo_sync(const cm_gpu *gpu)
 /* Gradient-accumulation fusion: the stack's, unless the layout turns it off (gaf=off). */
 static int gaf_on(const gen *G) { return G->st->grad_accum_fused && !G->l->no_gaf; }
 
+static int ds_bf16(const gen *G);
+
+/* How a weight gradient reaches the main gradient without that fusion, bytes per
+ * element and kernels. Autograd adds it into the 16-bit .grad (fp16 under
+ * DeepSpeed's ZeRO optimizer, Megatron-LM 2021) or a hook into the fp32 main
+ * gradient: read the gradient and the main gradient, write the main gradient, one
+ * kernel. DeepSpeed's BF16_Optimizer (ds_bf16) does it after each backward in
+ * update_hp_grads (deepspeed/runtime/bf16_optimizer.py: hp_grad.add_(lp.grad.to(
+ * hp_grad.dtype)), clear_lp_grads having set the bf16 .grad to None): the cast
+ * materialises an fp32 copy (read 2, write 4), then the add reads both fp32
+ * tensors and writes one (12): two kernels, 18 bytes where one fused add moves 10. */
+static double accum_bytes(const gen *G, int *nk)
+{
+    *nk = ds_bf16(G) ? 2 : 1;
+    return ds_bf16(G) ? G->dt + 4 * G->gb : G->dt + 2 * G->gb;
+}
+
 /* Seconds of an M x N x K GEMM (batch of them) as the stack runs it: FP8 GEMMs
  * (Transformer Engine) also cast their input operand, bf16 to fp8 plus the
  * transposed copy the weight gradient reads (4 bytes per element), one kernel. */
@@ -394,9 +411,12 @@ static double gemm_time_uncached(const gen *G, cm_dtype t, double batch, double 
      * (roofline_utils.py kernel 1), unless fused into the op that produced it */
     if (t == CM_FP8 && (flags & GF_CAST) && (flags & GF_AMAX)) d += cm_mem_time(gpu, batch * M * K * 2, 1);
     /* without gradient-accumulation fusion (the GEMM adding into the main
-     * gradient), autograd's gradient is added to it by a kernel of its own:
-     * read the gradient and the main gradient, write the main gradient */
-    if ((flags & GF_WGRAD) && !gaf_on(G)) d += cm_mem_time(gpu, batch * M * N * (G->dt + 2 * G->gb), 1);
+     * gradient), autograd's gradient is added to it by kernels of their own (accum_bytes) */
+    if ((flags & GF_WGRAD) && !gaf_on(G)) {
+        int nk;
+        double b = accum_bytes(G, &nk);
+        d += cm_mem_time(gpu, batch * M * N * b, nk);
+    }
     return d;
 }
 
@@ -405,7 +425,7 @@ static double gemm_time(const gen *G, double batch, double M, double N, double K
     cm_dtype t = G->o->dtype;
     if (t == CM_FP8 && (flags & GF_HIGH)) t = CM_BF16;
     if (t == CM_FP8 && G->st->fp8_torchao && !G->st->fused) flags |= GF_AMAX;
-    int fused = gaf_on(G);
+    int fused = gaf_on(G) ? 1 : ds_bf16(G) ? 2 : 0; /* the accumulation path (accum_bytes) */
     const double key[4] = {batch, M, N, K};
     uint64_t h = 1469598103934665603ull, bits;
     for (int i = 0; i < 4; i++) {
