@@ -441,6 +441,23 @@ static void gemm_memo_sync(const cm_gpu *gpu)
 /* Gradient-accumulation fusion: the stack's, unless the layout turns it off (gaf=off). */
 static int gaf_on(const gen *G) { return G->st->grad_accum_fused && !G->l->no_gaf; }
 
+static int ds_bf16(const gen *G);
+
+/* How a weight gradient reaches the main gradient without that fusion, bytes per
+ * element and kernels. Autograd adds it into the 16-bit .grad (fp16 under
+ * DeepSpeed's ZeRO optimizer, Megatron-LM 2021) or a hook into the fp32 main
+ * gradient: read the gradient and the main gradient, write the main gradient, one
+ * kernel. DeepSpeed's BF16_Optimizer (ds_bf16) does it after each backward in
+ * update_hp_grads (deepspeed/runtime/bf16_optimizer.py: hp_grad.add_(lp.grad.to(
+ * hp_grad.dtype)), clear_lp_grads having set the bf16 .grad to None): the cast
+ * materialises an fp32 copy (read 2, write 4), then the add reads both fp32
+ * tensors and writes one (12): two kernels, 18 bytes where one fused add moves 10. */
+static double accum_bytes(const gen *G, int *nk)
+{
+    *nk = ds_bf16(G) ? 2 : 1;
+    return ds_bf16(G) ? G->dt + 4 * G->gb : G->dt + 2 * G->gb;
+}
+
 /* Seconds of an M x N x K GEMM (batch of them) as the stack runs it: FP8 GEMMs
  * (Transformer Engine) also cast their input operand, bf16 to fp8 plus the
  * transposed copy the weight gradient reads (4 bytes per element), one kernel. */
@@ -458,9 +475,12 @@ static double gemm_time_uncached(const gen *G, cm_dtype t, double batch, double 
      * (roofline_utils.py kernel 1), unless fused into the op that produced it */
     if (t == CM_FP8 && (flags & GF_CAST) && (flags & GF_AMAX)) d += cm_mem_time(gpu, batch * M * K * 2, 1);
     /* without gradient-accumulation fusion (the GEMM adding into the main
-     * gradient), autograd's gradient is added to it by a kernel of its own:
-     * read the gradient and the main gradient, write the main gradient */
-    if ((flags & GF_WGRAD) && !gaf_on(G)) d += cm_mem_time(gpu, batch * M * N * (G->dt + 2 * G->gb), 1);
+     * gradient), autograd's gradient is added to it by kernels of their own (accum_bytes) */
+    if ((flags & GF_WGRAD) && !gaf_on(G)) {
+        int nk;
+        double b = accum_bytes(G, &nk);
+        d += cm_mem_time(gpu, batch * M * N * b, nk);
+    }
     return d;
 }
 
@@ -469,7 +489,7 @@ static double gemm_time(const gen *G, double batch, double M, double N, double K
     cm_dtype t = G->o->dtype;
     if (t == CM_FP8 && (flags & GF_HIGH)) t = CM_BF16;
     if (t == CM_FP8 && G->st->fp8_torchao && !G->st->fused) flags |= GF_AMAX;
-    int fused = gaf_on(G);
+    int fused = gaf_on(G) ? 1 : ds_bf16(G) ? 2 : 0; /* the accumulation path (accum_bytes) */
     const double key[4] = {batch, M, N, K};
     uint64_t h = 1469598103934665603ull, bits;
     for (int i = 0; i < 4; i++) {
@@ -1856,18 +1876,31 @@ static int ds_bf16(const gen *G)
     return G->st->ds_bf16_optim && ds_engine(G) && G->o->dtype == CM_BF16 && G->l->zero <= 1;
 }
 
-/* The collective of the gradient reduction: all-reduce (zero 0, DeepSpeed's
- * BF16_Optimizer) or reduce-scatter (ZeRO 1-3). */
-static og_coll grad_coll(const gen *G)
+/* The pipeline engine's ReduceGrads is DeepSpeed's buffered_allreduce_fallback:
+ * under BF16_Optimizer (ds_bf16), and in the 2021 engine (stack ds_ar_fallback,
+ * zero 0-1: samyam/DeepSpeed @f095c7da deepspeed/runtime/pipe/engine.py
+ * _exec_reduce_grads calls buffered_allreduce_fallback(elements_per_buffer=
+ * MEMORY_OPT_ALLREDUCE_SIZE) directly, so ZeRO-1's reduce_gradients never runs:
+ * every 16-bit gradient is all-reduced whole, then the ZeRO-1 step updates the
+ * shard and all-gathers the parameters). */
+static int ds_fallback(const gen *G)
 {
-    return G->l->zero == 0 || ds_bf16(G) ? OG_ALLREDUCE : OG_REDUCESCATTER;
+    return ds_bf16(G) || (G->st->ds_ar_fallback && ds_engine(G) && G->l->zero <= 1);
 }
 
-/* buffered_allreduce_fallback's copies around each all-reduce, per fp32
- * gradient element (engine.py allreduce_bucket / allreduce_no_retain): the
- * flatten into the bucket (read 4, write 4), the 1/dp scaling in place (read
- * 4, write 4) and the copy back into the gradients (read 4, write 4). */
-#define WL_DS_AR_COPY_BYTES 24.0
+/* The collective of the gradient reduction: all-reduce (zero 0, DeepSpeed's
+ * fallback) or reduce-scatter (ZeRO 1-3). */
+static og_coll grad_coll(const gen *G)
+{
+    return G->l->zero == 0 || ds_fallback(G) ? OG_ALLREDUCE : OG_REDUCESCATTER;
+}
+
+/* buffered_allreduce_fallback's passes around each all-reduce, per gradient
+ * element (engine.py allreduce_bucket / allreduce_and_copy): the flatten into
+ * the bucket (read, write), the 1/dp scaling in place (read, write) and the
+ * copy back into the gradients (read, write): six times the element's bytes
+ * (fp32 under BF16_Optimizer: 24; fp16 gradients in the 2021 engine: 12). */
+#define WL_DS_AR_COPY_PASSES 6.0
 
 /* PyTorch DDP (stack torch_ddp, overlap_grad=on, zero 0): the reducer copies
  * each gradient into its bucket, divided by the group size (at::mul_out, read
@@ -1891,9 +1924,14 @@ static void bucket_emit(gen *G, int dep)
     double elems = bucket_pad(l, G->bucket_acc);
     dsel all = {0, 1};
     int id;
-    if (ds_bf16(G) && !G->dry) {
-        /* the copies in series with the all-reduce: before it, on the compute stream */
-        og_op *cp = og_compute_fixed(G->g, G->r, WL_S_COMPUTE, cm_mem_time(G->o->gpu, elems * WL_DS_AR_COPY_BYTES, 3));
+    if (ds_fallback(G) && !G->dry) {
+        /* the copies in series with the all-reduce, before it. The engine runs ReduceGrads
+         * at the schedule's last step, after the SendGrad of the stage's last backward
+         * (ds_steps defers that send past this point): on the compute stream they would
+         * hold the send, and every upstream stage with it, so they go in the DP stream's
+         * queue, where they delay the all-reduce alone, as on the GPU. */
+        og_op *cp = og_compute_fixed(G->g, G->r, WL_S_DP,
+                                     cm_mem_time(G->o->gpu, elems * WL_DS_AR_COPY_PASSES * G->gb, 3));
         if (dep >= 0) og_add_dep(cp, dep);
         G->busy += cp->duration;
         set_label(G, cp, "comp.dp_flatten");
@@ -3723,7 +3761,7 @@ int wl_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, wl_est 
         double elems = bucket_pad(l, rp.dense / nb);
         og_coll c = grad_coll(&G);
         double one = dp_cost(&G, c, ndp, &all, elems * gbytes), whole_ = nb * one;
-        if (ds_bf16(&G)) one += cm_mem_time(o->gpu, elems * WL_DS_AR_COPY_BYTES, 3), whole_ = nb * one;
+        if (ds_fallback(&G)) one += cm_mem_time(o->gpu, elems * WL_DS_AR_COPY_PASSES * gbytes, 3), whole_ = nb * one;
         double window = (tb + tw) * (nb - 1) / nb;
         /* the last backward's kernels beside the buckets but the last (ov_slow) */
         int ch = coll_params_channels(elems * gbytes);

@@ -100,14 +100,14 @@ static const wl_stack stacks[] = {
      "Megatron-Core docs (distributed optimizer, --overlap-grad-reduce, --overlap-param-gather); "
      "Transformer Engine docs (FP8 delayed scaling) and its backend selection (FusedAttention preferred "
      "on sm90+, dot_product_attention/utils.py); FlashAttention-2/3 papers",
-     WL_ATTN_FLASH3, 1, WL_GEMM_CURRENT, 1, 1, 1, WL_CE_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, WL_OPT_DEFAULT, 0, 0, 0, 0, 0, 0, 0},
+     WL_ATTN_FLASH3, 1, WL_GEMM_CURRENT, 1, 1, 1, WL_CE_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, WL_OPT_DEFAULT, 0, 0, 0, 0, 0, 0, 0, 0},
     {"megatron-2021", "Megatron-LM April 2021 (SC'21 paper): unfused attention with the fused scaled-masked "
                       "softmax kernel, fused bias-GeLU and bias-dropout-add, cuBLAS 11 of 2021, fp16",
      "Narayanan et al. SC'21 (arXiv 2104.04473); Megatron-LM commit 50a4b5fa (2021-04-08) README; megatron/optimizer/"
      "optimizer.py (Float16OptimizerWithFloat16Params) and clip_grads.py; examples/sc21 (--DDP-impl torch: PyTorch's "
      "reducer.cpp copy_grad_to_bucket, finalize_backward)",
      WL_ATTN_UNFUSED, 1, WL_GEMM_2021, 0, 0, 0, WL_CE_2021, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0,
-     WL_OPT_MEGATRON_FP16, 1, 0, 0, 0, 0, 0, 1}, /* 2021's DDP all-reduced the gradient buffer after the backward */
+     WL_OPT_MEGATRON_FP16, 1, 0, 0, 0, 0, 0, 1, 0}, /* 2021's DDP all-reduced the gradient buffer after the backward */
     /* megatron-2021 and what Megatron-LM had turned on by default by spring 2022 (docs/compute.md,
      * "megatron-2022"): the column-parallel backward's all-reduce (reduce-scatter with sequence parallelism)
      * beside the weight-gradient GEMM, and the weight gradient accumulated by the GEMM itself */
@@ -117,28 +117,28 @@ static const wl_stack stacks[] = {
      "Korthikanti et al. 2022 (arXiv 2205.05198); Megatron-LM megatron/arguments.py of the --sequence-parallel era: "
      "--no-async-tensor-model-parallel-allreduce and --no-gradient-accumulation-fusion are store_false flags "
      "(default on); megatron/mpu/layers.py LinearWithGradAccumulationAndAsyncCommunication; megatron/optimizer/optimizer.py",
-     WL_ATTN_UNFUSED, 1, WL_GEMM_2021, 0, 1, 1, WL_CE_2021, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, WL_OPT_MEGATRON_FP16, 1, 0, 0, 0, 0, 0, 1},
+     WL_ATTN_UNFUSED, 1, WL_GEMM_2021, 0, 1, 1, WL_CE_2021, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, WL_OPT_MEGATRON_FP16, 1, 0, 0, 0, 0, 0, 1, 0},
     {"deepspeed-2021", "DeepSpeed ZeRO-3 of spring 2021 (v0.3.13-0.3.16) on Megatron-LM's 2021 model code: the "
                        "megatron-2021 kernels, per-weight gathers and reduce-scatters with host synchronisation",
      "Narayanan et al. SC'21 Table 2; microsoft/DeepSpeed deepspeed/runtime/zero/stage3.py and "
      "partition_parameters.py of v0.3.13-0.3.16; deepspeed/runtime/pipe/schedule.py (TrainSchedule), engine.py and "
      "p2p.py of v0.4-0.5 (docs/workload.md)",
-     WL_ATTN_UNFUSED, 1, WL_GEMM_2021, 0, 0, 0, WL_CE_2021, 1, 0, 1, WL_DS2021_EFF, 1, 0, 1, 0, 1, 1, WL_OPT_DEFAULT, 0, 0, 0, 0, 0, 0, 1}, /* overlap_comm: reduce-scatters on their own stream */
+     WL_ATTN_UNFUSED, 1, WL_GEMM_2021, 0, 0, 0, WL_CE_2021, 1, 0, 1, WL_DS2021_EFF, 1, 0, 1, 0, 1, 1, WL_OPT_DEFAULT, 0, 0, 0, 0, 0, 0, 1, 1}, /* overlap_comm: reduce-scatters on their own stream; 2021 pipeline engine: ReduceGrads by buffered_allreduce_fallback */
     {"deepspeed", "DeepSpeed ZeRO with PyTorch modules: FlashAttention-2 through PyTorch SDPA, unfused "
                   "elementwise kernels, overlapped communication",
      "DeepSpeed ZeRO docs (overlap_comm, stage3_prefetch_bucket_size); PyTorch SDPA docs",
-     WL_ATTN_FLASH2, 0, WL_GEMM_CURRENT, 1, 0, 0, WL_CE_TORCH, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, WL_OPT_DEFAULT, 0, 0, 0, 0, 0, 0, 1}, /* ZeRO-1/2 all-gather the updated parameters in step() */
+     WL_ATTN_FLASH2, 0, WL_GEMM_CURRENT, 1, 0, 0, WL_CE_TORCH, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, WL_OPT_DEFAULT, 0, 0, 0, 0, 0, 0, 1, 0}, /* ZeRO-1/2 all-gather the updated parameters in step() */
     {"megatron-deepspeed", "Megatron-DeepSpeed (2023-24, CUDA or ROCm): Megatron-LM's model code with its fused "
                            "kernels and FlashAttention-2 (--use-flash-attn), DeepSpeed ZeRO-1/2 and pipeline engine "
                            "with the template's defaults (overlap_comm off: gradients reduced after the backward)",
      "microsoft/Megatron-DeepSpeed examples_deepspeed/rebase (ds_config_gpt_TEMPLATE.json: zero_optimization names only "
      "the stage; --no-gradient-accumulation-fusion, --use-flash-attn in the LUMI script); DeepSpeed ZeRO docs "
      "(overlap_comm default false); deepspeed/runtime/pipe/schedule.py TrainSchedule and p2p.py (ds_pipe)",
-     WL_ATTN_FLASH2, 1, WL_GEMM_CURRENT, 0, 0, 0, WL_CE_2021, 0, 0, 0, 0, 0, 0, 1, 0, 1, 0, WL_OPT_DEFAULT, 0, 0, 0, 0, 0, 0, 1},
+     WL_ATTN_FLASH2, 1, WL_GEMM_CURRENT, 0, 0, 0, WL_CE_2021, 0, 0, 0, 0, 0, 0, 1, 0, 1, 0, WL_OPT_DEFAULT, 0, 0, 0, 0, 0, 0, 1, 0},
     {"fsdp2", "PyTorch FSDP2: FlashAttention-2 through SDPA, unfused elementwise kernels (no torch.compile), "
               "prefetched all-gathers",
      "torchtitan docs and benchmarks; PyTorch FSDP2 (fully_shard) docs",
-     WL_ATTN_FLASH2, 0, WL_GEMM_CURRENT, 1, 0, 0, WL_CE_TORCH, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, WL_OPT_TORCH, 0, 0, 1, 0, 0, 0, 1},
+     WL_ATTN_FLASH2, 0, WL_GEMM_CURRENT, 1, 0, 0, WL_CE_TORCH, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, WL_OPT_TORCH, 0, 0, 1, 0, 0, 0, 1, 0},
     /* fsdp2's kernels; FSDP1's flat gradient path instead of a main-gradient accumulation pass
      * (grad_accum_fused 1: the weight-gradient GEMMs write fresh gradients, nothing accumulates
      * at full size) */
@@ -153,14 +153,14 @@ static const wl_stack stacks[] = {
      "pre_unshard/_use_low_precision_shard and _FreeEventQueue; Composer trainer/dist_strategy.py (ddp_sync_context: "
      "no no_sync for FSDP; use_orig_params default True), optim/decoupled_weight_decay.py (DecoupledAdamW); llm-foundry "
      "yamls/pretrain (decoupled_adamw, gradient_clipping)",
-     WL_ATTN_FLASH2, 0, WL_GEMM_CURRENT, 1, 1, 0, WL_CE_TORCH, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, WL_OPT_COMPOSER, 0, 1, 1, 1, 0, 0, 1},
+     WL_ATTN_FLASH2, 0, WL_GEMM_CURRENT, 1, 1, 0, WL_CE_TORCH, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, WL_OPT_COMPOSER, 0, 1, 1, 1, 0, 0, 1, 0},
     {"torchtitan", "torchtitan's Llama on FSDP2 in eager PyTorch (no torch.compile): as fsdp2, and its RMSNorm "
                    "and rotary embedding run as separate fp32 ops, one kernel each",
      "torchtitan torchtitan/models/norms.py (RMSNorm: x.float(), pow, mean, rsqrt, mul, type_as, weight), "
      "torchtitan/models/llama/model.py (apply_rotary_emb via view_as_complex on xq.float(); repeat_kv; separate "
      "wq/wk/wv, w1/w3), torchtitan/distributed/utils.py (maybe_enable_amp), its A100 train "
      "configs (norm_type = \"rmsnorm\", not fused_rmsnorm; compile = false); PyTorch FSDP2 (fully_shard) docs",
-     WL_ATTN_FLASH2, 0, WL_GEMM_CURRENT, 1, 0, 0, WL_CE_TORCH, 1, 1, 0, 0, 0, WL_EAGER, 0, 1, 0, 0, WL_OPT_TORCH, 0, 0, 1, 0, 1, 1, 1},
+     WL_ATTN_FLASH2, 0, WL_GEMM_CURRENT, 1, 0, 0, WL_CE_TORCH, 1, 1, 0, 0, 0, WL_EAGER, 0, 1, 0, 0, WL_OPT_TORCH, 0, 0, 1, 0, 1, 1, 1, 0},
     /* torchtitan with training.compile = true: each TransformerBlock compiled with torch.compile (Inductor),
      * so the eager model code's ops are fused into Triton kernels: RMSNorm one kernel each way, SwiGLU one
      * pass, the residual add one pass, rotary embedding and repeat_kv folded into the kernels around them;
@@ -173,7 +173,7 @@ static const wl_stack stacks[] = {
      "fullgraph=True) per block, after AC, before FSDP); torchtitan docs/performance.md (H100: FSDP, FSDP + "
      "torch.compile, + Float8); torchao torchao/testing/float8/roofline_utils.py (tensorwise casts, fused amax); "
      "PyTorch Inductor (pointwise and reduction fusion, mm and SDPA as extern kernels)",
-     WL_ATTN_FLASH2, 1, WL_GEMM_CURRENT, 1, 0, 0, WL_CE_TORCH, 1, 1, 0, 0, 0, WL_COMPILED, 0, 1, 0, 0, WL_OPT_TORCH, 0, 0, 1, 0, 1, 1, 1},
+     WL_ATTN_FLASH2, 1, WL_GEMM_CURRENT, 1, 0, 0, WL_CE_TORCH, 1, 1, 0, 0, 0, WL_COMPILED, 0, 1, 0, 0, WL_OPT_TORCH, 0, 0, 1, 0, 1, 1, 1, 0},
     /* megatron-core but for the attention: the launcher's environment turns TE's cuDNN fused
      * attention off, so TE 1.x runs FlashAttention-2 (docs/compute.md, "nemo-24.07") */
     {"nemo-24.07", "NeMo Framework Launcher runs of 2024 (NeMo 1.0 containers such as 24.07: TE 1.8, Megatron-Core "
@@ -183,7 +183,7 @@ static const wl_stack stacks[] = {
      "FA until we've tested it more\"); NeMo 24.07 software component versions (TE 1.8.0.dev0, Megatron Core 0.8); "
      "Transformer Engine 1.x DotProductAttention backend selection (NVTE_FUSED_ATTN, NVTE_FLASH_ATTN); "
      "FlashAttention-3 paper (Shah et al. 2024) FA2 H100 figures",
-     WL_ATTN_FLASH2, 1, WL_GEMM_CURRENT, 1, 1, 1, WL_CE_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, WL_OPT_DEFAULT, 0, 0, 0, 0, 0, 0, 0},
+     WL_ATTN_FLASH2, 1, WL_GEMM_CURRENT, 1, 1, 1, WL_CE_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, WL_OPT_DEFAULT, 0, 0, 0, 0, 0, 0, 0, 0},
 };
 
 #define NSTACKS ((int)(sizeof stacks / sizeof *stacks))

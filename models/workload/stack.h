@@ -127,6 +127,12 @@ typedef struct wl_stack {
                                  * opt-in), so on a GPU whose GEMM kernels are persistent (gpu gemm.persistent) a
                                  * GEMM beside an NCCL kernel runs a second wave (docs/compute.md, "Persistent
                                  * GEMMs beside collectives"); 0: Transformer Engine's GEMMs (NVTE_EXT_MARGIN_SM) */
+    /* pipeline (c4, continued) */
+    int ds_ar_fallback;         /* DeepSpeed's pipeline engine of 2021 (v0.3-0.4): its ReduceGrads instruction all-
+                                 * reduces every gradient whole over DP through buffered_allreduce_fallback (flatten,
+                                 * scale, all-reduce, copy back) whatever the ZeRO stage (0 or 1), where later engines
+                                 * hand ZeRO-1 its reduce-scatter (allreduce_gradients -> reduce_gradients)
+                                 * (docs/workload.md, "DeepSpeed's pipeline engine") */
 } wl_stack;
 
 /* Multi-tensor kernels' achieved fraction of the GPU's streaming bandwidth
