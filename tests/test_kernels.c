@@ -1481,6 +1481,56 @@ static void test_cp_torch(void)
     og_free(gm);
 }
 
+/* FSDP2 under torchtitan's context parallelism shards and gathers the parameters over the flattened
+ * dp_shard x cp mesh (torchtitan parallelize_llama: apply_fsdp on world_mesh["dp_shard_cp"]), so Llama-3 8B
+ * on 8 GPUs at dp=1, cp=8 still all-gathers every layer's weights from 8 shards and reduce-scatters its
+ * gradients over 8 ranks, exactly as dp=8, cp=1 and dp=4, cp=2 do (same tokens per rank): the same number
+ * of ZeRO-3 collectives on rank 0, each on a group of 8 distinct ranks, with the same bytes. */
+static void test_cp_fsdp_group(void)
+{
+    char err[TS_ERRLEN];
+    wl_model m;
+    cm_gpu gpu;
+    an_net net;
+    CU_ASSERT_EQUAL_FATAL(h100_four_layers("llama3-8b", 32768, &m, &gpu, &net), 0);
+    const wl_stack *tt = wl_stack_find("torchtitan-compile", err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tt);
+    const int cps[3] = {1, 2, 8};
+    double bytes[3][2] = {{0}};
+    int count[3][2] = {{0}};
+    for (int c = 0; c < 3; c++) {
+        char lay[96];
+        int cp = cps[c], dp = 8 / cp;
+        snprintf(lay, sizeof lay, "tp=1,pp=1,dp=%d,cp=%d,mbs=1,gbs=%d,zero=3,recompute=full", dp, cp, dp);
+        wl_layout l;
+        og_graph *g = stack_graph(&m, lay, 4096 * cp, 8, &gpu, &net, tt, 0, &l);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+        const og_rank *rk = &g->ranks[0];
+        for (int i = 0; i < rk->nops; i++) {
+            const og_op *op = &rk->ops[i];
+            const char *lb = og_label(g, op);
+            int k = !lb ? -1 : !strncmp(lb, "dp.all_gather.", 14) ? 0 : !strncmp(lb, "dp.reduce_scatter.", 18) ? 1 : -1;
+            if (op->kind != OG_COLL || k < 0) continue;
+            const og_group *grp = NULL;
+            for (int j = 0; j < g->ngroups; j++)
+                if (g->groups[j].id == op->group) grp = &g->groups[j];
+            CU_ASSERT_PTR_NOT_NULL_FATAL(grp);
+            CU_ASSERT_EQUAL(grp->n, 8);
+            for (int a = 0; a < grp->n; a++)
+                for (int b = a + 1; b < grp->n; b++) CU_ASSERT(grp->ranks[a] != grp->ranks[b]);
+            bytes[c][k] += (double)op->bytes;
+            count[c][k]++;
+        }
+        og_free(g);
+    }
+    CU_ASSERT(count[0][0] >= m.layers && count[0][1] >= m.layers);
+    for (int c = 1; c < 3; c++)
+        for (int k = 0; k < 2; k++) {
+            CU_ASSERT_EQUAL(count[c][k], count[0][k]);
+            CU_ASSERT_DOUBLE_EQUAL(bytes[c][k], bytes[0][k], 1e-9 * bytes[0][k]);
+        }
+}
+
 /* FP8 as torchao runs it (torchtitan's float8 converter, stack fp8_torchao,
  * tensorwise): the linear layers' GEMMs speed up, attention, norms and
  * SwiGLU keep their bf16 time; each forward casts every weight (amax 2 bytes
@@ -1621,6 +1671,7 @@ void suite_kernels(void)
                    test_fp8_messages, "torchtitan's eager RMSNorm and rotary embedding", test_eager_ops,
                    "torch.compile: eager elementwise kernels fused, GEMMs and attention unchanged", test_compile,
                    "PyTorch's ring attention (cp_torch): all-gathered expanded k/v, fp32 dk/dv, balanced", test_cp_torch,
+                   "torchtitan's FSDP over dp_shard x cp: dp=1, cp=8 gathers over 8 ranks", test_cp_fsdp_group,
                    "torchao float8: GEMMs faster, the rest bf16, weight casts, float8 all-gather", test_fp8_torchao,
                    "torchtitan's selective op checkpointing (recompute=op)", test_recompute_op,
                    "async_tp: the forward's TP collectives pipelined, the backward's not", test_async_tp,
