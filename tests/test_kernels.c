@@ -1477,6 +1477,26 @@ static void test_cp_torch(void)
     for (int r = 1; r < cp; r++) CU_ASSERT(t[r] > t[r - 1]);
     CU_ASSERT(t[0] > 0 && t[cp - 1] < 1.15 * t[0]);
     CU_ASSERT(t[0] > tm);
+    /* the all-gather's NCCL kernel holds its channels' SMs beside the steps it overlaps: without that
+     * SM share the same steps are faster, by at most the channels' share of the all-gather's seconds */
+    coll_params saved = *coll_params_get(), nccl;
+    coll_params_preset(&nccl, COLL_LIB_NCCL);
+    coll_params_set(&nccl);
+    double ts[2];
+    for (int on = 0; on < 2; on++) {
+        /* the forward's steps, with no data-parallel collective in flight beside them (no ZeRO-3
+         * gathers; DDP reduces in the backward) */
+        wl_sm_share(on);
+        og_graph *gs = stack_graph(&m, "tp=1,pp=1,dp=1,cp=4,mbs=1,gbs=1,zero=0,recompute=none", 32768, cp, &gpu,
+                                   &net, tt, 0, &l);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(gs);
+        ts[on] = rank_ops(gs, 0, OG_COMPUTE, "comp.attn.l", 0, &n);
+        CU_ASSERT_EQUAL(n, cp * L);
+        og_free(gs);
+    }
+    wl_sm_share(1);
+    coll_params_set(&saved);
+    CU_ASSERT(ts[1] > ts[0] && ts[1] - ts[0] < 0.05 * ts[0]);
     og_free(g);
     og_free(gm);
 }

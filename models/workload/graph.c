@@ -963,6 +963,18 @@ static double cp_torch_elem(int c, int i, int cp, int bwd, int *k)
     return cat + kv + q + 16;
 }
 
+/* Seconds the kernels of c seconds gain beside the k/v all-gather of t
+ * seconds and bytes: the NCCL kernel holds its channels' SMs while it runs
+ * (docs/compute.md, "SMs held by overlapped data-parallel collectives"; the
+ * estimate's closed form of ov_slow for this one collective). */
+static double cp_ag_extra(const gen *G, double c, double t, double bytes)
+{
+    int sms = G->o->gpu->sms, ch = coll_params_channels(bytes);
+    if (!sm_share_on || t <= 0 || c <= 0 || sms <= 0 || ch <= 0 || ch >= sms) return 0;
+    double f = (double)(sms - ch) / sms, o = t < c / f ? t : c / f;
+    return o * (1 - f);
+}
+
 /* Seconds of ring step i's SDPA call on rank c (sq queries of the rank). */
 static double cp_torch_step(const gen *G, int c, int i, double heads, double sq, double hd, int bwd)
 {
@@ -992,6 +1004,7 @@ static void attention_cp_torch(gen *G, int layer, int mb, const char *what, doub
                 int k = 0;
                 double e = cp_torch_elem(c, i, cp, bwd, &k) * E, s = cp_torch_step(G, c, i, heads, sq, hd, bwd);
                 t += s + cm_mem_time(gpu, e, k);
+                if (i == 0) t += cp_ag_extra(G, s, t_ag, cp * kv); /* its SMs beside step 0 */
                 if (i == 0 && t_ag > s) t += t_ag - s; /* steps 1.. wait for the all-gather */
                 if (bwd && i > 0 && t_x > s) t += t_x - s; /* the previous step's dk/dv */
             }
@@ -1005,6 +1018,7 @@ static void attention_cp_torch(gen *G, int layer, int mb, const char *what, doub
     int c = G->ci, next = built(G, G->ti, (c + 1) % cp, G->di, G->pi), prev = built(G, G->ti, (c + cp - 1) % cp, G->di, G->pi);
     timed(G, "cp_pack", layer, mb, 0, cm_mem_time(gpu, pre, pre_k));
     int ag = coll(G, WL_S_CP_RECV, "cp", OG_ALLGATHER, G->cpg, cp, cp * kv, 0, intra, NULL, last0(G), "kv", layer, mb);
+    if (ag >= 0) ov_issue(G, t_ag, cp * kv); /* its channels' SMs, beside the steps it overlaps */
     int recv = -1;
     for (int i = 0; i < cp; i++) {
         int k = 0;
@@ -1014,7 +1028,7 @@ static void attention_cp_torch(gen *G, int layer, int mb, const char *what, doub
         } else {
             /* the SDPA call waits for the gathered k/v; the merge of the backward for the
              * previous step's dk/dv */
-            og_op *o = og_compute_fixed(G->g, G->r, WL_S_COMPUTE, bwd ? s : s + e);
+            og_op *o = og_compute_fixed(G->g, G->r, WL_S_COMPUTE, ov_slow(G, bwd ? s : s + e));
             if (i == 1 && ag >= 0) og_add_dep(o, ag);
             G->flops += flops / cp, G->busy += o->duration;
             set_label(G, o, "comp.%s.l%d.mb%d", what, layer, mb);
