@@ -997,7 +997,9 @@ static void attention_cp_torch(gen *G, int layer, int mb, const char *what, doub
                                intra ? net->intra_lat : net->inter_lat);
     double t_x = (intra ? net->intra_lat : net->inter_lat) + dkv / (intra ? net->intra_bw : net->inter_bw);
     if (G->dry) {
-        double sum = 0;
+        /* the slowest rank's: the ranks meet at every layer's FSDP collectives and, in the
+         * backward, at every step's dk/dv permute (docs/workload.md) */
+        double slowest = 0;
         for (int c = 0; c < cp; c++) {
             double t = cm_mem_time(gpu, pre, pre_k) + cm_mem_time(gpu, post, post_k);
             for (int i = 0; i < cp; i++) {
@@ -1009,10 +1011,10 @@ static void attention_cp_torch(gen *G, int layer, int mb, const char *what, doub
                 if (bwd && i > 0 && t_x > s) t += t_x - s; /* the previous step's dk/dv */
             }
             if (bwd) t += t_x; /* the last permute, awaited */
-            sum += t;
+            if (t > slowest) slowest = t;
         }
         G->flops += flops;
-        G->acc += sum / cp;
+        G->acc += slowest;
         return;
     }
     int c = G->ci, next = built(G, G->ti, (c + 1) % cp, G->di, G->pi), prev = built(G, G->ti, (c + cp - 1) % cp, G->di, G->pi);
