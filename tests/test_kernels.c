@@ -1551,6 +1551,47 @@ static void test_cp_fsdp_group(void)
         }
 }
 
+/* The ring's buffers in the memory estimate (cp_torch): at fixed tokens per rank, the backward's
+ * gathered k/v grow by one 16-bit k/v block (4 E bytes, E = tokens x hidden / tp) per CP rank on top of
+ * the step's fixed fp32 accumulators and buffers; nothing at cp = 1 or without cp_torch. On Llama-3 8B
+ * (one stage, 128K vocabulary) the fp32 loss at the last layer outweighs a layer's backward with its
+ * ring, so the peak stays the same from cp 1 to 8, as torchtitan's Table 2 reports (83.9-84.5 GiB). */
+static void test_cp_torch_memory(void)
+{
+    char err[TS_ERRLEN];
+    wl_model m;
+    CU_ASSERT_EQUAL_FATAL(wl_model_find("llama3-8b", "configs/models", &m, err, sizeof err), 0);
+    const wl_stack *tt = wl_stack_find("torchtitan-compile", err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tt);
+    const int tok = 32768, cps[3] = {1, 4, 8};
+    double ring[3], peak[3], E = (double)tok * m.hidden;
+    for (int c = 0; c < 3; c++) {
+        char lay[96];
+        int cp = cps[c], dp = 8 / cp;
+        snprintf(lay, sizeof lay, "tp=1,pp=1,dp=%d,cp=%d,mbs=1,gbs=%d,zero=3,recompute=full", dp, cp, dp);
+        wl_model mm = m;
+        wl_model_fit_seq(&mm, tok * cp);
+        wl_layout l;
+        CU_ASSERT_EQUAL_FATAL(wl_layout_parse(lay, &l, err, sizeof err), 0);
+        wl_layout_apply_stack(&l, tt);
+        CU_ASSERT(l.cp_torch);
+        mem_breakdown on, off;
+        mem_estimate(&mm, &l, tok * cp, CM_FP8, 96.0 * 1073741824.0, &on);
+        peak[c] = on.total;
+        /* without torchtitan's other transients (the loss), the ring's bytes alone */
+        l.tt_mem = 0;
+        mem_estimate(&mm, &l, tok * cp, CM_FP8, 96.0 * 1073741824.0, &on);
+        l.cp_torch = 0;
+        mem_estimate(&mm, &l, tok * cp, CM_FP8, 96.0 * 1073741824.0, &off);
+        ring[c] = on.total - off.total;
+    }
+    CU_ASSERT_DOUBLE_EQUAL(ring[0], 0, 1);
+    CU_ASSERT(ring[1] > 4 * 4 * E);
+    CU_ASSERT_DOUBLE_EQUAL(ring[2] - ring[1], 4 * 4 * E, 1e-6 * E);
+    CU_ASSERT_DOUBLE_EQUAL(peak[1], peak[0], 1e-9 * peak[0]);
+    CU_ASSERT_DOUBLE_EQUAL(peak[2], peak[0], 1e-9 * peak[0]);
+}
+
 /* FP8 as torchao runs it (torchtitan's float8 converter, stack fp8_torchao,
  * tensorwise): the linear layers' GEMMs speed up, attention, norms and
  * SwiGLU keep their bf16 time; each forward casts every weight (amax 2 bytes
@@ -1692,6 +1733,7 @@ void suite_kernels(void)
                    "torch.compile: eager elementwise kernels fused, GEMMs and attention unchanged", test_compile,
                    "PyTorch's ring attention (cp_torch): all-gathered expanded k/v, fp32 dk/dv, balanced", test_cp_torch,
                    "torchtitan's FSDP over dp_shard x cp: dp=1, cp=8 gathers over 8 ranks", test_cp_fsdp_group,
+                   "ring attention's buffers in the memory estimate (cp_torch)", test_cp_torch_memory,
                    "torchao float8: GEMMs faster, the rest bf16, weight casts, float8 all-gather", test_fp8_torchao,
                    "torchtitan's selective op checkpointing (recompute=op)", test_recompute_op,
                    "async_tp: the forward's TP collectives pipelined, the backward's not", test_async_tp,
