@@ -1479,8 +1479,119 @@ static void test_cp_torch(void)
     for (int r = 1; r < cp; r++) CU_ASSERT(t[r] > t[r - 1]);
     CU_ASSERT(t[0] > 0 && t[cp - 1] < 1.15 * t[0]);
     CU_ASSERT(t[0] > tm);
+    /* the all-gather's NCCL kernel holds its channels' SMs beside the steps it overlaps: without that
+     * SM share the same steps are faster, by at most the channels' share of the all-gather's seconds */
+    coll_params saved = *coll_params_get(), nccl;
+    coll_params_preset(&nccl, COLL_LIB_NCCL);
+    coll_params_set(&nccl);
+    double ts[2];
+    for (int on = 0; on < 2; on++) {
+        /* the forward's steps, with no data-parallel collective in flight beside them (no ZeRO-3
+         * gathers; DDP reduces in the backward) */
+        wl_sm_share(on);
+        og_graph *gs = stack_graph(&m, "tp=1,pp=1,dp=1,cp=4,mbs=1,gbs=1,zero=0,recompute=none", 32768, cp, &gpu,
+                                   &net, tt, 0, &l);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(gs);
+        ts[on] = rank_ops(gs, 0, OG_COMPUTE, "comp.attn.l", 0, &n);
+        CU_ASSERT_EQUAL(n, cp * L);
+        og_free(gs);
+    }
+    wl_sm_share(1);
+    coll_params_set(&saved);
+    CU_ASSERT(ts[1] > ts[0] && ts[1] - ts[0] < 0.05 * ts[0]);
     og_free(g);
     og_free(gm);
+}
+
+/* FSDP2 under torchtitan's context parallelism shards and gathers the parameters over the flattened
+ * dp_shard x cp mesh (torchtitan parallelize_llama: apply_fsdp on world_mesh["dp_shard_cp"]), so Llama-3 8B
+ * on 8 GPUs at dp=1, cp=8 still all-gathers every layer's weights from 8 shards and reduce-scatters its
+ * gradients over 8 ranks, exactly as dp=8, cp=1 and dp=4, cp=2 do (same tokens per rank): the same number
+ * of ZeRO-3 collectives on rank 0, each on a group of 8 distinct ranks, with the same bytes. */
+static void test_cp_fsdp_group(void)
+{
+    char err[TS_ERRLEN];
+    wl_model m;
+    cm_gpu gpu;
+    an_net net;
+    CU_ASSERT_EQUAL_FATAL(h100_four_layers("llama3-8b", 32768, &m, &gpu, &net), 0);
+    const wl_stack *tt = wl_stack_find("torchtitan-compile", err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tt);
+    const int cps[3] = {1, 2, 8};
+    double bytes[3][2] = {{0}};
+    int count[3][2] = {{0}};
+    for (int c = 0; c < 3; c++) {
+        char lay[96];
+        int cp = cps[c], dp = 8 / cp;
+        snprintf(lay, sizeof lay, "tp=1,pp=1,dp=%d,cp=%d,mbs=1,gbs=%d,zero=3,recompute=full", dp, cp, dp);
+        wl_layout l;
+        og_graph *g = stack_graph(&m, lay, 4096 * cp, 8, &gpu, &net, tt, 0, &l);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+        const og_rank *rk = &g->ranks[0];
+        for (int i = 0; i < rk->nops; i++) {
+            const og_op *op = &rk->ops[i];
+            const char *lb = og_label(g, op);
+            int k = !lb ? -1 : !strncmp(lb, "dp.all_gather.", 14) ? 0 : !strncmp(lb, "dp.reduce_scatter.", 18) ? 1 : -1;
+            if (op->kind != OG_COLL || k < 0) continue;
+            const og_group *grp = NULL;
+            for (int j = 0; j < g->ngroups; j++)
+                if (g->groups[j].id == op->group) grp = &g->groups[j];
+            CU_ASSERT_PTR_NOT_NULL_FATAL(grp);
+            CU_ASSERT_EQUAL(grp->n, 8);
+            for (int a = 0; a < grp->n; a++)
+                for (int b = a + 1; b < grp->n; b++) CU_ASSERT(grp->ranks[a] != grp->ranks[b]);
+            bytes[c][k] += (double)op->bytes;
+            count[c][k]++;
+        }
+        og_free(g);
+    }
+    CU_ASSERT(count[0][0] >= m.layers && count[0][1] >= m.layers);
+    for (int c = 1; c < 3; c++)
+        for (int k = 0; k < 2; k++) {
+            CU_ASSERT_EQUAL(count[c][k], count[0][k]);
+            CU_ASSERT_DOUBLE_EQUAL(bytes[c][k], bytes[0][k], 1e-9 * bytes[0][k]);
+        }
+}
+
+/* The ring's buffers in the memory estimate (cp_torch): at fixed tokens per rank, the backward's
+ * gathered k/v grow by one 16-bit k/v block (4 E bytes, E = tokens x hidden / tp) per CP rank on top of
+ * the step's fixed fp32 accumulators and buffers; nothing at cp = 1 or without cp_torch. On Llama-3 8B
+ * (one stage, 128K vocabulary) the fp32 loss at the last layer outweighs a layer's backward with its
+ * ring, so the peak stays the same from cp 1 to 8, as torchtitan's Table 2 reports (83.9-84.5 GiB). */
+static void test_cp_torch_memory(void)
+{
+    char err[TS_ERRLEN];
+    wl_model m;
+    CU_ASSERT_EQUAL_FATAL(wl_model_find("llama3-8b", "configs/models", &m, err, sizeof err), 0);
+    const wl_stack *tt = wl_stack_find("torchtitan-compile", err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tt);
+    const int tok = 32768, cps[3] = {1, 4, 8};
+    double ring[3], peak[3], E = (double)tok * m.hidden;
+    for (int c = 0; c < 3; c++) {
+        char lay[96];
+        int cp = cps[c], dp = 8 / cp;
+        snprintf(lay, sizeof lay, "tp=1,pp=1,dp=%d,cp=%d,mbs=1,gbs=%d,zero=3,recompute=full", dp, cp, dp);
+        wl_model mm = m;
+        wl_model_fit_seq(&mm, tok * cp);
+        wl_layout l;
+        CU_ASSERT_EQUAL_FATAL(wl_layout_parse(lay, &l, err, sizeof err), 0);
+        wl_layout_apply_stack(&l, tt);
+        CU_ASSERT(l.cp_torch);
+        mem_breakdown on, off;
+        mem_estimate(&mm, &l, tok * cp, CM_FP8, 96.0 * 1073741824.0, &on);
+        peak[c] = on.total;
+        /* without torchtitan's other transients (the loss), the ring's bytes alone */
+        l.tt_mem = 0;
+        mem_estimate(&mm, &l, tok * cp, CM_FP8, 96.0 * 1073741824.0, &on);
+        l.cp_torch = 0;
+        mem_estimate(&mm, &l, tok * cp, CM_FP8, 96.0 * 1073741824.0, &off);
+        ring[c] = on.total - off.total;
+    }
+    CU_ASSERT_DOUBLE_EQUAL(ring[0], 0, 1);
+    CU_ASSERT(ring[1] > 4 * 4 * E);
+    CU_ASSERT_DOUBLE_EQUAL(ring[2] - ring[1], 4 * 4 * E, 1e-6 * E);
+    CU_ASSERT_DOUBLE_EQUAL(peak[1], peak[0], 1e-9 * peak[0]);
+    CU_ASSERT_DOUBLE_EQUAL(peak[2], peak[0], 1e-9 * peak[0]);
 }
 
 /* FP8 as torchao runs it (torchtitan's float8 converter, stack fp8_torchao,
@@ -1623,6 +1734,8 @@ void suite_kernels(void)
                    test_fp8_messages, "torchtitan's eager RMSNorm and rotary embedding", test_eager_ops,
                    "torch.compile: eager elementwise kernels fused, GEMMs and attention unchanged", test_compile,
                    "PyTorch's ring attention (cp_torch): all-gathered expanded k/v, fp32 dk/dv, balanced", test_cp_torch,
+                   "torchtitan's FSDP over dp_shard x cp: dp=1, cp=8 gathers over 8 ranks", test_cp_fsdp_group,
+                   "ring attention's buffers in the memory estimate (cp_torch)", test_cp_torch_memory,
                    "torchao float8: GEMMs faster, the rest bf16, weight casts, float8 all-gather", test_fp8_torchao,
                    "torchtitan's selective op checkpointing (recompute=op)", test_recompute_op,
                    "async_tp: the forward's TP collectives pipelined, the backward's not", test_async_tp,

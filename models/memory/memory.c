@@ -81,6 +81,20 @@ double mem_layer_activations(const wl_model *m, const wl_layout *l, int seq, int
  *   8sbV more (V / t with loss_parallel, the logits sharded over the vocabulary);
  * - a recomputed layer (recompute full or op): its backward runs on the activations the recomputation
  *   rebuilt, those of a layer stored without recompute, the saved subset they replace counted already. */
+/* PyTorch's ring attention (stack cp_torch, cp > 1; docs/workload.md, "PyTorch context parallelism"):
+ * the buffers alive while a layer's attention backward runs, in units of the rank's q-sized block
+ * (E = b s/cp h/t elements: k and v are expanded to every query head), bytes per element: the
+ * backward's k/v all-gather, cp blocks of 16-bit k and v (4 cp); the local k and v made contiguous
+ * (4) and one step's concatenation of them (4); the fp32 dq, dk, dv accumulators (12); the received
+ * fp32 dk/dv and the concatenated one being sent (16); the step's FlashAttention-2 outputs, 16-bit dq,
+ * dk, dv (6), and its fp32 dq accumulator (4). The forward's peak ((4 cp + 24) E) is below it. */
+static double cp_ring_bytes(const wl_model *m, const wl_layout *l, int seq)
+{
+    if (!l->cp_torch || l->cp <= 1 || l->axonn) return 0;
+    double E = (double)l->mbs * ((double)seq / l->cp) * m->hidden / l->tp;
+    return (4.0 * l->cp + 46) * E;
+}
+
 static double tt_transient(const wl_model *m, const wl_layout *l, int seq, cm_dtype t, int last)
 {
     double loss = 0, layer = 0;
@@ -103,6 +117,7 @@ static double tt_transient(const wl_model *m, const wl_layout *l, int seq, cm_dt
             layer += 2 * sbh * (t == CM_FP8 ? 1 : 2) * (1 - 1.0 / l->tp);
         }
     }
+    layer += cp_ring_bytes(m, l, seq); /* beside the recomputed layer, not beside the loss */
     return loss > layer ? loss : layer;
 }
 
@@ -199,6 +214,7 @@ static void stage_memory(const wl_model *m, const wl_layout *l, int seq, cm_dtyp
     if (stage == 0) act += s * b * h / div * inflight;
     if (stage == pp - 1) act += 4 * s * b * h / div + 4 * s * b * wl_padded_vocab(m, l) / tt;
     if (l->tt_mem) act += tt_transient(m, l, seq, t, stage == pp - 1);
+    else act += cp_ring_bytes(m, l, seq);
     o->activations = act;
     if (ds_step > act) o->optim += ds_step - act;
     o->stage = stage;

@@ -1022,25 +1022,42 @@ static double attn_block_time(const gen *G, double heads, double sq, double sk, 
  * Bytes per element of the rank's q-sized block (tok x hidden / tp), reads
  * plus writes:
  * - forward: k and v made contiguous and concatenated (4 + 4 each: 16);
- *   step 0: the output and lse cast to fp32 (2+4: 6); a full merge (cast 6,
+ *   the loop concatenates the step's k and v again before every step but the
+ *   last, though the all-gather rotater sends only the first (8 at each step
+ *   0 < i < cp - 1); step 0: the output and lse cast to fp32 (2+4: 6); a full merge (cast 6,
  *   out - block 12, times sigmoid(lse diff) 8, subtract 12: 38); a partial
  *   one on half the rows (19) plus _partial_update's cat of the whole fp32
  *   output (8): 27; the result cast back (4+2: 6);
  * - backward: fp32 zeros for dq, dk, dv (12), the k/v pack (16); per step
  *   dk and dv added in fp32 (read 4 + 2, write 4: 10 each) or on half the
  *   rows with a cat of the whole (5 + 8 each) where i <= c (i > 0), dq the
- *   same the other way round, the dk/dv send buffer concatenated (8 each);
- *   the casts back to 16 bits (3 x 6). */
+ *   same the other way round, the dk/dv send buffer concatenated (8 each),
+ *   the k/v concatenated as in the forward (8 at 0 < i < cp - 1); the casts
+ *   back to 16 bits (3 x 6). */
 #define CP_T_PACK 16.0
-static double cp_torch_elem(int c, int i, int bwd, int *k)
+#define CP_T_KVCAT 8.0
+static double cp_torch_elem(int c, int i, int cp, int bwd, int *k)
 {
+    double cat = i > 0 && i < cp - 1 ? (*k += 1, CP_T_KVCAT) : 0;
     if (!bwd) {
         if (i == 0) return *k += 2, 6;
-        return i <= c ? (*k += 9, 38) : (*k += 11, 27);
+        return cat + (i <= c ? (*k += 9, 38) : (*k += 11, 27));
     }
     double kv = i > 0 && i <= c ? 2 * (5 + 8) : 2 * 10, q = i > c ? 5 + 8 : 10;
     *k += i > 0 && i <= c ? 8 : i > c ? 7 : 5;
-    return kv + q + 16;
+    return cat + kv + q + 16;
+}
+
+/* Seconds the kernels of c seconds gain beside the k/v all-gather of t
+ * seconds and bytes: the NCCL kernel holds its channels' SMs while it runs
+ * (docs/compute.md, "SMs held by overlapped data-parallel collectives"; the
+ * estimate's closed form of ov_slow for this one collective). */
+static double cp_ag_extra(const gen *G, double c, double t, double bytes)
+{
+    int sms = G->o->gpu->sms, ch = coll_params_channels(bytes);
+    if (!sm_share_on || t <= 0 || c <= 0 || sms <= 0 || ch <= 0 || ch >= sms) return 0;
+    double f = (double)(sms - ch) / sms, o = t < c / f ? t : c / f;
+    return o * (1 - f);
 }
 
 /* Seconds of ring step i's SDPA call on rank c (sq queries of the rank). */
@@ -1065,36 +1082,40 @@ static void attention_cp_torch(gen *G, int layer, int mb, const char *what, doub
                                intra ? net->intra_lat : net->inter_lat);
     double t_x = (intra ? net->intra_lat : net->inter_lat) + dkv / (intra ? net->intra_bw : net->inter_bw);
     if (G->dry) {
-        double sum = 0;
+        /* the slowest rank's: the ranks meet at every layer's FSDP collectives and, in the
+         * backward, at every step's dk/dv permute (docs/workload.md) */
+        double slowest = 0;
         for (int c = 0; c < cp; c++) {
             double t = cm_mem_time(gpu, pre, pre_k) + cm_mem_time(gpu, post, post_k);
             for (int i = 0; i < cp; i++) {
                 int k = 0;
-                double e = cp_torch_elem(c, i, bwd, &k) * E, s = cp_torch_step(G, c, i, heads, sq, hd, bwd);
+                double e = cp_torch_elem(c, i, cp, bwd, &k) * E, s = cp_torch_step(G, c, i, heads, sq, hd, bwd);
                 t += s + cm_mem_time(gpu, e, k);
+                if (i == 0) t += cp_ag_extra(G, s, t_ag, cp * kv); /* its SMs beside step 0 */
                 if (i == 0 && t_ag > s) t += t_ag - s; /* steps 1.. wait for the all-gather */
                 if (bwd && i > 0 && t_x > s) t += t_x - s; /* the previous step's dk/dv */
             }
             if (bwd) t += t_x; /* the last permute, awaited */
-            sum += t;
+            if (t > slowest) slowest = t;
         }
         G->flops += flops;
-        G->acc += sum / cp;
+        G->acc += slowest;
         return;
     }
     int c = G->ci, next = built(G, G->ti, (c + 1) % cp, G->di, G->pi), prev = built(G, G->ti, (c + cp - 1) % cp, G->di, G->pi);
     timed(G, "cp_pack", layer, mb, 0, cm_mem_time(gpu, pre, pre_k));
     int ag = coll(G, WL_S_CP_RECV, "cp", OG_ALLGATHER, G->cpg, cp, cp * kv, 0, intra, NULL, last0(G), "kv", layer, mb);
+    if (ag >= 0) ov_issue(G, t_ag, cp * kv); /* its channels' SMs, beside the steps it overlaps */
     int recv = -1;
     for (int i = 0; i < cp; i++) {
         int k = 0;
-        double e = cm_mem_time(gpu, cp_torch_elem(c, i, bwd, &k) * E, k), s = cp_torch_step(G, c, i, heads, sq, hd, bwd);
+        double e = cm_mem_time(gpu, cp_torch_elem(c, i, cp, bwd, &k) * E, k), s = cp_torch_step(G, c, i, heads, sq, hd, bwd);
         if (i == 0) {
             timed(G, what, layer, mb, flops / cp, s + e);
         } else {
             /* the SDPA call waits for the gathered k/v; the merge of the backward for the
              * previous step's dk/dv */
-            og_op *o = og_compute_fixed(G->g, G->r, WL_S_COMPUTE, bwd ? s : s + e);
+            og_op *o = og_compute_fixed(G->g, G->r, WL_S_COMPUTE, ov_slow(G, bwd ? s : s + e));
             if (i == 1 && ag >= 0) og_add_dep(o, ag);
             G->flops += flops / cp, G->busy += o->duration;
             set_label(G, o, "comp.%s.l%d.mb%d", what, layer, mb);

@@ -585,6 +585,7 @@ void wl_layout_apply_stack(wl_layout *l, const wl_stack *s)
     l->ds_optim = s->ds_zero_optim;
     l->ds_bf16 = s->ds_bf16_optim && s->ds_pipe;
     l->tt_mem = s->eager_ops != 0;
+    l->cp_torch = s->cp_torch;
 }
 
 int wl_padded_vocab(const wl_model *m, const wl_layout *l)

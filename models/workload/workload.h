@@ -92,6 +92,8 @@ typedef struct wl_layout {
     int ds_optim;                   /* zero=1,2 under DeepSpeed's ZeRO optimizer (the stack's ds_zero_optim) */
     int ds_bf16;                    /* bf16 under DeepSpeed's pipeline engine is its BF16_Optimizer (the stack's
                                      * ds_bf16_optim; applies with pp > 1, 1F1B, zero 0-1) */
+    int cp_torch;                   /* the stack's cp_torch: PyTorch's ring attention, whose buffers the memory
+                                     * model counts at cp > 1 (docs/workload.md, "Memory") */
     int tt_mem;                     /* torchtitan's memory (the stack's eager_ops: torchtitan's Llama, eager or
                                      * compiled): FSDP2's fp32 shard (16 B) and gathered root, the eager fp32 loss
                                      * (loss_parallel's with tp), the recomputed layer's working set, FSDP2's
