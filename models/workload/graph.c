@@ -1115,7 +1115,7 @@ static void attention_cp_torch(gen *G, int layer, int mb, const char *what, doub
         } else {
             /* the SDPA call waits for the gathered k/v; the merge of the backward for the
              * previous step's dk/dv */
-            og_op *o = og_compute_fixed(G->g, G->r, WL_S_COMPUTE, ov_slow(G, bwd ? s : s + e));
+            og_op *o = og_compute_fixed(G->g, G->r, WL_S_COMPUTE, ov_slow(G, bwd ? s : s + e, 0));
             if (i == 1 && ag >= 0) og_add_dep(o, ag);
             G->flops += flops / cp, G->busy += o->duration;
             set_label(G, o, "comp.%s.l%d.mb%d", what, layer, mb);
