@@ -1088,7 +1088,7 @@ static void test_p2p_rounds(void)
         CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p, OG_ALLTOALL, n, 0, (int64_t)n * n * 64, NULL, a, t, err, sizeof err), 0);
         p.proto = COLL_SIMPLE;
         coll_tier tier = nodes[i] > 1 ? COLL_TIER_NIC : COLL_TIER_NVLINK;
-        /* the preset names no GPU: no proxy-post floor (test_p2p_post_floor) */
+        /* the preset names no GPU: no proxy chain (test_p2p_proxy) */
         CU_ASSERT_DOUBLE_EQUAL(coll_call_latency_with(&p, &q),
                                q.base_lat[COLL_FAM_P2P][COLL_SIMPLE] + waves[i] * q.hop_lat[tier][COLL_FAM_P2P][COLL_SIMPLE],
                                1e-12);
