@@ -148,6 +148,18 @@ typedef struct coll_params {
      * message costs msg / eager_bw more (copied out of the receiver's
      * overflow buffers; 0: free). */
     double rdzv_bytes, rdzv_lat, eager_bw;
+    /* The proxy's work per network message of a grouped send/recv (the
+     * all-to-all across nodes), beyond NCCL's post overhead, serial on each
+     * GPU's one proxy thread. flush: s per received message where NCCL
+     * flushes a GPUDirect receive (GPUs before Hopper: graph/paths.cc
+     * ncclTopoNeedFlush; transport/net.cc recvProxyProgress flushes every
+     * Simple receive of data). inject_bytes, inject_copy: a message of at
+     * most inject_bytes goes as the provider's inline send, its payload
+     * first copied out of GPU memory into a host bounce buffer, inject_copy
+     * s more per message (libfabric CXI: 192 B, C_MAX_IDC_PAYLOAD_UNR). 0:
+     * none (the presets). JSON "net_msg": {"flush", "inject_bytes",
+     * "inject_copy"}. */
+    double msg_flush, inject_bytes, inject_copy;
     /* The library's version, as major * 10000 + minor * 100 + patch (NCCL
      * 2.21.5: 22105; 0: unknown, the preset's figures). Only the tuner reads
      * it: NCCL 2.20-2.21 tuning.cc had tree Simple at baseLat 0 and hwLat

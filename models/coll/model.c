@@ -140,21 +140,30 @@ static int p2p_waves(const coll_plan *p, const coll_params *q, int M, int L)
     return (groups + pch - 1) / pch;
 }
 
-/* NCCL's network post overhead (src/graph/tuning.cc getNetOverhead, 2.19-
- * 2.26; NCCL_NET_OVERHEAD overrides it): 1 us per post on Intel hosts, 2 us
- * on AMD's, three times that with the Simple protocol; the tuner charges it
- * to every step of a ring across nodes (each step a send and a receive
- * posted by the GPU's one proxy thread). A grouped all-to-all posts a send
- * and a receive for every peer on another node on that same thread
- * (src/proxy.cc progresses them in turn), so its rounds cannot end before
- * the posts of the remote peers are through: remote peers x the overhead
- * per step. P2p runs Simple. */
-static double p2p_post_floor(const coll_plan *p, const coll_params *q, int M, int L)
+/* The proxy's serial work for a grouped send/recv across nodes. Each GPU
+ * has one proxy thread (src/proxy.cc) that posts and progresses every
+ * network send and receive of the group in turn: a send and a receive per
+ * peer on another node, each paying NCCL's network post overhead
+ * (src/graph/tuning.cc getNetOverhead, 2.19-2.26; NCCL_NET_OVERHEAD
+ * overrides it: 1 us per post on Intel hosts, 2 us on AMD's, three times
+ * that with the Simple protocol, which p2p runs across nodes: the tuner
+ * charges it per ring step, a send and a receive). Before Hopper, a
+ * GPUDirect receive of data is flushed before the GPU may read it
+ * (graph/paths.cc ncclTopoNeedFlush; transport/net.cc recvProxyProgress, none
+ * for an empty one): msg_flush more per remote peer. A message of at most
+ * inject_bytes per peer (one message: a part is at least 64 KiB across
+ * nodes, enqueue.cc) is an inline send whose payload the provider first
+ * copies out of GPU memory (libfabric CXI cxip_msg.c: an IDC of an FI_HMEM
+ * buffer goes through a bounce buffer): inject_copy more. */
+static double p2p_proxy_lat(const coll_plan *p, const coll_params *q, int M, int L)
 {
     /* NCCL on a cluster whose GPU its tables know: a bare platform (XML,
      * an MPI trace) names no host and no library run */
     if (q->lib != COLL_LIB_NCCL || q->tuner_own || M < 2 || q->arch == COLL_ARCH_NONE) return 0;
-    return (double)(p->n - L) * (q->cpu_amd ? 2e-6 : 1e-6) * 3;
+    double per = (q->cpu_amd ? 2e-6 : 1e-6) * 3, peer_bytes = (double)p->bytes / p->n;
+    if (peer_bytes > 0 && q->arch < COLL_ARCH_HOPPER) per += q->msg_flush;
+    if (peer_bytes > 0 && peer_bytes <= q->inject_bytes) per += q->inject_copy;
+    return (double)(p->n - L) * per;
 }
 
 static double call_latency(const coll_plan *p, const coll_params *q, int lockstep);
@@ -203,9 +212,10 @@ static double call_latency(const coll_plan *p, const coll_params *q, int lockste
     case COLL_FAM_COLLNET: lat = 2 * (L - 1) * intra + inter; break;
     case COLL_FAM_PAT: lat = n * own; break; /* NCCL: a part still linear in the ranks */
     case COLL_FAM_P2P: {
-        double post = p2p_post_floor(p, q, M, L);
-        lat = p2p_waves(p, q, M, L) * (M > 1 ? inter : intra);
-        if (post > lat) lat = post;
+        /* two chains: the GPU's waves of rounds, and the proxy's posts for
+         * every remote peer followed by the last message's network step */
+        double waves = p2p_waves(p, q, M, L) * (M > 1 ? inter : intra), proxy = p2p_proxy_lat(p, q, M, L);
+        lat = proxy > 0 && proxy + inter > waves ? proxy + inter : waves;
         break;
     }
     default: lat = p->nsteps * own; break;   /* MPI-style: every step */
