@@ -741,6 +741,26 @@ static void test_node_ring_hop(void)
     }
 }
 
+/* The A100 floors, uncalibrated: one process per GPU on one node runs an
+ * 8 B all-reduce in 17 us (ABCI, NCCL 2.8.4), the GPU time of a ring LL over
+ * the 12.5 us launch, where the 35 us launch dgx-a100-superpod had put it at
+ * +107%; two nodes (OCI RoCE) in 36.5 us, their tree LL with 8 us network
+ * steps (NCCL's table: 5 us). */
+static void test_a100_floors(void)
+{
+    static const struct {
+        const char *log, *extra, *size;
+    } pts[] = {{"nccl_a100x8_single_node_all_reduce_abci.txt", "--nodes 1 --gpus 8", "8"},
+               {"nccl_a100x8_single_node_all_reduce_abci.txt", "--nodes 1 --gpus 8", "128"},
+               {"nccl_a100_2nodes_16gpu_all_reduce_oci_roce.txt", "--nodes 2 --gpus 16", "8"}};
+    for (size_t i = 0; i < sizeof pts / sizeof pts[0]; i++) {
+        double e = 1e9;
+        CU_ASSERT_EQUAL(compare_error_in("tests/data/accuracy", pts[i].log, "dgx-a100-superpod", pts[i].extra, NULL,
+                                         pts[i].size, &e), 0);
+        CU_ASSERT(fabs(e) <= 10);
+    }
+}
+
 /* NCCL's Simple ring slices (prims_simple.h: SlicePerChunk 2, a slice at
  * least 1/32 of 2 x 512 KiB): a channel's chunk S / (n x channels) of at
  * most 32 KiB is one network message per step, a larger one two, and chunks
@@ -1547,6 +1567,8 @@ void suite_coll_model(void)
                    "network terms: lock-step ring, rendezvous, eager copies", test_network_terms,
                    "node_ring_hop: one-node ring steps (A100 LL128 / Simple), not across nodes, not for the tuner",
                    test_node_ring_hop,
+                   "A100 floors: one node, one process per GPU (12.5 us launch); two nodes (8 us tree LL network step)",
+                   test_a100_floors,
                    "Simple ring slices: one network message per step to 32 KiB chunks, two above; channels = 2 x NICs",
                    test_ring_slices,
                    "ring_overlap: lock-step waits hidden (1), half hidden (0.5), added (0)", test_ring_overlap,
