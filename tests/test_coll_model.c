@@ -678,6 +678,88 @@ static void test_network_terms(void)
     CU_ASSERT_EQUAL(coll_params_tuner()->ring_lockstep, 0);
 }
 
+/* node_ring_hop: a ring whose steps all stay in one node pays the cluster's
+ * measured step (LL128 and Simple on one A100 node) instead of the hop_lat
+ * of its tier; a ring across nodes, the tree and the tuner keep NCCL's
+ * figures. The shipped dgx-a100-superpod then predicts the two A100
+ * one-node sweeps' 2-4 MiB (ring LL128) and 32 MiB (Simple) within 20%,
+ * where NCCL's 1.9 / 3.4 us steps gave -43% to -50%. */
+static void test_node_ring_hop(void)
+{
+    coll_params q;
+    coll_params_preset(&q, COLL_LIB_NCCL);
+    char err[TS_ERRLEN];
+    int ids[16];
+    for (int r = 0; r < 16; r++) ids[r] = r / 8;
+    coll_topo *one = coll_topo_new(8, ids, 0), *two = coll_topo_new(16, ids, 0);
+    int ring = coll_algo_find("ring", OG_ALLREDUCE, err, sizeof err), tree = coll_algo_find("tree", OG_ALLREDUCE, err, sizeof err);
+    coll_plan p1, p2, pt;
+    CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p1, OG_ALLREDUCE, 8, 0, 4 << 20, NULL, ring, one, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p2, OG_ALLREDUCE, 16, 0, 4 << 20, NULL, ring, two, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&pt, OG_ALLREDUCE, 8, 0, 4 << 20, NULL, tree, one, err, sizeof err), 0);
+    p1.proto = p2.proto = pt.proto = COLL_LL128;
+    double base = q.base_lat[COLL_FAM_RING][COLL_LL128], hop = q.hop_lat[COLL_TIER_NVLINK][COLL_FAM_RING][COLL_LL128];
+    double two0 = coll_call_latency_with(&p2, &q), tree0 = coll_call_latency_with(&pt, &q);
+    CU_ASSERT_DOUBLE_EQUAL(coll_call_latency_with(&p1, &q), base + 14 * hop, 1e-12);
+    q.node_ring_hop[COLL_LL128] = 5e-6;
+    CU_ASSERT_DOUBLE_EQUAL(coll_call_latency_with(&p1, &q), base + 14 * 5e-6, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(coll_call_latency_with(&p2, &q), two0, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(coll_call_latency_with(&pt, &q), tree0, 1e-12);
+    /* another protocol keeps its tier's figure */
+    p1.proto = COLL_SIMPLE;
+    CU_ASSERT_DOUBLE_EQUAL(coll_call_latency_with(&p1, &q),
+                           q.base_lat[COLL_FAM_RING][COLL_SIMPLE] + 14 * q.hop_lat[COLL_TIER_NVLINK][COLL_FAM_RING][COLL_SIMPLE], 1e-12);
+    coll_topo_free(one);
+    coll_topo_free(two);
+    /* the overlay takes it per protocol and refuses a negative one */
+    json_error_t je;
+    json_t *o = json_loads("{\"node_ring_hop\": {\"ll128\": 5e-6, \"simple\": 8e-6}}", 0, &je);
+    coll_params r;
+    coll_params_preset(&r, COLL_LIB_NCCL);
+    CU_ASSERT_EQUAL(r.node_ring_hop[COLL_LL128], 0);
+    CU_ASSERT_EQUAL(coll_params_overlay(&r, o, "x.json", err, sizeof err), 0);
+    CU_ASSERT(r.node_ring_hop[COLL_LL128] == 5e-6 && r.node_ring_hop[COLL_SIMPLE] == 8e-6 && r.node_ring_hop[COLL_LL] == 0);
+    json_decref(o);
+    o = json_loads("{\"node_ring_hop\": {\"ll\": -1}}", 0, &je);
+    CU_ASSERT(coll_params_overlay(&r, o, "x.json", err, sizeof err) < 0 && strstr(err, "node_ring_hop"));
+    json_decref(o);
+    /* the shipped A100 cluster on the two one-node sweeps: Galvatron's (-g 8)
+     * and ABCI's (NCCL 2.8.4, one process per GPU) */
+    static const struct {
+        const char *log, *size;
+    } pts[] = {{"nccl_a100x8_single_node_all_reduce_galvatron.txt", "2097152"},
+               {"nccl_a100x8_single_node_all_reduce_galvatron.txt", "4194304"},
+               {"nccl_a100x8_single_node_all_reduce_abci.txt", "2097152"},
+               {"nccl_a100x8_single_node_all_reduce_abci.txt", "4194304"},
+               {"nccl_a100x8_single_node_all_reduce_abci.txt", "33554432"}};
+    for (size_t i = 0; i < sizeof pts / sizeof pts[0]; i++) {
+        double e = 1e9;
+        CU_ASSERT_EQUAL(compare_error_in("tests/data/accuracy", pts[i].log, "dgx-a100-superpod", "--nodes 1 --gpus 8", NULL,
+                                         pts[i].size, &e), 0);
+        CU_ASSERT(fabs(e) <= 20);
+    }
+}
+
+/* The A100 floors, uncalibrated: one process per GPU on one node runs an
+ * 8 B all-reduce in 17 us (ABCI, NCCL 2.8.4), the GPU time of a ring LL over
+ * the 12.5 us launch, where the 35 us launch dgx-a100-superpod had put it at
+ * +107%; two nodes (OCI RoCE) in 36.5 us, their tree LL with 8 us network
+ * steps (NCCL's table: 5 us). */
+static void test_a100_floors(void)
+{
+    static const struct {
+        const char *log, *extra, *size;
+    } pts[] = {{"nccl_a100x8_single_node_all_reduce_abci.txt", "--nodes 1 --gpus 8", "8"},
+               {"nccl_a100x8_single_node_all_reduce_abci.txt", "--nodes 1 --gpus 8", "128"},
+               {"nccl_a100_2nodes_16gpu_all_reduce_oci_roce.txt", "--nodes 2 --gpus 16", "8"}};
+    for (size_t i = 0; i < sizeof pts / sizeof pts[0]; i++) {
+        double e = 1e9;
+        CU_ASSERT_EQUAL(compare_error_in("tests/data/accuracy", pts[i].log, "dgx-a100-superpod", pts[i].extra, NULL,
+                                         pts[i].size, &e), 0);
+        CU_ASSERT(fabs(e) <= 10);
+    }
+}
+
 /* NCCL's Simple ring slices (prims_simple.h: SlicePerChunk 2, a slice at
  * least 1/32 of 2 x 512 KiB): a channel's chunk S / (n x channels) of at
  * most 32 KiB is one network message per step, a larger one two, and chunks
@@ -1672,6 +1754,10 @@ void suite_coll_model(void)
                    "Slingshot mid sizes: Perlmutter and Frontier lock-step rings, uncalibrated", test_slingshot_mid_sizes,
                    "single-node NVLS all-reduce of 8 H100: mid sizes (chunk, loops) and plateau", test_nvls_mid_sizes_repo,
                    "network terms: lock-step ring, rendezvous, eager copies", test_network_terms,
+                   "node_ring_hop: one-node ring steps (A100 LL128 / Simple), not across nodes, not for the tuner",
+                   test_node_ring_hop,
+                   "A100 floors: one node, one process per GPU (12.5 us launch); two nodes (8 us tree LL network step)",
+                   test_a100_floors,
                    "Simple ring slices: one network message per step to 32 KiB chunks, two above; channels = 2 x NICs",
                    test_ring_slices,
                    "ring_overlap: lock-step waits hidden (1), half hidden (0.5), added (0)", test_ring_overlap,

@@ -388,6 +388,32 @@ static void test_multi_run(void)
     val_file_free(&vf);
 }
 
+/* nccl-tests before 2.11 printed an "error" column (the largest absolute
+ * error, a float) where later ones print #wrong (a count): read as no count
+ * (-1, as N/A), the times kept; a count stays a count. */
+static void test_error_column(void)
+{
+    const char *txt = "# nThread 1 nGpus 1 minBytes 4 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 100 validation: 1\n"
+                      "#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n"
+                      "           4             1   float     sum    17.18    0.00    0.00  0e+00    17.04    0.00    0.00  1e-07\n"
+                      "           8             2   float     sum    16.94    0.00    0.00  1e-07    16.92    0.00    0.00  1e-07\n";
+    val_file vf;
+    char err[TS_ERRLEN];
+    CU_ASSERT_EQUAL_FATAL(parse_mem(txt, strlen(txt), "old.txt", &vf, err), 0);
+    CU_ASSERT_EQUAL_FATAL(vf.nruns, 1);
+    CU_ASSERT_EQUAL_FATAL(vf.runs[0].nrows, 2);
+    CU_ASSERT_EQUAL(vf.runs[0].rows[0].wrong, -1);
+    CU_ASSERT_EQUAL(vf.runs[0].rows[1].ip_wrong, -1);
+    CU_ASSERT_DOUBLE_EQUAL(vf.runs[0].rows[1].time_us, 16.94, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(vf.runs[0].rows[0].ip_time_us, 17.04, 1e-12);
+    val_file_free(&vf);
+    /* a count is still a count */
+    const char *cnt = "           4             1   float     sum    17.18    0.00    0.00  3    17.04    0.00    0.00  0\n";
+    CU_ASSERT_EQUAL_FATAL(parse_mem(cnt, strlen(cnt), "cnt.txt", &vf, err), 0);
+    CU_ASSERT(vf.nruns == 1 && vf.runs[0].nrows == 1 && vf.runs[0].rows[0].wrong == 3 && vf.runs[0].rows[0].ip_wrong == 0);
+    val_file_free(&vf);
+}
+
 /* A pasted log as users have it: a shell prompt, the launcher line naming the
  * binary, srun's "0: " labels, a warning between rows, two hosts of one GPU
  * each, and no "# Collective test starting:" header. */
@@ -659,7 +685,7 @@ static void test_own_nccl_output(void)
 void suite_val(void)
 {
     test_add_suite("val", "shared nccl-tests files", test_shared_files, "truncated files", test_truncated,
-                   "garbled rows", test_garbled, "random mutations", test_mutations, "several runs in a file", test_multi_run, "pasted logs", test_pasted,
+                   "garbled rows", test_garbled, "random mutations", test_mutations, "several runs in a file", test_multi_run, "older error column", test_error_column, "pasted logs", test_pasted,
                    "several binaries", test_multi_binary,
                    "calibrate places ranks per host", test_calibrate_scope, "osu outputs", test_osu,
                    "collective names", test_names, "nGpus from the header", test_ngpus,

@@ -124,9 +124,16 @@ static int integer(pctx *c, const char *what, const char *tok, int allow_neg, lo
     return 0;
 }
 
+/* #wrong, or nccl-tests' older "error" column (before 2.11: the largest
+ * absolute error as a float, "2e-07"): no count, -1 as for N/A. */
 static int wrong_field(pctx *c, const char *tok, long *out)
 {
     if (strcmp(tok, "N/A") == 0) return *out = -1, 0;
+    if (strpbrk(tok, ".eE")) {
+        double e;
+        if (num(c, "error", tok, &e) < 0) return -1;
+        return *out = -1, 0;
+    }
     long long v;
     if (integer(c, "#wrong", tok, 0, &v) < 0) return -1;
     *out = (long)v;

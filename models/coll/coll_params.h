@@ -114,6 +114,15 @@ typedef struct coll_params {
      * "Launches"). */
     int has_bound, bound_slice_waits;
     double bound_chan_lat[COLL_NPROTOS];
+    /* s per step of a ring all of whose steps stay inside one node, per
+     * protocol (0: hop_lat's figure of the node's tier, the presets): the
+     * time's figure where a GPU generation's one-node ring steps are
+     * measured slower than the library's tuner table. On one DGX/HGX A100
+     * node NCCL's ring LL128 and Simple steps take about 5 and 8 us, where
+     * tuning.cc prices 1.9 and 3.4 (docs/collectives.md, "One-node ring
+     * steps"). Only the time reads it; the tuner keeps NCCL's. JSON
+     * "node_ring_hop": {"ll128": 5e-6, "simple": 8e-6}. */
+    double node_ring_hop[COLL_NPROTOS];
     /* RCCL's per-topology tuning model (ROCm/rccl src/graph/tuning.cc
      * rcclTuningModel[], chosen by the rome model that matches the node): 0
      * the preset's generic tables, 3 tuning_model_3 (Frontier's node,

@@ -189,6 +189,9 @@ static double call_latency(const coll_plan *p, const coll_params *q, int lockste
     /* a ring across nodes: every step costs at least the network post
      * overhead (net_overhead: RCCL's tuner with rccl_tuning) */
     if (M > 1 && fam == COLL_FAM_RING && intra < q->net_overhead[pr]) intra = q->net_overhead[pr];
+    /* a ring on one node: the cluster's measured step where it has one
+     * (node_ring_hop; the tuner's set has none) */
+    if (M == 1 && fam == COLL_FAM_RING && q->node_ring_hop[pr] > 0) intra = q->node_ring_hop[pr];
     double own = M > 1 ? inter : intra; /* a step that may cross nodes */
     int twice = p->coll == OG_ALLREDUCE || p->coll == OG_BARRIER, steps = 0, xsteps = 0;
     double lat;
