@@ -1210,6 +1210,7 @@ static void lone_wait(linst *in, int me)
 {
     stream_ctx *sc = in->sc[me];
     sg_sem_t sem = sc->lsem;
+    int yielded = 0;
     for (;;) {
         double now = simgrid_get_clock(), until;
         /* from this look on, a change to its flows releases it (the flush
@@ -1228,6 +1229,16 @@ static void lone_wait(linst *in, int me)
             continue;
         }
         if (in->left[me] == 0) break;
+        if (!yielded && (until < 0 || pending)) {
+            /* some peer has not come: the members of a collective mostly come at
+             * one instant, one after the other; let the others of this instant
+             * run first (one switch, where blocking took a release from the
+             * peer that comes and two switches) */
+            yielded = 1;
+            sc->lwait = 0;
+            sg_actor_yield();
+            continue;
+        }
         if (until < 0) {
             sg_sem_acquire(sem);
             continue;
