@@ -64,11 +64,7 @@ typedef struct stream_ctx {
                          * dependencies are done */
     sg_sem_t lsem;      /* lone flows: released when one of its collective's flows
                          * starts or ends (created at its first such collective) */
-    int lwait;          /* lone flows: it has looked at its flows and may block on lsem
-                         * before it looks again; one release is owed then, and only then
-                         * (lone_wake): a release to a stream that was running, sleeping
-                         * or waiting for a comm stayed in the semaphore and made a later
-                         * acquire return at once, a context switch for nothing */
+    int lsleep;         /* sleeping until its timed flows end: no release needed */
     coll_step *st;      /* run_transfers' step, kept from one collective to the next
                          * (stream_step): a stream runs one op at a time */
     int stcap;          /* its capacity */
@@ -931,11 +927,9 @@ static void lone_flush(void)
         void *c = eng_direct_start(r->from, r->to, x->left, x->factor);
         x = &run.lf[t.f]; /* the start is a simcall: other actors may have grown run.lf */
         x->comm[0] = c, x->comm[1] = eng_direct_dup(c);
-        /* both members wait for it from now: those blocked are woken (one asleep until
-         * a later instant looks when it wakes, one running looks before it blocks) */
-        stream_ctx *ss = x->ssc, *rs = x->rsc;
-        if (ss->lwait) ss->lwait = 0, sg_sem_release(ss->lsem);
-        if (rs->lwait) rs->lwait = 0, sg_sem_release(rs->lsem);
+        /* both members wait for it from now (unless asleep until a later instant) */
+        if (!x->ssc->lsleep) sg_sem_release(x->ssc->lsem);
+        if (!x->rsc->lsleep) sg_sem_release(x->rsc->lsem);
     }
 }
 
@@ -1053,13 +1047,11 @@ static int lone_new(int src, int dst, double bytes)
     return f;
 }
 
-/* A member's stream to look at its flows again: released only if it may be
- * blocked on its semaphore since it last looked (lwait), once. A stream that
- * sleeps until its timed flows end, waits for a comm or is running looks at
- * its flows before it next blocks, and sees the change then. */
+/* A member's stream to look at its flows again: unless it sleeps until its
+ * timed flows end (it waits for nothing else then, and looks when it wakes). */
 static void lone_wake(stream_ctx *sc)
 {
-    if (sc->lwait) sc->lwait = 0, defer_push(-1, sc->lsem);
+    if (!sc->lsleep) defer_push(-1, sc->lsem);
 }
 
 /* Flow f from rank a to rank b (both sides have come: ssc and rsc set)
@@ -1213,17 +1205,11 @@ static int lone_look(linst *in, int me, double now, double *until, int *pending)
  * end, otherwise woken by the other member. */
 static void lone_wait(linst *in, int me)
 {
-    stream_ctx *sc = in->sc[me];
-    sg_sem_t sem = sc->lsem;
-    int yielded = 0;
+    sg_sem_t sem = in->sc[me]->lsem;
     for (;;) {
         double now = simgrid_get_clock(), until;
-        /* from this look on, a change to its flows releases it (the flush
-         * below may let other actors run) */
-        sc->lwait = 1;
         int pending, f = lone_look(in, me, now, &until, &pending);
         lone_flush();
-        if (f >= 0 || in->left[me] == 0 || (until >= 0 && !pending)) sc->lwait = 0; /* will not block on sem */
         if (f >= 0) {
             int e = run.lf[f].dst == me;
             void *c = run.lf[f].comm[e];
@@ -1234,26 +1220,16 @@ static void lone_wait(linst *in, int me)
             continue;
         }
         if (in->left[me] == 0) break;
-        if (!yielded && (until < 0 || pending)) {
-            /* some peer has not come: the members of a collective mostly come at
-             * one instant, one after the other; let the others of this instant
-             * run first (one switch, where blocking took a release from the
-             * peer that comes and two switches) */
-            yielded = 1;
-            sc->lwait = 0;
-            sg_actor_yield();
-            continue;
-        }
         if (until < 0) {
             sg_sem_acquire(sem);
             continue;
         }
         if (pending) {
-            int woken = sg_sem_acquire_timeout(sem, until - now) == 0;
-            sc->lwait = 0;
-            if (woken) continue;
+            if (sg_sem_acquire_timeout(sem, until - now) == 0) continue;
         } else {
+            in->sc[me]->lsleep = 1;
             sg_actor_sleep_for(until - now);
+            in->sc[me]->lsleep = 0;
         }
         /* slept to until: the flows timed to end by then are over (the clock
          * may stand an ulp short of an end it was set to) */
@@ -1316,12 +1292,10 @@ static int p2p_chan(int src, int dst, int tag)
 
 static void p2p_wait(int f, int side)
 {
-    stream_ctx *sc = side ? run.lf[f].rsc : run.lf[f].ssc;
-    sg_sem_t sem = sc->lsem;
+    sg_sem_t sem = (side ? run.lf[f].rsc : run.lf[f].ssc)->lsem;
     for (;;) {
         lflow *x = &run.lf[f];
         double now = simgrid_get_clock();
-        sc->lwait = 0; /* set only where it blocks on sem, right after this look */
         if (x->comm[side] && x->state == F_DONE) {
             eng_direct_free(x->comm[side]);
             x->comm[side] = NULL;
@@ -1330,8 +1304,11 @@ static void p2p_wait(int f, int side)
         if (x->state == F_TIMED && x->end <= now) {
             flow_done(f, side);
         } else if (x->state == F_TIMED) {
+            stream_ctx *me = side ? x->rsc : x->ssc;
             double until = x->end;
+            me->lsleep = 1;
             sg_actor_sleep_for(until - now);
+            me->lsleep = 0;
             if (run.lf[f].state == F_TIMED && run.lf[f].end <= until) flow_done(f, side);
         } else if (x->comm[side]) {
             void *c = x->comm[side];
@@ -1339,7 +1316,6 @@ static void p2p_wait(int f, int side)
             eng_direct_wait(c);
             if (run.lf[f].state == F_COMM) flow_done(f, side);
         } else {
-            sc->lwait = 1;
             sg_sem_acquire(sem); /* the other side to come, or the comm to start */
             continue;
         }
