@@ -567,6 +567,56 @@ static void test_stream_step_reuse(void)
     }
 }
 
+
+/* Lone flows when a collective's members come apart: a member whose peers
+ * have not come yields once, then blocks until a peer starts its flow (it is
+ * released only while it may be blocked). 8 ranks on a crossbar: a ring
+ * all-gather that the ranks reach in four orders (together, one by one
+ * upwards, downwards, in pairs), then a ring all-reduce, into which rank 0
+ * sends rank 1 a message on a second stream over the links of the ring's
+ * flow 0 -> 1 (which turns that timed flow into a comm). The same times as
+ * every flow a comm. */
+static void test_lone_members_apart(void)
+{
+    const char *xb = test_crossbar(8, 50e9, 1.5e-6);
+    static const double step = 3e-5; /* a fifth of a ring flow's 147 us */
+    for (int order = 0; order < 4; order++) {
+        og_graph *g = og_new(8);
+        int all[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+        int grp = og_add_group(g, 8, all);
+        for (int r = 0; r < 8; r++) {
+            int k = order == 0 ? 0 : order == 1 ? r : order == 2 ? 7 - r : r / 2;
+            if (k) og_compute_fixed(g, r, 0, k * step);
+            og_set_algo(og_collective(g, r, 0, OG_ALLGATHER, grp, 8 << 20, OG_F32), "ring");
+            int between = og_compute_fixed(g, r, 0, 1e-5)->id;
+            og_set_algo(og_collective(g, r, 0, OG_ALLREDUCE, grp, 16 << 20, OG_F32), "ring");
+            if (r == 0) og_add_dep(og_compute_fixed(g, 0, 1, 2 * step), between); /* into the all-reduce */
+        }
+        og_send(g, 0, 1, 1, 4 << 20, 0);
+        og_recv(g, 1, 1, 0, 4 << 20, 0);
+        eng_opts o = {ENG_PIPELINED, 0, 0, 0, 0};
+        test_outcome a, b;
+        CU_ASSERT_EQUAL_FATAL(test_sim(xb, g, &o, &a), 0);
+        eng_set_lone(0);
+        int rb = test_sim(xb, g, &o, &b);
+        eng_set_lone(1);
+        CU_ASSERT_EQUAL_FATAL(rb, 0);
+        og_free(g);
+        CU_ASSERT(a.nlone > 0 && a.nlone < a.ncomms); /* timed flows, and some resumed as comms */
+        CU_ASSERT_EQUAL(a.ncomms, b.ncomms);
+        double worst = REL(a.makespan, b.makespan);
+        for (int r = 0; r < 8; r++) {
+            double f = REL(a.ranks[r].finish, b.ranks[r].finish), c = fabs(a.ranks[r].comm - b.ranks[r].comm) / b.makespan;
+            if (f > worst) worst = f;
+            if (c > worst) worst = c;
+        }
+        CU_ASSERT(worst < 1e-9);
+        if (worst >= 1e-9 || getenv("TS_LONE_REPORT"))
+            fprintf(stderr, "\norder %d: makespan %.17g lone, %.17g comms; %ld of %ld flows timed; largest difference %.3g\n",
+                    order, a.makespan, b.makespan, a.nlone, a.ncomms, worst);
+    }
+}
+
 void suite_engine(void)
 {
     test_add_suite("engine",
@@ -585,5 +635,6 @@ void suite_engine(void)
                    "deferred sleeps equal one sleep per op (4 layouts)", test_defer_equals_sleep_per_op,
                    "lone flows equal every flow a comm (6 layouts, 4 platforms)", test_lone_equals_comms,
                    "a stream's reused collective step equals fresh ones (2 fidelities)", test_stream_step_reuse,
+                   "lone flows equal comms when members come apart (4 orders)", test_lone_members_apart,
                    NULL);
 }

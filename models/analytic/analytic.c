@@ -268,6 +268,7 @@ typedef struct state {
     int **slen;
     int *member;            /* COLL op (flattened): member index in its group */
     int *cseq;              /* COLL op (flattened): its sequence number on its group (op order) */
+    int *cidx;              /* COLL op (flattened): its index among its rank's collectives (eng_result.algo) */
     ginfo *gi;
     p2p **hash;
     size_t hcap;
@@ -371,7 +372,7 @@ static void post_coll(state *S, int r, int opi, double ready)
     int choice = gi->last_choice; /* finish() may run this group's next collective */
     for (int i = 0; i < gr->n; i++) {
         int rr = gr->ranks[i];
-        S->res->algo[rr][in->ops[i]] = choice;
+        S->res->algo[rr][S->cidx[S->base[rr] + in->ops[i]]] = choice;
         finish(S, rr, in->ops[i], in->tmax, end); /* waiting for the last member is idle */
     }
     free(in->ops);
@@ -448,6 +449,7 @@ int an_run(const og_graph *g, const an_net *net, eng_result **out, char *err, si
     S.done = ts_calloc(S.base[n] + 1, 1);
     S.member = ts_malloc((S.base[n] + 1) * sizeof *S.member);
     S.cseq = ts_malloc((S.base[n] + 1) * sizeof *S.cseq);
+    S.cidx = ts_malloc((S.base[n] + 1) * sizeof *S.cidx);
     S.next = ts_malloc(n * sizeof *S.next);
     S.slist = ts_malloc(n * sizeof *S.slist);
     S.slen = ts_malloc(n * sizeof *S.slen);
@@ -470,8 +472,11 @@ int an_run(const og_graph *g, const an_net *net, eng_result **out, char *err, si
         res->host[r] = ts_strdup(rk->host ? rk->host : host);
         res->start[r] = ts_calloc(rk->nops + 1, sizeof(double));
         res->end[r] = ts_calloc(rk->nops + 1, sizeof(double));
-        res->algo[r] = ts_malloc((rk->nops + 1) * sizeof(int));
-        for (int i = 0; i < rk->nops; i++) res->algo[r][i] = -1;
+        int ncoll = 0;
+        for (int i = 0; i < rk->nops; i++) ncoll += rk->ops[i].kind == OG_COLL;
+        res->algo[r] = ts_malloc((ncoll + 1) * sizeof(int));
+        for (int i = 0; i < ncoll; i++) res->algo[r][i] = -1;
+        ncoll = 0;
         S.next[r] = ts_calloc(OG_MAX_STREAMS, sizeof(int));
         S.slen[r] = ts_calloc(OG_MAX_STREAMS, sizeof(int));
         S.slist[r] = ts_calloc(OG_MAX_STREAMS, sizeof(int *));
@@ -498,6 +503,7 @@ int an_run(const og_graph *g, const an_net *net, eng_result **out, char *err, si
                 /* the k-th collective on a group in op order, as the engine matches them
                  * (not in posting order: streams post out of order) */
                 S.cseq[S.base[r] + i] = S.gi[op->group].seq[k]++;
+                S.cidx[S.base[r] + i] = ncoll++;
             }
         }
         for (int s = 0; s < OG_MAX_STREAMS; s++)
@@ -570,6 +576,7 @@ out:
     free(S.done);
     free(S.member);
     free(S.cseq);
+    free(S.cidx);
     free(S.base);
     if (rc == 0) *out = res;
     else eng_result_free(res);

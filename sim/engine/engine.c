@@ -84,11 +84,14 @@ static struct {
     eng_result *res;
     rank_ctx *rcs;
     sg_host_t *hosts;   /* per rank */
-    int **coll_algo;    /* [rank][op]: COLL ops: algorithm row | protocol << 8 in the low 16 bits
-                         * (COLL_CODE), the k-th collective on its group modulo 65536 in the high
-                         * ones (COLL_SEQ; members of a group are never that many collectives
-                         * apart: each waits for the others); -1 for other ops. Becomes
-                         * eng_result.algo (the sequence numbers taken out): 4 bytes per op. */
+    int **coll_algo;    /* [rank][c]: the rank's c-th COLL op (in op order; a stream counts
+                         * them as it scans for its ops): algorithm row | protocol << 8 in the
+                         * low 16 bits (COLL_CODE), the k-th collective on its group modulo 65536
+                         * in the high ones (COLL_SEQ; members of a group are never that many
+                         * collectives apart: each waits for the others). Becomes
+                         * eng_result.algo (the sequence numbers taken out): 4 bytes per
+                         * collective, where a table per op took 4 bytes per op (176 MB of row
+                         * 7's 44 M ops, 27% of them collectives). */
     gpos **gp;          /* [rank]: sorted (group, idx) pairs */
     int *ngp;
     double t0;
@@ -735,13 +738,14 @@ static int flows_coll(const og_op *op, int rank, int me, int seq, const coll_pla
 
 static double run_transfers(const og_op *op, int rank, int me, int seq, coll_plan *pp, double *alpha_in);
 
-/* The plan of a COLL op as the rank runs it; 0 when it has nothing to run. */
-static int op_plan(const og_op *op, int rank, coll_plan *p)
+/* The plan of a COLL op, the rank's c-th, as the rank runs it; 0 when it has
+ * nothing to run. */
+static int op_plan(const og_op *op, int rank, int c, coll_plan *p)
 {
     const og_group *gr = &run.g->groups[op->group];
     char err[TS_ERRLEN];
     /* The plan was checked for every op before the run started. */
-    int code = COLL_CODE(run.coll_algo[rank][op->id]);
+    int code = COLL_CODE(run.coll_algo[rank][c]);
     if (coll_plan_init_topo(p, op->coll, gr->n, op->root, op->bytes, op->vbytes, code & 0xff, run.topo[op->group],
                             err, sizeof err) < 0 || p->nsteps == 0)
         return 0;
@@ -751,24 +755,25 @@ static int op_plan(const og_op *op, int rank, coll_plan *p)
 
 /* eng_opts.alone: the transfers' time of a collective from the fluid model
  * (fluid_coll, flows_coll); 0 where neither applies. */
-static int alone_coll(const og_op *op, int rank, const coll_plan *p, double *alpha, double *alpha_in, double *dur)
+static int alone_coll(const og_op *op, int rank, int c, const coll_plan *p, double *alpha, double *alpha_in,
+                      double *dur)
 {
-    int me = group_index(rank, op->group), seq = COLL_SEQ(run.coll_algo[rank][op->id]);
+    int me = group_index(rank, op->group), seq = COLL_SEQ(run.coll_algo[rank][c]);
     return run.o->alone &&
            (fluid_coll(op, rank, me, seq, p, alpha, dur) || flows_coll(op, rank, me, seq, p, alpha, alpha_in, dur));
 }
 
-/* A collective, started with nothing owed; its latency tail and the launch
- * floor are owed (*owed) rather than slept. */
-static void run_coll(const og_op *op, int rank, double *owed)
+/* A collective, the rank's c-th, started with nothing owed; its latency tail
+ * and the launch floor are owed (*owed) rather than slept. */
+static void run_coll(const og_op *op, int rank, int c, double *owed)
 {
     coll_plan p;
-    if (!op_plan(op, rank, &p)) return;
+    if (!op_plan(op, rank, c, &p)) return;
     double t0 = simgrid_get_clock(), alpha = 0, alpha_in = 0, dur = 0;
-    if (alone_coll(op, rank, &p, &alpha, &alpha_in, &dur)) {
+    if (alone_coll(op, rank, c, &p, &alpha, &alpha_in, &dur)) {
         if (dur > 0) sg_actor_sleep_for(dur);
     } else {
-        alpha = run_transfers(op, rank, group_index(rank, op->group), COLL_SEQ(run.coll_algo[rank][op->id]), &p, &alpha_in);
+        alpha = run_transfers(op, rank, group_index(rank, op->group), COLL_SEQ(run.coll_algo[rank][c]), &p, &alpha_in);
     }
     /* the steps' latencies and the call's base latency (coll_call_tail) */
     double tail = coll_call_tail(&p, alpha, alpha_in, run.o->fidelity == ENG_STEP, simgrid_get_clock() - t0);
@@ -798,8 +803,8 @@ static int alone_direct(const og_graph *g, eng_result *res)
         const og_op *op = &g->ranks[r].ops[0];
         coll_plan p;
         double c = t0, alpha = 0, alpha_in = 0, dur = 0;
-        if (op_plan(op, r, &p)) {
-            if (!alone_coll(op, r, &p, &alpha, &alpha_in, &dur)) { /* the actors run it all */
+        if (op_plan(op, r, 0, &p)) {
+            if (!alone_coll(op, r, 0, &p, &alpha, &alpha_in, &dur)) { /* the actors run it all */
                 res->ncomms = res->nfluid = 0;
                 run.ops_done = 0;
                 ts_sums_free(&run.pair_bytes);
@@ -1598,10 +1603,13 @@ static void stream_actor(int argc, char **argv)
      * of a 1,024-GPU run's samples) */
     double now = 0;
     int still = 0;
-    for (int k = 0, i = 0; k < sc->nops; k++, i++) {
-        while (rk->ops[i].stream != sc->stream) i++;
+    /* nc: the COLL ops before op i (the index of the rank's collectives' table) */
+    for (int k = 0, i = 0, nc = 0; k < sc->nops; k++, i++) {
+        while (rk->ops[i].stream != sc->stream) nc += rk->ops[i++].kind == OG_COLL;
         sc->cur = i;
         const og_op *op = &rk->ops[i];
+        int c = nc;
+        nc += op->kind == OG_COLL;
         int ch;
         if (!deps_done(rc, op)) {
             still = 0;
@@ -1636,7 +1644,7 @@ static void stream_actor(int argc, char **argv)
             break;
         case OG_COLL:
             pay(sc);
-            run_coll(op, rc->rank, &sc->owed);
+            run_coll(op, rc->rank, c, &sc->owed);
             break;
         default: break;
         }
@@ -1785,10 +1793,11 @@ static int index_collectives(const og_graph *g, char *err, size_t errlen)
     for (int r = 0; r < g->nranks; r++) {
         if (run.ngp[r]) qsort(run.gp[r], run.ngp[r], sizeof(gpos), gpos_cmp);
         const og_rank *rk = &g->ranks[r];
-        run.coll_algo[r] = ts_malloc((rk->nops + 1) * sizeof(int));
-        for (int i = 0; i < rk->nops; i++) run.coll_algo[r][i] = -1;
+        int ncoll = 0;
+        for (int i = 0; i < rk->nops; i++) ncoll += rk->ops[i].kind == OG_COLL;
+        run.coll_algo[r] = ts_malloc((ncoll + 1) * sizeof(int));
         for (int i = 0; i < g->ngroups; i++) seq[i] = 0;
-        for (int i = 0; i < rk->nops; i++) {
+        for (int i = 0, c = 0; i < rk->nops; i++) {
             const og_op *op = &rk->ops[i];
             if (op->kind != OG_COLL) continue;
             int k = seq[op->group]++;
@@ -1812,7 +1821,7 @@ static int index_collectives(const og_graph *g, char *err, size_t errlen)
                 free(seq);
                 return ts_err(err, errlen, "rank %d op %d: %s", r, i, msg);
             }
-            run.coll_algo[r][i] = (int)((uint32_t)(k & 0xffff) << 16 | (uint32_t)((p.algo | pr << 8) & 0xffff));
+            run.coll_algo[r][c++] = (int)((uint32_t)(k & 0xffff) << 16 | (uint32_t)((p.algo | pr << 8) & 0xffff));
             if (op->coll == OG_ALLTOALL && run.rails[op->group] < 0) {
                 sg_host_t *hs = ts_malloc((gr->n ? gr->n : 1) * sizeof *hs);
                 for (int m = 0; m < gr->n; m++) hs[m] = run.hosts[gr->ranks[m]];
@@ -2184,8 +2193,8 @@ static int deadlock_report(stream_ctx *scs, int nsc, char *err, size_t errlen)
 static void record_algos(const og_graph *g, eng_result *res)
 {
     for (int r = 0; r < g->nranks; r++)
-        for (int i = 0; i < g->ranks[r].nops; i++)
-            if (g->ranks[r].ops[i].kind == OG_COLL) run.coll_algo[r][i] = COLL_CODE(run.coll_algo[r][i]);
+        for (int i = 0, c = 0; i < g->ranks[r].nops; i++)
+            if (g->ranks[r].ops[i].kind == OG_COLL) run.coll_algo[r][c] = COLL_CODE(run.coll_algo[r][c]), c++;
     res->algo = run.coll_algo;
     run.coll_algo = NULL;
 }

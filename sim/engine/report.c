@@ -221,11 +221,11 @@ void eng_report_colls(FILE *f, const og_graph *g, const eng_result *r, int json)
     coll_use *us = NULL;
     size_t n = 0, cap = 0;
     for (int k = 0; r->algo && k < g->nranks; k++)
-        for (int i = 0; i < g->ranks[k].nops; i++) {
+        for (int i = 0, c = 0; i < g->ranks[k].nops; i++) {
             const og_op *op = &g->ranks[k].ops[i];
             if (op->kind != OG_COLL) continue;
             ts_grow(&us, sizeof *us, &cap, n + 1);
-            us[n++] = (coll_use){op->coll, g->groups[op->group].n, r->algo[k][i], op->bytes};
+            us[n++] = (coll_use){op->coll, g->groups[op->group].n, r->algo[k][c++], op->bytes};
         }
     if (n) qsort(us, n, sizeof *us, use_cmp);
     if (json) fprintf(f, "[");
