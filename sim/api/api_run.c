@@ -144,6 +144,13 @@ ts_status ts_run(const ts_run_opts *o, ts_run_result **out, char *msg, size_t ms
         have_cluster = 1;
         coll_params_set(&cl.coll); /* the collectives' cost parameters of this cluster */
         if (!gpu_name) gpu_name = cl.gpu_key;
+    } else if (analytical) {
+        /* no cluster: NCCL's own figures, whatever an earlier call in this
+         * process set (a library user's ts_coll on another cluster, a test's
+         * bare figures), so the answer is the CLI's */
+        coll_params q;
+        coll_params_preset(&q, COLL_LIB_NCCL);
+        coll_params_set(&q);
     }
     if (!gpu_name) gpu_name = "h100";
 
