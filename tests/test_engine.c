@@ -451,6 +451,10 @@ static void test_lone_equals_comms(void)
         {"dgx-h100-superpod:2", "megatron-gpt-1.7b", "tp=4,pp=2,dp=2,gbs=8,sp=on,zero=1", 16, 512, 1e-6},
         {"ft64", "megatron-gpt-1.7b", "tp=8,pp=2,dp=4,gbs=16,sp=on,recompute=selective,zero=1", 64, 512, 1e-6},
         {"ft512", "gpt3-175b", "tp=8,pp=8,dp=8,gbs=8,sp=on,recompute=selective,zero=1", 512, 2048, 5e-3},
+        /* hpZ's 8-rank secondary gathers beside the 48-rank reduce-scatters:
+         * a comm started from the deferred queue while other actors grew the
+         * flow table (lone_flush read a moved flow: a crash before) */
+        {"frontier:6", "gpt-neox-20b", "tp=1,dp=48,mbs=1,gbs=96,zero=3,hpz=8,recompute=full", 48, 2048, 1e-6},
     };
     char err[TS_ERRLEN];
     cm_gpu gpu;
@@ -633,7 +637,7 @@ void suite_engine(void)
                    "full detail unchanged by the compact op graph (3 layouts)",
                    test_compact_graph_unchanged,
                    "deferred sleeps equal one sleep per op (4 layouts)", test_defer_equals_sleep_per_op,
-                   "lone flows equal every flow a comm (6 layouts, 4 platforms)", test_lone_equals_comms,
+                   "lone flows equal every flow a comm (7 layouts, 5 platforms)", test_lone_equals_comms,
                    "a stream's reused collective step equals fresh ones (2 fidelities)", test_stream_step_reuse,
                    "lone flows equal comms when members come apart (4 orders)", test_lone_members_apart,
                    NULL);

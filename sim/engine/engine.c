@@ -927,9 +927,12 @@ static void lone_flush(void)
         void *c = eng_direct_start(r->from, r->to, x->left, x->factor);
         x = &run.lf[t.f]; /* the start is a simcall: other actors may have grown run.lf */
         x->comm[0] = c, x->comm[1] = eng_direct_dup(c);
-        /* both members wait for it from now (unless asleep until a later instant) */
-        if (!x->ssc->lsleep) sg_sem_release(x->ssc->lsem);
-        if (!x->rsc->lsleep) sg_sem_release(x->rsc->lsem);
+        /* both members wait for it from now (unless asleep until a later
+         * instant); the first release is a simcall too, so x is not read
+         * after it (another actor's lone_new may move run.lf) */
+        stream_ctx *ss = x->ssc, *rs = x->rsc;
+        if (!ss->lsleep) sg_sem_release(ss->lsem);
+        if (!rs->lsleep) sg_sem_release(rs->lsem);
     }
 }
 
