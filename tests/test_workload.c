@@ -830,6 +830,24 @@ static void test_ds_bf16(void)
     CU_ASSERT(fabs(grad_bytes[0] / grad_bytes[1] - 2) < 0.01);
 }
 
+/* The fused graph's critical path (as trainsim run builds it) and the direct
+ * estimate of the same layout. */
+static void span_and_estimate(const wl_model *m, const wl_layout *l, const wl_opts *o, double *span, double *est)
+{
+    char err[TS_ERRLEN];
+    og_graph *g = NULL;
+    wl_info info;
+    CU_ASSERT_EQUAL_FATAL(wl_build(m, l, o, &g, &info, err, sizeof err), 0);
+    eng_result *res = NULL;
+    CU_ASSERT_EQUAL_FATAL(an_run(g, o->net, &res, err, sizeof err), 0);
+    *span = res->makespan;
+    eng_result_free(res);
+    og_free(g);
+    wl_est e;
+    CU_ASSERT_EQUAL_FATAL(wl_estimate(m, l, o, &e, err, sizeof err), 0);
+    *est = e.iter;
+}
+
 /* DeepSpeed's pipeline engine of 2021 sent the input gradient whole from every TP
  * rank (engine.py: is_grad_partitioned = False; layout pp_grad_sg=off) while the
  * activations crossed as 1/tp partitions: the backward messages carry tp times
@@ -876,15 +894,7 @@ static void test_ds_grad_whole(void)
         og_free(g);
         /* fused, as trainsim run builds it: the critical path and the direct estimate */
         wl_opts of = {2048, CM_BF16, &gpu, &net, 1, 0, st};
-        CU_ASSERT_EQUAL_FATAL(wl_build(&m, &l, &of, &g, &info, err, sizeof err), 0);
-        eng_result *res = NULL;
-        CU_ASSERT_EQUAL_FATAL(an_run(g, &net, &res, err, sizeof err), 0);
-        span[k] = res->makespan;
-        eng_result_free(res);
-        og_free(g);
-        wl_est e;
-        CU_ASSERT_EQUAL_FATAL(wl_estimate(&m, &l, &of, &e, err, sizeof err), 0);
-        est[k] = e.iter;
+        span_and_estimate(&m, &l, &of, &span[k], &est[k]);
     }
     double whole = 2048.0 * m.hidden * 2; /* one micro-batch's activation, bf16 */
     /* 12 micro-batches over 1 boundary each way, on each of the 8 TP ranks */
@@ -963,15 +973,7 @@ static void test_ds_fallback(void)
         CU_ASSERT_EQUAL(ncopy > 0, k == 0);
         og_free(g);
         wl_opts of = {2048, CM_FP16, &gpu, &net, 1, 0, st};
-        CU_ASSERT_EQUAL_FATAL(wl_build(&m, &l, &of, &g, &info, err, sizeof err), 0);
-        eng_result *res = NULL;
-        CU_ASSERT_EQUAL_FATAL(an_run(g, &net, &res, err, sizeof err), 0);
-        span[k] = res->makespan;
-        eng_result_free(res);
-        og_free(g);
-        wl_est e;
-        CU_ASSERT_EQUAL_FATAL(wl_estimate(&m, &l, &of, &e, err, sizeof err), 0);
-        est[k] = e.iter;
+        span_and_estimate(&m, &l, &of, &span[k], &est[k]);
     }
     /* the fallback's passes: six reads or writes of each fp16 gradient element, at the streaming rate */
     CU_ASSERT(elems[0] > 0);
