@@ -472,12 +472,14 @@ static void make_tuner(void)
     tuner.arch = active.arch;
     tuner.cpu_amd = active.cpu_amd;
     memcpy(tuner.chan_bytes, active.chan_bytes, sizeof tuner.chan_bytes);
-    /* RCCL's tuner prices each protocol at the communicator's full channel
-     * count (tuning.cc ncclTopoGetAlgoTime: latency + bytes / the bandwidth
-     * of nChannels); the channels a small call runs on are cut after the
-     * choice (enqueue.cc). Priced with the cut, LL lost to Simple at 1-8 MiB
-     * on 512-1,024 GCDs, where the Frontier sweeps run LL-sized steps */
-    if (active.lib == COLL_LIB_RCCL) memset(tuner.chan_bytes, 0, sizeof tuner.chan_bytes);
+    /* NCCL's and RCCL's tuners price each protocol at the communicator's
+     * full channel count (tuning.cc ncclTopoGetAlgoTime: latency + bytes /
+     * the bandwidth of nChannels; enqueue.cc getAlgoInfo 2.8-2.21, the cost
+     * table of topoGetAlgoInfo 2.22-2.26); the channels a small call runs on
+     * are cut after the choice (enqueue.cc). Priced with the cut, LL lost to
+     * Simple at 1-8 MiB on 512-1,024 Frontier GCDs and ring LL to tree LL at
+     * 8-128 KiB on one DGX A100 (ABCI: -47..-53%), where NCCL runs ring LL */
+    memset(tuner.chan_bytes, 0, sizeof tuner.chan_bytes);
     /* RCCL's tuning_model_3 (src/graph/tuning.cc; the same in the ROCm 6
      * era and the latest RCCL read): ring hwLat NVLINK (xGMI) 3.6 / 0.8 us
      * and NET 19.8 / 9.5 us Simple / LL; a ring across nodes pays at least
