@@ -1290,6 +1290,35 @@ static void test_nccl_tuner_full_channels(void)
     }
 }
 
+/* NCCL (enqueue.cc, 2.18 on) runs NVLS and NVLS-tree on comm->nvlsChannels
+ * at every size: the channel cut for small calls applies to rings and trees
+ * only. A 64 KiB all-reduce on 2 nodes of 8: NVLS-tree's wire bytes are those
+ * of the uncut channels; the tree's are not. */
+static void test_nvlstree_no_channel_cut(void)
+{
+    coll_params q, uncut;
+    coll_params_preset(&q, COLL_LIB_NCCL);
+    q.max_channels = 16;
+    uncut = q;
+    memset(uncut.chan_bytes, 0, sizeof uncut.chan_bytes);
+    char err[TS_ERRLEN];
+    int ids[16];
+    for (int r = 0; r < 16; r++) ids[r] = r / 8;
+    coll_topo *t = coll_topo_new(16, ids, 1); /* NVLS-capable nodes */
+    const char *algos[] = {"nvlstree", "tree"};
+    for (int k = 0; k < 2; k++) {
+        int a = coll_algo_find(algos[k], OG_ALLREDUCE, err, sizeof err);
+        CU_ASSERT_FATAL(a >= 0);
+        coll_plan p;
+        CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p, OG_ALLREDUCE, 16, 0, 64 << 10, NULL, a, t, err, sizeof err), 0);
+        p.proto = COLL_SIMPLE;
+        double cut = coll_plan_wire_scale_with(&p, &q), whole = coll_plan_wire_scale_with(&p, &uncut);
+        if (k == 0) CU_ASSERT_DOUBLE_EQUAL(cut, whole, 1e-12 * whole);
+        if (k == 1) CU_ASSERT(cut > 1.5 * whole); /* the tree runs on fewer channels */
+    }
+    coll_topo_free(t);
+}
+
 /* NCCL's all-to-all (grouped send/recv) runs its rounds on channels side by
  * side: up to 8 rounds to one node delta share a channel's work batch, the
  * batches spread over the channels. The latency is one round per wave of
@@ -1790,6 +1819,8 @@ void suite_coll_model(void)
                    test_rccl_tuner_channels,
                    "NCCL's tuner prices at full channels: ring LL at 32-64 KiB on one DGX A100",
                    test_nccl_tuner_full_channels,
+                   "NVLS-tree keeps its channels at every size (no cut), the tree does not",
+                   test_nvlstree_no_channel_cut,
                    "selection: GPUs sharing a NIC past 2 nodes (Polaris 256 nodes: tree at 1 GiB)",
                    test_nic_sharing_selection,
                    "the library version reaches the tuner (NCCL 2.21 tree Simple latencies)", test_tuner_version,

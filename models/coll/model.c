@@ -28,8 +28,9 @@ double coll_call_latency(const coll_plan *p) { return coll_call_latency_with(p, 
 static double chan_count(const coll_plan *p, const coll_params *q, coll_family fam)
 {
     if (q->max_channels <= 1 || q->chan_bytes[p->proto] <= 0 || fam == COLL_FAM_P2P || fam == COLL_FAM_MPI) return 0;
-    /* NVLS runs its fixed channel count at every size (nvls.c) */
-    if (fam == COLL_FAM_NVLS) return 0;
+    /* NVLS and NVLS-tree run their fixed channel count at every size (nvls.c;
+     * NCCL enqueue.cc, 2.18 on: nc = comm->nvlsChannels for both, no cut) */
+    if (fam == COLL_FAM_NVLS || fam == COLL_FAM_NVLSTREE) return 0;
     double per = q->chan_bytes[p->proto] * (fam == COLL_FAM_RING && p->proto == COLL_LL ? p->n : 1);
     double nc = (double)p->bytes / per;
     return nc < 1 ? 1 : nc > q->max_channels ? q->max_channels : nc;
