@@ -1057,17 +1057,17 @@ static void test_launch_bound(void)
     double eb = 1e9, eu = 1e9;
     CU_ASSERT_EQUAL(compare_error_in("tests/data/accuracy", "rccl_frontier_mi250x_4nodes_32gcd_reduce_scatter_pccl.txt", "frontier",
                                      "--nodes 4 --gpus 32", NULL, "16777216", &eb), 0);
-    char tmp[] = "/tmp/ts_reduce_scatter_XXXXXX"; /* the collective from the name */
-    int fd = mkstemp(tmp);
-    CU_ASSERT_FATAL(fd >= 0);
-    FILE *in = fopen("tests/data/accuracy/rccl_frontier_mi250x_4nodes_32gcd_reduce_scatter_pccl.txt", "r"), *out = fdopen(fd, "w");
+    /* the copy keeps "reduce_scatter" in its name: compare reads the collective from it */
+    const char *tmp = test_tmp("frontier_4n_reduce_scatter_unbound.txt");
+    FILE *in = fopen("tests/data/accuracy/rccl_frontier_mi250x_4nodes_32gcd_reduce_scatter_pccl.txt", "r"), *out = fopen(tmp, "w");
+    CU_ASSERT_FATAL(in != NULL && out != NULL);
     char line[1024];
-    while (in && out && fgets(line, sizeof line, in))
+    while (fgets(line, sizeof line, in))
         if (!strstr(line, "--gpu-bind=closest")) fputs(line, out);
-    if (in) fclose(in);
-    if (out) fclose(out);
-    CU_ASSERT_EQUAL(compare_error_in("/tmp", tmp + 5, "frontier", "--nodes 4 --gpus 32", NULL, "16777216", &eu), 0);
-    unlink(tmp);
+    fclose(in);
+    fclose(out);
+    CU_ASSERT_EQUAL(compare_error_in("/tmp", strrchr(tmp, '/') + 1, "frontier", "--nodes 4 --gpus 32", NULL, "16777216", &eu), 0);
+    remove(tmp);
     CU_ASSERT(fabs(eb) < fabs(eu));
     CU_ASSERT_EQUAL(coll_proxy_bound(), 0); /* compare leaves the process unbound */
 }

@@ -623,29 +623,39 @@ static void test_fp8_speedup_pairs(void)
 }
 
 
-/* One layout on an H100 cluster with the SM sharing of overlapped collectives
- * off (on 0) or on: estimate, graph critical path (reduced detail) and the
- * graph's kernel seconds per rank. */
-static void sm_share_run(const char *model, const char *lay, const char *cluster, const char *gpu_name, int seq,
-                         int on, double out[4])
+/* One layout on a cluster: out[0] the estimate, out[1] the graph's critical
+ * path (reduced detail), out[2] the graph's kernel seconds per rank, out[3]
+ * the channels of a 1 GB collective under the cluster's parameters, out[4] the
+ * seconds of rank 0's side-stream ops (its collectives off the compute
+ * stream). sm_share: the SM sharing of overlapped collectives on (1) or off;
+ * persistent: the GPU's GEMMs persistent (1) or not (0), -1 as its spec says;
+ * stack NULL: the default. */
+static void layout_run(const char *model, const char *lay, const char *cluster, const char *gpu_name, const char *stack,
+                       int seq, int sm_share, int persistent, double out[5])
 {
     an_net net;
     cluster_net(cluster, &net);
     cm_gpu gpu;
     char err[TS_ERRLEN];
     CU_ASSERT_EQUAL_FATAL(cm_gpu_find(gpu_name, "configs/gpus", &gpu, err, sizeof err), 0);
+    if (persistent >= 0) gpu.gemm_persistent = persistent;
     wl_model m;
     CU_ASSERT_EQUAL_FATAL(wl_model_find(model, "configs/models", &m, err, sizeof err), 0);
     wl_layout l;
     CU_ASSERT_EQUAL_FATAL(wl_layout_parse(lay, &l, err, sizeof err), 0);
-    wl_opts o = {seq, CM_BF16, &gpu, &net, 1, 1, NULL};
+    const wl_stack *st = NULL;
+    if (stack) {
+        st = wl_stack_find(stack, err, sizeof err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(st);
+    }
+    wl_opts o = {seq, CM_BF16, &gpu, &net, 1, 1, st};
     /* the cluster's collective parameters (its channel rule), as `trainsim run` sets them */
     coll_params saved = *coll_params_get();
     topo_cluster cl;
     CU_ASSERT_EQUAL_FATAL(topo_load(cluster, 0, &cl, err, sizeof err), 0);
     coll_params_set(&cl.coll);
     out[3] = coll_params_channels(1e9);
-    wl_sm_share(on);
+    wl_sm_share(sm_share);
     wl_est e;
     CU_ASSERT_EQUAL_FATAL(wl_estimate(&m, &l, &o, &e, err, sizeof err), 0);
     og_graph *g = NULL;
@@ -653,11 +663,26 @@ static void sm_share_run(const char *model, const char *lay, const char *cluster
     CU_ASSERT_EQUAL_FATAL(wl_build(&m, &l, &o, &g, &info, err, sizeof err), 0);
     eng_result *res = NULL;
     CU_ASSERT_EQUAL_FATAL(an_run(g, &net, &res, err, sizeof err), 0);
-    out[0] = e.iter, out[1] = res->makespan, out[2] = info.compute_s / info.ranks_built;
+    out[0] = e.iter, out[1] = res->makespan, out[2] = info.compute_s / info.ranks_built, out[4] = 0;
+    const og_rank *rk = &g->ranks[0];
+    for (int i = 0; i < rk->nops; i++)
+        if (rk->ops[i].kind == OG_COMPUTE && rk->ops[i].stream != WL_S_COMPUTE && rk->ops[i].duration > 0)
+            out[4] += rk->ops[i].duration;
     eng_result_free(res);
     og_free(g);
     wl_sm_share(1);
     coll_params_set(&saved);
+}
+
+/* One layout on an H100 cluster with the SM sharing of overlapped collectives
+ * off (on 0) or on: estimate, graph critical path (reduced detail), the
+ * graph's kernel seconds per rank and the channels (layout_run's out[0..3]). */
+static void sm_share_run(const char *model, const char *lay, const char *cluster, const char *gpu_name, int seq,
+                         int on, double out[4])
+{
+    double o5[5];
+    layout_run(model, lay, cluster, gpu_name, NULL, seq, on, -1, o5);
+    for (int k = 0; k < 4; k++) out[k] = o5[k];
 }
 
 /* A collective beside compute holds one SM per NCCL channel (docs/compute.md):
@@ -705,39 +730,9 @@ static void test_sm_share(void)
 static void persist_run(const char *model, const char *lay, const char *stack, int seq, int persistent,
                         double out[4])
 {
-    const char *cluster = "configs/clusters/dgx-h100-superpod.json";
-    an_net net;
-    cluster_net(cluster, &net);
-    cm_gpu gpu;
-    char err[TS_ERRLEN];
-    CU_ASSERT_EQUAL_FATAL(cm_gpu_find("h100", "configs/gpus", &gpu, err, sizeof err), 0);
-    gpu.gemm_persistent = persistent;
-    wl_model m;
-    CU_ASSERT_EQUAL_FATAL(wl_model_find(model, "configs/models", &m, err, sizeof err), 0);
-    wl_layout l;
-    CU_ASSERT_EQUAL_FATAL(wl_layout_parse(lay, &l, err, sizeof err), 0);
-    const wl_stack *st = wl_stack_find(stack, err, sizeof err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(st);
-    wl_opts o = {seq, CM_BF16, &gpu, &net, 1, 1, st};
-    coll_params saved = *coll_params_get();
-    topo_cluster cl;
-    CU_ASSERT_EQUAL_FATAL(topo_load(cluster, 0, &cl, err, sizeof err), 0);
-    coll_params_set(&cl.coll);
-    wl_est e;
-    CU_ASSERT_EQUAL_FATAL(wl_estimate(&m, &l, &o, &e, err, sizeof err), 0);
-    og_graph *g = NULL;
-    wl_info info;
-    CU_ASSERT_EQUAL_FATAL(wl_build(&m, &l, &o, &g, &info, err, sizeof err), 0);
-    eng_result *res = NULL;
-    CU_ASSERT_EQUAL_FATAL(an_run(g, &net, &res, err, sizeof err), 0);
-    out[0] = e.iter, out[1] = res->makespan, out[2] = info.compute_s / info.ranks_built, out[3] = 0;
-    const og_rank *rk = &g->ranks[0];
-    for (int i = 0; i < rk->nops; i++)
-        if (rk->ops[i].kind == OG_COMPUTE && rk->ops[i].stream != WL_S_COMPUTE && rk->ops[i].duration > 0)
-            out[3] += rk->ops[i].duration;
-    eng_result_free(res);
-    og_free(g);
-    coll_params_set(&saved);
+    double o5[5];
+    layout_run(model, lay, "configs/clusters/dgx-h100-superpod.json", "h100", stack, seq, 1, persistent, o5);
+    out[0] = o5[0], out[1] = o5[1], out[2] = o5[2], out[3] = o5[4];
 }
 
 /* Persistent GEMMs beside collectives (docs/compute.md): where the GPU's GEMM

@@ -471,7 +471,6 @@ static void make_tuner(void)
     tuner.nic_gpus = active.nic_gpus;
     tuner.arch = active.arch;
     tuner.cpu_amd = active.cpu_amd;
-    memcpy(tuner.chan_bytes, active.chan_bytes, sizeof tuner.chan_bytes);
     /* NCCL's and RCCL's tuners price each protocol at the communicator's
      * full channel count (tuning.cc ncclTopoGetAlgoTime: latency + bytes /
      * the bandwidth of nChannels; enqueue.cc getAlgoInfo 2.8-2.21, the cost

@@ -435,7 +435,7 @@ double coll_nccl_bw_cap(const coll_plan *p, const coll_params *q)
      * Across nodes max_channels is NCCL's ring channel count (one per NIC,
      * doubled), the graph's half of it. */
     if (M == 1) return 0;
-    double ll = ll_max_bw[M == 1 ? a : q->cpu_amd ? 1 : 0][col];
+    double ll = ll_max_bw[q->cpu_amd ? 1 : 0][col]; /* llMaxBws across nodes: by the host CPU */
     double nch = q->max_channels >= 2 ? q->max_channels / 2 : 1, cap;
     if (fam == COLL_FAM_RING) {
         if (p->proto == COLL_LL) cap = ll;
@@ -446,7 +446,7 @@ double coll_nccl_bw_cap(const coll_plan *p, const coll_params *q)
         double tree = nch * tree_ch[a][col];
         if (p->proto == COLL_LL) cap = tree / 3.8 < ll ? tree / 3.8 : ll;
         else if (p->proto == COLL_LL128) {
-            double f = tree * (M == 1 ? 7.0 / 9.0 : 120.0 / 128.0), g = nch * tree_ll128_ch[a][col];
+            double f = tree * 120.0 / 128.0, g = nch * tree_ll128_ch[a][col];
             cap = f < g ? f : g;
         } else cap = tree;
     }

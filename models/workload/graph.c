@@ -345,15 +345,21 @@ static void ov_issue(gen *G, double t, double bytes)
  * beside them takes k seconds, sms/(sms - ch) for a kernel that spreads over
  * the SMs left, 2 for a persistent GEMM (its second wave), the mean of the
  * two by their shares; up to all of the compute. */
-static double ov_extra(const gen *G, double c, double cg, double s)
+static double sm_share_extra(int sms, int ch, double c, double cg, double s)
 {
-    int sms = G->o->gpu->sms, ch = G->ov_ch;
     if (!sm_share_on || s <= 0 || c <= 0 || sms <= 0 || ch <= 0 || ch >= sms) return 0;
     double f = (double)(sms - ch) / sms;
-    if (!ov_persistent(G) || cg < 0) cg = 0;
+    if (cg < 0) cg = 0;
     if (cg > c) cg = c;
     double k = (2 * cg + (c - cg) / f) / c, o = s < c * k ? s : c * k;
     return o * (1 - 1 / k);
+}
+
+/* The graph's collectives beside the compute: on their channels, persistent
+ * GEMMs only where the GPU and the stack make them so (ov_persistent). */
+static double ov_extra(const gen *G, double c, double cg, double s)
+{
+    return sm_share_extra(G->o->gpu->sms, G->ov_ch, c, ov_persistent(G) ? cg : 0, s);
 }
 
 /* The optimizer step over `owned` parameters of a stage of `layers` layers, as
@@ -1054,10 +1060,7 @@ static double cp_torch_elem(int c, int i, int cp, int bwd, int *k)
  * estimate's closed form of ov_slow for this one collective). */
 static double cp_ag_extra(const gen *G, double c, double t, double bytes)
 {
-    int sms = G->o->gpu->sms, ch = coll_params_channels(bytes);
-    if (!sm_share_on || t <= 0 || c <= 0 || sms <= 0 || ch <= 0 || ch >= sms) return 0;
-    double f = (double)(sms - ch) / sms, o = t < c / f ? t : c / f;
-    return o * (1 - f);
+    return sm_share_extra(G->o->gpu->sms, coll_params_channels(bytes), c, 0, t);
 }
 
 /* Seconds of ring step i's SDPA call on rank c (sq queries of the rank). */
