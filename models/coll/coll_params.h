@@ -232,6 +232,7 @@ void coll_params_preset(coll_params *p, coll_lib lib);
  * and out-of-range values fail with "WHERE: field: what: value" in err.
  * Keys: library, launch, base_lat{fam{proto}}, hop_lat{tier{fam{proto}}},
  * bw_frac{tier}, proto_bw{fam{proto}}, max_channels, chan_bytes{proto},
+ * node_channels, chan_bw{proto} (and the fields documented above),
  * collnet, tuner_own. A family "*" or tier "*" applies to every one. */
 int coll_params_overlay(coll_params *p, const void *json_obj, const char *where, char *err, size_t errlen);
 
