@@ -740,6 +740,112 @@ static void test_node_ring_hop(void)
     }
 }
 
+/* chan_bw and node_channels: a ring on one node runs NCCL's intra-node
+ * channel count and pays each step's wave of a channel's lines at the
+ * channel's rate, on top of the GPU's aggregate rate, which the channel cut
+ * no longer divides. Without them a small LL call's channels grow with its
+ * size at a constant share each and its time stays flat (32-512 KiB on 8
+ * A100: 31.7 us where ABCI measured 36-59 us); with them the time grows by
+ * exactly the added bytes at the aggregate rate while the channels grow,
+ * and the per-step wave grows once the channels are all in use. Across
+ * nodes and in the tuner nothing changes. */
+static double ring_gpu_time(coll_plan *p, const coll_params *q, double bw)
+{
+    int64_t moved = (int64_t)(2.0 * (p->n - 1) / p->n * (double)p->bytes);
+    return coll_call_latency_with(p, q) + (double)coll_plan_wire_bytes_with(p, moved, q) / bw;
+}
+
+static void test_chan_wave(void)
+{
+    coll_params q;
+    coll_params_preset(&q, COLL_LIB_NCCL);
+    char err[TS_ERRLEN];
+    int ids[16];
+    for (int r = 0; r < 16; r++) ids[r] = r / 8;
+    coll_topo *one = coll_topo_new(8, ids, 0), *two = coll_topo_new(16, ids, 0);
+    int ring = coll_algo_find("ring", OG_ALLREDUCE, err, sizeof err);
+    const double bw = 240e9;
+    static const int64_t sizes[] = {64 << 10, 128 << 10, 256 << 10, 512 << 10};
+    enum { NS = sizeof sizes / sizeof sizes[0] };
+    coll_plan p[NS], x;
+    for (int i = 0; i < NS; i++) {
+        CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p[i], OG_ALLREDUCE, 8, 0, sizes[i], NULL, ring, one, err, sizeof err), 0);
+        p[i].proto = COLL_LL;
+    }
+    CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&x, OG_ALLREDUCE, 16, 0, 256 << 10, NULL, ring, two, err, sizeof err), 0);
+    x.proto = COLL_LL;
+    /* the bandwidth divided by the channel cut: flat while the channels grow */
+    double flat = ring_gpu_time(&p[0], &q, bw);
+    for (int i = 1; i < NS; i++) CU_ASSERT_DOUBLE_EQUAL(ring_gpu_time(&p[i], &q, bw), flat, 1e-12);
+    double x_lat = coll_call_latency_with(&x, &q), x_scale = coll_plan_wire_scale_with(&x, &q);
+    q.node_channels = 24;
+    q.chan_bw[COLL_LL] = 5e9;
+    /* the wave of a channel's step is the same while the channels grow with
+     * the size (4 KiB x 8 ranks a channel: one line per thread) */
+    coll_params q0 = q;
+    q0.chan_bw[COLL_LL] = 0;
+    double wave = coll_call_latency_with(&p[0], &q) - coll_call_latency_with(&p[0], &q0);
+    /* 14 steps of a channel's 4 KiB in 16-byte lines of 8 bytes at 5 GB/s */
+    CU_ASSERT_DOUBLE_EQUAL(wave, 14 * 4096.0 * 2 / 5e9, 1e-12);
+    for (int i = 1; i < NS; i++) CU_ASSERT_DOUBLE_EQUAL(coll_call_latency_with(&p[i], &q), coll_call_latency_with(&p[0], &q), 1e-12);
+    /* ... and the time grows by the added bytes at the aggregate rate: the
+     * link x LL's fraction, not divided by the cut */
+    double frac = q.proto_bw[COLL_FAM_RING][COLL_LL];
+    for (int i = 1; i < NS; i++) {
+        double added = 2.0 * 7 / 8 * (double)(sizes[i] - sizes[i - 1]) / frac / bw;
+        CU_ASSERT(ring_gpu_time(&p[i], &q, bw) > ring_gpu_time(&p[i - 1], &q, bw));
+        CU_ASSERT_DOUBLE_EQUAL(ring_gpu_time(&p[i], &q, bw) - ring_gpu_time(&p[i - 1], &q, bw), added, 1e-9);
+    }
+    /* past 24 channels (768 KiB) a channel's wave grows with the size */
+    coll_plan big1, big2;
+    CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&big1, OG_ALLREDUCE, 8, 0, 1 << 20, NULL, ring, one, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&big2, OG_ALLREDUCE, 8, 0, 2 << 20, NULL, ring, one, err, sizeof err), 0);
+    big1.proto = big2.proto = COLL_LL;
+    CU_ASSERT(coll_call_latency_with(&big2, &q) > coll_call_latency_with(&big1, &q) + 1e-7);
+    /* with 16 channels (max_channels) the wave would be larger: NCCL's 24
+     * channels on one node carry it */
+    double lat24 = coll_call_latency_with(&big1, &q);
+    q.node_channels = 0;
+    CU_ASSERT(coll_call_latency_with(&big1, &q) > lat24 + 1e-7);
+    q.node_channels = 24;
+    /* across nodes: neither term */
+    CU_ASSERT_DOUBLE_EQUAL(coll_call_latency_with(&x, &q), x_lat, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(coll_plan_wire_scale_with(&x, &q), x_scale, 1e-12);
+    /* the tuner never sees them */
+    CU_ASSERT(coll_params_tuner()->chan_bw[COLL_LL] == 0 && coll_params_tuner()->node_channels == 0);
+    coll_topo_free(one);
+    coll_topo_free(two);
+    /* the overlay */
+    json_error_t je;
+    json_t *o = json_loads("{\"node_channels\": 24, \"chan_bw\": {\"ll\": 5e9, \"ll128\": 16e9}}", 0, &je);
+    coll_params r;
+    coll_params_preset(&r, COLL_LIB_NCCL);
+    CU_ASSERT(r.node_channels == 0 && r.chan_bw[COLL_LL] == 0);
+    CU_ASSERT_EQUAL(coll_params_overlay(&r, o, "x.json", err, sizeof err), 0);
+    CU_ASSERT(r.node_channels == 24 && r.chan_bw[COLL_LL] == 5e9 && r.chan_bw[COLL_LL128] == 16e9 && r.chan_bw[COLL_SIMPLE] == 0);
+    json_decref(o);
+    o = json_loads("{\"chan_bw\": {\"ll\": -1}}", 0, &je);
+    CU_ASSERT(coll_params_overlay(&r, o, "x.json", err, sizeof err) < 0 && strstr(err, "chan_bw"));
+    json_decref(o);
+    /* the shipped A100 cluster on the one-node sweeps: ring LL at 64 KiB-1
+     * MiB (ABCI, NCCL 2.8.4), ring LL128 at 4-8 MiB (Galvatron) */
+    static const struct {
+        const char *log, *size;
+    } pts[] = {{"nccl_a100x8_single_node_all_reduce_abci.txt", "65536"},
+               {"nccl_a100x8_single_node_all_reduce_abci.txt", "262144"},
+               {"nccl_a100x8_single_node_all_reduce_abci.txt", "524288"},
+               {"nccl_a100x8_single_node_all_reduce_abci.txt", "1048576"},
+               {"nccl_a100x8_single_node_all_reduce_galvatron.txt", "1048576"},
+               {"nccl_a100x8_single_node_all_reduce_galvatron.txt", "4194304"},
+               {"nccl_a100x8_single_node_all_reduce_galvatron.txt", "8388608"}};
+    for (size_t i = 0; i < sizeof pts / sizeof pts[0]; i++) {
+        double e = 1e9;
+        CU_ASSERT_EQUAL(compare_error_in("tests/data/accuracy", pts[i].log, "dgx-a100-superpod", "--nodes 1 --gpus 8", NULL,
+                                         pts[i].size, &e), 0);
+        CU_ASSERT(fabs(e) <= 10);
+    }
+}
+
 /* The A100 floors, uncalibrated: one process per GPU on one node runs an
  * 8 B all-reduce in 17 us (ABCI, NCCL 2.8.4), the GPU time of a ring LL over
  * the 12.5 us launch, where the 35 us launch dgx-a100-superpod had put it at
@@ -1802,6 +1908,8 @@ void suite_coll_model(void)
                    "network terms: lock-step ring, rendezvous, eager copies", test_network_terms,
                    "node_ring_hop: one-node ring steps (A100 LL128 / Simple), not across nodes, not for the tuner",
                    test_node_ring_hop,
+                   "chan_bw, node_channels: one-node ring time grows with bytes while the channels grow (A100 LL)",
+                   test_chan_wave,
                    "A100 floors: one node, one process per GPU (12.5 us launch); two nodes (8 us tree LL network step)",
                    test_a100_floors,
                    "Simple ring slices: one network message per step to 32 KiB chunks, two above; channels = 2 x NICs",

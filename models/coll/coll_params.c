@@ -306,6 +306,12 @@ int coll_params_overlay(coll_params *p, const void *json_obj, const char *where,
             q.ring_slice_waits = json_is_true(v);
         } else if (strcmp(k, "node_ring_hop") == 0) {
             if (proto_row(v, q.node_ring_hop, 0, LAT_MAX, where, k, err, errlen) < 0) return -1;
+        } else if (strcmp(k, "node_channels") == 0) {
+            double x;
+            if (num(v, 0, 64, &x, where, k, err, errlen) < 0) return -1;
+            q.node_channels = (int)x;
+        } else if (strcmp(k, "chan_bw") == 0) {
+            if (proto_row(v, q.chan_bw, 0, 1e13, where, k, err, errlen) < 0) return -1;
         } else if (strcmp(k, "chan_lat") == 0) {
             if (proto_row(v, q.chan_lat, 0, LAT_MAX, where, k, err, errlen) < 0) return -1;
         } else if (strcmp(k, "bound") == 0) {
@@ -367,7 +373,7 @@ int coll_params_overlay(coll_params *p, const void *json_obj, const char *where,
         } else {
             return fail(err, errlen, where,
                         "unknown field (library, launch, launch_per_gpu, base_lat, hop_lat, bw_frac, proto_bw, max_channels, "
-                        "chan_bytes, chan_lat, bound, node_ring_hop, version, ring_lockstep, ring_overlap, ring_slice_waits, rccl_tuning, nvls_step_lat, "
+                        "chan_bytes, chan_lat, bound, node_ring_hop, node_channels, chan_bw, version, ring_lockstep, ring_overlap, ring_slice_waits, rccl_tuning, nvls_step_lat, "
                         "reduce_bw, rdzv, net_msg, arch, cpu, collnet, tuner_own)",
                         k);
         }
@@ -425,6 +431,9 @@ void coll_params_write_json(FILE *f, const coll_params *p, int ind)
     fprintf(f, ",\n%*s\"ring_slice_waits\": %s", ind + 2, "", p->ring_slice_waits ? "true" : "false");
     fprintf(f, ",\n%*s\"node_ring_hop\": ", ind + 2, "");
     put_row(f, p->node_ring_hop, 1);
+    if (p->node_channels > 0) fprintf(f, ",\n%*s\"node_channels\": %d", ind + 2, "", p->node_channels);
+    fprintf(f, ",\n%*s\"chan_bw\": ", ind + 2, "");
+    put_row(f, p->chan_bw, 1);
     fprintf(f, ",\n%*s\"chan_lat\": ", ind + 2, "");
     put_row(f, p->chan_lat, 1);
     if (p->has_bound) {

@@ -123,6 +123,20 @@ typedef struct coll_params {
      * steps"). Only the time reads it; the tuner keeps NCCL's. JSON
      * "node_ring_hop": {"ll128": 5e-6, "simple": 8e-6}. */
     double node_ring_hop[COLL_NPROTOS];
+    /* Channels NCCL runs on one node (0: max_channels): its intra-node
+     * search's rings, doubled (ncclTopoPostset), where max_channels is the
+     * NICs' rule: 24 on an 8 x A100 NVSwitch node (the HGX A100 log of
+     * NVIDIA/nccl-tests#100 prints 24 channels). JSON "node_channels". */
+    int node_channels;
+    /* Wire bytes per second one channel's thread block moves, per protocol
+     * (0: off, the presets), on a ring whose steps all stay in one node. A
+     * small LL call gives each thread one line per step, so a step is one
+     * wave of lines that the next GPU waits for whole: each step costs the
+     * channel's share of it / chan_bw on top of the GPU's aggregate rate
+     * (the link x proto_bw, at every channel count). With it the channel
+     * cut no longer divides the bandwidth (docs/collectives.md, "Channel
+     * rate"). JSON "chan_bw": {"ll": 5e9}. */
+    double chan_bw[COLL_NPROTOS];
     /* RCCL's per-topology tuning model (ROCm/rccl src/graph/tuning.cc
      * rcclTuningModel[], chosen by the rome model that matches the node): 0
      * the preset's generic tables, 3 tuning_model_3 (Frontier's node,
@@ -218,6 +232,7 @@ void coll_params_preset(coll_params *p, coll_lib lib);
  * and out-of-range values fail with "WHERE: field: what: value" in err.
  * Keys: library, launch, base_lat{fam{proto}}, hop_lat{tier{fam{proto}}},
  * bw_frac{tier}, proto_bw{fam{proto}}, max_channels, chan_bytes{proto},
+ * node_channels, chan_bw{proto} (and the fields documented above),
  * collnet, tuner_own. A family "*" or tier "*" applies to every one. */
 int coll_params_overlay(coll_params *p, const void *json_obj, const char *where, char *err, size_t errlen);
 

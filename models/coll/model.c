@@ -25,15 +25,28 @@ double coll_call_latency(const coll_plan *p) { return coll_call_latency_with(p, 
 /* The channels a call runs on (NCCL enqueue.cc: fewer while a channel would
  * get less than threads x threadThreshold bytes; the ring's LL threshold
  * scales with the rank count); 0 when the rule is off. */
+static int one_node(const coll_plan *p)
+{
+    return p->topo && p->topo->nnodes == 1;
+}
+
+/* The channels a call may use: on one node NCCL's intra-node search's
+ * (node_channels, where the cluster gives it), else max_channels. */
+static int chan_max(const coll_plan *p, const coll_params *q)
+{
+    return one_node(p) && q->node_channels > 0 ? q->node_channels : q->max_channels;
+}
+
 static double chan_count(const coll_plan *p, const coll_params *q, coll_family fam)
 {
-    if (q->max_channels <= 1 || q->chan_bytes[p->proto] <= 0 || fam == COLL_FAM_P2P || fam == COLL_FAM_MPI) return 0;
+    int mx = chan_max(p, q);
+    if (mx <= 1 || q->chan_bytes[p->proto] <= 0 || fam == COLL_FAM_P2P || fam == COLL_FAM_MPI) return 0;
     /* NVLS and NVLS-tree run their fixed channel count at every size (nvls.c;
      * NCCL enqueue.cc, 2.18 on: nc = comm->nvlsChannels for both, no cut) */
     if (fam == COLL_FAM_NVLS || fam == COLL_FAM_NVLSTREE) return 0;
     double per = q->chan_bytes[p->proto] * (fam == COLL_FAM_RING && p->proto == COLL_LL ? p->n : 1);
     double nc = (double)p->bytes / per;
-    return nc < 1 ? 1 : nc > q->max_channels ? q->max_channels : nc;
+    return nc < 1 ? 1 : nc > mx ? mx : nc;
 }
 
 /* Wire bytes per data byte of a network message: LL sends 8 bytes of data
@@ -169,6 +182,30 @@ static double p2p_proxy_lat(const coll_plan *p, const coll_params *q, int M, int
 
 static double call_latency(const coll_plan *p, const coll_params *q, int lockstep);
 
+/* The channel rate (chan_bw) of a ring on one node: each step of a ring
+ * all-reduce, all-gather or reduce-scatter sends a rank's block S/n, split
+ * over the call's channels; a channel's thread block issues its share of
+ * the step (in wire bytes: LL's 16-byte lines carry 8 bytes of data) at
+ * chan_bw, and the next GPU's step waits for it. In NCCL's LL primitive
+ * (src/collectives/device/prims_ll.h, LLGenericOp) every thread of the block
+ * takes line tid, tid + nthreads, ...: it polls the line's flag
+ * (ld.volatile), reduces it with its own input and stores it to the next GPU
+ * (st.volatile 16 bytes), the block syncing on the step's credit (waitSend)
+ * and head (postRecv) around it; below 32 KiB a channel (enqueue.cc: nc
+ * and nthreads cut while a channel would get under nthreads x
+ * threadThreshold, 512 x 8 bytes x nRanks for the ring's LL) a thread
+ * holds about one line per step, so a step's lines are one wave, not a
+ * stream. The channel's wave time adds to the GPU's aggregate (the
+ * transfers at the link's rate x proto_bw, whatever the channel count):
+ * steps x S / (n nc) x wire / chan_bw. 0 where chan_bw is off. */
+static double chan_wave_lat(const coll_plan *p, const coll_params *q, int steps)
+{
+    if (!one_node(p) || q->chan_bw[p->proto] <= 0 || p->coll == OG_BROADCAST || p->coll == OG_REDUCE) return 0;
+    double nc = chan_count(p, q, COLL_FAM_RING);
+    if (nc < 1) nc = chan_max(p, q) > 1 ? chan_max(p, q) : 1;
+    return steps * (double)p->bytes / p->n / nc * msg_wire[p->proto] / q->chan_bw[p->proto];
+}
+
 /* NCCL's tuner prices NVLS as hwLat + bytes / bandwidth (tuning.cc): the
  * pipeline's loop costs (nvls.c) shape the time, not the library's choice.
  * They are channel structure: off with the channel rule (max_channels 0, as
@@ -206,7 +243,7 @@ static double call_latency(const coll_plan *p, const coll_params *q, int lockste
             xsteps = M > 1 ? (twice ? 2 : 1) * (M - 1) : 0;
         }
         if (M > 1 && lockstep) xsteps = steps;
-        lat = (steps - xsteps) * intra + xsteps * inter;
+        lat = (steps - xsteps) * intra + xsteps * inter + chan_wave_lat(p, q, steps);
         break;
     case COLL_FAM_TREE: /* the chain inside the node, the tree across nodes: up, and down for all-reduce */
         lat = (twice ? 2 : 1) * ((L - 1) * intra + log2_floor(M) * inter);
@@ -508,7 +545,11 @@ double coll_plan_wire_scale_with(const coll_plan *p, const coll_params *q)
     /* Channels: a call too small to give every channel its minimum runs on
      * fewer channels and gets their share of the bandwidth. */
     double nc = chan_count(p, q, fam);
-    if (nc > 0 && nc < q->max_channels) scale *= q->max_channels / nc;
+    int mx = chan_max(p, q);
+    /* with a channel rate (chan_bw, one-node rings) a channel's share is
+     * its wave time in the latency, and the GPU keeps its aggregate rate */
+    int waves = fam == COLL_FAM_RING && one_node(p) && q->chan_bw[p->proto] > 0;
+    if (nc > 0 && nc < mx && !waves) scale *= mx / nc;
     /* NVLS's pipeline fill: one loop of the channels' chunks before the
      * first chunk is through (nvls.c) */
     int64_t fill = nvls_pipe(q) ? coll_nvls_loop_bytes(p) : 0;
