@@ -322,6 +322,11 @@ double coll_nccl_bw_cap(const coll_plan *p, const coll_params *q);
  * nsteps / n x bytes (all-reduce 2 (n - 1) / n, all-gather and
  * reduce-scatter (n - 1) / n, broadcast and reduce 1), tree 2 x bytes. */
 double coll_nccl_bus_bytes(const coll_plan *p);
+/* The least time of NCCL's tree LL128 all-reduce across nodes, bound by its
+ * kernel: the bus bytes at coll_nccl_bw_cap x coll_tree_correction (0 for
+ * other plans and where there is no cap). The run's tail adds what the
+ * transfers leave of it. */
+double coll_tree_ll128_floor(const coll_plan *p, const coll_params *q);
 /* NCCL's Simple tree all-reduce pipeline fill beside its transfers:
  * (2 depth - 1) / K for K chunks a channel (NCCL's chunk rule); 0 for
  * other plans. The pipelined tail adds the transfers' time x it. */
