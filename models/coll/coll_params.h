@@ -308,7 +308,8 @@ double coll_plan_wire_scale_with(const coll_plan *p, const coll_params *q);
 int64_t coll_plan_wire_apply(int64_t bytes, double scale);
 /* NCCL's treeCorrectionFactor for the tree all-reduce at the plan's
  * protocol and size (1 otherwise, and for RCCL and tuner_own): what NCCL's
- * tuner multiplies the tree's bandwidth by; the selection only. */
+ * tuner multiplies the tree's bandwidth by; the selection, and the run
+ * only through tree LL128's kernel floor (coll_tree_ll128_floor). */
 double coll_tree_correction(const coll_plan *p, const coll_params *q);
 /* NCCL's tuner's cap on the bus bandwidth (useful bytes per second) of
  * plan p under q (src/graph/tuning.cc ncclTopoTuneModel, 2.19-2.26): per
@@ -316,7 +317,8 @@ double coll_tree_correction(const coll_plan *p, const coll_params *q);
  * doubles them), by GPU generation and node count (1, 2, more): ring LL128
  * perChMaxRingLL128Bws, tree perChMaxTreeBws and perChMaxTreeLL128Bws, LL
  * llMaxBws (one node: by GPU; across nodes: by CPU vendor). 0: no cap (not
- * NCCL, no arch, tuner_own, another family). The selection only. */
+ * NCCL, no arch, tuner_own, another family). The selection; the run only
+ * through tree LL128's kernel floor (coll_tree_ll128_floor). */
 double coll_nccl_bw_cap(const coll_plan *p, const coll_params *q);
 /* Bus bytes of p as NCCL's tuner converts bus to algorithm bandwidth: ring
  * nsteps / n x bytes (all-reduce 2 (n - 1) / n, all-gather and

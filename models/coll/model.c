@@ -389,7 +389,8 @@ double coll_call_time(const coll_plan *p, double gpu)
  * perfectly sticking to the model for medium sizes"): tuning.cc
  * (ncclTopoGetAlgoTime, 2.19-2.26) multiplies the tree's bandwidth by
  * treeCorrectionFactor[protocol][log2(bytes / 64)], 64 B to 256 MiB, 1 past
- * it. Only the selection uses it (coll.c): charged to the run as well, it
+ * it. The selection uses it (coll.c), the run only in tree LL128's kernel
+ * floor (coll_tree_ll128_floor): charged to every run as well, it
  * made 256 Polaris nodes' tree Simple 15-30% slow at 16-256 MiB where the
  * uncorrected time is within 5-10% of the log (median 8.7 -> 10.8%). */
 static const double tree_corr[COLL_NPROTOS][23] = {
