@@ -352,7 +352,13 @@ static int log2i(int n)
  * the node is inner (a parent and two child nodes) and S/4 where it is a
  * leaf, S in all (with one child node, as on 2 nodes, S/2); over the tree
  * protocol's fraction, and the pipeline's fill (2 H - 1) / K of NCCL's 512
- * KiB chunks on 16 channels, H the tree's depth, on top. */
+ * KiB chunks on 16 channels, H the tree's depth, on top. On 2 nodes the
+ * channels' chains start at every NIC's GPU (R = L / 2 = 4 rotations of the
+ * chain, each as four trees, at 16 channels: 16 trees of S/16): a head's NIC
+ * sends S/16 in each of its two trees, S/8, and a GPU sends S/16 over NVLink
+ * in each tree but where it heads (up) or ends (down) the chain: 2 (L - 1) / L
+ * S, which bounds the time (235 GB/s bus bandwidth on 2 DGX A100 nodes,
+ * 238 measured: docs/collectives.md). */
 static void test_tree_closed_form(void)
 {
     coll_params q;
@@ -369,7 +375,7 @@ static void test_tree_closed_form(void)
         int a = coll_algo_find("tree", OG_ALLREDUCE, err, sizeof err);
         CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p, OG_ALLREDUCE, n, 0, S, NULL, a, t, err, sizeof err), 0);
         p.proto = COLL_SIMPLE;
-        int K = p.nchunks / 4, H = (L - 1) + (M == 2 ? 1 : 4);
+        int trees = M == 2 ? 16 : 4, K = p.nchunks / trees, H = (L - 1) + (M == 2 ? 1 : 4);
         CU_ASSERT_EQUAL(p.nsteps, K + 2 * H - 1);
         double lat = q.base_lat[COLL_FAM_TREE][COLL_SIMPLE] +
                      2 * ((L - 1) * q.hop_lat[COLL_TIER_NVLINK][COLL_FAM_TREE][COLL_SIMPLE] +
@@ -378,8 +384,8 @@ static void test_tree_closed_form(void)
         /* the pipeline's fill on top (test_tree_fill): 512 KiB chunks at 1 GiB */
         double fill = (2.0 * H - 1) / (S / 16 / (512 * 1024));
         CU_ASSERT_DOUBLE_EQUAL(coll_tree_fill(&p, &q), fill, 1e-12);
-        double f = q.proto_bw[COLL_FAM_TREE][COLL_SIMPLE], nic = (M == 2 ? 0.5 : 1.0) * S / BN,
-               nvl = 2.0 * S / BI, want = lat + (nic > nvl ? nic : nvl) / f * (1 + fill);
+        double f = q.proto_bw[COLL_FAM_TREE][COLL_SIMPLE], nic = (M == 2 ? 1.0 / 8 : 1.0) * S / BN,
+               nvl = (M == 2 ? 2.0 * (L - 1) / L : 2.0) * S / BI, want = lat + (nic > nvl ? nic : nvl) / f * (1 + fill);
         double got = coll_cost(&p, COLL_COST_PIPELINED, dgx_route, NULL);
         fprintf(stderr, "\n  tree on %d DGX nodes: analytical %.6g s, closed form %.6g s", M, got, want);
         /* on 2 nodes exactly; on 16 the busiest NIC's bytes are a lower bound:
@@ -1837,6 +1843,106 @@ static void test_nccl_bw_cap(void)
     coll_topo_free(t1);
 }
 
+/* NCCL's tuner on 2 DGX A100 nodes (Ampere, AMD hosts, 16 channels: 8 in
+ * the graph). On up to 2 nodes it prices the tree at its graph's bwIntra
+ * (tuning.cc ncclTopoTuneModel: bw = nNodes <= 2 ? bwIntra : bwInter): the
+ * NICs do not bound it, the per-channel ceiling perChMaxTreeBws (8 x 23.6
+ * GB/s bus) does. So at 8 GiB the tree Simple on 2 nodes, whatever the NICs
+ * (halved, the tree's time does not move, the ring's does); on 4 nodes the
+ * same links give the ring (the tree at its NICs); and with half the graph
+ * channels the ceiling (4 x 23.6) puts the 2-node choice back on the ring.
+ * At 2 MiB the tree LL128 (NCCL's 48.5 us of latency against the ring's 30
+ * steps). */
+static int select_on(const coll_hw *hw, int n, int64_t bytes, coll_proto *pr)
+{
+    return coll_select(OG_ALLREDUCE, n, bytes, hw, pr);
+}
+
+static void test_tree_two_nodes_selection(void)
+{
+    char err[TS_ERRLEN];
+    coll_params saved = *coll_params_get(), q;
+    coll_params_preset(&q, COLL_LIB_NCCL);
+    q.arch = COLL_ARCH_AMPERE;
+    q.cpu_amd = 1;
+    q.max_channels = 16;
+    coll_params_set(&q);
+    int ids[32];
+    for (int r = 0; r < 32; r++) ids[r] = r / 8;
+    coll_topo *t2 = coll_topo_new(16, ids, 0), *t4 = coll_topo_new(32, ids, 0);
+    int tree = coll_algo_find("tree", OG_ALLREDUCE, err, sizeof err), ring = coll_algo_find("ring", OG_ALLREDUCE, err, sizeof err);
+    const int64_t big = (int64_t)8 << 30;
+    coll_proto pr;
+    /* NVLink 300 GB/s x 0.8, NICs 25 GB/s x 0.88 (dgx-a100-superpod) */
+    coll_hw hw2 = {0.7e-6, 240e9, t2, 3.6e-6, 22e9}, hw4 = hw2, slow = hw2;
+    hw4.topo = t4;
+    slow.inter_bw = 11e9;
+    int a = select_on(&hw2, 16, big, &pr);
+    fprintf(stderr, "\n  2 DGX A100 nodes, 8 GiB: %s:%s", coll_algo_get(a)->name, coll_proto_name(pr));
+    CU_ASSERT_EQUAL(a, tree);
+    CU_ASSERT_EQUAL(pr, COLL_SIMPLE);
+    CU_ASSERT_EQUAL(select_on(&slow, 16, big, &pr), tree);
+    a = select_on(&hw4, 32, big, &pr);
+    fprintf(stderr, "; 4 nodes: %s:%s", coll_algo_get(a)->name, coll_proto_name(pr));
+    CU_ASSERT_EQUAL(a, ring);
+    q.max_channels = 8;
+    coll_params_set(&q);
+    a = select_on(&hw2, 16, big, &pr);
+    fprintf(stderr, "; 2 nodes, 4 graph channels: %s:%s", coll_algo_get(a)->name, coll_proto_name(pr));
+    CU_ASSERT_EQUAL(a, ring);
+    q.max_channels = 16;
+    coll_params_set(&q);
+    a = select_on(&hw2, 16, (int64_t)2 << 20, &pr);
+    fprintf(stderr, "; 2 nodes, 2 MiB: %s:%s", coll_algo_get(a)->name, coll_proto_name(pr));
+    CU_ASSERT_EQUAL(a, tree);
+    CU_ASSERT_EQUAL(pr, COLL_LL128);
+    coll_params_set(&saved);
+    coll_topo_free(t2);
+    coll_topo_free(t4);
+}
+
+/* NCCL's tree LL128 across nodes runs at its kernel's rate, not its links':
+ * the call takes at least the bus bytes (2 S) at the tuner's ceiling (8
+ * graph channels x 20 GB/s on Ampere) times treeCorrectionFactor (0.9 at 8
+ * MiB), 116.5 us at 8 MiB; the pipelined tail adds what the transfers leave
+ * of it, and nothing once they take longer. Simple, the ring and one node
+ * have no such floor. */
+static void test_tree_ll128_floor(void)
+{
+    char err[TS_ERRLEN];
+    coll_params saved = *coll_params_get(), q;
+    coll_params_preset(&q, COLL_LIB_NCCL);
+    q.arch = COLL_ARCH_AMPERE;
+    q.cpu_amd = 1;
+    q.max_channels = 16;
+    coll_params_set(&q);
+    int ids[16];
+    for (int r = 0; r < 16; r++) ids[r] = r / 8;
+    coll_topo *t2 = coll_topo_new(16, ids, 0), *t1 = coll_topo_new(8, ids, 0);
+    int tree = coll_algo_find("tree", OG_ALLREDUCE, err, sizeof err), ring = coll_algo_find("ring", OG_ALLREDUCE, err, sizeof err);
+    const int64_t S = (int64_t)8 << 20;
+    coll_plan p;
+    CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p, OG_ALLREDUCE, 16, 0, S, NULL, tree, t2, err, sizeof err), 0);
+    p.proto = COLL_LL128;
+    double want = 2.0 * S / (8 * 20e9 * 0.9);
+    CU_ASSERT_DOUBLE_EQUAL(coll_tree_ll128_floor(&p, &q), want, 1e-12);
+    fprintf(stderr, "\n  tree LL128 on 2 DGX A100 nodes, 8 MiB: at least %.1f us", want * 1e6);
+    double none = coll_call_tail(&p, 3e-6, 0.7e-6, 0, want * 2), half = coll_call_tail(&p, 3e-6, 0.7e-6, 0, want / 2);
+    CU_ASSERT_DOUBLE_EQUAL(half - none, want / 2, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(coll_call_tail(&p, 3e-6, 0.7e-6, 0, want * 3), none, 1e-15);
+    p.proto = COLL_SIMPLE;
+    CU_ASSERT_DOUBLE_EQUAL(coll_tree_ll128_floor(&p, &q), 0, 0);
+    CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p, OG_ALLREDUCE, 16, 0, S, NULL, ring, t2, err, sizeof err), 0);
+    p.proto = COLL_LL128;
+    CU_ASSERT_DOUBLE_EQUAL(coll_tree_ll128_floor(&p, &q), 0, 0);
+    CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p, OG_ALLREDUCE, 8, 0, S, NULL, tree, t1, err, sizeof err), 0);
+    p.proto = COLL_LL128;
+    CU_ASSERT_DOUBLE_EQUAL(coll_tree_ll128_floor(&p, &q), 0, 0);
+    coll_params_set(&saved);
+    coll_topo_free(t2);
+    coll_topo_free(t1);
+}
+
 /* A grouped all-to-all across nodes is two chains: the GPU's waves of
  * rounds, and each GPU's one proxy thread, which posts a send and a receive
  * for every peer on another node (NCCL's network post overhead, tuning.cc
@@ -1990,6 +2096,10 @@ void suite_coll_model(void)
                    "a forced protocol the library does not run is refused (exit 2)", test_forced_protocol,
                    "NCCL tree on 2 and 16 DGX nodes: chain + tree closed form", test_tree_closed_form,
                    "NCCL Simple tree pipeline fill: chunk rule, (2 depth - 1) / K on the pipelined tail", test_tree_fill,
+                   "NCCL's tuner on 2 DGX A100 nodes: the tree at bwIntra (per-channel ceiling, not the NICs) at 8 GiB",
+                   test_tree_two_nodes_selection,
+                   "NCCL's tree LL128 across nodes: at least the bus bytes at the tuner's ceiling x treeCorrectionFactor",
+                   test_tree_ll128_floor,
                    "8 B tree on 2 DGX nodes: NCCL's closed form (NVLink steps pay NVLink latency)", test_tree_small_floor,
                    "NCCL's treeCorrectionFactor: the selection's, not the run's", test_tree_correction,
                    "NVLS-tree all-reduce: K loops take K + 1 loop times", test_nvlstree_efficiency,

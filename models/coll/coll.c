@@ -158,6 +158,11 @@ static double gpu_estimate(const coll_plan *p, const coll_hw *hw, const coll_par
     int probe[4] = {0, p->n / 2, p->n - 1, p->root};
     double worst = 0;
     int crosses = 0;
+    /* NCCL's tuner prices a tree on up to 2 nodes at its graph's bwIntra
+     * (tuning.cc ncclTopoTuneModel: bw = nNodes <= 2 ? bwIntra : bwInter),
+     * whatever NICs the trees leave by: there its NICs do not bound the
+     * tuner's tree, the per-channel ceilings (cap) do. */
+    int intra_only = cap > 0 && tiers && coll_family_of(p->algo) == COLL_FAM_TREE && p->topo->nnodes == 2;
     coll_step *m = coll_step_new(p->merged_width + 1);
     double ws = coll_plan_wire_scale_with(p, q);
     for (int i = 0; i < 4; i++) {
@@ -181,7 +186,7 @@ static double gpu_estimate(const coll_plan *p, const coll_hw *hw, const coll_par
         for (int t = 0; t < 2; t++) {
             double b = t ? hw->inter_bw : hw->bw;
             int64_t most = out[t] > in[t] ? out[t] : in[t];
-            if (most > 0 && (double)most / b > worst) worst = (double)most / b;
+            if (most > 0 && !(t && intra_only) && (double)most / b > worst) worst = (double)most / b;
             if (t && most > 0) crosses = 1;
         }
     }

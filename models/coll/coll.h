@@ -75,6 +75,7 @@ typedef struct coll_plan {
     int nchunks;
     int width;              /* most transfers one rank posts in one step, per direction */
     int merged_width;       /* most peers of one rank over the whole schedule */
+    int trees;              /* tree: the trees the schedule runs (set by its setup) */
     const coll_topo *topo;  /* optional (NULL: every member its own node, no NVLS) */
 } coll_plan;
 

@@ -323,7 +323,8 @@ double coll_plan_wire_scale_with(const coll_plan *p, const coll_params *q);
 int64_t coll_plan_wire_apply(int64_t bytes, double scale);
 /* NCCL's treeCorrectionFactor for the tree all-reduce at the plan's
  * protocol and size (1 otherwise, and for RCCL and tuner_own): what NCCL's
- * tuner multiplies the tree's bandwidth by; the selection only. */
+ * tuner multiplies the tree's bandwidth by; the selection, and the run
+ * only through tree LL128's kernel floor (coll_tree_ll128_floor). */
 double coll_tree_correction(const coll_plan *p, const coll_params *q);
 /* NCCL's tuner's cap on the bus bandwidth (useful bytes per second) of
  * plan p under q (src/graph/tuning.cc ncclTopoTuneModel, 2.19-2.26): per
@@ -331,12 +332,18 @@ double coll_tree_correction(const coll_plan *p, const coll_params *q);
  * doubles them), by GPU generation and node count (1, 2, more): ring LL128
  * perChMaxRingLL128Bws, tree perChMaxTreeBws and perChMaxTreeLL128Bws, LL
  * llMaxBws (one node: by GPU; across nodes: by CPU vendor). 0: no cap (not
- * NCCL, no arch, tuner_own, another family). The selection only. */
+ * NCCL, no arch, tuner_own, another family). The selection; the run only
+ * through tree LL128's kernel floor (coll_tree_ll128_floor). */
 double coll_nccl_bw_cap(const coll_plan *p, const coll_params *q);
 /* Bus bytes of p as NCCL's tuner converts bus to algorithm bandwidth: ring
  * nsteps / n x bytes (all-reduce 2 (n - 1) / n, all-gather and
  * reduce-scatter (n - 1) / n, broadcast and reduce 1), tree 2 x bytes. */
 double coll_nccl_bus_bytes(const coll_plan *p);
+/* The least time of NCCL's tree LL128 all-reduce across nodes, bound by its
+ * kernel: the bus bytes at coll_nccl_bw_cap x coll_tree_correction (0 for
+ * other plans and where there is no cap). The run's tail adds what the
+ * transfers leave of it. */
+double coll_tree_ll128_floor(const coll_plan *p, const coll_params *q);
 /* NCCL's Simple tree all-reduce pipeline fill beside its transfers:
  * (2 depth - 1) / K for K chunks a channel (NCCL's chunk rule); 0 for
  * other plans. The pipelined tail adds the transfers' time x it. */

@@ -327,6 +327,22 @@ double coll_reduce_time(const coll_plan *p, const coll_params *q)
     return (double)p->bytes * (p->n - 1) / p->n / q->reduce_bw;
 }
 
+/* NCCL's tree LL128 across nodes is bound by its kernel, not by the links:
+ * the tuner's per-channel ceiling (coll_nccl_bw_cap: perChMaxTreeLL128Bws x
+ * the graph's channels, or 120/128 of the tree's own ceiling) times its
+ * treeCorrectionFactor, which for LL128 no structure of the run stands for
+ * (LL128 consumes lines as they land: no chunk fill, coll_tree_fill). The
+ * call takes at least the bus bytes at that rate; on 2 OCI A100 nodes
+ * (tests/data/accuracy/nccl_a100_2nodes_16gpu_all_reduce_oci_roce.txt) that
+ * is 92 / 114 / 165 / 281 us at 2 / 4 / 8 / 16 MiB with NCCL's 48.5 us of
+ * latency, for 99 / 127 / 174 / 283 measured. 0 for every other plan. */
+double coll_tree_ll128_floor(const coll_plan *p, const coll_params *q)
+{
+    if (coll_family_of(p->algo) != COLL_FAM_TREE || p->proto != COLL_LL128 || !coll_plan_spans_nodes(p)) return 0;
+    double cap = coll_nccl_bw_cap(p, q) * coll_tree_correction(p, q);
+    return cap > 0 ? coll_nccl_bus_bytes(p) / cap : 0;
+}
+
 double coll_call_tail(const coll_plan *p, double alpha, double alpha_in, int step, double busy)
 {
     if (p->n < 2 || p->nsteps == 0) return 0;
@@ -338,6 +354,8 @@ double coll_call_tail(const coll_plan *p, double alpha, double alpha_in, int ste
      * nodes the NICs move the data beside the kernel and only what the
      * transfers did not cover shows */
     double red = coll_reduce_time(p, q), left = coll_plan_spans_nodes(p) ? (red > busy ? red - busy : 0) : red;
+    double kern = coll_tree_ll128_floor(p, q);
+    if (kern > busy) left += kern - busy;
     if (step) return left + base + (hops > wire ? hops - wire : 0);
     /* pipelined: the flows stream the whole buffer; the tree's pipeline fill
      * comes on top of their transfer time, not of the route latency they
@@ -408,7 +426,8 @@ double coll_call_time(const coll_plan *p, double gpu)
  * perfectly sticking to the model for medium sizes"): tuning.cc
  * (ncclTopoGetAlgoTime, 2.19-2.26) multiplies the tree's bandwidth by
  * treeCorrectionFactor[protocol][log2(bytes / 64)], 64 B to 256 MiB, 1 past
- * it. Only the selection uses it (coll.c): charged to the run as well, it
+ * it. The selection uses it (coll.c), the run only in tree LL128's kernel
+ * floor (coll_tree_ll128_floor): charged to every run as well, it
  * made 256 Polaris nodes' tree Simple 15-30% slow at 16-256 MiB where the
  * uncorrected time is within 5-10% of the log (median 8.7 -> 10.8%). */
 static const double tree_corr[COLL_NPROTOS][23] = {

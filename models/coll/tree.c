@@ -13,6 +13,7 @@
  * up the trees, then a broadcast down. Broadcast and reduce use the
  * down or the up half over the GPUs with both trees rooted at the root. */
 #include "coll_algos.h"
+#include "coll_params.h"
 
 #define TREE_CHUNK ((int64_t)1 << 20) /* bytes per pipeline chunk, at most 64 chunks */
 
@@ -101,17 +102,58 @@ static int member_at(const coll_plan *p, geo g, int k, int j)
 static int npos(geo g, int t, int k) { return t % 2 == 0 ? k : g.M % 2 ? coll_mod(k - 1, g.M) : g.M - 1 - k; }
 static int nnode(geo g, int t, int pos) { return t % 2 == 0 ? pos : g.M % 2 ? coll_mod(pos + 1, g.M) : g.M - 1 - pos; }
 
-/* Chain index of local j in tree t (0: the node's head) and back: trees 0
- * and 3 head at local 0, 1 and 2 at the last local. */
-static int chain_idx(geo g, int t, int j) { return t == 0 || t == 3 ? j : g.L - 1 - j; }
+/* NCCL gives each channel's tree the intra-node chain of the channel's
+ * graph, which starts at the GPU next to the channel's NIC (graph/trees.cc
+ * ncclTopoPreset treeUp/treeDn from the intra ring; search.cc starts every
+ * channel at a NIC's GPU): with a NIC per GPU the channels' trees leave the
+ * node through every NIC, not two. The all-reduce runs R rotations of the
+ * chain, each as four trees (the two node shapes with the chain and with
+ * it reversed): rotation v starts the chain at local o = v L / R and runs
+ * o, o+1, ... (mod L), reversed o-1, o-2, ...; R = 1 is local 0 and the last.
+ * R = L / (2 x GPUs per NIC): every NIC heads one tree of each shape and
+ * direction; at most NCCL's channels / 4 (the trees are its channels). */
+#define AR_ROT_MAX 8
 
-#define AR_TREES 4 /* the all-reduce's trees: two node shapes x two chain heads */
+static int ar_rotations(const coll_plan *p)
+{
+    const coll_topo *t = p->topo;
+    if (p->coll != OG_ALLREDUCE || !t || t->ppn < 2 || t->nnodes != 2) return 1;
+    const coll_params *q = coll_params_get();
+    /* at most the channels the call runs on / 4 (coll_params_channels:
+     * NCCL's cut of small calls to fewer channels, each its own tree and
+     * head NIC): a small call keeps the two heads of one rotation */
+    int share = q->nic_gpus > 1 ? q->nic_gpus : 1, r = t->ppn / (2 * share), cap = coll_params_channels((double)p->bytes) / 4;
+    if (r > cap) r = cap;
+    if (r > AR_ROT_MAX) r = AR_ROT_MAX;
+    while (r > 1 && t->ppn % r) r--; /* the rotations evenly spaced */
+    return r < 1 ? 1 : r;
+}
 
-static int tree_k(const coll_plan *p) { return p->nchunks / (p->coll == OG_ALLREDUCE ? AR_TREES : 2); }
+/* the trees of the schedule, fixed at setup (the channels the rotations
+ * follow come from the parameters of that moment) */
+static int tree_count(const coll_plan *p) { return p->trees > 0 ? p->trees : p->coll == OG_ALLREDUCE ? 4 : 2; }
+
+/* Chain index of local j in tree t (0: the node's head), and the local at
+ * chain index i: trees 4v and 4v+3 run the chain of rotation v forward,
+ * 4v+1 and 4v+2 reversed. */
+static int chain_fwd(int t) { return t % 4 == 0 || t % 4 == 3; }
+static int chain_off(geo g, int R, int t) { return t / 4 * (g.L / R); }
+static int chain_idx(geo g, int R, int t, int j)
+{
+    int o = chain_off(g, R, t);
+    return chain_fwd(t) ? coll_mod(j - o, g.L) : coll_mod(o - 1 - j, g.L);
+}
+static int chain_local(geo g, int R, int t, int i)
+{
+    int o = chain_off(g, R, t);
+    return chain_fwd(t) ? coll_mod(i + o, g.L) : coll_mod(o - 1 - i, g.L);
+}
+
+static int tree_k(const coll_plan *p) { return p->nchunks / tree_count(p); }
 
 void coll_tree_setup(coll_plan *p)
 {
-    int trees = p->coll == OG_ALLREDUCE ? AR_TREES : 2;
+    int trees = p->trees = p->coll == OG_ALLREDUCE ? 4 * ar_rotations(p) : 2;
     int64_t k = p->bytes / (trees * TREE_CHUNK);
     if (k < 1) k = 1;
     if (k > 64) k = 64;
@@ -120,7 +162,8 @@ void coll_tree_setup(coll_plan *p)
         geo g = geometry(p);
         int H = g.L - 1 + coll_bt_height(0, g.M);
         p->nsteps = (int)k + 2 * H - 1;
-        p->width = p->merged_width = 16;
+        p->width = 4 * trees;
+        p->merged_width = 16;
         return;
     }
     p->nsteps = (int)k + coll_bt_height(0, p->n) - 1;
@@ -136,7 +179,7 @@ typedef struct {
     int send, peer, off, base, reduce;
 } role;
 
-#define TREE_ROLES (AR_TREES * 8)
+#define TREE_ROLES (4 * AR_ROT_MAX * 8)
 
 /* Member me's roles in the four all-reduce trees. In tree t, a member at
  * chain index i > 0 hangs off the member before it in its node's chain
@@ -170,24 +213,24 @@ static const ntplace *node_places(geo g, int k)
 static int allreduce_roles(const coll_plan *p, int me, role *r)
 {
     geo g = geometry(p);
-    int K = tree_k(p), H = g.L - 1 + coll_bt_height(0, g.M), nr = 0;
+    int K = tree_k(p), H = g.L - 1 + coll_bt_height(0, g.M), nr = 0, R = tree_count(p) / 4;
     int k = node_of(p, g, me), j = local_of(p, g, me);
     const ntplace *nt = node_places(g, k);
-    for (int t = 0; t < AR_TREES; t++) {
-        const int i = chain_idx(g, t, j), base = t * K;
+    for (int t = 0; t < 4 * R; t++) {
+        const int i = chain_idx(g, R, t, j), base = t * K;
         const int sh = t % 2, pos = nt[sh].pos, depth = nt[sh].depth + i;
         int parent = -1, height, nch = 0, ch[3], chh[3];
         if (i + 1 < g.L) {
-            ch[nch] = member_at(p, g, k, chain_idx(g, t, i + 1));
+            ch[nch] = member_at(p, g, k, chain_local(g, R, t, i + 1));
             chh[nch++] = g.L - 2 - i;
         }
         if (i > 0) {
-            parent = member_at(p, g, k, chain_idx(g, t, i - 1));
+            parent = member_at(p, g, k, chain_local(g, R, t, i - 1));
             height = g.L - 1 - i;
         } else {
-            if (nt[sh].par >= 0) parent = member_at(p, g, nnode(g, t, nt[sh].par), chain_idx(g, t, 0));
+            if (nt[sh].par >= 0) parent = member_at(p, g, nnode(g, t, nt[sh].par), chain_local(g, R, t, 0));
             for (int c = 0; c < nt[sh].nch; c++) {
-                ch[nch] = member_at(p, g, nnode(g, t, nt[sh].ch[c]), chain_idx(g, t, 0));
+                ch[nch] = member_at(p, g, nnode(g, t, nt[sh].ch[c]), chain_local(g, R, t, 0));
                 chh[nch++] = g.L - 1 + coll_bt_height(nt[sh].ch[c], g.M);
             }
             height = g.L - 1 + coll_bt_height(pos, g.M);
