@@ -958,6 +958,55 @@ static void test_fit_small_stalled(void)
     CU_ASSERT_EQUAL(f.nat_bound, 0);
 }
 
+/* Two protocols, as a fold of an RCCL sweep runs them: below 2 MiB LL
+ * (its own base latency, and its useful bytes per wire byte on the shared
+ * bandwidth), Simple above. */
+typedef struct proto2 {
+    double base, bw, base_ll, pbw_ll;
+    const double *x;
+} proto2;
+
+static int proto2_model(void *ctx, double *pred, int n, char *err, size_t errlen)
+{
+    (void)err, (void)errlen;
+    const proto2 *m = ctx;
+    for (int i = 0; i < n; i++)
+        pred[i] = m->x[i] < (1 << 21) ? m->base_ll + m->x[i] / (m->bw * m->pbw_ll) : m->base + m->x[i] / m->bw;
+    return 0;
+}
+
+/* One fold of a Frontier sweep: six sizes (1 MiB to 1 GiB, every other
+ * size of the file), 1 MiB on LL, the rest on Simple, 4 and 16 MiB
+ * stalled (~150 ms against ~2 ms: RCCL's stall rows). Four terms and four sizes left once the stalls are
+ * out: the LL pair is held by its priors, and the stalls (a third of the
+ * fold, a minority) are left out all the same, so the Simple latency and
+ * the bandwidth come back within 1% of the truth, not pulled toward the
+ * stalls, and the LL base latency stays within 1% of where one size and the
+ * priors put it. */
+static void test_fit_fold_stalled(void)
+{
+    double x[6], t[6];
+    for (int i = 0; i < 6; i++) {
+        x[i] = (double)((int64_t)1 << (20 + 2 * i));
+        t[i] = x[i] < (1 << 21) ? 200e-6 + x[i] / (100e9 * 0.3) : 800e-6 + x[i] / 100e9;
+    }
+    t[1] = 150e-3, t[2] = 180e-3;
+    proto2 m = {600e-6, 80e9, 200e-6, 0.3, x};
+    val_term terms[4] = {{"bw", &m.bw, 1e9, 1e12, 80e9, 0.5},
+                         {"base", &m.base, 0, 1e-3, 600e-6, 1e-3},
+                         {"base_ll", &m.base_ll, 0, 1e-3, 200e-6, 1e-3},
+                         {"pbw_ll", &m.pbw_ll, 0.01, 1.5, 0.3, 0.5}};
+    val_terms_fit f;
+    char err[TS_ERRLEN];
+    CU_ASSERT_EQUAL_FATAL(val_fit_terms(terms, 4, t, 6, proto2_model, &m, &f, err, sizeof err), 0);
+    fprintf(stderr, "\n  base %.4g us, bandwidth %.4g GB/s, LL base %.4g us; %d outliers", m.base * 1e6,
+            m.bw / 1e9, m.base_ll * 1e6, f.outliers);
+    CU_ASSERT_DOUBLE_EQUAL(m.base / 800e-6, 1, 0.01);
+    CU_ASSERT_DOUBLE_EQUAL(m.bw / 100e9, 1, 0.01);
+    CU_ASSERT_EQUAL(f.outliers, 2);
+    CU_ASSERT(f.median_abs_rel < 0.01);
+}
+
 static double json_num_after(const char *s, const char *key)
 {
     const char *p = s ? strstr(s, key) : NULL;
@@ -1487,6 +1536,7 @@ void suite_val_fit(void)
                    "a fit never raises the median |error| of its own sizes", test_fit_median_never_raised,
                    "a sweep with relative errors: latency and bandwidth both recovered", test_fit_relative_sweep,
                    "a small sweep, a third of it stalled", test_fit_small_stalled,
+                   "a fold with as many terms as unstalled sizes leaves the stalls out", test_fit_fold_stalled,
                    "calibration recovers known terms", test_round_trip,
                    "a ring fit moves a tree through shared terms only", test_shared_terms,
                    "calibration recovers a per-step latency and a protocol's bandwidth", test_proto_step_recovery,

@@ -270,7 +270,9 @@ typedef struct val_terms_fit {
  * terms with the pseudo-Huber loss of scale VAL_LOSS_SCALE (iteratively
  * reweighted least squares: weight 1 / sqrt(1 + (r / scale)^2)) and the
  * terms' priors; once settled, the outliers (see val_terms_fit) get weight 0
- * and it settles again. The figures reported are relative, (model - t) / t,
+ * and it settles again, unless no more points than terms would stay; then
+ * only the points a factor 10 off (stalls) go, while they are a minority
+ * (the terms the rest leave undecided are held by their priors). The figures reported are relative, (model - t) / t,
  * over every point. Each term is kept inside its bounds by a logistic
  * transformation (never clamped; a term a round leaves at a bound is
  * restarted inside it, and reported if it goes back). On success the terms

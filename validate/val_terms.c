@@ -84,6 +84,38 @@ static int f_res(const gsl_vector *u, void *vctx, gsl_vector *f)
     return GSL_SUCCESS;
 }
 
+/* Log residuals beyond this are a factor 10 off: not run-to-run spread (a
+ * few %) nor a regime the model gets wrong by tens of %, but a stall (RCCL's
+ * rows of 100-370 ms among rows of 1-20 ms on Frontier). */
+#define GROSS_LR 2.302585092994046
+
+/* May a fit leave out all but kept of its npts sizes? While most of them
+ * stay (a robust fit's breakdown point: the outliers are a minority) and at
+ * least two. */
+static int may_reject(int kept, int npts) { return kept >= 2 && 2 * kept > npts; }
+
+static int count_within(const double *lr, int n, double cut)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++) k += fabs(lr[i]) <= cut;
+    return k;
+}
+
+/* The cut a fit of nterms terms applies to its log residuals lr, given the
+ * robust one: that cut while more sizes than terms stay within it; else
+ * only the stalls (a factor 10 off) go, while they are a minority (a fold of
+ * 6 sizes of an 11-size Frontier sweep, 4 terms, 2 sizes stalled): the
+ * terms the rest leave undecided are held by their priors, which beats
+ * fitting through stalls; a size the model misses by tens of % still tells
+ * a term of a small fold something and stays. INFINITY: none go. */
+static double guard_cut(const double *lr, int n, double cut, int nterms)
+{
+    if (!isfinite(cut) || count_within(lr, n, cut) > nterms) return cut;
+    double g = fmax(cut, GROSS_LR);
+    int kept = count_within(lr, n, g);
+    return kept < n && may_reject(kept, n) ? g : INFINITY;
+}
+
 /* Log residuals beyond this are outliers: 4.685 x the robust spread
  * (1.4826 x MAD) of them all, at least 10%. */
 static double outlier_cut(const double *lr, int n) { return fmax(0.1, 4.685 * 1.4826 * val_abs_quantile(lr, n, 0.5)); }
@@ -206,10 +238,7 @@ static int end_passes(fctx *c, const double *start, double *lr, int reject, doub
     double end[VAL_MAX_TERMS], st[VAL_MAX_TERMS], cut = INFINITY;
     log_res(c, lr);
     if (reject) {
-        cut = outlier_cut(lr, c->npts);
-        int kept = 0;
-        for (int i = 0; i < c->npts; i++) kept += fabs(lr[i]) <= cut;
-        if (kept <= c->nterms) cut = INFINITY;
+        cut = guard_cut(lr, c->npts, outlier_cut(lr, c->npts), c->nterms);
     }
     double lend = fit_loss(c, lr, cut);
     *med = median_rel(c);
@@ -258,9 +287,7 @@ static int settle(fctx *c, solver *sv, const double *w0, double cut0, double *lr
         double change = 0, cut = cut0;
         log_res(c, lr);
         if (*reject) cut = outlier_cut(lr, npts);
-        int kept = 0;
-        for (int i = 0; i < npts; i++) kept += fabs(lr[i]) <= cut;
-        if (kept <= nterms) cut = INFINITY;
+        cut = guard_cut(lr, npts, cut, nterms);
         for (int i = 0; i < npts; i++) {
             double nw = fabs(lr[i]) > cut ? 0 : huber_w(lr[i]);
             change = fmax(change, fabs(nw - w[i]) / fmax(fmax(nw, w[i]), 1e-300));
@@ -287,10 +314,8 @@ static int settle(fctx *c, solver *sv, const double *w0, double cut0, double *lr
             /* settled: now leave out the sizes far outside the others'
              * spread (weight 0, a redescending loss), and settle again */
             *reject = 1, reseeds = 0;
-            double ct = outlier_cut(lr, npts);
-            int kp = 0, any = 0;
-            for (int i = 0; i < npts; i++) kp += fabs(lr[i]) <= ct, any |= fabs(lr[i]) > ct;
-            if (!any || kp <= nterms) break;
+            double ct = guard_cut(lr, npts, outlier_cut(lr, npts), nterms);
+            if (count_within(lr, npts, ct) == npts) break;
             for (int i = 0; i < npts; i++)
                 if (fabs(lr[i]) > ct) w[i] = 0;
         }
@@ -325,9 +350,8 @@ int val_fit_terms(val_term *terms, int nterms, const double *meas, int npts, val
     if (rc == 0) {
         med0 = median_rel(&c);
         log_res(&c, lr);
-        cut0 = outlier_cut(lr, npts);
-        for (int i = 0; i < npts; i++) nout0 += fabs(lr[i]) > cut0;
-        if (npts - nout0 <= nterms) nout0 = 0;
+        cut0 = guard_cut(lr, npts, outlier_cut(lr, npts), nterms);
+        nout0 = npts - count_within(lr, npts, cut0);
     }
     /* the first fit: from the start, the first weights from the cluster's
      * figures (rows they miss by far count little from the first round on) */
