@@ -2111,6 +2111,51 @@ static void test_analytical_nics(void)
     }
 }
 
+/* The same at the sizes where the library's choice turns on the NICs: an
+ * all-reduce of 4 and 64 MiB on 32 Polaris nodes and 16 Frontier nodes (NCCL's
+ * and RCCL's tuners weigh the tree against the ring there). The training path
+ * gave the selection half a NIC per GPU and the tree half a NIC: Polaris 64
+ * MiB at 8.7 GB/s bus bandwidth against the platform's 18.5. */
+static void test_analytical_nics_selection(void)
+{
+    static const struct {
+        const char *cluster;
+        int nodes;
+    } runs[] = {{"polaris", 32}, {"frontier", 16}};
+    const int64_t sizes[2] = {(int64_t)4 << 20, (int64_t)64 << 20};
+    coll_params saved = *coll_params_get();
+    for (size_t c = 0; c < sizeof runs / sizeof runs[0]; c++) {
+        char err[TS_ERRLEN];
+        topo_cluster cl;
+        CU_ASSERT_EQUAL_FATAL(topo_load(runs[c].cluster, runs[c].nodes, &cl, err, sizeof err), 0);
+        int n = runs[c].nodes * cl.node.gpus;
+        an_net net;
+        an_net_default("H100", &net);
+        topo_an_figures(&cl, &net.gpus_per_node, &net.intra_bw, &net.intra_lat, &net.inter_bw, &net.inter_lat);
+        net.nvls = cl.node.nvls;
+        net.nic_gpus = cl.coll.nic_gpus;
+        int *node = ts_malloc(n * sizeof *node);
+        for (int i = 0; i < n; i++) node[i] = i / cl.node.gpus;
+        double t[2][2];
+        val_child_out o;
+        for (int f = 0; f < 2; f++)
+            CU_ASSERT_EQUAL_FATAL(val_sweep_child(runs[c].cluster, runs[c].nodes, NULL, 0, NULL, OG_ALLREDUCE, n, NULL,
+                                                  f ? VAL_FID_ANALYTICAL : VAL_FID_PIPELINED, sizes, 2, t[f], &o, err,
+                                                  sizeof err),
+                                  0);
+        coll_params_set(&cl.coll);
+        for (int k = 0; k < 2; k++) {
+            double tt = an_sched_time_nodes(&net, n, node, OG_ALLREDUCE, sizes[k]);
+            fprintf(stderr, "\n  %s %d nodes all_reduce %lld B: pipelined %.4g s, analytical %.4g s, training path %.4g s",
+                    runs[c].cluster, runs[c].nodes, (long long)sizes[k], t[0][k], t[1][k], tt);
+            CU_ASSERT(fabs(t[1][k] / t[0][k] - 1) < 0.03);
+            CU_ASSERT(fabs(tt / t[0][k] - 1) < 0.03);
+        }
+        coll_params_set(&saved);
+        free(node);
+    }
+}
+
 void suite_coll_model(void)
 {
     test_add_suite("coll_model", "floor and plateau of every shipped log, uncalibrated", test_floor_plateau,
@@ -2172,5 +2217,7 @@ void suite_coll_model(void)
                    test_cost_fast_path,
                    "GPUs sharing a NIC: analytical = pipelined across 4 nodes of every shipped cluster (ring, tree, "
                    "all-to-all, chain; coll and training paths)",
-                   test_analytical_nics, NULL);
+                   test_analytical_nics,
+                   "GPUs sharing a NIC: the library's choice at 4 and 64 MiB (32 Polaris, 16 Frontier nodes), both paths",
+                   test_analytical_nics_selection, NULL);
 }
