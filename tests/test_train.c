@@ -27,6 +27,7 @@ static void cluster_net(const char *spec, an_net *net)
     an_net_default("A100", net);
     topo_an_figures(&cl, &net->gpus_per_node, &net->intra_bw, &net->intra_lat, &net->inter_bw, &net->inter_lat);
     net->nvls = cl.node.nvls;
+    net->nic_gpus = cl.coll.nic_gpus;
 }
 
 /* Every collective of g cuts into the sizes the engine accepts (the check

@@ -153,6 +153,7 @@ int val_train_predict(const val_train_row *r, val_train_pred *p, char *err, size
     if (an_net_default(gpu.name, &net) < 0) an_net_default("H100", &net);
     topo_an_figures(&cl, &net.gpus_per_node, &net.intra_bw, &net.intra_lat, &net.inter_bw, &net.inter_lat);
     net.nvls = cl.node.nvls;
+    net.nic_gpus = cl.coll.nic_gpus;
     mem_breakdown mb;
     mem_estimate(&m, &l, r->seq, dtype, gpu.hbm_bytes, &mb);
     p->fits = mb.fits;

@@ -21,13 +21,13 @@ static const struct netrow {
 } nets[] = {
     /* DGX A100: NVLink3 300 GB/s per direction, P2P latency 2.7-3.4 us (ABCI);
      * 8 HDR 200 Gb/s NICs, one per GPU, OSU D-D latency 3.29 us (ABCI). */
-    {"A100", {8, 300e9, 3e-6, 25e9, 3.3e-6, 0, 0, 0, NULL}},
+    {"A100", {8, 300e9, 3e-6, 25e9, 3.3e-6, 0, 0, 0, NULL, 0}},
     /* DGX H100/H200: NVLink4 450 GB/s per direction; 8 NDR 400 Gb/s NICs. */
-    {"H100", {8, 450e9, 3e-6, 50e9, 3.3e-6, 0, 0, 0, NULL}},
-    {"H200", {8, 450e9, 3e-6, 50e9, 3.3e-6, 0, 0, 0, NULL}},
+    {"H100", {8, 450e9, 3e-6, 50e9, 3.3e-6, 0, 0, 0, NULL, 0}},
+    {"H200", {8, 450e9, 3e-6, 50e9, 3.3e-6, 0, 0, 0, NULL, 0}},
     /* Frontier node: a ring over 8 GCDs crosses single Infinity Fabric links
      * (50 GB/s); 4 Slingshot NICs of 25 GB/s for 8 GCDs; GPU osu_latency 2.5 us (LUMI). */
-    {"MI250X", {8, 50e9, 2.5e-6, 12.5e9, 2.5e-6, 0, 0, 0, NULL}},
+    {"MI250X", {8, 50e9, 2.5e-6, 12.5e9, 2.5e-6, 0, 0, 0, NULL, 0}},
 };
 
 int an_net_default(const char *gpu_name, an_net *net)
@@ -81,12 +81,41 @@ typedef struct route_ctx {
     const int *node;
 } route_ctx;
 
+/* A GPU's route to another node is its whole NIC (inter_bw x nic_gpus), as
+ * the platform's route bandwidth is: the selection reads it so, and the cost
+ * shares the NIC through the topology's pools (nic_pools). */
+static int gpus_of_nic(const an_net *net)
+{
+    return net->nic_gpus > 1 ? net->nic_gpus : 1;
+}
+
 static void an_route(void *ctx, int a, int b, double *lat, double *bw)
 {
     const route_ctx *r = ctx;
     int intra = r->node[a] == r->node[b];
     *lat = intra ? r->net->intra_lat : r->net->inter_lat;
-    *bw = intra ? r->net->intra_bw : r->net->inter_bw;
+    *bw = intra ? r->net->intra_bw : r->net->inter_bw * gpus_of_nic(r->net);
+}
+
+/* Where GPUs share NICs, a group's flows between nodes share its members'
+ * part of their node's NICs: one pool per node of members x inter_bw (share
+ * members / nic_gpus of the route's whole NIC). That is exact when the group
+ * spreads over the node's NICs evenly (NCCL's rings leave a node by every
+ * member's own NIC) and when all of a node's GPUs are in the group (a chain
+ * or a tree then gets whole NICs, as on the platform), and it keeps a
+ * group of one GPU per NIC at the GPU's share (its copies on the other GPUs
+ * of the NIC run at the same time). */
+static void nic_pools(const an_net *net, coll_topo *topo, const int *node)
+{
+    int g = gpus_of_nic(net), n = topo->n;
+    if (g < 2 || topo->nnodes < 2) return;
+    double *share = ts_malloc(n * sizeof *share);
+    for (int i = 0; i < n; i++) {
+        int k = topo->node[i];
+        share[i] = (double)(topo->first[k + 1] - topo->first[k]) / g;
+    }
+    coll_topo_set_nics(topo, node, share);
+    free(share);
 }
 
 /* The collective as the engine runs it on n members placed on nodes node[]:
@@ -101,6 +130,7 @@ static double sched_nodes(const an_net *net, int n, const int *node, og_coll c, 
     if (choice) *choice = -1;
     if (n <= 1) return 0;
     coll_topo *topo = coll_topo_new(n, node, net->nvls);
+    nic_pools(net, topo, node);
     route_ctx ctx = {net, node};
     coll_hw hw = {0, 0, topo, 0, 0};
     coll_hw_from_routes(&hw, n, topo, an_route, &ctx);
@@ -140,7 +170,7 @@ typedef struct smemo {
     og_coll c;
     int64_t bytes;
     double intra_bw, intra_lat, inter_bw, inter_lat;
-    int nvls;
+    int nvls, nic_gpus;
     const struct coll_policy *policy;
     unsigned long pserial;
     unsigned gen;
@@ -198,7 +228,7 @@ double an_sched_time_nodes(const an_net *net, int n, const int *node, og_coll c,
     if (e->used && e->n == n && e->c == c && e->bytes == bytes && e->gen == gen && e->policy == net->policy &&
         e->pserial == ps && e->intra_bw == net->intra_bw && e->intra_lat == net->intra_lat &&
         e->inter_bw == net->inter_bw && e->inter_lat == net->inter_lat && e->nvls == net->nvls &&
-        memcmp(e->pat, pat, n * sizeof *pat) == 0) {
+        e->nic_gpus == net->nic_gpus && memcmp(e->pat, pat, n * sizeof *pat) == 0) {
         free(pat);
         return e->t;
     }
@@ -210,7 +240,7 @@ double an_sched_time_nodes(const an_net *net, int n, const int *node, og_coll c,
     }
     free(e->pat);
     *e = (smemo){1, n, c, bytes, net->intra_bw, net->intra_lat, net->inter_bw, net->inter_lat, net->nvls,
-                 net->policy, ps, gen, pat, t};
+                 net->nic_gpus, net->policy, ps, gen, pat, t};
     return t;
 }
 

@@ -19,6 +19,14 @@ typedef struct an_net {
     double hbm_bw;      /* and memory bandwidth (bytes/s); 0: such ops are an error */
     int nvls;           /* nodes have NVLS-capable NVSwitches (as the engine reads from hosts) */
     const struct coll_policy *policy; /* collective selection (NULL: automatic), as eng_set_policy */
+    /* GPUs per NIC (0 or 1: a NIC per GPU; Polaris and Frontier 2). inter_bw
+     * is a GPU's share of its NIC when all of them send (the NIC's
+     * bandwidth / nic_gpus); a collective's flows between nodes get up to
+     * the whole NIC each, and its members on a node share
+     * members x inter_bw: the group's part of the node's NICs, the rest
+     * going to the copies of the group (the other TP ranks' DP groups) that
+     * run beside it in training (an_sched_time_nodes). */
+    int nic_gpus;
 } an_net;
 
 /* Defaults by GPU family (docs/workload.md gives the sources). Returns -1

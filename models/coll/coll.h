@@ -49,10 +49,24 @@ typedef struct coll_topo {
     int *first;         /* [nnodes + 1]: node k's members are order[first[k] .. first[k+1]) */
     int *order;         /* members sorted by (node, member index) */
     unsigned long serial; /* distinct for every coll_topo_new: memos key on it */
+    /* The NICs the members' flows between nodes leave and enter by (NULL:
+     * each member its own, as without this): member i's NIC is pool nic[i]
+     * (0 .. nnics - 1; -1: its own), and pool k carries nic_share[k] x the
+     * route bandwidth of its flows in each direction (coll_topo_set_nics). */
+    int *nic;
+    int nnics;
+    double *nic_share;
 } coll_topo;
 
 /* node_ids: any integers per member (NULL: every member its own node). */
 coll_topo *coll_topo_new(int n, const int *node_ids, int nvls);
+/* The NIC of each member: nic_ids[i] any integer naming a NIC of member i's
+ * node (members of one node with the same id share it; negative: a NIC of
+ * its own), share[i] (NULL: 1) the fraction of that NIC's bandwidth the
+ * group's flows get (the first member of each NIC gives it). The analytical
+ * cost (coll_cost) then shares a NIC's bandwidth among the flows between
+ * nodes that use it, as the platform's NIC link does; nic_ids NULL: none. */
+void coll_topo_set_nics(coll_topo *t, const int *nic_ids, const double *share);
 void coll_topo_free(coll_topo *t);
 
 /* A transfer's peer at or beyond the group size is node (peer - n)'s

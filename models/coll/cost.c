@@ -89,13 +89,21 @@ static void rcache_free(rcache *c)
  * link (route bandwidth: NVLink and NIC routes do not share), one link of
  * that bandwidth; a flow uses its sender's out-link and its receiver's
  * in-link, starts moving bytes after its route latency, and flows share links
- * max-min fairly (SimGrid's CM02 sharing) until they finish. */
+ * max-min fairly (SimGrid's CM02 sharing) until they finish. A flow between
+ * nodes also crosses its sender's NIC out and its receiver's NIC in where the
+ * group's topology names them (coll_topo_set_nics): GPUs that share a NIC
+ * share its bandwidth, as the platform's one NIC link per NIC makes them
+ * (Polaris: 2 A100 per Slingshot NIC; Frontier: 2 GCDs). */
 #define NCLASS 4
+#define NRES 4 /* a flow's resources: out-link, in-link, NIC out, NIC in (-1: none) */
 
 typedef struct {
     double bw[NCLASS];
     int n;
 } kinds;
+
+/* Resources of n ranks: the ranks' links, then two per NIC pool (at most n). */
+#define RES_COUNT(n) ((size_t)(n) * 2 * NCLASS + 2 * (size_t)(n))
 
 /* Index of bandwidth bw among a rank's link kinds (the last one when more). */
 static int kind_of(kinds *k, double bw)
@@ -110,7 +118,7 @@ static int kind_of(kinds *k, double bw)
 }
 
 typedef struct {
-    int res[2];         /* sender's out-link, receiver's in-link */
+    int res[NRES];      /* sender's out-link, receiver's in-link, NICs (-1: none) */
     double arrive;      /* when it starts moving bytes */
     double rem, rate, end;
     int state;          /* 0 waiting, 1 active, 2 done */
@@ -126,6 +134,7 @@ typedef struct {
     int *act;           /* water_fill's flows still without a rate */
     size_t actcap;
     int lent;           /* the arrays are the scratch's */
+    int n;              /* ranks: NIC pool k's resources follow theirs */
 } fluid;
 
 /* The fluid model's per-rank arrays, kept from one costing to the next (a
@@ -143,20 +152,21 @@ static struct {
 static void fluid_init(fluid *fl, int n)
 {
     memset(fl, 0, sizeof *fl);
+    fl->n = n;
     if (scratch.lent) { /* nested (not expected): arrays of its own */
         fl->out = ts_calloc(n, sizeof *fl->out);
         fl->in = ts_calloc(n, sizeof *fl->in);
-        fl->rcap = ts_calloc((size_t)n * 2 * NCLASS, sizeof *fl->rcap);
-        fl->left = ts_calloc((size_t)n * 2 * NCLASS, sizeof *fl->left);
-        fl->cnt = ts_calloc((size_t)n * 2 * NCLASS, sizeof *fl->cnt);
+        fl->rcap = ts_calloc(RES_COUNT(n), sizeof *fl->rcap);
+        fl->left = ts_calloc(RES_COUNT(n), sizeof *fl->left);
+        fl->cnt = ts_calloc(RES_COUNT(n), sizeof *fl->cnt);
         return;
     }
     if ((size_t)n > scratch.n) {
         scratch.out = ts_realloc(scratch.out, n * sizeof *scratch.out);
         scratch.in = ts_realloc(scratch.in, n * sizeof *scratch.in);
-        scratch.rcap = ts_realloc(scratch.rcap, (size_t)n * 2 * NCLASS * sizeof *scratch.rcap);
-        scratch.left = ts_realloc(scratch.left, (size_t)n * 2 * NCLASS * sizeof *scratch.left);
-        scratch.cnt = ts_realloc(scratch.cnt, (size_t)n * 2 * NCLASS * sizeof *scratch.cnt);
+        scratch.rcap = ts_realloc(scratch.rcap, RES_COUNT(n) * sizeof *scratch.rcap);
+        scratch.left = ts_realloc(scratch.left, RES_COUNT(n) * sizeof *scratch.left);
+        scratch.cnt = ts_realloc(scratch.cnt, RES_COUNT(n) * sizeof *scratch.cnt);
         scratch.n = n;
     }
     memset(scratch.out, 0, n * sizeof *scratch.out);
@@ -182,13 +192,31 @@ static void fluid_free(fluid *fl)
     free(fl->cnt);
 }
 
-static void fluid_add(fluid *fl, int r, int q, double start, double lat, double bw, int64_t bytes)
+/* The NIC pools a flow r -> q of plan p crosses (-1: none): only between
+ * nodes, where the topology names the members' NICs. */
+static void nic_res(const fluid *fl, const coll_plan *p, int r, int q, int res[2], double share[2])
+{
+    const coll_topo *t = p->topo;
+    res[0] = res[1] = -1;
+    share[0] = share[1] = 1;
+    if (!t || !t->nic || r >= t->n || q >= t->n || t->node[r] == t->node[q]) return;
+    int a = t->nic[r], b = t->nic[q];
+    size_t base = (size_t)fl->n * 2 * NCLASS;
+    if (a >= 0) res[0] = (int)(base + 2 * (size_t)a), share[0] = t->nic_share[a];
+    if (b >= 0) res[1] = (int)(base + 2 * (size_t)b + 1), share[1] = t->nic_share[b];
+}
+
+static void fluid_add(fluid *fl, const coll_plan *p, int r, int q, double start, double lat, double bw, int64_t bytes)
 {
     if (fl->nf + 1 > fl->cap) ts_grow(&fl->f, sizeof *fl->f, &fl->cap, fl->nf + 1);
     flow *f = &fl->f[fl->nf++];
     f->res[0] = (r * 2 + 0) * NCLASS + kind_of(&fl->out[r], bw);
     f->res[1] = (q * 2 + 1) * NCLASS + kind_of(&fl->in[q], bw);
     fl->rcap[f->res[0]] = fl->rcap[f->res[1]] = bw > 0 ? bw : 1e300;
+    double share[2];
+    nic_res(fl, p, r, q, f->res + 2, share);
+    for (int k = 2; k < NRES; k++)
+        if (f->res[k] >= 0) fl->rcap[f->res[k]] = bw > 0 ? bw * share[k - 2] : 1e300;
     f->arrive = start + lat;
     f->rem = (double)bytes;
     f->rate = 0;
@@ -209,7 +237,8 @@ static void water_fill(fluid *fl)
     for (size_t i = 0; i < fl->nf; i++) {
         flow *f = &fl->f[i];
         if (f->state != 1) continue;
-        for (int k = 0; k < 2; k++) {
+        for (int k = 0; k < NRES; k++) {
+            if (f->res[k] < 0) continue;
             fl->left[f->res[k]] = fl->rcap[f->res[k]];
             fl->cnt[f->res[k]] = 0;
         }
@@ -218,13 +247,15 @@ static void water_fill(fluid *fl)
     }
     for (size_t j = 0; j < nact; j++) {
         const flow *f = &fl->f[act[j]];
-        fl->cnt[f->res[0]]++, fl->cnt[f->res[1]]++;
+        for (int k = 0; k < NRES; k++)
+            if (f->res[k] >= 0) fl->cnt[f->res[k]]++;
     }
     while (nact > 0) {
         double m = 1e300;
         for (size_t j = 0; j < nact; j++) {
             const flow *f = &fl->f[act[j]];
-            for (int k = 0; k < 2; k++) {
+            for (int k = 0; k < NRES; k++) {
+                if (f->res[k] < 0) continue;
                 double sh = fl->left[f->res[k]] / fl->cnt[f->res[k]];
                 if (sh < m) m = sh;
             }
@@ -232,8 +263,8 @@ static void water_fill(fluid *fl)
         /* mark, then fix: shares must not move while we look */
         for (size_t j = 0; j < nact; j++) {
             flow *f = &fl->f[act[j]];
-            for (int k = 0; k < 2; k++)
-                if (fl->left[f->res[k]] / fl->cnt[f->res[k]] <= m * (1 + 1e-12)) f->rate = -2;
+            for (int k = 0; k < NRES; k++)
+                if (f->res[k] >= 0 && fl->left[f->res[k]] / fl->cnt[f->res[k]] <= m * (1 + 1e-12)) f->rate = -2;
         }
         size_t keep = 0;
         for (size_t j = 0; j < nact; j++) {
@@ -243,7 +274,8 @@ static void water_fill(fluid *fl)
                 continue;
             }
             f->rate = m;
-            for (int k = 0; k < 2; k++) {
+            for (int k = 0; k < NRES; k++) {
+                if (f->res[k] < 0) continue;
                 fl->left[f->res[k]] -= m;
                 fl->cnt[f->res[k]]--;
             }
@@ -342,7 +374,7 @@ static double cost_steps(const coll_plan *p, const rcache *c, coll_route_fn rout
                 int q = st->send[i].peer;
                 double lat, bw, t0 = ready[r] > ready[q] ? ready[r] : ready[q];
                 lookup(c, p, route, ctx, r, q, &lat, &bw);
-                fluid_add(&fl, r, q, t0, lat, bw, coll_plan_wire_bytes(p, st->send[i].bytes));
+                fluid_add(&fl, p, r, q, t0, lat, bw, coll_plan_wire_bytes(p, st->send[i].bytes));
             }
         }
         fluid_run(&fl);
@@ -379,11 +411,31 @@ static double cost_steps(const coll_plan *p, const rcache *c, coll_route_fn rout
  * active are its twin's at every step, so neither changes the least share,
  * the next event or when the run ends. One of each set runs, the others take
  * its end: every flow's end is the one fluid_run gives it. */
+/* Whether flow f is the only one on each of its resources (fl->cnt). */
+static int alone(const fluid *fl, const flow *f)
+{
+    for (int k = 0; k < NRES; k++)
+        if (f->res[k] >= 0 && fl->cnt[f->res[k]] != 1) return 0;
+    return 1;
+}
+
+/* What makes two lone flows twins: start, bytes and their resources'
+ * capacities (0 where the flow has none). */
+static void fold_key(const fluid *fl, const flow *f, double key[2 + NRES])
+{
+    key[0] = f->arrive, key[1] = f->rem;
+    for (int k = 0; k < NRES; k++) key[2 + k] = f->res[k] >= 0 ? fl->rcap[f->res[k]] : 0;
+}
+
 static void fluid_run_folded(fluid *fl)
 {
     size_t nf = fl->nf, cap = 16;
-    for (size_t i = 0; i < nf; i++) fl->cnt[fl->f[i].res[0]] = fl->cnt[fl->f[i].res[1]] = 0;
-    for (size_t i = 0; i < nf; i++) fl->cnt[fl->f[i].res[0]]++, fl->cnt[fl->f[i].res[1]]++;
+    for (size_t i = 0; i < nf; i++)
+        for (int k = 0; k < NRES; k++)
+            if (fl->f[i].res[k] >= 0) fl->cnt[fl->f[i].res[k]] = 0;
+    for (size_t i = 0; i < nf; i++)
+        for (int k = 0; k < NRES; k++)
+            if (fl->f[i].res[k] >= 0) fl->cnt[fl->f[i].res[k]]++;
     while (cap < 2 * nf) cap *= 2;
     int *slot = ts_malloc(cap * sizeof *slot), *idx = ts_malloc((nf + 1) * sizeof *idx);
     memset(slot, -1, cap * sizeof *slot);
@@ -391,14 +443,15 @@ static void fluid_run_folded(fluid *fl)
     size_t nk = 0;
     for (size_t i = 0; i < nf; i++) {
         const flow *f = &fl->f[i];
-        if (fl->cnt[f->res[0]] != 1 || fl->cnt[f->res[1]] != 1) {
+        if (!alone(fl, f)) {
             idx[i] = (int)nk;
             kept[nk++] = *f;
             continue;
         }
-        double key[4] = {f->arrive, f->rem, fl->rcap[f->res[0]], fl->rcap[f->res[1]]};
+        double key[2 + NRES];
+        fold_key(fl, f, key);
         uint64_t h = 1469598103934665603ull, w;
-        for (int k = 0; k < 4; k++) {
+        for (int k = 0; k < 2 + NRES; k++) {
             memcpy(&w, &key[k], sizeof w);
             h = (h ^ w) * 1099511628211ull;
         }
@@ -406,8 +459,9 @@ static void fluid_run_folded(fluid *fl)
         size_t j = (size_t)h & (cap - 1);
         for (; slot[j] >= 0; j = (j + 1) & (cap - 1)) {
             const flow *g = &kept[slot[j]];
-            double gk[4] = {g->arrive, g->rem, fl->rcap[g->res[0]], fl->rcap[g->res[1]]};
-            if (fl->cnt[g->res[0]] == 1 && fl->cnt[g->res[1]] == 1 && memcmp(gk, key, sizeof key) == 0) break;
+            double gk[2 + NRES];
+            fold_key(fl, g, gk);
+            if (alone(fl, g) && memcmp(gk, key, sizeof key) == 0) break;
         }
         if (slot[j] >= 0) {
             idx[i] = slot[j];
@@ -498,7 +552,7 @@ static double cost_pipelined_ref(const coll_plan *p, const rcache *c, coll_route
             ts_grow(&dst, sizeof *dst, &cap, fl.nf + 1);
             src[fl.nf] = r;
             dst[fl.nf] = q;
-            fluid_add(&fl, r, q, 0, lat, bw, coll_plan_wire_bytes(p, m->send[i].bytes));
+            fluid_add(&fl, p, r, q, 0, lat, bw, coll_plan_wire_bytes(p, m->send[i].bytes));
         }
     }
     fluid_run(&fl);
@@ -551,7 +605,7 @@ static double cost_pipelined(const coll_plan *p, coll_route_fn route, void *ctx)
             }
             src[fl.nf] = r;
             dst[fl.nf] = q;
-            fluid_add(&fl, r, q, 0, lat, bw, wire_bytes(p, &mo, m->send[i].bytes));
+            fluid_add(&fl, p, r, q, 0, lat, bw, wire_bytes(p, &mo, m->send[i].bytes));
         }
     }
     fluid_run_folded(&fl);

@@ -51,9 +51,40 @@ coll_topo *coll_topo_new(int n, const int *node_ids, int nvls)
     return t;
 }
 
+void coll_topo_set_nics(coll_topo *t, const int *nic_ids, const double *share)
+{
+    free(t->nic);
+    free(t->nic_share);
+    t->nic = NULL, t->nic_share = NULL, t->nnics = 0;
+    if (!nic_ids || t->n < 1) return;
+    t->nic = ts_malloc(t->n * sizeof *t->nic);
+    t->nic_share = ts_malloc(t->n * sizeof *t->nic_share);
+    /* pools numbered node by node, in order of first appearance there */
+    for (int k = 0; k < t->nnodes; k++) {
+        int base = t->nnics;
+        for (int x = t->first[k]; x < t->first[k + 1]; x++) {
+            int i = t->order[x], p = base;
+            t->nic[i] = -1;
+            if (nic_ids[i] < 0) continue;
+            for (int y = t->first[k]; y < x && p == base; y++) {
+                int j = t->order[y];
+                if (nic_ids[j] == nic_ids[i] && t->nic[j] >= 0) p = t->nic[j] + 1;
+            }
+            if (p > base) {
+                t->nic[i] = p - 1;
+                continue;
+            }
+            t->nic[i] = t->nnics;
+            t->nic_share[t->nnics++] = share && share[i] > 0 ? share[i] : 1;
+        }
+    }
+}
+
 void coll_topo_free(coll_topo *t)
 {
     if (!t) return;
+    free(t->nic);
+    free(t->nic_share);
     free(t->node);
     free(t->local);
     free(t->first);

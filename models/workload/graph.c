@@ -2672,7 +2672,7 @@ static double grp_time(const an_net *net, int n, int stride, int rho, og_coll c,
     if (memo_on && e->used && e->gen == gen && e->n == n && e->stride == stride && e->rho == rho && e->c == c && e->bytes == bytes &&
         e->net.gpus_per_node == net->gpus_per_node && e->net.intra_bw == net->intra_bw &&
         e->net.intra_lat == net->intra_lat && e->net.inter_bw == net->inter_bw && e->net.inter_lat == net->inter_lat &&
-        e->net.nvls == net->nvls && e->net.policy == net->policy)
+        e->net.nvls == net->nvls && e->net.nic_gpus == net->nic_gpus && e->net.policy == net->policy)
         return e->t;
     int gpn = net->gpus_per_node > 0 ? net->gpus_per_node : 1;
     int *node = ts_malloc(n * sizeof *node);
@@ -2730,7 +2730,7 @@ static double ax_cost_memo(const an_net *net, const int size[4], int dim, og_col
         memcmp(e->size, size, sizeof e->size) == 0 && memcmp(&e->bytes, &bytes, sizeof bytes) == 0 &&
         e->net.gpus_per_node == net->gpus_per_node && e->net.intra_bw == net->intra_bw &&
         e->net.intra_lat == net->intra_lat && e->net.inter_bw == net->inter_bw && e->net.inter_lat == net->inter_lat &&
-        e->net.nvls == net->nvls && e->net.policy == net->policy)
+        e->net.nvls == net->nvls && e->net.nic_gpus == net->nic_gpus && e->net.policy == net->policy)
         return e->t;
     double t = ax_cost_groups(net, size, dim, c, bytes);
     *e = (axcmemo){{size[0], size[1], size[2], size[3]}, dim, c, bytes, t, *net, gen, ps, 1};

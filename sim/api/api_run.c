@@ -208,7 +208,7 @@ ts_status ts_run(const ts_run_opts *o, ts_run_result **out, char *msg, size_t ms
     if (an_net_default(gpu.name, &net) < 0) an_net_default("H100", &net);
     if (have_cluster) topo_an_figures(&cl, &net.gpus_per_node, &net.intra_bw, &net.intra_lat, &net.inter_bw,
                                       &net.inter_lat);
-    if (have_cluster) net.nvls = cl.node.nvls;
+    if (have_cluster) net.nvls = cl.node.nvls, net.nic_gpus = cl.coll.nic_gpus;
     net.policy = pv->policy;
     if (o->gpus_per_node) net.gpus_per_node = o->gpus_per_node;
     if (o->net && parse_net(o->net, &net, msg, msglen) < 0) goto out;

@@ -183,6 +183,7 @@ ts_status api_search_prepare(const ts_search_opts *o, ts_search_result *r, char 
     if (an_net_default(pv->gpu.name, net) < 0) an_net_default("H100", net);
     topo_an_figures(&cl, &net->gpus_per_node, &net->intra_bw, &net->intra_lat, &net->inter_bw, &net->inter_lat);
     net->nvls = cl.node.nvls;
+    net->nic_gpus = cl.coll.nic_gpus;
     net->policy = pv->policy;
     x->gpn = net->gpus_per_node;
     x->p.gpu = &pv->gpu;

@@ -361,7 +361,7 @@ int eng_route(const char *src, const char *dst, double *lat, double *bw)
 
 static struct coll_topo *topo_of(const sg_host_t *hosts, int n)
 {
-    int *ids = ts_malloc(n * sizeof *ids), nvls = n > 0;
+    int *ids = ts_malloc(2 * (size_t)(n ? n : 1) * sizeof *ids), *nic = ids + n, nvls = n > 0, nics = 0;
     for (int i = 0; i < n; i++) {
         const char *v = sg_host_get_property_value(hosts[i], "node");
         char *end = NULL;
@@ -370,8 +370,16 @@ static struct coll_topo *topo_of(const sg_host_t *hosts, int n)
         ids[i] = v && end != v && !*end && id >= 0 && id < (1L << 30) ? (int)id : -1 - i;
         const char *nv = sg_host_get_property_value(hosts[i], "nvls");
         if (!nv || strcmp(nv, "1")) nvls = 0;
+        /* the NIC (of its node) the host's traffic between nodes leaves by */
+        const char *nc = sg_host_get_property_value(hosts[i], "nic");
+        long k = nc ? strtol(nc, &end, 10) : -1;
+        nic[i] = nc && end != nc && !*end && k >= 0 && k < (1L << 30) && ids[i] >= 0 ? (int)k : -1;
+        nics += nic[i] >= 0;
     }
     coll_topo *t = coll_topo_new(n, ids, nvls);
+    /* the analytical cost shares each NIC among the flows that cross it, as
+     * the platform's NIC link does */
+    if (nics > 0) coll_topo_set_nics(t, nic, NULL);
     free(ids);
     return t;
 }
