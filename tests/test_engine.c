@@ -6,6 +6,7 @@
 
 #include "analytic/analytic.h"
 #include "coll.h"
+#include "report.h"
 #include "tests.h"
 #include "util.h"
 #include "workload/workload.h"
@@ -621,6 +622,97 @@ static void test_lone_members_apart(void)
     }
 }
 
+/* The run's collectives table (eng_report_colls), counted in a table of the
+ * distinct (collective, ranks, bytes, algorithm) rather than by sorting every
+ * COLL op: each line's count is the number of ops of that key (counted here
+ * from the graph and the result's algorithm table), every key has one line,
+ * the counts add up to the COLL ops, and the lines come in the order of
+ * (collective, ranks, bytes, algorithm). GPT 1.7B at full detail (TP, DP and
+ * pipeline collectives of several sizes), interleaved pipeline. */
+typedef struct colls_key {
+    int coll, n, algo;
+    int64_t bytes;
+    long count;
+} colls_key;
+
+static int colls_table_child(void *arg, char *msg, size_t n)
+{
+    (void)arg;
+    og_graph *g = gpt17_graph("tp=2,pp=4,dp=2,gbs=16,schedule=interleaved,vpp=2");
+    eng_opts eo = {ENG_PIPELINED, 0, 0, 0, 0};
+    eng_result *res = NULL;
+    if (!g || eng_load(test_data("fattree-2to1.xml"), 0, NULL, msg, n) < 0 || eng_run(g, &eo, &res, msg, n) < 0)
+        return -1;
+    colls_key *k = NULL;
+    size_t nk = 0, cap = 0;
+    long ncoll = 0;
+    for (int r = 0; r < g->nranks; r++)
+        for (int i = 0, c = 0; i < g->ranks[r].nops; i++) {
+            const og_op *op = &g->ranks[r].ops[i];
+            if (op->kind != OG_COLL) continue;
+            colls_key x = {op->coll, g->groups[op->group].n, res->algo[r][c++], op->bytes, 1};
+            ncoll++;
+            size_t j = 0;
+            while (j < nk && !(k[j].coll == x.coll && k[j].n == x.n && k[j].algo == x.algo && k[j].bytes == x.bytes)) j++;
+            if (j < nk) {
+                k[j].count++;
+                continue;
+            }
+            ts_grow(&k, sizeof *k, &cap, nk + 1);
+            k[nk++] = x;
+        }
+    const char *path = test_tmp("colls_table.txt");
+    FILE *f = fopen(path, "w");
+    if (!f) return snprintf(msg, n, "cannot write %s", path), -1;
+    eng_report_colls(f, g, res, 0);
+    fclose(f);
+    f = fopen(path, "r");
+    if (!f) return snprintf(msg, n, "cannot read %s", path), -1;
+    char line[512];
+    int nlines = 0, rc = 0;
+    long total = 0;
+    colls_key prev = {-1, -1, -1, -1, 0};
+    while (rc == 0 && fgets(line, sizeof line, f)) {
+        nlines++;
+        size_t j = 0;
+        char want[512];
+        for (; j < nk; j++) { /* the key this line is of: printed as eng_report_colls prints it */
+            snprintf(want, sizeof want, "  %s on %d ranks, %lld B: %s:%s x %ld ops\n", og_coll_name(k[j].coll),
+                     k[j].n, (long long)k[j].bytes, coll_algo_get(k[j].algo & 0xff)->name,
+                     coll_proto_name(k[j].algo >> 8), k[j].count);
+            if (!strcmp(want, line)) break;
+        }
+        if (j == nk) {
+            rc = -1, snprintf(msg, n, "line %d matches no collective with its count: %s", nlines, line);
+            break;
+        }
+        total += k[j].count;
+        colls_key x = k[j];
+        int after = x.coll != prev.coll ? x.coll > prev.coll
+                    : x.n != prev.n     ? x.n > prev.n
+                    : x.bytes != prev.bytes ? x.bytes > prev.bytes
+                                            : x.algo > prev.algo;
+        if (!after) rc = -1, snprintf(msg, n, "line %d out of order: %s", nlines, line);
+        prev = x;
+    }
+    fclose(f);
+    if (rc == 0 && (nlines != (int)nk || total != ncoll))
+        rc = -1, snprintf(msg, n, "%d lines for %zu collectives, %ld ops for %ld", nlines, nk, total, ncoll);
+    if (rc == 0 && nk < 3) rc = -1, snprintf(msg, n, "only %zu distinct collectives: not a test", nk);
+    free(k);
+    eng_result_free(res);
+    og_free(g);
+    return rc;
+}
+
+static void test_colls_table(void)
+{
+    char msg[4096] = "";
+    int rc = test_child(colls_table_child, NULL, msg, sizeof msg);
+    if (rc != 0) fprintf(stderr, "\ncollectives table: %s\n", msg);
+    CU_ASSERT_EQUAL(rc, 0);
+}
+
 void suite_engine(void)
 {
     test_add_suite("engine",
@@ -640,5 +732,6 @@ void suite_engine(void)
                    "lone flows equal every flow a comm (7 layouts, 5 platforms)", test_lone_equals_comms,
                    "a stream's reused collective step equals fresh ones (2 fidelities)", test_stream_step_reuse,
                    "lone flows equal comms when members come apart (4 orders)", test_lone_members_apart,
+                   "collectives table counts every distinct collective in order", test_colls_table,
                    NULL);
 }
