@@ -1208,6 +1208,31 @@ static void test_launch_bound(void)
         CU_ASSERT(vf.nruns == 1 && vf.runs[0].proxy_bound == logs[i].bound);
         val_file_free(&vf);
     }
+    /* Slurm's other spellings of the launch line, on an unbound log */
+    static const struct {
+        const char *line;
+        int bound;
+    } spell[] = {{"# srun -N 8 --gpu-bind closest ./reduce_scatter_perf\n", 1},
+                 {"# srun --gpus-per-node 8 --gpu-bind=verbose,closest rs\n", 1},
+                 {"# srun --gpu-bind=none ./reduce_scatter_perf\n", 0},
+                 {"# srun --gpu-bind=closest_gpu ./reduce_scatter_perf\n", 0}};
+    for (size_t i = 0; i < sizeof spell / sizeof spell[0]; i++) {
+        const char *path = test_tmp("frontier_8n_reduce_scatter_spelling.txt");
+        FILE *in = fopen("tests/data/accuracy/rccl_frontier_mi250x_8nodes_64gcd_reduce_scatter_pccl.txt", "r");
+        FILE *out = fopen(path, "w");
+        CU_ASSERT_FATAL(in != NULL && out != NULL);
+        fputs(spell[i].line, out);
+        char buf[1024];
+        while (fgets(buf, sizeof buf, in)) fputs(buf, out);
+        fclose(in);
+        fclose(out);
+        val_file vf;
+        CU_ASSERT_EQUAL_FATAL(val_parse_file(path, &vf, err, sizeof err), 0);
+        if (vf.nruns != 1 || vf.runs[0].proxy_bound != spell[i].bound) fprintf(stderr, "\n  launch line '%s' misread", spell[i].line);
+        CU_ASSERT(vf.nruns == 1 && vf.runs[0].proxy_bound == spell[i].bound);
+        val_file_free(&vf);
+        remove(path);
+    }
     /* the shipped Frontier has both; the 4-node bound sweep at 16 MiB comes
      * closer with its launch's figures (compare reads the header) than with
      * the unbound ones (the same file without its launch line) */

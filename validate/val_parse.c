@@ -446,13 +446,33 @@ static char *strip_prefix(char *s)
     return s;
 }
 
+/* Does a launch line bind ranks next to their GPUs? Slurm spells it
+ * --gpu-bind=closest, --gpu-bind closest or --gpu-bind=verbose,closest. */
+static int names_gpu_bind_closest(const char *s)
+{
+    for (const char *q = strstr(s, "--gpu-bind"); q; q = strstr(q + 1, "--gpu-bind")) {
+        q += strlen("--gpu-bind");
+        if (*q == '=') q++;
+        else if (*q == ' ' || *q == '\t') while (*q == ' ' || *q == '\t') q++;
+        else continue;
+        size_t n = strcspn(q, " \t\r\n\"'");
+        for (const char *w = q; w < q + n;) {
+            size_t k = strcspn(w, ",");
+            if (k > (size_t)(q + n - w)) k = (size_t)(q + n - w);
+            if (k == 7 && strncmp(w, "closest", 7) == 0) return 1;
+            w += k + 1;
+        }
+    }
+    return 0;
+}
+
 /* A comment line: titles, headers, rank lines, closing lines. */
 static void comment_line(pstate *p, char *s)
 {
     pctx *c = &p->c;
     /* the launch line (srun ... --gpu-bind=closest): where the ranks' host
      * threads run, which the lock-step waits depend on (coll_set_proxy_bound) */
-    if (strstr(s, "--gpu-bind=closest")) p->hdr_bound = 1;
+    if (names_gpu_bind_closest(s)) p->hdr_bound = 1;
     if (strncmp(s, "# OSU", 5) == 0) {
         finish_run(p);
         p->r = new_run(p->out, VAL_FMT_OSU, VAL_UNKNOWN, c->line);
