@@ -2166,6 +2166,59 @@ static void test_analytical_nics_selection(void)
     }
 }
 
+/* The protocol NCCL's tuner takes for a ring all_gather on Perlmutter (4 A100
+ * and 4 NICs a node, 8 channels, LL128 off): ring LL up to a size, Simple
+ * from it. Both protocols' latencies count the ring's n - 1 steps and their
+ * bandwidths the same bus bytes, so the switch S* = (lat_Simple - lat_LL) /
+ * (1 / bw_LL - 1 / bw_Simple) grows with n: on 8 nodes it is twice the
+ * 4-node one, the same chunk S / (n x channels) a channel, 8-16 KiB with
+ * NCCL's constants. The PCCL reproducer's sweeps behave alike at equal
+ * chunks on 4-32 nodes, but forced LL fits them at 32 KiB a channel (4 MiB
+ * on 4 nodes), where the selected Simple is 23-30% fast: docs/collectives.md,
+ * "Perlmutter's protocol switch", for the two readings and what was
+ * checked. This asserts the scaling, and that the selection is LL below its
+ * switch and Simple from it. */
+static void perlmutter_switch(int nodes, double *first_simple, int *ll_below)
+{
+    char cmd[512], out[8192], line[1024], proto[32];
+    const char *path = test_tmp("pm_switch.csv");
+    snprintf(cmd, sizeof cmd,
+             "coll --cluster perlmutter --nodes %d --op all_gather --dtype bfloat16 -b 128K -e 64M "
+             "--fidelity analytical --csv %s",
+             nodes, path);
+    CU_ASSERT_EQUAL_FATAL(test_cli(cmd, out, sizeof out), 0);
+    FILE *f = fopen(path, "r");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    *first_simple = -1;
+    *ll_below = 1;
+    double size;
+    while (fgets(line, sizeof line, f)) {
+        if (sscanf(line, "%*[^,],%*[^,],%lf,%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%31[^,]", &size,
+                   proto) != 2)
+            continue;
+        if (strcmp(proto, "simple") == 0) {
+            if (*first_simple < 0) *first_simple = size;
+        } else if (*first_simple >= 0 || strcmp(proto, "ll") != 0) {
+            *ll_below = 0; /* LL after Simple, or another protocol */
+        }
+    }
+    fclose(f);
+    unlink(path);
+}
+
+static void test_perlmutter_proto_switch(void)
+{
+    double s4, s8;
+    int ll4, ll8;
+    perlmutter_switch(4, &s4, &ll4);
+    perlmutter_switch(8, &s8, &ll8);
+    CU_ASSERT(ll4 && ll8);
+    CU_ASSERT(s4 > 128 * 1024 && s8 > 128 * 1024); /* LL at the smallest size */
+    CU_ASSERT_DOUBLE_EQUAL(s8, 2 * s4, 0);         /* one chunk a channel at the switch */
+    /* the tuner's chunk a channel at the switch (16 ranks, 8 channels) */
+    CU_ASSERT(s4 / (16 * 8) >= 8 * 1024 && s4 / (16 * 8) <= 32 * 1024);
+}
+
 void suite_coll_model(void)
 {
     test_add_suite("coll_model", "floor and plateau of every shipped log, uncalibrated", test_floor_plateau,
@@ -2210,6 +2263,8 @@ void suite_coll_model(void)
                    test_p2p_proxy,
                    "Polaris all-to-all: the step at 192 B per peer (CXI inline sends) on 2 and 8 nodes, uncalibrated",
                    test_p2p_inject_step,
+                   "Perlmutter all_gather: ring LL then Simple, the switch at one chunk a channel on 4 and 8 nodes",
+                   test_perlmutter_proto_switch,
                    "a forced protocol the library does not run is refused (exit 2)", test_forced_protocol,
                    "NCCL tree on 2 and 16 DGX nodes: chain + tree closed form", test_tree_closed_form,
                    "NCCL Simple tree pipeline fill: chunk rule, (2 depth - 1) / K on the pipelined tail", test_tree_fill,
