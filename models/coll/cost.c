@@ -95,7 +95,7 @@ static void rcache_free(rcache *c)
  * share its bandwidth, as the platform's one NIC link per NIC makes them
  * (Polaris: 2 A100 per Slingshot NIC; Frontier: 2 GCDs). */
 #define NCLASS 4
-#define NRES 4 /* a flow's resources: out-link, in-link, NIC out, NIC in (-1: none) */
+#define NRES 4 /* at most: out-link, in-link, NIC out, NIC in */
 
 typedef struct {
     double bw[NCLASS];
@@ -118,7 +118,8 @@ static int kind_of(kinds *k, double bw)
 }
 
 typedef struct {
-    int res[NRES];      /* sender's out-link, receiver's in-link, NICs (-1: none) */
+    int res[NRES];      /* sender's out-link, receiver's in-link, then its NIC pools */
+    int nres;           /* resources in res: 2, or more where the flow crosses NIC pools */
     double arrive;      /* when it starts moving bytes */
     double rem, rate, end;
     int state;          /* 0 waiting, 1 active, 2 done */
@@ -214,9 +215,14 @@ static void fluid_add(fluid *fl, const coll_plan *p, int r, int q, double start,
     f->res[1] = (q * 2 + 1) * NCLASS + kind_of(&fl->in[q], bw);
     fl->rcap[f->res[0]] = fl->rcap[f->res[1]] = bw > 0 ? bw : 1e300;
     double share[2];
-    nic_res(fl, p, r, q, f->res + 2, share);
-    for (int k = 2; k < NRES; k++)
-        if (f->res[k] >= 0) fl->rcap[f->res[k]] = bw > 0 ? bw * share[k - 2] : 1e300;
+    int nic[2];
+    nic_res(fl, p, r, q, nic, share);
+    f->nres = 2; /* the pools it crosses follow its links: loops stop at nres */
+    for (int k = 0; k < 2; k++)
+        if (nic[k] >= 0) {
+            f->res[f->nres++] = nic[k];
+            fl->rcap[nic[k]] = bw > 0 ? bw * share[k] : 1e300;
+        }
     f->arrive = start + lat;
     f->rem = (double)bytes;
     f->rate = 0;
@@ -237,8 +243,7 @@ static void water_fill(fluid *fl)
     for (size_t i = 0; i < fl->nf; i++) {
         flow *f = &fl->f[i];
         if (f->state != 1) continue;
-        for (int k = 0; k < NRES; k++) {
-            if (f->res[k] < 0) continue;
+        for (int k = 0; k < f->nres; k++) {
             fl->left[f->res[k]] = fl->rcap[f->res[k]];
             fl->cnt[f->res[k]] = 0;
         }
@@ -247,15 +252,13 @@ static void water_fill(fluid *fl)
     }
     for (size_t j = 0; j < nact; j++) {
         const flow *f = &fl->f[act[j]];
-        for (int k = 0; k < NRES; k++)
-            if (f->res[k] >= 0) fl->cnt[f->res[k]]++;
+        for (int k = 0; k < f->nres; k++) fl->cnt[f->res[k]]++;
     }
     while (nact > 0) {
         double m = 1e300;
         for (size_t j = 0; j < nact; j++) {
             const flow *f = &fl->f[act[j]];
-            for (int k = 0; k < NRES; k++) {
-                if (f->res[k] < 0) continue;
+            for (int k = 0; k < f->nres; k++) {
                 double sh = fl->left[f->res[k]] / fl->cnt[f->res[k]];
                 if (sh < m) m = sh;
             }
@@ -263,8 +266,8 @@ static void water_fill(fluid *fl)
         /* mark, then fix: shares must not move while we look */
         for (size_t j = 0; j < nact; j++) {
             flow *f = &fl->f[act[j]];
-            for (int k = 0; k < NRES; k++)
-                if (f->res[k] >= 0 && fl->left[f->res[k]] / fl->cnt[f->res[k]] <= m * (1 + 1e-12)) f->rate = -2;
+            for (int k = 0; k < f->nres; k++)
+                if (fl->left[f->res[k]] / fl->cnt[f->res[k]] <= m * (1 + 1e-12)) f->rate = -2;
         }
         size_t keep = 0;
         for (size_t j = 0; j < nact; j++) {
@@ -274,8 +277,7 @@ static void water_fill(fluid *fl)
                 continue;
             }
             f->rate = m;
-            for (int k = 0; k < NRES; k++) {
-                if (f->res[k] < 0) continue;
+            for (int k = 0; k < f->nres; k++) {
                 fl->left[f->res[k]] -= m;
                 fl->cnt[f->res[k]]--;
             }
@@ -414,8 +416,8 @@ static double cost_steps(const coll_plan *p, const rcache *c, coll_route_fn rout
 /* Whether flow f is the only one on each of its resources (fl->cnt). */
 static int alone(const fluid *fl, const flow *f)
 {
-    for (int k = 0; k < NRES; k++)
-        if (f->res[k] >= 0 && fl->cnt[f->res[k]] != 1) return 0;
+    for (int k = 0; k < f->nres; k++)
+        if (fl->cnt[f->res[k]] != 1) return 0;
     return 1;
 }
 
@@ -424,18 +426,16 @@ static int alone(const fluid *fl, const flow *f)
 static void fold_key(const fluid *fl, const flow *f, double key[2 + NRES])
 {
     key[0] = f->arrive, key[1] = f->rem;
-    for (int k = 0; k < NRES; k++) key[2 + k] = f->res[k] >= 0 ? fl->rcap[f->res[k]] : 0;
+    for (int k = 0; k < NRES; k++) key[2 + k] = k < f->nres ? fl->rcap[f->res[k]] : 0;
 }
 
 static void fluid_run_folded(fluid *fl)
 {
     size_t nf = fl->nf, cap = 16;
     for (size_t i = 0; i < nf; i++)
-        for (int k = 0; k < NRES; k++)
-            if (fl->f[i].res[k] >= 0) fl->cnt[fl->f[i].res[k]] = 0;
+        for (int k = 0; k < fl->f[i].nres; k++) fl->cnt[fl->f[i].res[k]] = 0;
     for (size_t i = 0; i < nf; i++)
-        for (int k = 0; k < NRES; k++)
-            if (fl->f[i].res[k] >= 0) fl->cnt[fl->f[i].res[k]]++;
+        for (int k = 0; k < fl->f[i].nres; k++) fl->cnt[fl->f[i].res[k]]++;
     while (cap < 2 * nf) cap *= 2;
     int *slot = ts_malloc(cap * sizeof *slot), *idx = ts_malloc((nf + 1) * sizeof *idx);
     memset(slot, -1, cap * sizeof *slot);
@@ -451,7 +451,7 @@ static void fluid_run_folded(fluid *fl)
         double key[2 + NRES];
         fold_key(fl, f, key);
         uint64_t h = 1469598103934665603ull, w;
-        for (int k = 0; k < 2 + NRES; k++) {
+        for (int k = 0; k < 2 + f->nres; k++) { /* the rest of the key is 0 */
             memcpy(&w, &key[k], sizeof w);
             h = (h ^ w) * 1099511628211ull;
         }
