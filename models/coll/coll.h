@@ -56,7 +56,21 @@ typedef struct coll_topo {
     int *nic;
     int nnics;
     double *nic_share;
+    /* The links of the routes between members of one node (nlinks 0: none
+     * known, each member then has one link per direction and bandwidth, as
+     * an NVSwitch port): link k carries link_bw[k] per direction given
+     * (a split-duplex link is two), and the route from member a to member b
+     * of node x crosses pair_link[(pair_off[x] + la * m + lb) * COLL_ROUTE_HOPS
+     * ...] (la, lb: their local indices, m: the node's members; -1 pads),
+     * coll_topo_set_links. */
+    int nlinks;
+    double *link_bw;
+    int *pair_off;
+    int *pair_link;
 } coll_topo;
+
+/* The most links a route inside a node crosses that coll_topo keeps. */
+#define COLL_ROUTE_HOPS 4
 
 /* node_ids: any integers per member (NULL: every member its own node). */
 coll_topo *coll_topo_new(int n, const int *node_ids, int nvls);
@@ -67,6 +81,17 @@ coll_topo *coll_topo_new(int n, const int *node_ids, int nvls);
  * cost (coll_cost) then shares a NIC's bandwidth among the flows between
  * nodes that use it, as the platform's NIC link does; nic_ids NULL: none. */
 void coll_topo_set_nics(coll_topo *t, const int *nic_ids, const double *share);
+/* The links of the route from member a to member b (same node): at most
+ * max of them into ids (any pointer naming a link; equal pointers on one
+ * node are one link) and bw (its bandwidth); returns how many, or -1 when
+ * unknown or longer than max. */
+typedef int (*coll_links_fn)(void *ctx, int a, int b, int max, const void **ids, double *bw);
+/* Reads every route between members of one node through fn; the analytical
+ * cost then shares each link among the flows that cross it, as the
+ * platform does (a mesh's pairs each have their own links, an uneven
+ * fabric's routes their own widths and shared hops). Any route fn cannot
+ * give leaves the topology without links (0); else 1. */
+int coll_topo_set_links(coll_topo *t, coll_links_fn fn, void *ctx);
 void coll_topo_free(coll_topo *t);
 
 /* A transfer's peer at or beyond the group size is node (peer - n)'s

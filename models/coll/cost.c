@@ -93,17 +93,24 @@ static void rcache_free(rcache *c)
  * nodes also crosses its sender's NIC out and its receiver's NIC in where the
  * group's topology names them (coll_topo_set_nics): GPUs that share a NIC
  * share its bandwidth, as the platform's one NIC link per NIC makes them
- * (Polaris: 2 A100 per Slingshot NIC; Frontier: 2 GCDs). */
+ * (Polaris: 2 A100 per Slingshot NIC; Frontier: 2 GCDs).. Where the topology
+ * knows the links of the routes inside a node (coll_topo_set_links), a flow
+ * between two members of one node crosses those links instead of its
+ * endpoints' links: a mesh's pairs each have their own (Perlmutter, Polaris:
+ * 4 NVLink3 links per A100 pair), an uneven fabric's routes their own widths
+ * and the hops they share (Frontier's Infinity Fabric). */
 #define NCLASS 4
-#define NRES 4 /* at most: out-link, in-link, NIC out, NIC in */
+#define NRES 4 /* at most: out-link, in-link, NIC out, NIC in; or a route's links inside a node */
+_Static_assert(COLL_ROUTE_HOPS <= NRES, "a route inside a node must fit a flow's resources");
 
 typedef struct {
     double bw[NCLASS];
     int n;
 } kinds;
 
-/* Resources of n ranks: the ranks' links, then two per NIC pool (at most n). */
-#define RES_COUNT(n) ((size_t)(n) * 2 * NCLASS + 2 * (size_t)(n))
+/* Resources of n ranks: the ranks' links, then two per NIC pool (at most n),
+ * then the links inside the nodes (coll_topo's nlinks). */
+#define RES_COUNT(n, nl) ((size_t)(n) * 2 * NCLASS + 2 * (size_t)(n) + (size_t)(nl))
 
 /* Index of bandwidth bw among a rank's link kinds (the last one when more). */
 static int kind_of(kinds *k, double bw)
@@ -118,9 +125,10 @@ static int kind_of(kinds *k, double bw)
 }
 
 typedef struct {
-    int res[NRES];      /* sender's out-link, receiver's in-link, then its NIC pools */
-    int nres;           /* resources in res: 2, or more where the flow crosses NIC pools */
+    int res[NRES];      /* sender's out-link, receiver's in-link, then its NIC pools; or its route's links */
+    int nres;           /* resources in res */
     double arrive;      /* when it starts moving bytes */
+    double pen;         /* sharing penalty: its route's latency (CM02), else 1 */
     double rem, rate, end;
     int state;          /* 0 waiting, 1 active, 2 done */
 } flow;
@@ -132,6 +140,7 @@ typedef struct {
     double *rcap;       /* per resource: bandwidth */
     double *left;       /* water-filling scratch */
     int *cnt;
+    double *wsum;       /* per resource: its unfixed flows' 1 / penalty */
     int *act;           /* water_fill's flows still without a rate */
     size_t actcap;
     int lent;           /* the arrays are the scratch's */
@@ -144,36 +153,43 @@ typedef struct {
  * by water_fill itself. One set is lent at a time; a nested use allocates. */
 static struct {
     kinds *out, *in;
-    double *rcap, *left;
+    double *rcap, *left, *wsum;
     int *cnt;
-    size_t n;           /* ranks allocated */
+    size_t n, nres;     /* ranks and resources allocated */
     int lent;
 } scratch;
 
-static void fluid_init(fluid *fl, int n)
+static void fluid_init(fluid *fl, const coll_plan *p)
 {
+    int n = p->n;
+    size_t nres = RES_COUNT(n, p->topo ? p->topo->nlinks : 0);
     memset(fl, 0, sizeof *fl);
     fl->n = n;
     if (scratch.lent) { /* nested (not expected): arrays of its own */
         fl->out = ts_calloc(n, sizeof *fl->out);
         fl->in = ts_calloc(n, sizeof *fl->in);
-        fl->rcap = ts_calloc(RES_COUNT(n), sizeof *fl->rcap);
-        fl->left = ts_calloc(RES_COUNT(n), sizeof *fl->left);
-        fl->cnt = ts_calloc(RES_COUNT(n), sizeof *fl->cnt);
+        fl->rcap = ts_calloc(nres, sizeof *fl->rcap);
+        fl->left = ts_calloc(nres, sizeof *fl->left);
+        fl->cnt = ts_calloc(nres, sizeof *fl->cnt);
+        fl->wsum = ts_calloc(nres, sizeof *fl->wsum);
         return;
     }
     if ((size_t)n > scratch.n) {
         scratch.out = ts_realloc(scratch.out, n * sizeof *scratch.out);
         scratch.in = ts_realloc(scratch.in, n * sizeof *scratch.in);
-        scratch.rcap = ts_realloc(scratch.rcap, RES_COUNT(n) * sizeof *scratch.rcap);
-        scratch.left = ts_realloc(scratch.left, RES_COUNT(n) * sizeof *scratch.left);
-        scratch.cnt = ts_realloc(scratch.cnt, RES_COUNT(n) * sizeof *scratch.cnt);
         scratch.n = n;
+    }
+    if (nres > scratch.nres) {
+        scratch.rcap = ts_realloc(scratch.rcap, nres * sizeof *scratch.rcap);
+        scratch.left = ts_realloc(scratch.left, nres * sizeof *scratch.left);
+        scratch.cnt = ts_realloc(scratch.cnt, nres * sizeof *scratch.cnt);
+        scratch.wsum = ts_realloc(scratch.wsum, nres * sizeof *scratch.wsum);
+        scratch.nres = nres;
     }
     memset(scratch.out, 0, n * sizeof *scratch.out);
     memset(scratch.in, 0, n * sizeof *scratch.in);
     fl->out = scratch.out, fl->in = scratch.in, fl->rcap = scratch.rcap, fl->left = scratch.left;
-    fl->cnt = scratch.cnt;
+    fl->cnt = scratch.cnt, fl->wsum = scratch.wsum;
     fl->lent = 1;
     scratch.lent = 1;
 }
@@ -191,6 +207,7 @@ static void fluid_free(fluid *fl)
     free(fl->rcap);
     free(fl->left);
     free(fl->cnt);
+    free(fl->wsum);
 }
 
 /* The NIC pools a flow r -> q of plan p crosses (-1: none): only between
@@ -207,10 +224,39 @@ static void nic_res(const fluid *fl, const coll_plan *p, int r, int q, int res[2
     if (b >= 0) res[1] = (int)(base + 2 * (size_t)b + 1), share[1] = t->nic_share[b];
 }
 
+/* The links of the route r -> q inside one node into f's resources (1), or
+ * 0 where the topology does not know them (or r, q are on different nodes). */
+static int link_res(const fluid *fl, const coll_plan *p, int r, int q, flow *f)
+{
+    const coll_topo *t = p->topo;
+    if (!t || t->nlinks == 0 || r >= t->n || q >= t->n || t->node[r] != t->node[q]) return 0;
+    int k = t->node[r], m = t->first[k + 1] - t->first[k];
+    const int *pl = t->pair_link + ((size_t)t->pair_off[k] + (size_t)t->local[r] * m + t->local[q]) * COLL_ROUTE_HOPS;
+    size_t base = (size_t)fl->n * 2 * NCLASS + 2 * (size_t)fl->n;
+    if (pl[0] < 0) return 0; /* no links (a member to itself): its endpoints' */
+    f->nres = 0;
+    for (int h = 0; h < COLL_ROUTE_HOPS && pl[h] >= 0; h++) f->res[f->nres++] = (int)(base + pl[h]);
+    return 1;
+}
+
 static void fluid_add(fluid *fl, const coll_plan *p, int r, int q, double start, double lat, double bw, int64_t bytes)
 {
     if (fl->nf + 1 > fl->cap) ts_grow(&fl->f, sizeof *fl->f, &fl->cap, fl->nf + 1);
     flow *f = &fl->f[fl->nf++];
+    f->arrive = start + lat;
+    f->pen = lat > 0 ? lat : 1;
+    f->rem = (double)bytes;
+    f->rate = 0;
+    f->end = f->arrive;
+    f->state = 0;
+    if (link_res(fl, p, r, q, f)) {
+        size_t base = (size_t)fl->n * 2 * NCLASS + 2 * (size_t)fl->n;
+        for (int k = 0; k < f->nres; k++) {
+            double lb = p->topo->link_bw[f->res[k] - base];
+            fl->rcap[f->res[k]] = lb > 0 ? lb : 1e300;
+        }
+        return;
+    }
     f->res[0] = (r * 2 + 0) * NCLASS + kind_of(&fl->out[r], bw);
     f->res[1] = (q * 2 + 1) * NCLASS + kind_of(&fl->in[q], bw);
     fl->rcap[f->res[0]] = fl->rcap[f->res[1]] = bw > 0 ? bw : 1e300;
@@ -223,15 +269,16 @@ static void fluid_add(fluid *fl, const coll_plan *p, int r, int q, double start,
             f->res[f->nres++] = nic[k];
             fl->rcap[nic[k]] = bw > 0 ? bw * share[k] : 1e300;
         }
-    f->arrive = start + lat;
-    f->rem = (double)bytes;
-    f->rate = 0;
-    f->end = f->arrive;
-    f->state = 0;
 }
 
 /* Max-min fair rates of the active flows by progressive filling: the links
- * with the smallest fair share fix their flows' rates, repeatedly. The
+ * with the smallest fair share fix their flows' rates, repeatedly. Shares
+ * are weighted as SimGrid's CM02 model weighs them (the pipelined level's
+ * reference): a flow's share of a link is in proportion to 1 / its sharing
+ * penalty, its route's latency (NetworkCm02Model::communicate; the engine's
+ * fluid model, sim/engine/rails.c route_flow, does the same): where routes
+ * of 1 and 2 hops share a link (Frontier's Infinity Fabric), the 1-hop flow
+ * gets twice the other's share. Flows of equal latency share equally. The
  * active flows are listed once (fl->act, in index order) and each round
  * drops those it fixed: every loop visits the flows a scan of all of them
  * would not skip, in the same order, so every figure is the same. */
@@ -245,21 +292,21 @@ static void water_fill(fluid *fl)
         if (f->state != 1) continue;
         for (int k = 0; k < f->nres; k++) {
             fl->left[f->res[k]] = fl->rcap[f->res[k]];
-            fl->cnt[f->res[k]] = 0;
+            fl->wsum[f->res[k]] = 0;
         }
         f->rate = -1;
         act[nact++] = (int)i;
     }
     for (size_t j = 0; j < nact; j++) {
         const flow *f = &fl->f[act[j]];
-        for (int k = 0; k < f->nres; k++) fl->cnt[f->res[k]]++;
+        for (int k = 0; k < f->nres; k++) fl->wsum[f->res[k]] += 1 / f->pen;
     }
     while (nact > 0) {
         double m = 1e300;
         for (size_t j = 0; j < nact; j++) {
             const flow *f = &fl->f[act[j]];
             for (int k = 0; k < f->nres; k++) {
-                double sh = fl->left[f->res[k]] / fl->cnt[f->res[k]];
+                double sh = fl->left[f->res[k]] / fl->wsum[f->res[k]];
                 if (sh < m) m = sh;
             }
         }
@@ -267,7 +314,7 @@ static void water_fill(fluid *fl)
         for (size_t j = 0; j < nact; j++) {
             flow *f = &fl->f[act[j]];
             for (int k = 0; k < f->nres; k++)
-                if (fl->left[f->res[k]] / fl->cnt[f->res[k]] <= m * (1 + 1e-12)) f->rate = -2;
+                if (fl->left[f->res[k]] / fl->wsum[f->res[k]] <= m * (1 + 1e-12)) f->rate = -2;
         }
         size_t keep = 0;
         for (size_t j = 0; j < nact; j++) {
@@ -276,10 +323,10 @@ static void water_fill(fluid *fl)
                 act[keep++] = act[j];
                 continue;
             }
-            f->rate = m;
+            f->rate = m / f->pen;
             for (int k = 0; k < f->nres; k++) {
-                fl->left[f->res[k]] -= m;
-                fl->cnt[f->res[k]]--;
+                fl->left[f->res[k]] -= f->rate;
+                fl->wsum[f->res[k]] -= 1 / f->pen;
             }
         }
         nact = keep;
@@ -366,7 +413,7 @@ static double cost_steps(const coll_plan *p, const rcache *c, coll_route_fn rout
     double *ready = ts_calloc(n, sizeof *ready), *next = ts_malloc(n * sizeof *next);
     coll_step *st = coll_step_new(p->width + 1);
     fluid fl;
-    fluid_init(&fl, n);
+    fluid_init(&fl, p);
     for (int s = 0; s < p->nsteps; s++) {
         fluid_clear(&fl, n);
         memcpy(next, ready, n * sizeof *ready);
@@ -405,73 +452,110 @@ static double cost_steps(const coll_plan *p, const rcache *c, coll_route_fn rout
     return t;
 }
 
-/* fluid_run with the flows that are alone on both their links folded: two
- * such flows with the same start, bytes and link capacities (every member of
- * a ring on a uniform placement has them) go through the very same
- * operations in the model. Each has its own links, so neither changes
- * another flow's share; its share, its finishing time and whether it is
- * active are its twin's at every step, so neither changes the least share,
- * the next event or when the run ends. One of each set runs, the others take
- * its end: every flow's end is the one fluid_run gives it. */
-/* Whether flow f is the only one on each of its resources (fl->cnt). */
-static int alone(const fluid *fl, const flow *f)
+/* fluid_run with twin components folded. Flows that share a resource,
+ * directly or through others, form a component; no flow outside it changes
+ * its shares. Two components whose flows, in index order, have the same
+ * start, bytes, penalty and resource capacities, and use their resources in
+ * the same pattern (a ring's lone flows on a uniform placement; every node's
+ * flows inside a node of the same fabric and chains), go through the very
+ * same operations in the model: their shares, finishing times and whether
+ * they are active are equal at every step, so one of them changes neither
+ * the least share, the next event nor when the run ends. One of each set
+ * runs, the others take its ends: every flow's end is the one fluid_run
+ * gives it. */
+static int uf_root(int *up, int i)
 {
-    for (int k = 0; k < f->nres; k++)
-        if (fl->cnt[f->res[k]] != 1) return 0;
-    return 1;
+    while (up[i] != i) i = up[i] = up[up[i]];
+    return i;
 }
 
-/* What makes two lone flows twins: start, bytes and their resources'
- * capacities (0 where the flow has none). */
-static void fold_key(const fluid *fl, const flow *f, double key[2 + NRES])
+#define KEY_PER_FLOW (3 + 2 * NRES)
+
+/* Component c's key (its flows fi[0 .. nc) in index order) into key;
+ * loc: per resource scratch, -1 on entry and again on return. */
+static void comp_key(const fluid *fl, const int *fi, int nc, int *loc, double *key)
 {
-    key[0] = f->arrive, key[1] = f->rem;
-    for (int k = 0; k < NRES; k++) key[2 + k] = k < f->nres ? fl->rcap[f->res[k]] : 0;
+    int nl = 0;
+    for (int j = 0; j < nc; j++) {
+        const flow *f = &fl->f[fi[j]];
+        double *k = key + (size_t)j * KEY_PER_FLOW;
+        k[0] = f->arrive, k[1] = f->rem, k[2] = f->pen;
+        for (int r = 0; r < NRES; r++) {
+            int x = r < f->nres ? f->res[r] : -1;
+            if (x >= 0 && loc[x] < 0) loc[x] = nl++;
+            k[3 + 2 * r] = x >= 0 ? fl->rcap[x] : 0;
+            k[4 + 2 * r] = x >= 0 ? loc[x] : -1;
+        }
+    }
+    for (int j = 0; j < nc; j++)
+        for (int r = 0; r < fl->f[fi[j]].nres; r++) loc[fl->f[fi[j]].res[r]] = -1;
 }
 
 static void fluid_run_folded(fluid *fl)
 {
     size_t nf = fl->nf, cap = 16;
+    if (nf == 0) return;
+    int *up = ts_malloc(nf * sizeof *up), *first = fl->cnt; /* per resource: a flow on it, -1: none yet */
     for (size_t i = 0; i < nf; i++)
-        for (int k = 0; k < fl->f[i].nres; k++) fl->cnt[fl->f[i].res[k]] = 0;
-    for (size_t i = 0; i < nf; i++)
-        for (int k = 0; k < fl->f[i].nres; k++) fl->cnt[fl->f[i].res[k]]++;
-    while (cap < 2 * nf) cap *= 2;
-    int *slot = ts_malloc(cap * sizeof *slot), *idx = ts_malloc((nf + 1) * sizeof *idx);
-    memset(slot, -1, cap * sizeof *slot);
-    flow *kept = ts_malloc((nf + 1) * sizeof *kept);
-    size_t nk = 0;
+        for (int k = 0; k < fl->f[i].nres; k++) first[fl->f[i].res[k]] = -1;
     for (size_t i = 0; i < nf; i++) {
-        const flow *f = &fl->f[i];
-        if (!alone(fl, f)) {
-            idx[i] = (int)nk;
-            kept[nk++] = *f;
-            continue;
+        up[i] = (int)i;
+        for (int k = 0; k < fl->f[i].nres; k++) {
+            int x = fl->f[i].res[k];
+            if (first[x] < 0) first[x] = (int)i;
+            else {
+                int a = uf_root(up, (int)i), b = uf_root(up, first[x]);
+                if (a != b) up[a < b ? b : a] = a < b ? a : b; /* the root: the component's first flow */
+            }
         }
-        double key[2 + NRES];
-        fold_key(fl, f, key);
+    }
+    /* the components' flows in index order: counting sort by root */
+    int *start = ts_calloc(nf + 1, sizeof *start), *fi = ts_malloc(nf * sizeof *fi), *fill = ts_malloc(nf * sizeof *fill);
+    for (size_t i = 0; i < nf; i++) start[uf_root(up, (int)i) + 1]++;
+    for (size_t i = 0; i < nf; i++) start[i + 1] += start[i];
+    memcpy(fill, start, nf * sizeof *fill);
+    for (size_t i = 0; i < nf; i++) fi[fill[uf_root(up, (int)i)]++] = (int)i;
+    free(fill);
+    int *loc = first; /* reused: -1 on every resource in use */
+    for (size_t i = 0; i < nf; i++)
+        for (int k = 0; k < fl->f[i].nres; k++) loc[fl->f[i].res[k]] = -1;
+    while (cap < 2 * nf) cap *= 2;
+    int *slot = ts_malloc(cap * sizeof *slot), *idx = ts_malloc(nf * sizeof *idx);
+    memset(slot, -1, cap * sizeof *slot);
+    flow *kept = ts_malloc(nf * sizeof *kept);
+    double *key = ts_malloc(nf * KEY_PER_FLOW * sizeof *key), *rk = ts_malloc(nf * KEY_PER_FLOW * sizeof *rk);
+    size_t nk = 0;
+    for (size_t c = 0; c < nf; c++) {
+        int nc = start[c + 1] - start[c];
+        if (nc == 0) continue;
+        const int *cf = fi + start[c];
+        comp_key(fl, cf, nc, loc, key);
+        size_t klen = (size_t)nc * KEY_PER_FLOW;
         uint64_t h = 1469598103934665603ull, w;
-        for (int k = 0; k < 2 + f->nres; k++) { /* the rest of the key is 0 */
+        for (size_t k = 0; k < klen; k++) {
             memcpy(&w, &key[k], sizeof w);
             h = (h ^ w) * 1099511628211ull;
         }
         h ^= h >> 29;
         size_t j = (size_t)h & (cap - 1);
         for (; slot[j] >= 0; j = (j + 1) & (cap - 1)) {
-            const flow *g = &kept[slot[j]];
-            double gk[2 + NRES];
-            fold_key(fl, g, gk);
-            if (alone(fl, g) && memcmp(gk, key, sizeof key) == 0) break;
+            int rc = uf_root(up, slot[j]), rn = start[rc + 1] - start[rc];
+            if (rn != nc) continue;
+            comp_key(fl, fi + start[rc], rn, loc, rk);
+            if (memcmp(rk, key, klen * sizeof *key) == 0) break;
         }
-        if (slot[j] >= 0) {
-            idx[i] = slot[j];
+        if (slot[j] >= 0) { /* a twin: its flows take the representative's, in order */
+            const int *rf = fi + start[uf_root(up, slot[j])];
+            for (int q = 0; q < nc; q++) idx[cf[q]] = idx[rf[q]];
             continue;
         }
-        slot[j] = (int)nk;
-        idx[i] = (int)nk;
-        kept[nk++] = *f;
+        slot[j] = cf[0];
+        for (int q = 0; q < nc; q++) {
+            idx[cf[q]] = (int)nk;
+            kept[nk++] = fl->f[cf[q]];
+        }
     }
-    free(slot);
+    free(slot), free(key), free(rk), free(up), free(start), free(fi);
     if (nk == nf) {
         free(kept), free(idx);
         fluid_run(fl);
@@ -538,7 +622,7 @@ static double cost_pipelined_ref(const coll_plan *p, const rcache *c, coll_route
     double *end = ts_calloc(n, sizeof *end);
     coll_step *m = coll_step_new(p->merged_width + 1);
     fluid fl;
-    fluid_init(&fl, n);
+    fluid_init(&fl, p);
     int *src = NULL, *dst = NULL;
     size_t cap = 0;
     for (int r = 0; r < n; r++) {
@@ -582,7 +666,7 @@ static double cost_pipelined(const coll_plan *p, coll_route_fn route, void *ctx)
     coll_step *m = coll_step_new(p->merged_width + 1);
     cmemo mo = {0};
     fluid fl;
-    fluid_init(&fl, n);
+    fluid_init(&fl, p);
     int *src = NULL, *dst = NULL;
     size_t cap = 0, c2 = 0, guess = (size_t)n * (p->merged_width < 4 ? p->merged_width : 4);
     ts_grow(&src, sizeof *src, &c2, guess); /* most members send to few peers */

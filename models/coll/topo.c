@@ -80,9 +80,69 @@ void coll_topo_set_nics(coll_topo *t, const int *nic_ids, const double *share)
     }
 }
 
+static void links_clear(coll_topo *t)
+{
+    free(t->link_bw);
+    free(t->pair_off);
+    free(t->pair_link);
+    t->link_bw = NULL, t->pair_off = NULL, t->pair_link = NULL, t->nlinks = 0;
+}
+
+int coll_topo_set_links(coll_topo *t, coll_links_fn fn, void *ctx)
+{
+    links_clear(t);
+    if (!fn || t->n < 1) return 0;
+    size_t npairs = 0, cap = 0, lcap = 0;
+    t->pair_off = ts_malloc(t->nnodes * sizeof *t->pair_off);
+    for (int k = 0; k < t->nnodes; k++) {
+        size_t m = (size_t)(t->first[k + 1] - t->first[k]);
+        t->pair_off[k] = (int)npairs;
+        npairs += m * m;
+    }
+    t->pair_link = ts_malloc((npairs ? npairs : 1) * COLL_ROUTE_HOPS * sizeof *t->pair_link);
+    const void **seen = NULL; /* the current node's links, by id - its first */
+    for (int k = 0; k < t->nnodes; k++) {
+        int m = t->first[k + 1] - t->first[k], base = t->nlinks;
+        for (int x = 0; x < m; x++)
+            for (int y = 0; y < m; y++) {
+                int *pl = t->pair_link + ((size_t)t->pair_off[k] + (size_t)x * m + y) * COLL_ROUTE_HOPS;
+                const void *ids[COLL_ROUTE_HOPS];
+                double bw[COLL_ROUTE_HOPS];
+                int nl = x == y ? 0 : fn(ctx, t->order[t->first[k] + x], t->order[t->first[k] + y], COLL_ROUTE_HOPS, ids, bw);
+                if (nl < 0 || nl > COLL_ROUTE_HOPS) {
+                    free(seen);
+                    links_clear(t);
+                    return 0;
+                }
+                for (int h = 0; h < COLL_ROUTE_HOPS; h++) {
+                    if (h >= nl) {
+                        pl[h] = -1;
+                        continue;
+                    }
+                    int j = base;
+                    while (j < t->nlinks && seen[j - base] != ids[h]) j++;
+                    if (j == t->nlinks) {
+                        size_t c2 = cap;
+                        ts_grow(&seen, sizeof *seen, &c2, (size_t)(j - base) + 1);
+                        cap = c2;
+                        ts_grow(&t->link_bw, sizeof *t->link_bw, &lcap, (size_t)j + 1);
+                        seen[j - base] = ids[h];
+                        t->link_bw[j] = bw[h];
+                        t->nlinks++;
+                    }
+                    pl[h] = j;
+                }
+            }
+    }
+    free(seen);
+    if (t->nlinks == 0) links_clear(t);
+    return t->nlinks > 0;
+}
+
 void coll_topo_free(coll_topo *t)
 {
     if (!t) return;
+    links_clear(t);
     free(t->nic);
     free(t->nic_share);
     free(t->node);

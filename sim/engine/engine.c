@@ -359,6 +359,28 @@ int eng_route(const char *src, const char *dst, double *lat, double *bw)
     return 0;
 }
 
+/* The links of the platform's route between two members of one node
+ * (coll_links_fn): each SimGrid link (a split-duplex link's direction is
+ * one) names itself. */
+typedef struct {
+    const sg_host_t *hosts;
+    xbt_dynar_t route; /* reused: a 75,264-GCD Frontier asks 527,000 routes */
+} links_ctx;
+
+static int route_links(void *ctx, int a, int b, int max, const void **ids, double *bw)
+{
+    links_ctx *c = ctx;
+    xbt_dynar_reset(c->route);
+    sg_host_get_route(c->hosts[a], c->hosts[b], c->route);
+    int nl = (int)xbt_dynar_length(c->route);
+    for (int i = 0; i < nl && i < max; i++) {
+        sg_link_t l = xbt_dynar_get_as(c->route, i, sg_link_t);
+        ids[i] = l;
+        bw[i] = sg_link_get_bandwidth(l);
+    }
+    return nl <= max ? nl : -1;
+}
+
 static struct coll_topo *topo_of(const sg_host_t *hosts, int n)
 {
     int *ids = ts_malloc(2 * (size_t)(n ? n : 1) * sizeof *ids), *nic = ids + n, nvls = n > 0, nics = 0;
@@ -380,6 +402,11 @@ static struct coll_topo *topo_of(const sg_host_t *hosts, int n)
     /* the analytical cost shares each NIC among the flows that cross it, as
      * the platform's NIC link does */
     if (nics > 0) coll_topo_set_nics(t, nic, NULL);
+    /* and each link inside a node among the flows that cross it: a mesh's
+     * pairs have links of their own */
+    links_ctx lc = {hosts, xbt_dynar_new(sizeof(sg_link_t), NULL)};
+    coll_topo_set_links(t, route_links, &lc);
+    xbt_dynar_free(&lc.route);
     free(ids);
     return t;
 }
