@@ -2128,8 +2128,9 @@ static void test_analytical_nics(void)
  * The one-node all-to-all (every GPU sends to every other at once) and the
  * 2-node all-reduce tree (its rotated chains send to both neighbours) agree
  * with the pipelined level within 3%. Before, a GPU had one link of its
- * route's bandwidth for all its peers: Perlmutter's all-to-all 2.9x and its
- * tree +13%, Frontier's all-to-all -24%. */
+ * route's bandwidth for all its peers, and shares were not weighted by
+ * route latency as SimGrid's CM02 weighs them: Perlmutter's all-to-all 2.9x
+ * and its tree +13%, Frontier's all-to-all -24% and its tree -11%. */
 static void test_analytical_mesh(void)
 {
     static const struct {
