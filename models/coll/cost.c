@@ -128,7 +128,7 @@ typedef struct {
     int res[NRES];      /* sender's out-link, receiver's in-link, then its NIC pools; or its route's links */
     int nres;           /* resources in res */
     double arrive;      /* when it starts moving bytes */
-    double pen;         /* sharing penalty: its route's latency (CM02), else 1 */
+    double pen, w;      /* sharing penalty: its route's latency (CM02), else 1; w = 1 / pen */
     double rem, rate, end;
     int state;          /* 0 waiting, 1 active, 2 done */
 } flow;
@@ -245,6 +245,7 @@ static void fluid_add(fluid *fl, const coll_plan *p, int r, int q, double start,
     flow *f = &fl->f[fl->nf++];
     f->arrive = start + lat;
     f->pen = lat > 0 ? lat : 1;
+    f->w = 1 / f->pen;
     f->rem = (double)bytes;
     f->rate = 0;
     f->end = f->arrive;
@@ -299,7 +300,7 @@ static void water_fill(fluid *fl)
     }
     for (size_t j = 0; j < nact; j++) {
         const flow *f = &fl->f[act[j]];
-        for (int k = 0; k < f->nres; k++) fl->wsum[f->res[k]] += 1 / f->pen;
+        for (int k = 0; k < f->nres; k++) fl->wsum[f->res[k]] += f->w;
     }
     while (nact > 0) {
         double m = 1e300;
@@ -323,10 +324,10 @@ static void water_fill(fluid *fl)
                 act[keep++] = act[j];
                 continue;
             }
-            f->rate = m / f->pen;
+            f->rate = m * f->w;
             for (int k = 0; k < f->nres; k++) {
                 fl->left[f->res[k]] -= f->rate;
-                fl->wsum[f->res[k]] -= 1 / f->pen;
+                fl->wsum[f->res[k]] -= f->w;
             }
         }
         nact = keep;
