@@ -1869,14 +1869,22 @@ static int select_on(const coll_hw *hw, int n, int64_t bytes, coll_proto *pr)
     return coll_select(OG_ALLREDUCE, n, bytes, hw, pr);
 }
 
-static void test_tree_two_nodes_selection(void)
+/* NCCL's figures on a DGX A100 (Ampere, AMD host, 16 channels), the 2-node
+ * tests' setting */
+static coll_params ampere_nccl(void)
 {
-    char err[TS_ERRLEN];
-    coll_params saved = *coll_params_get(), q;
+    coll_params q;
     coll_params_preset(&q, COLL_LIB_NCCL);
     q.arch = COLL_ARCH_AMPERE;
     q.cpu_amd = 1;
     q.max_channels = 16;
+    return q;
+}
+
+static void test_tree_two_nodes_selection(void)
+{
+    char err[TS_ERRLEN];
+    coll_params saved = *coll_params_get(), q = ampere_nccl();
     coll_params_set(&q);
     int ids[32];
     for (int r = 0; r < 32; r++) ids[r] = r / 8;
@@ -1921,11 +1929,7 @@ static void test_tree_two_nodes_selection(void)
 static void test_tree_ll128_floor(void)
 {
     char err[TS_ERRLEN];
-    coll_params saved = *coll_params_get(), q;
-    coll_params_preset(&q, COLL_LIB_NCCL);
-    q.arch = COLL_ARCH_AMPERE;
-    q.cpu_amd = 1;
-    q.max_channels = 16;
+    coll_params saved = *coll_params_get(), q = ampere_nccl();
     coll_params_set(&q);
     int ids[16];
     for (int r = 0; r < 16; r++) ids[r] = r / 8;
