@@ -296,7 +296,7 @@ static int orbits_child(void *arg, char *msg, size_t len)
     if (n != 32) return snprintf(msg, len, "%d hosts", n), -1;
     sg_host_t hs[32];
     for (int i = 0; i < n; i++) hs[i] = sg_host_by_name(names[i]);
-    coll_topo *t = eng_topo((const char *const *)names, n);
+    coll_topo *t = eng_topo((const char *const *)names, n, 0);
     int src[64], dst[64], nf = 0, bad = 0;
     double bytes[64], end[2][32], alpha[2][32], ain[2][32];
     for (int m = 0; m < n; m++) { /* member m: node m / 8, local m % 8 (names in natural order) */

@@ -34,7 +34,7 @@ int val_sweep_open(val_sweep *s, og_coll op, int n, int root, og_dtype dtype, in
         return ts_err(err, errlen, "--algo %s: %s does not run %s with protocol %s on this cluster (proto_bw.%s.%s = 0)",
                       s->forced, coll_lib_name(coll_params_get()->lib), coll_algo_get(a)->name, coll_proto_name(pr),
                       coll_family_name(coll_family_of(a)), coll_proto_name(pr));
-    s->topo = eng_topo((const char *const *)s->hosts, s->n);
+    s->topo = eng_topo((const char *const *)s->hosts, s->n, s->fidelity == VAL_FID_ANALYTICAL);
     return 0;
 }
 
@@ -43,7 +43,7 @@ const char *val_scope_name(int scope) { return scope == VAL_INTER ? "inter" : "i
 int val_sweep_place(val_sweep *s, int ppn, char *err, size_t errlen)
 {
     if (ppn <= 0) return 0;
-    coll_topo *all = eng_topo((const char *const *)s->hosts, s->nhosts);
+    coll_topo *all = eng_topo((const char *const *)s->hosts, s->nhosts, 0);
     if (!all) return ts_err(err, errlen, "the platform's hosts have no node structure");
     char **pick = ts_calloc(s->nhosts + 1, sizeof *pick);
     char *used = ts_calloc(s->nhosts + 1, 1);
@@ -73,7 +73,7 @@ int val_sweep_place(val_sweep *s, int ppn, char *err, size_t errlen)
     coll_topo_free(all);
     free(pick), free(used);
     coll_topo_free(s->topo);
-    s->topo = eng_topo((const char *const *)s->hosts, s->n);
+    s->topo = eng_topo((const char *const *)s->hosts, s->n, s->fidelity == VAL_FID_ANALYTICAL);
     s->placed = 1;
     return 0;
 }

@@ -117,8 +117,11 @@ char **eng_host_names(int *n);
 
 /* The topology of n hosts of the loaded platform for the collectives: host
  * property "node" (an integer; hosts without one are each their own node)
- * and "nvls" ("1" on every host: NVLS-capable). */
-struct coll_topo *eng_topo(const char *const *hosts, int n);
+ * and "nvls" ("1" on every host: NVLS-capable); the hosts' NICs ("nic").
+ * links: also the links of the routes inside each node, which only the
+ * analytical cost (coll_cost) uses and which take a route lookup per pair of
+ * a node's hosts. */
+struct coll_topo *eng_topo(const char *const *hosts, int n, int links);
 
 /* The selection policy (forced algorithms, tuning table) for the collectives
  * of later runs whose ops force none (NULL: automatic, the default). It
