@@ -21,13 +21,13 @@ static const struct netrow {
 } nets[] = {
     /* DGX A100: NVLink3 300 GB/s per direction, P2P latency 2.7-3.4 us (ABCI);
      * 8 HDR 200 Gb/s NICs, one per GPU, OSU D-D latency 3.29 us (ABCI). */
-    {"A100", {8, 300e9, 3e-6, 25e9, 3.3e-6, 0, 0, 0, NULL, 0}},
+    {"A100", {8, 300e9, 3e-6, 25e9, 3.3e-6, 0, 0, 0, NULL, 0, NULL}},
     /* DGX H100/H200: NVLink4 450 GB/s per direction; 8 NDR 400 Gb/s NICs. */
-    {"H100", {8, 450e9, 3e-6, 50e9, 3.3e-6, 0, 0, 0, NULL, 0}},
-    {"H200", {8, 450e9, 3e-6, 50e9, 3.3e-6, 0, 0, 0, NULL, 0}},
+    {"H100", {8, 450e9, 3e-6, 50e9, 3.3e-6, 0, 0, 0, NULL, 0, NULL}},
+    {"H200", {8, 450e9, 3e-6, 50e9, 3.3e-6, 0, 0, 0, NULL, 0, NULL}},
     /* Frontier node: a ring over 8 GCDs crosses single Infinity Fabric links
      * (50 GB/s); 4 Slingshot NICs of 25 GB/s for 8 GCDs; GPU osu_latency 2.5 us (LUMI). */
-    {"MI250X", {8, 50e9, 2.5e-6, 12.5e9, 2.5e-6, 0, 0, 0, NULL, 0}},
+    {"MI250X", {8, 50e9, 2.5e-6, 12.5e9, 2.5e-6, 0, 0, 0, NULL, 0, NULL}},
 };
 
 int an_net_default(const char *gpu_name, an_net *net)
@@ -118,6 +118,20 @@ static void nic_pools(const an_net *net, coll_topo *topo, const int *node)
     free(share);
 }
 
+/* The fabric between the group's nodes: its links shared by the group's flows
+ * and, where the group has fewer members on a node than it has GPUs, by the
+ * copies of the group on the node's other GPUs (the other TP ranks' DP
+ * groups, which cross the same links at the same time): the group gets
+ * members / gpus_per_node of each, from its fullest node. */
+static void fabric_pools(const an_net *net, coll_topo *topo, const int *node)
+{
+    if (!net->fabric || topo->nnodes < 2) return;
+    int most = 0, gpn = net->gpus_per_node > 0 ? net->gpus_per_node : 1;
+    for (int k = 0; k < topo->nnodes; k++)
+        if (topo->first[k + 1] - topo->first[k] > most) most = topo->first[k + 1] - topo->first[k];
+    coll_topo_set_fabric(topo, net->fabric, node, most < gpn ? (double)most / gpn : 1);
+}
+
 /* The collective as the engine runs it on n members placed on nodes node[]:
  * the same selection (an algorithm the op forces, else net->policy's choice
  * from the routes and the group's nodes) and the closed-form cost of its
@@ -131,6 +145,7 @@ static double sched_nodes(const an_net *net, int n, const int *node, og_coll c, 
     if (n <= 1) return 0;
     coll_topo *topo = coll_topo_new(n, node, net->nvls);
     nic_pools(net, topo, node);
+    fabric_pools(net, topo, node);
     route_ctx ctx = {net, node};
     coll_hw hw = {0, 0, topo, 0, 0};
     coll_hw_from_routes(&hw, n, topo, an_route, &ctx);
@@ -172,7 +187,7 @@ typedef struct smemo {
     double intra_bw, intra_lat, inter_bw, inter_lat;
     int nvls, nic_gpus;
     const struct coll_policy *policy;
-    unsigned long pserial;
+    unsigned long pserial, fserial;
     unsigned gen;
     int *pat;
     double t;
@@ -217,6 +232,15 @@ double an_sched_time_nodes(const an_net *net, int n, const int *node, og_coll c,
     if (!smemo_on || n <= 1) return sched_nodes(net, n, node, c, bytes, NULL, NULL);
     int *pat = ts_malloc(n * sizeof *pat);
     node_pattern(n, node, pat);
+    /* over a fabric, which nodes they are matters (one switch or two): the
+     * key is the nodes themselves where the group spans several */
+    unsigned long fs = net->fabric ? net->fabric->serial : 0;
+    if (fs)
+        for (int i = 1; i < n; i++)
+            if (pat[i] != 0) {
+                memcpy(pat, node, n * sizeof *pat);
+                break;
+            }
     unsigned gen = coll_params_generation();
     unsigned long ps = coll_policy_serial(net->policy);
     uint64_t h = 1469598103934665603ull;
@@ -228,7 +252,7 @@ double an_sched_time_nodes(const an_net *net, int n, const int *node, og_coll c,
     if (e->used && e->n == n && e->c == c && e->bytes == bytes && e->gen == gen && e->policy == net->policy &&
         e->pserial == ps && e->intra_bw == net->intra_bw && e->intra_lat == net->intra_lat &&
         e->inter_bw == net->inter_bw && e->inter_lat == net->inter_lat && e->nvls == net->nvls &&
-        e->nic_gpus == net->nic_gpus && memcmp(e->pat, pat, n * sizeof *pat) == 0) {
+        e->nic_gpus == net->nic_gpus && e->fserial == fs && memcmp(e->pat, pat, n * sizeof *pat) == 0) {
         free(pat);
         return e->t;
     }
@@ -240,7 +264,7 @@ double an_sched_time_nodes(const an_net *net, int n, const int *node, og_coll c,
     }
     free(e->pat);
     *e = (smemo){1, n, c, bytes, net->intra_bw, net->intra_lat, net->inter_bw, net->inter_lat, net->nvls,
-                 net->nic_gpus, net->policy, ps, gen, pat, t};
+                 net->nic_gpus, net->policy, ps, fs, gen, pat, t};
     return t;
 }
 

@@ -27,6 +27,13 @@ typedef struct an_net {
      * going to the copies of the group (the other TP ranks' DP groups) that
      * run beside it in training (an_sched_time_nodes). */
     int nic_gpus;
+    /* The fabric between the nodes (NULL: none; platforms' topo_net_links of
+     * the cluster): a group's flows between nodes share its links (a
+     * dragonfly's switch uplinks and global links, a tapered fat-tree's
+     * uplinks), the group getting members per node / gpus_per_node of each,
+     * the rest going to the copies of the group beside it (as its NICs). Rank
+     * r's node (host_index(r) / gpus_per_node) is the fabric's node number. */
+    const struct coll_fabric *fabric;
 } an_net;
 
 /* Defaults by GPU family (docs/workload.md gives the sources). Returns -1

@@ -98,9 +98,16 @@ static void rcache_free(rcache *c)
  * between two members of one node crosses those links instead of its
  * endpoints' links: a mesh's pairs each have their own (Perlmutter, Polaris:
  * 4 NVLink3 links per A100 pair), an uneven fabric's routes their own widths
- * and the hops they share (Frontier's Infinity Fabric). */
+ * and the hops they share (Frontier's Infinity Fabric). Where the topology
+ * knows the fabric between the nodes (coll_topo_set_fabric), a flow between
+ * nodes also crosses the fabric links of its route that can limit it (a
+ * tapered fat-tree's leaf and pod uplinks, a dragonfly's switch uplinks and
+ * global links), each shared by the flows that cross it as the platform's
+ * link is; a fabric that can never limit a flow gives none, and the cost is
+ * the one without it. */
 #define NCLASS 4
-#define NRES 4 /* at most: out-link, in-link, NIC out, NIC in; or a route's links inside a node */
+/* at most: out-link, in-link, NIC out, NIC in, the fabric's links; or a route's links inside a node */
+#define NRES (4 + COLL_FABRIC_HOPS)
 _Static_assert(COLL_ROUTE_HOPS <= NRES, "a route inside a node must fit a flow's resources");
 
 typedef struct {
@@ -109,8 +116,15 @@ typedef struct {
 } kinds;
 
 /* Resources of n ranks: the ranks' links, then two per NIC pool (at most n),
- * then the links inside the nodes (coll_topo's nlinks). */
+ * then the links inside the nodes (coll_topo's nlinks), then the fabric's
+ * links (its nids). */
 #define RES_COUNT(n, nl) ((size_t)(n) * 2 * NCLASS + 2 * (size_t)(n) + (size_t)(nl))
+
+static size_t res_count(const coll_plan *p)
+{
+    const coll_topo *t = p->topo;
+    return RES_COUNT(p->n, t ? t->nlinks : 0) + (t && t->fabric ? (size_t)t->fabric->nids : 0);
+}
 
 /* Index of bandwidth bw among a rank's link kinds (the last one when more). */
 static int kind_of(kinds *k, double bw)
@@ -162,7 +176,7 @@ static struct {
 static void fluid_init(fluid *fl, const coll_plan *p)
 {
     int n = p->n;
-    size_t nres = RES_COUNT(n, p->topo ? p->topo->nlinks : 0);
+    size_t nres = res_count(p);
     memset(fl, 0, sizeof *fl);
     fl->n = n;
     if (scratch.lent) { /* nested (not expected): arrays of its own */
@@ -239,6 +253,23 @@ static int link_res(const fluid *fl, const coll_plan *p, int r, int q, flow *f)
     return 1;
 }
 
+/* The fabric links of the route r -> q (members of different nodes) after
+ * f's other resources, each at the group's share of its bandwidth. */
+static void fabric_res(fluid *fl, const coll_plan *p, int r, int q, flow *f)
+{
+    const coll_topo *t = p->topo;
+    if (r >= t->n || q >= t->n || t->node[r] == t->node[q]) return;
+    int ids[COLL_FABRIC_HOPS];
+    double bw[COLL_FABRIC_HOPS];
+    int nh = t->fabric->route(t->fabric->ctx, t->fab_node[t->node[r]], t->fab_node[t->node[q]], ids, bw);
+    size_t base = RES_COUNT(fl->n, t->nlinks);
+    for (int h = 0; h < nh && h < COLL_FABRIC_HOPS && f->nres < NRES; h++) {
+        int x = (int)(base + (size_t)ids[h]);
+        f->res[f->nres++] = x;
+        fl->rcap[x] = bw[h] > 0 ? bw[h] * t->fab_share : 1e300;
+    }
+}
+
 static void fluid_add(fluid *fl, const coll_plan *p, int r, int q, double start, double lat, double bw, int64_t bytes)
 {
     if (fl->nf + 1 > fl->cap) ts_grow(&fl->f, sizeof *fl->f, &fl->cap, fl->nf + 1);
@@ -270,6 +301,7 @@ static void fluid_add(fluid *fl, const coll_plan *p, int r, int q, double start,
             f->res[f->nres++] = nic[k];
             fl->rcap[nic[k]] = bw > 0 ? bw * share[k] : 1e300;
         }
+    if (p->topo && p->topo->fabric) fabric_res(fl, p, r, q, f);
 }
 
 /* Max-min fair rates of the active flows by progressive filling: the links
@@ -470,26 +502,30 @@ static int uf_root(int *up, int i)
     return i;
 }
 
-#define KEY_PER_FLOW (3 + 2 * NRES)
+#define KEY_PER_FLOW (4 + 2 * NRES) /* at most */
 
-/* Component c's key (its flows fi[0 .. nc) in index order) into key;
- * loc: per resource scratch, -1 on entry and again on return. */
-static void comp_key(const fluid *fl, const int *fi, int nc, int *loc, double *key)
+/* Component c's key (its flows fi[0 .. nc) in index order) into key, its
+ * length returned: per flow its start, bytes, penalty and resource count,
+ * then each resource's capacity and place in the component; loc: per
+ * resource scratch, -1 on entry and again on return. */
+static size_t comp_key(const fluid *fl, const int *fi, int nc, int *loc, double *key)
 {
     int nl = 0;
+    double *k = key;
     for (int j = 0; j < nc; j++) {
         const flow *f = &fl->f[fi[j]];
-        double *k = key + (size_t)j * KEY_PER_FLOW;
-        k[0] = f->arrive, k[1] = f->rem, k[2] = f->pen;
-        for (int r = 0; r < NRES; r++) {
-            int x = r < f->nres ? f->res[r] : -1;
-            if (x >= 0 && loc[x] < 0) loc[x] = nl++;
-            k[3 + 2 * r] = x >= 0 ? fl->rcap[x] : 0;
-            k[4 + 2 * r] = x >= 0 ? loc[x] : -1;
+        k[0] = f->arrive, k[1] = f->rem, k[2] = f->pen, k[3] = f->nres;
+        k += 4;
+        for (int r = 0; r < f->nres; r++) {
+            int x = f->res[r];
+            if (loc[x] < 0) loc[x] = nl++;
+            *k++ = fl->rcap[x];
+            *k++ = loc[x];
         }
     }
     for (int j = 0; j < nc; j++)
         for (int r = 0; r < fl->f[fi[j]].nres; r++) loc[fl->f[fi[j]].res[r]] = -1;
+    return (size_t)(k - key);
 }
 
 static void fluid_run_folded(fluid *fl)
@@ -530,8 +566,7 @@ static void fluid_run_folded(fluid *fl)
         int nc = start[c + 1] - start[c];
         if (nc == 0) continue;
         const int *cf = fi + start[c];
-        comp_key(fl, cf, nc, loc, key);
-        size_t klen = (size_t)nc * KEY_PER_FLOW;
+        size_t klen = comp_key(fl, cf, nc, loc, key);
         uint64_t h = 1469598103934665603ull, w;
         for (size_t k = 0; k < klen; k++) {
             memcpy(&w, &key[k], sizeof w);
@@ -542,8 +577,7 @@ static void fluid_run_folded(fluid *fl)
         for (; slot[j] >= 0; j = (j + 1) & (cap - 1)) {
             int rc = uf_root(up, slot[j]), rn = start[rc + 1] - start[rc];
             if (rn != nc) continue;
-            comp_key(fl, fi + start[rc], rn, loc, rk);
-            if (memcmp(rk, key, klen * sizeof *key) == 0) break;
+            if (comp_key(fl, fi + start[rc], rn, loc, rk) == klen && memcmp(rk, key, klen * sizeof *key) == 0) break;
         }
         if (slot[j] >= 0) { /* a twin: its flows take the representative's, in order */
             const int *rf = fi + start[uf_root(up, slot[j])];

@@ -139,10 +139,22 @@ int coll_topo_set_links(coll_topo *t, coll_links_fn fn, void *ctx)
     return t->nlinks > 0;
 }
 
+void coll_topo_set_fabric(coll_topo *t, const coll_fabric *f, const int *node_ids, double share)
+{
+    free(t->fab_node);
+    t->fabric = NULL, t->fab_node = NULL, t->fab_share = 0;
+    if (!f || f->nids <= 0 || !f->route || !node_ids || t->nnodes < 2) return;
+    t->fabric = f;
+    t->fab_share = share > 0 && share <= 1 ? share : 1;
+    t->fab_node = ts_malloc(t->nnodes * sizeof *t->fab_node);
+    for (int k = 0; k < t->nnodes; k++) t->fab_node[k] = node_ids[t->order[t->first[k]]];
+}
+
 void coll_topo_free(coll_topo *t)
 {
     if (!t) return;
     links_clear(t);
+    free(t->fab_node);
     free(t->nic);
     free(t->nic_share);
     free(t->node);

@@ -2657,6 +2657,7 @@ typedef struct axmemo {
     double t;
     unsigned gen;           /* coll_params_generation() when computed */
     int used;
+    unsigned long fserial;  /* the fabric's serial (0: none) */
 } axmemo;
 static axmemo ax_memo[8192];
 
@@ -2669,7 +2670,8 @@ static double grp_time(const an_net *net, int n, int stride, int rho, og_coll c,
     h ^= h >> 31, h *= 0x94d049bb133111ebull, h ^= h >> 29; /* FNV's low bits see only the keys' low bits */
     axmemo *e = &ax_memo[h % (sizeof ax_memo / sizeof ax_memo[0])];
     unsigned gen = coll_params_generation();
-    if (memo_on && e->used && e->gen == gen && e->n == n && e->stride == stride && e->rho == rho && e->c == c && e->bytes == bytes &&
+    unsigned long fs = net->fabric ? net->fabric->serial : 0;
+    if (memo_on && e->used && e->gen == gen && e->fserial == fs && e->n == n && e->stride == stride && e->rho == rho && e->c == c && e->bytes == bytes &&
         e->net.gpus_per_node == net->gpus_per_node && e->net.intra_bw == net->intra_bw &&
         e->net.intra_lat == net->intra_lat && e->net.inter_bw == net->inter_bw && e->net.inter_lat == net->inter_lat &&
         e->net.nvls == net->nvls && e->net.nic_gpus == net->nic_gpus && e->net.policy == net->policy)
@@ -2679,7 +2681,7 @@ static double grp_time(const an_net *net, int n, int stride, int rho, og_coll c,
     for (int k = 0; k < n; k++) node[k] = (int)(((long)rho + (long)k * stride) / gpn);
     double t = an_sched_time_nodes(net, n, node, c, bytes);
     free(node);
-    *e = (axmemo){*net, n, stride, rho, c, bytes, t, gen, 1};
+    *e = (axmemo){*net, n, stride, rho, c, bytes, t, gen, 1, fs};
     return t;
 }
 
@@ -2710,7 +2712,7 @@ typedef struct axcmemo {
     double bytes, t;
     an_net net;
     unsigned gen;
-    unsigned long pserial;
+    unsigned long pserial, fserial;
     int used;
 } axcmemo;
 static axcmemo axc_memo[4096];
@@ -2725,15 +2727,15 @@ static double ax_cost_memo(const an_net *net, const int size[4], int dim, og_col
     h ^= h >> 31, h *= 0x94d049bb133111ebull, h ^= h >> 29;
     axcmemo *e = &axc_memo[h % (sizeof axc_memo / sizeof axc_memo[0])];
     unsigned gen = coll_params_generation();
-    unsigned long ps = coll_policy_serial(net->policy);
-    if (memo_on && e->used && e->gen == gen && e->pserial == ps && e->dim == dim && e->c == c &&
+    unsigned long ps = coll_policy_serial(net->policy), fs = net->fabric ? net->fabric->serial : 0;
+    if (memo_on && e->used && e->gen == gen && e->pserial == ps && e->fserial == fs && e->dim == dim && e->c == c &&
         memcmp(e->size, size, sizeof e->size) == 0 && memcmp(&e->bytes, &bytes, sizeof bytes) == 0 &&
         e->net.gpus_per_node == net->gpus_per_node && e->net.intra_bw == net->intra_bw &&
         e->net.intra_lat == net->intra_lat && e->net.inter_bw == net->inter_bw && e->net.inter_lat == net->inter_lat &&
         e->net.nvls == net->nvls && e->net.nic_gpus == net->nic_gpus && e->net.policy == net->policy)
         return e->t;
     double t = ax_cost_groups(net, size, dim, c, bytes);
-    *e = (axcmemo){{size[0], size[1], size[2], size[3]}, dim, c, bytes, t, *net, gen, ps, 1};
+    *e = (axcmemo){{size[0], size[1], size[2], size[3]}, dim, c, bytes, t, *net, gen, ps, fs, 1};
     return t;
 }
 

@@ -1,0 +1,177 @@
+/* The links between nodes that flows share, as build.c lays them out (node
+ * uplinks, a fat-tree's leaf and pod uplinks, a dragonfly's switch uplinks or
+ * switch links and its global links), for the analytical cost
+ * (coll_topo_set_fabric): the same fabric the SimGrid platform has, without
+ * SimGrid. Torus fabrics are not described (their routes are long; none is
+ * shipped). */
+#include <stdio.h>
+#include <string.h>
+
+#include "cluster.h"
+
+/* What build.c's node_port_bw gives a node's uplink. */
+static double port_bw(const topo_cluster *c) { return c->node.nnics * c->net.bw * topo_bw_factor(c, COLL_TIER_SWITCH); }
+
+static int per_leaf(const topo_cluster *c)
+{
+    const topo_net *t = &c->net;
+    return t->rails ? t->radix / 2 : (t->radix / 2) / c->node.nnics;
+}
+
+/* What a node's NIC links carry in all, as build.c makes them: with its
+ * uplink, where that is narrower, the most it sends (or receives) between
+ * nodes. */
+static double nic_bw(const topo_cluster *c)
+{
+    double nic = 0;
+    for (int j = 0; j < c->node.nnics; j++) nic += c->node.nics[j].bw * topo_bw_factor(c, COLL_TIER_NIC);
+    return nic;
+}
+
+/* A class of links is kept when the nodes that can send over it can send
+ * more than it carries: else it never limits a flow. */
+static int binds(double feed, double cap) { return feed > cap * (1 + 1e-12); }
+
+static int nodes_in(int lo, int per, int total)
+{
+    int hi = lo + per < total ? lo + per : total;
+    return hi > lo ? hi - lo : 0;
+}
+
+static int route_links(const void *ctx, int a, int b, int *ids, double *bw);
+
+void topo_net_links_init(topo_net_links *L, const topo_cluster *c)
+{
+    static unsigned long serial;
+    memset(L, 0, sizeof *L);
+    const topo_net *t = &c->net;
+    L->kind = t->kind;
+    L->nodes = c->nodes;
+    L->up_bw = port_bw(c);
+    double nic = nic_bw(c), inj = nic < L->up_bw ? nic : L->up_bw;
+    int K = c->nodes, next = 0;
+    L->up = L->leaf = L->pod = L->sw = L->glob = -1;
+    if (t->kind == TOPO_TORUS || K < 2) return;
+    if (binds(nic, L->up_bw)) L->up = next, next += 2 * K;
+    if (t->kind == TOPO_FATTREE && t->levels > 1) {
+        L->per_leaf = per_leaf(c);
+        L->leaves = (K + L->per_leaf - 1) / L->per_leaf;
+        L->oversub = t->oversub;
+        if (L->leaves > 1) {
+            L->per_pod = t->levels == 3 ? t->radix / 2 : L->leaves;
+            L->pods = (L->leaves + L->per_pod - 1) / L->per_pod;
+            /* every leaf (pod) uplink carries its nodes' ports / oversubscription */
+            if (binds(inj, L->up_bw / t->oversub)) {
+                L->leaf = next, next += 2 * L->leaves;
+                if (L->pods > 1) L->pod = next, next += 2 * L->pods;
+            }
+        }
+    }
+    if (t->kind == TOPO_DRAGONFLY) {
+        L->switches = t->switches, L->per_sw = t->nodes_per_switch, L->groups = t->groups;
+        L->adaptive = t->adaptive;
+        double f = topo_bw_factor(c, COLL_TIER_SWITCH);
+        L->sw_bw = t->adaptive ? (t->switches - 1) * t->bw * f / 2 : t->bw * f;
+        L->glob_bw = t->global_links * t->global_bw * f;
+        /* in one group a switch's links carry only its nodes' traffic; with
+         * more, also what enters and leaves the group through it */
+        double sw_feed = inj * (t->groups > 1 ? K : L->per_sw);
+        if (t->switches > 1 && binds(sw_feed, L->sw_bw)) {
+            L->sw = next;
+            next += t->adaptive ? 2 * t->groups * t->switches : t->groups * t->switches * t->switches;
+        }
+        if (t->groups > 1 && binds(inj * t->switches * L->per_sw, L->glob_bw)) L->glob = next, next += t->groups * t->groups;
+    }
+    L->f.nids = next;
+    if (next > 0) {
+        L->f.route = route_links;
+        L->f.ctx = L;
+        L->f.serial = ++serial;
+    }
+}
+
+static int add(int *ids, double *bw, int n, int id, double b)
+{
+    ids[n] = id, bw[n] = b;
+    return n + 1;
+}
+
+/* A dragonfly's route from switch x to switch y of group g (x != y). */
+static int sw_hop(const topo_net_links *L, int g, int x, int y, int *ids, double *bw, int n)
+{
+    if (L->sw < 0 || x == y) return n;
+    if (!L->adaptive) return add(ids, bw, n, L->sw + (g * L->switches + x) * L->switches + y, L->sw_bw);
+    n = add(ids, bw, n, L->sw + 2 * (g * L->switches + x), L->sw_bw);
+    return add(ids, bw, n, L->sw + 2 * (g * L->switches + y) + 1, L->sw_bw);
+}
+
+static int dragonfly_route(const topo_net_links *L, int a, int b, int *ids, double *bw, int n)
+{
+    int per_g = L->switches * L->per_sw, ga = a / per_g, gb = b / per_g;
+    int sa = a % per_g / L->per_sw, sb = b % per_g / L->per_sw;
+    if (ga == gb) return sw_hop(L, ga, sa, sb, ids, bw, n);
+    topo_net t = {0};
+    t.groups = L->groups, t.switches = L->switches;
+    int oa = topo_dragonfly_owner(&t, ga, gb), ob = topo_dragonfly_owner(&t, gb, ga);
+    n = sw_hop(L, ga, sa, oa, ids, bw, n);
+    if (L->glob >= 0) n = add(ids, bw, n, L->glob + ga * L->groups + gb, L->glob_bw);
+    return sw_hop(L, gb, ob, sb, ids, bw, n);
+}
+
+/* coll_fabric_fn: the kept links of the route from node a to node b. */
+static int route_links(const void *ctx, int a, int b, int *ids, double *bw)
+{
+    const topo_net_links *L = ctx;
+    int n = 0;
+    if (a == b || a < 0 || b < 0 || a >= L->nodes || b >= L->nodes) return 0;
+    if (L->up >= 0) n = add(ids, bw, n, L->up + 2 * a, L->up_bw);
+    if (L->kind == TOPO_FATTREE && L->leaf >= 0) {
+        int la = a / L->per_leaf, lb = b / L->per_leaf;
+        if (la != lb) {
+            double ca = nodes_in(la * L->per_leaf, L->per_leaf, L->nodes) * L->up_bw / L->oversub;
+            double cb = nodes_in(lb * L->per_leaf, L->per_leaf, L->nodes) * L->up_bw / L->oversub;
+            n = add(ids, bw, n, L->leaf + 2 * la, ca);
+            int pa = la / L->per_pod, pb = lb / L->per_pod;
+            if (pa != pb && L->pod >= 0) {
+                double qa = 0, qb = 0;
+                for (int l = pa * L->per_pod; l < (pa + 1) * L->per_pod && l < L->leaves; l++)
+                    qa += nodes_in(l * L->per_leaf, L->per_leaf, L->nodes);
+                for (int l = pb * L->per_pod; l < (pb + 1) * L->per_pod && l < L->leaves; l++)
+                    qb += nodes_in(l * L->per_leaf, L->per_leaf, L->nodes);
+                n = add(ids, bw, n, L->pod + 2 * pa, qa * L->up_bw / L->oversub);
+                n = add(ids, bw, n, L->pod + 2 * pb + 1, qb * L->up_bw / L->oversub);
+            }
+            n = add(ids, bw, n, L->leaf + 2 * lb + 1, cb);
+        }
+    }
+    if (L->kind == TOPO_DRAGONFLY) n = dragonfly_route(L, a, b, ids, bw, n);
+    if (L->up >= 0) n = add(ids, bw, n, L->up + 2 * b + 1, L->up_bw);
+    return n;
+}
+
+/* The platform's name of link id (as SimGrid names a split-duplex link's
+ * directions): for tests and messages. */
+int topo_net_link_name(const topo_net_links *L, int id, char *buf, size_t len)
+{
+    const char *dir[2] = {"UP", "DOWN"};
+    if (L->up >= 0 && id >= L->up && id < L->up + 2 * L->nodes)
+        return snprintf(buf, len, "n%d-up_%s", (id - L->up) / 2, dir[(id - L->up) % 2]);
+    if (L->leaf >= 0 && id >= L->leaf && id < L->leaf + 2 * L->leaves)
+        return snprintf(buf, len, "leaf%d-spine_%s", (id - L->leaf) / 2, dir[(id - L->leaf) % 2]);
+    if (L->pod >= 0 && id >= L->pod && id < L->pod + 2 * L->pods)
+        return snprintf(buf, len, "pod%d-up_%s", (id - L->pod) / 2, dir[(id - L->pod) % 2]);
+    int S = L->switches, G = L->groups;
+    if (L->sw >= 0 && L->adaptive && id >= L->sw && id < L->sw + 2 * G * S) {
+        int k = (id - L->sw) / 2;
+        return snprintf(buf, len, "g%d-s%d-up_%s", k / S, k % S, dir[(id - L->sw) % 2]);
+    }
+    if (L->sw >= 0 && !L->adaptive && id >= L->sw && id < L->sw + G * S * S) {
+        int k = id - L->sw, g = k / (S * S), x = k / S % S, y = k % S;
+        return snprintf(buf, len, "g%d-s%d-s%d_%s", g, x < y ? x : y, x < y ? y : x, dir[x > y]);
+    }
+    if (L->glob >= 0 && id >= L->glob && id < L->glob + G * G) {
+        int x = (id - L->glob) / G, y = (id - L->glob) % G;
+        return snprintf(buf, len, "g%d-g%d_%s", x < y ? x : y, x < y ? y : x, dir[x > y]);
+    }
+    return snprintf(buf, len, "?");
+}
