@@ -270,6 +270,84 @@ static void fabric_res(fluid *fl, const coll_plan *p, int r, int q, flow *f)
     }
 }
 
+/* Fabric links that cannot fill in this costing leave the flows that cross
+ * them: a link whose flows can carry less than it, whatever their shares,
+ * never has the least share (it would then fill), so it fixes no rate and
+ * the run is the one without it, bit for bit (a ring or a tree whose few
+ * flows per node fit the uplinks; folding works again on them). Bound on a
+ * link's load: the least of its flows' own capacities (the narrowest of
+ * their other resources) summed, and of their senders' out-links and NIC
+ * pools, each counted once per run of flows from one sender (flows are added
+ * sender by sender; a sender met again counts again, which only loosens
+ * the bound). */
+typedef struct {
+    double own, out, nic;
+    int last_out, last_nic, touched, nonic;
+} fab_acc;
+
+static struct {
+    fab_acc *a;
+    size_t n;
+    int *seen;        /* the links touched, to clear after */
+    size_t nseen, cap;
+} fscratch;
+
+static void fabric_drop(fluid *fl, const coll_plan *p, size_t from)
+{
+    const coll_topo *t = p->topo;
+    if (!t || !t->fabric || fl->nf <= from) return;
+    size_t base = RES_COUNT(fl->n, t->nlinks), nids = (size_t)t->fabric->nids, nic0 = (size_t)fl->n * 2 * NCLASS;
+    if (nids > fscratch.n) {
+        fscratch.a = ts_realloc(fscratch.a, nids * sizeof *fscratch.a);
+        for (size_t i = fscratch.n; i < nids; i++) fscratch.a[i] = (fab_acc){0, 0, 0, -1, -1, 0, 0};
+        fscratch.n = nids;
+    }
+    fab_acc *acc = fscratch.a;
+    fscratch.nseen = 0;
+    for (size_t i = from; i < fl->nf; i++) {
+        const flow *f = &fl->f[i];
+        double own = 1e300;
+        int nic = -1, k;
+        for (k = 0; k < f->nres && (size_t)f->res[k] < base; k++) {
+            if (fl->rcap[f->res[k]] < own) own = fl->rcap[f->res[k]];
+            size_t x = (size_t)f->res[k];
+            if (k >= 2 && x >= nic0 && x < nic0 + 2 * (size_t)fl->n && (x - nic0) % 2 == 0) nic = f->res[k];
+        }
+        for (; k < f->nres; k++) {
+            fab_acc *a = &acc[f->res[k] - base];
+            if (!a->touched) {
+                ts_grow(&fscratch.seen, sizeof *fscratch.seen, &fscratch.cap, fscratch.nseen + 1);
+                fscratch.seen[fscratch.nseen++] = f->res[k] - (int)base;
+            }
+            a->touched = 1;
+            a->own += own;
+            if (a->last_out != f->res[0]) a->out += fl->rcap[f->res[0]], a->last_out = f->res[0];
+            if (nic < 0) a->nonic = 1;
+            else if (a->last_nic != nic) a->nic += fl->rcap[nic], a->last_nic = nic;
+        }
+    }
+    if (fscratch.nseen == 0) return;
+    for (size_t i = from; i < fl->nf; i++) {
+        flow *f = &fl->f[i];
+        int k = 0;
+        for (int j = 0; j < f->nres; j++) {
+            int x = f->res[j];
+            if ((size_t)x >= base) {
+                fab_acc *a = &acc[x - base];
+                if (a->touched == 1) { /* decide once */
+                    double load = a->own < a->out ? a->own : a->out;
+                    if (!a->nonic && a->nic < load) load = a->nic;
+                    a->touched = load < fl->rcap[x] * (1 - 1e-9) ? 2 : 3;
+                }
+                if (a->touched == 2) continue; /* cannot fill: dropped */
+            }
+            f->res[k++] = x;
+        }
+        f->nres = k;
+    }
+    for (size_t i = 0; i < fscratch.nseen; i++) acc[fscratch.seen[i]] = (fab_acc){0, 0, 0, -1, -1, 0, 0};
+}
+
 static void fluid_add(fluid *fl, const coll_plan *p, int r, int q, double start, double lat, double bw, int64_t bytes)
 {
     if (fl->nf + 1 > fl->cap) ts_grow(&fl->f, sizeof *fl->f, &fl->cap, fl->nf + 1);
@@ -459,6 +537,7 @@ static double cost_steps(const coll_plan *p, const rcache *c, coll_route_fn rout
                 fluid_add(&fl, p, r, q, t0, lat, bw, coll_plan_wire_bytes(p, st->send[i].bytes));
             }
         }
+        fabric_drop(&fl, p, 0);
         fluid_run(&fl);
         /* flows were added sender by sender: find each one's endpoints again */
         size_t k = 0;
@@ -674,6 +753,7 @@ static double cost_pipelined_ref(const coll_plan *p, const rcache *c, coll_route
             fluid_add(&fl, p, r, q, 0, lat, bw, coll_plan_wire_bytes(p, m->send[i].bytes));
         }
     }
+    fabric_drop(&fl, p, 0);
     fluid_run(&fl);
     flow_ends(&fl, src, dst, end);
     double t = 0, *alpha = rank_alpha(p, c, route, ctx);
@@ -727,6 +807,7 @@ static double cost_pipelined(const coll_plan *p, coll_route_fn route, void *ctx)
             fluid_add(&fl, p, r, q, 0, lat, bw, wire_bytes(p, &mo, m->send[i].bytes));
         }
     }
+    fabric_drop(&fl, p, 0);
     fluid_run_folded(&fl);
     flow_ends(&fl, src, dst, end);
     double t = 0;
