@@ -137,6 +137,21 @@ void topo_net_links_init(topo_net_links *L, const topo_cluster *c);
 /* Link id's name in the platform, with its direction ("g0-s1-up_UP"). */
 int topo_net_link_name(const topo_net_links *L, int id, char *buf, size_t len);
 
+/* The links of the routes between the GPUs of a node, as the platform
+ * builds them (mesh and graph fabrics: each pair's route over its links;
+ * links.fn NULL for NVSwitch and PCIe nodes, where a GPU's one port is what
+ * the analytical cost's endpoint links already are): links.fn(ctx, a, b,
+ * ...) takes local GPU indices (coll_links_fn), for the training path's
+ * analytical cost (an_net.gpu_links). G must outlive its users. */
+typedef struct topo_gpu_links {
+    coll_gpu_links links;
+    int gpus;
+    int nhops[TOPO_MAX_GPUS][TOPO_MAX_GPUS];              /* -1: longer than COLL_ROUTE_HOPS */
+    int hop[TOPO_MAX_GPUS][TOPO_MAX_GPUS][COLL_ROUTE_HOPS]; /* 2 x link + (1: against UP) */
+    double bw[TOPO_MAX_LINKS];
+} topo_gpu_links;
+void topo_gpu_links_init(topo_gpu_links *G, const topo_cluster *c);
+
 /* Route between two GPUs of one node, as a list of local link indices into
  * node->links (mesh/graph fabrics; igraph shortest paths, fewest hops then
  * widest). Returns the hop count, or -1 when unreachable. */

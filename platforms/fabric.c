@@ -175,3 +175,50 @@ int topo_net_link_name(const topo_net_links *L, int id, char *buf, size_t len)
     }
     return snprintf(buf, len, "?");
 }
+
+/* ---- the links inside a node, for models without the platform's routes ---- */
+
+/* coll_links_fn over local GPU indices: the links of the route a -> b as
+ * build.c makes it (the route of the lower index to the higher, its
+ * directions flipped the other way), each direction an id of its own. */
+static int gpu_route(void *ctx, int a, int b, int max, const void **ids, double *bw)
+{
+    const topo_gpu_links *G = ctx;
+    if (a < 0 || b < 0 || a >= G->gpus || b >= G->gpus) return -1;
+    int n = G->nhops[a][b];
+    if (n < 0 || n > max) return -1;
+    for (int h = 0; h < n; h++) {
+        int id = G->hop[a][b][h];
+        ids[h] = (const char *)G + 1 + id; /* any pointer naming the link: inside G, one per id */
+        bw[h] = G->bw[id / 2];
+    }
+    return n;
+}
+
+void topo_gpu_links_init(topo_gpu_links *G, const topo_cluster *c)
+{
+    static unsigned long serial;
+    memset(G, 0, sizeof *G);
+    const topo_node *n = &c->node;
+    if ((n->fabric != TOPO_MESH && n->fabric != TOPO_GRAPH) || n->gpus < 2 || n->gpus > TOPO_MAX_GPUS) return;
+    double ibw = n->bw * topo_bw_factor(c, c->coll.intra_tier);
+    for (int l = 0; l < n->nlinks; l++) G->bw[l] = ibw * n->links[l].count;
+    G->gpus = n->gpus;
+    for (int x = 0; x < n->gpus; x++)
+        for (int y = x + 1; y < n->gpus; y++) {
+            int hops[TOPO_MAX_LINKS], nh = topo_node_route(n, x, y, hops, TOPO_MAX_LINKS);
+            G->nhops[x][y] = G->nhops[y][x] = nh <= COLL_ROUTE_HOPS ? nh : -1;
+            if (nh < 0 || nh > COLL_ROUTE_HOPS) continue;
+            int at = x;
+            for (int h = 0; h < nh; h++) {
+                const topo_link *l = &n->links[hops[h]];
+                int up = l->a == at; /* UP runs from the lower GPU index to the higher, as build.c */
+                G->hop[x][y][h] = 2 * hops[h] + !up;
+                G->hop[y][x][nh - 1 - h] = 2 * hops[h] + up;
+                at = up ? l->b : l->a;
+            }
+        }
+    G->links.fn = gpu_route;
+    G->links.ctx = G;
+    G->links.serial = ++serial;
+}

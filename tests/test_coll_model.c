@@ -2163,6 +2163,29 @@ static void test_analytical_mesh(void)
                 calls[k].nodes, og_coll_name(calls[k].op), calls[k].algo ? ":" : "",
                 calls[k].algo ? calls[k].algo : "", t[0], t[1], 100 * (t[1] / t[0] - 1));
         CU_ASSERT(fabs(t[1] / t[0] - 1) < 0.03);
+        if (calls[k].algo) continue;
+        /* the training path with the node's links by GPU (an_net.gpu_links),
+         * the library's choice: within 3% too (one link per GPU before) */
+        an_net net;
+        an_net_default("H100", &net);
+        topo_an_figures(&cl, &net.gpus_per_node, &net.intra_bw, &net.intra_lat, &net.inter_bw, &net.inter_lat);
+        net.nvls = cl.node.nvls;
+        net.nic_gpus = cl.coll.nic_gpus;
+        topo_gpu_links gl;
+        topo_gpu_links_init(&gl, &cl);
+        CU_ASSERT_PTR_NOT_NULL(gl.links.fn);
+        int *node = ts_malloc(2 * (size_t)n * sizeof *node), *gpu = node + n;
+        for (int i = 0; i < n; i++) node[i] = i / cl.node.gpus, gpu[i] = i % cl.node.gpus;
+        coll_params saved = *coll_params_get();
+        coll_params_set(&cl.coll);
+        double one = an_sched_time_gpus(&net, n, node, gpu, calls[k].op, size);
+        net.gpu_links = &gl.links;
+        double tt = an_sched_time_gpus(&net, n, node, gpu, calls[k].op, size);
+        coll_params_set(&saved);
+        fprintf(stderr, "; training path %.4g s (%+.1f%%; one link per GPU %+.1f%%)", tt, 100 * (tt / t[0] - 1),
+                100 * (one / t[0] - 1));
+        CU_ASSERT(fabs(tt / t[0] - 1) < 0.03);
+        free(node);
     }
 }
 
@@ -2533,7 +2556,7 @@ void suite_coll_model(void)
                    test_analytical_nics,
                    "GPUs sharing a NIC: the library's choice at 4 and 64 MiB (32 Polaris, 16 Frontier nodes), both paths",
                    test_analytical_nics_selection,
-                   "links inside a node: analytical = pipelined on a mesh and an uneven fabric (1-node all-to-all, "
+                   "links inside a node: analytical = pipelined on a mesh and an uneven fabric (1-node all-to-all, also on the training path; "
                    "2-node tree; Perlmutter, Frontier)",
                    test_analytical_mesh,
                    "a fabric link shared by k flows: closed forms (one link, node uplinks, half of each)",

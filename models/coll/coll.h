@@ -121,6 +121,13 @@ typedef int (*coll_links_fn)(void *ctx, int a, int b, int max, const void **ids,
  * fabric's routes their own widths and shared hops). Any route fn cannot
  * give leaves the topology without links (0); else 1. */
 int coll_topo_set_links(coll_topo *t, coll_links_fn fn, void *ctx);
+/* The links inside a node by local GPU index (fn's a and b), for models
+ * that know a member's GPU but not the platform (platforms' topo_gpu_links). */
+typedef struct coll_gpu_links {
+    coll_links_fn fn;
+    void *ctx;
+    unsigned long serial; /* distinct for every one built: memos key on it */
+} coll_gpu_links;
 /* The fabric between the members' nodes: node_ids[i] is member i's node in
  * f's numbering, share (0 < share <= 1) the part of each fabric link the
  * group's flows get (1: the group alone on the fabric; the training path's

@@ -53,6 +53,7 @@ struct ts_search_priv {
     cm_gpu gpu;
     an_net net;
     topo_net_links fabric;  /* the cluster's fabric between nodes, for net */
+    topo_gpu_links gpu_links; /* and its links inside a node */
     struct coll_policy *policy;
     srch_cand *cand;
     size_t n;
