@@ -132,6 +132,7 @@ typedef struct topo_net_links {
     double oversub;
     int switches, per_sw, groups, adaptive; /* dragonfly */
     double sw_bw, glob_bw;
+    double inj;                         /* the most a node sends between nodes */
 } topo_net_links;
 void topo_net_links_init(topo_net_links *L, const topo_cluster *c);
 /* Link id's name in the platform, with its direction ("g0-s1-up_UP"). */

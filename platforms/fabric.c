@@ -40,6 +40,22 @@ static int nodes_in(int lo, int per, int total)
 
 static int route_links(const void *ctx, int a, int b, int *ids, double *bw);
 
+/* How many global links of its group switch x owns (topo_dragonfly_owner:
+ * the link to the group idx + 1 ahead, idx = 0 .. groups - 2, is on switch
+ * idx mod switches). */
+static int owned(const topo_net_links *L, int x)
+{
+    return x <= L->groups - 2 ? (L->groups - 2 - x) / L->switches + 1 : 0;
+}
+
+/* Whether switch x's links inside its group can fill: all that enters them
+ * comes from its nodes or over the global links it owns (and all that
+ * leaves them goes to those), whatever the routing. */
+static int sw_binds(const topo_net_links *L, int x)
+{
+    return binds(L->per_sw * L->inj + owned(L, x) * L->glob_bw, L->sw_bw);
+}
+
 void topo_net_links_init(topo_net_links *L, const topo_cluster *c)
 {
     static unsigned long serial;
@@ -73,10 +89,12 @@ void topo_net_links_init(topo_net_links *L, const topo_cluster *c)
         double f = topo_bw_factor(c, COLL_TIER_SWITCH);
         L->sw_bw = t->adaptive ? (t->switches - 1) * t->bw * f / 2 : t->bw * f;
         L->glob_bw = t->global_links * t->global_bw * f;
-        /* in one group a switch's links carry only its nodes' traffic; with
-         * more, also what enters and leaves the group through it */
-        double sw_feed = inj * (t->groups > 1 ? K : L->per_sw);
-        if (t->switches > 1 && binds(sw_feed, L->sw_bw)) {
+        /* a switch's links carry its nodes' traffic and what enters and
+         * leaves the group over the global links it owns (sw_binds) */
+        L->inj = inj;
+        int any = 0;
+        for (int x = 0; x < t->switches && !any; x++) any = sw_binds(L, x);
+        if (t->switches > 1 && any) {
             L->sw = next;
             next += t->adaptive ? 2 * t->groups * t->switches : t->groups * t->switches * t->switches;
         }
@@ -100,9 +118,11 @@ static int add(int *ids, double *bw, int n, int id, double b)
 static int sw_hop(const topo_net_links *L, int g, int x, int y, int *ids, double *bw, int n)
 {
     if (L->sw < 0 || x == y) return n;
-    if (!L->adaptive) return add(ids, bw, n, L->sw + (g * L->switches + x) * L->switches + y, L->sw_bw);
-    n = add(ids, bw, n, L->sw + 2 * (g * L->switches + x), L->sw_bw);
-    return add(ids, bw, n, L->sw + 2 * (g * L->switches + y) + 1, L->sw_bw);
+    if (!L->adaptive) /* the link x -> y carries what enters x's links */
+        return sw_binds(L, x) ? add(ids, bw, n, L->sw + (g * L->switches + x) * L->switches + y, L->sw_bw) : n;
+    if (sw_binds(L, x)) n = add(ids, bw, n, L->sw + 2 * (g * L->switches + x), L->sw_bw);
+    if (sw_binds(L, y)) n = add(ids, bw, n, L->sw + 2 * (g * L->switches + y) + 1, L->sw_bw);
+    return n;
 }
 
 static int dragonfly_route(const topo_net_links *L, int a, int b, int *ids, double *bw, int n)

@@ -2135,6 +2135,13 @@ static void test_analytical_nics(void)
  * route's bandwidth for all its peers, and shares were not weighted by
  * route latency as SimGrid's CM02 weighs them: Perlmutter's all-to-all 2.9x
  * and its tree +13%, Frontier's all-to-all -24% and its tree -11%. */
+/* coll_links_fn of members i on GPU i mod the node's GPUs (ctx: topo_gpu_links). */
+static int gpu_of_member(void *ctx, int a, int b, int max, const void **ids, double *bw)
+{
+    topo_gpu_links *G = ctx;
+    return G->links.fn(G->links.ctx, a % G->gpus, b % G->gpus, max, ids, bw);
+}
+
 static void test_analytical_mesh(void)
 {
     static const struct {
@@ -2186,6 +2193,20 @@ static void test_analytical_mesh(void)
                 100 * (one / t[0] - 1));
         CU_ASSERT(fabs(tt / t[0] - 1) < 0.03);
         free(node);
+        /* 3 nodes whose members are the same GPUs: copying the previous
+         * node's routes (coll_topo_set_links_by) gives the very tables of
+         * asking every route */
+        int m = 3 * cl.node.gpus, *ids = ts_malloc(2 * (size_t)m * sizeof *ids), *g = ids + m;
+        for (int i = 0; i < m; i++) ids[i] = i / cl.node.gpus, g[i] = i % cl.node.gpus;
+        coll_topo *ta = coll_topo_new(m, ids, 0), *tb = coll_topo_new(m, ids, 0);
+        CU_ASSERT_EQUAL(coll_topo_set_links(ta, gpu_of_member, &gl), 1);
+        CU_ASSERT_EQUAL(coll_topo_set_links_by(tb, gpu_of_member, &gl, g), 1);
+        CU_ASSERT_EQUAL_FATAL(ta->nlinks, tb->nlinks);
+        CU_ASSERT(memcmp(ta->link_bw, tb->link_bw, ta->nlinks * sizeof *ta->link_bw) == 0);
+        CU_ASSERT(memcmp(ta->pair_link, tb->pair_link, (size_t)m * cl.node.gpus * COLL_ROUTE_HOPS * sizeof(int)) == 0);
+        coll_topo_free(ta);
+        coll_topo_free(tb);
+        free(ids);
     }
 }
 

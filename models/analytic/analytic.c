@@ -158,7 +158,7 @@ static void gpu_link_pools(const an_net *net, coll_topo *topo, const int *gpu)
 {
     if (!net->gpu_links || !net->gpu_links->fn || !gpu || topo->nnodes == topo->n) return;
     gpu_route_ctx g = {net->gpu_links, gpu};
-    coll_topo_set_links(topo, member_links, &g);
+    coll_topo_set_links_by(topo, member_links, &g, gpu); /* nodes with the same GPUs: the same routes */
 }
 
 /* The collective as the engine runs it on n members placed on nodes node[]:

@@ -121,6 +121,11 @@ typedef int (*coll_links_fn)(void *ctx, int a, int b, int max, const void **ids,
  * fabric's routes their own widths and shared hops). Any route fn cannot
  * give leaves the topology without links (0); else 1. */
 int coll_topo_set_links(coll_topo *t, coll_links_fn fn, void *ctx);
+/* The same, where cls[i] (NULL: none) is a class of member i such that two
+ * nodes whose members have the same classes in local order have the same
+ * routes on links of their own (the members' GPU indices): such a node
+ * copies the previous node's routes instead of asking fn. */
+int coll_topo_set_links_by(coll_topo *t, coll_links_fn fn, void *ctx, const int *cls);
 /* The links inside a node by local GPU index (fn's a and b), for models
  * that know a member's GPU but not the platform (platforms' topo_gpu_links). */
 typedef struct coll_gpu_links {

@@ -306,6 +306,7 @@ static void fabric_drop(fluid *fl, const coll_plan *p, size_t from)
     fscratch.nseen = 0;
     for (size_t i = from; i < fl->nf; i++) {
         const flow *f = &fl->f[i];
+        if (f->nres == 0 || (size_t)f->res[f->nres - 1] < base) continue; /* its fabric links come last: none */
         double own = 1e300;
         int nic = -1, k;
         for (k = 0; k < f->nres && (size_t)f->res[k] < base; k++) {
@@ -329,6 +330,7 @@ static void fabric_drop(fluid *fl, const coll_plan *p, size_t from)
     if (fscratch.nseen == 0) return;
     for (size_t i = from; i < fl->nf; i++) {
         flow *f = &fl->f[i];
+        if (f->nres == 0 || (size_t)f->res[f->nres - 1] < base) continue;
         int k = 0;
         for (int j = 0; j < f->nres; j++) {
             int x = f->res[j];
