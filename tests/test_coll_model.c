@@ -2282,6 +2282,25 @@ static int uplinks(const void *ctx, int a, int b, int *ids, double *bw)
     return 2;
 }
 
+/* Routes of 10 GB/s, 1 us. */
+static void ten_route(void *ctx, int a, int b, double *lat, double *bw)
+{
+    (void)ctx, (void)a, (void)b;
+    *lat = 1e-6;
+    *bw = 10e9;
+}
+
+/* One link (id 0) into node 2 of 15 GB/s: its flows come from two senders
+ * (20 GB/s of out-links) but go into one 10 GB/s in-link: it never fills. */
+static int into_two(const void *ctx, int a, int b, int *ids, double *bw)
+{
+    (void)ctx, (void)a;
+    if (b != 2) return 0;
+    ids[0] = 0;
+    bw[0] = 15e9;
+    return 1;
+}
+
 /* The all-to-all's wire bytes: all (total) and the most one member sends (most). */
 static void a2a_bytes(const coll_plan *p, double *total, double *most)
 {
@@ -2341,6 +2360,30 @@ static void test_fabric_closed_form(void)
         coll_topo_free(t);
         free(ids);
     }
+    /* a link that may fill but does not: the cost without it, bit for bit,
+     * by every path (the reference; the one pass, trying without it first
+     * or not) */
+    int n = 3, ids[3] = {0, 1, 2};
+    coll_topo *t = coll_topo_new(n, ids, 0);
+    coll_plan p;
+    char err[TS_ERRLEN];
+    int a = coll_algo_find("direct", OG_ALLTOALL, err, sizeof err);
+    CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p, OG_ALLTOALL, n, 0, (int64_t)48 << 20, NULL, a, t, err, sizeof err), 0);
+    p.proto = COLL_SIMPLE;
+    double none = coll_cost(&p, COLL_COST_PIPELINED, ten_route, NULL);
+    coll_fabric two = {into_two, NULL, 1, 1003};
+    coll_topo_set_fabric(t, &two, ids, 1);
+    double one_pass = coll_cost(&p, COLL_COST_PIPELINED, ten_route, NULL);
+    coll_cost_fabric_try(0);
+    double tried = coll_cost(&p, COLL_COST_PIPELINED, ten_route, NULL);
+    coll_cost_fabric_try(4096);
+    coll_cost_fast(0);
+    double ref = coll_cost(&p, COLL_COST_PIPELINED, ten_route, NULL);
+    coll_cost_fast(1);
+    CU_ASSERT_EQUAL(one_pass, none);
+    CU_ASSERT_EQUAL(tried, none);
+    CU_ASSERT_EQUAL(ref, none);
+    coll_topo_free(t);
 }
 
 /* The fabric between nodes at the analytical level, as on the platform:
@@ -2395,6 +2438,21 @@ static void test_analytical_fabric(void)
             double without = an_sched_time_nodes(&net, n, node, ops[k], size);
             net.fabric = &fab.f;
             double tt = an_sched_time_nodes(&net, n, node, ops[k], size);
+            /* the reference cost (every flow on its fabric links, no
+             * folding) gives the one-pass cost's figure bit for bit (which
+             * runs without links that never fill, fluid_run_fabric) */
+            an_memo(0);
+            double ref = an_sched_time_nodes(&net, n, node, ops[k], size);
+            an_memo(1);
+            CU_ASSERT_EQUAL(ref, tt);
+            /* and so does its try without the links that may fill, kept
+             * where none filled (here at every size) */
+            coll_cost_fabric_try(0);
+            an_memo(0); /* forget the kept figures */
+            an_memo(1);
+            double tried = an_sched_time_nodes(&net, n, node, ops[k], size);
+            coll_cost_fabric_try(4096);
+            CU_ASSERT_EQUAL(tried, tt);
             coll_params_set(&saved);
             fprintf(stderr, "\n  %s %d nodes %s: pipelined %.4g s, analytical %.4g s (%+.1f%%), training path %.4g s "
                     "(%+.1f%%; %+.1f%% without the fabric)", cl.name, runs[c].nodes, og_coll_name(ops[k]), t[0], t[1],

@@ -282,6 +282,10 @@ double coll_cost(const coll_plan *p, coll_cost_kind kind, coll_route_fn route, v
  * over the members, a route cache, no memo of wire sizes and call tails);
  * the same figures bit for bit, for the tests. On by default. */
 void coll_cost_fast(int on);
+/* The one-pass cost's runs of at least min_flows flows (default 4,096)
+ * whose fabric links may fill first run without them, and keep that run
+ * where none filled (the same figures; cheaper where the run then folds). */
+void coll_cost_fabric_try(size_t min_flows);
 
 /* A size that the collective cannot cut into whole elements: -1 with err.
  * all-gather, reduce-scatter and all-to-all need bytes divisible by

@@ -144,6 +144,7 @@ typedef struct {
     double arrive;      /* when it starts moving bytes */
     double pen, w;      /* sharing penalty: its route's latency (CM02), else 1; w = 1 / pen */
     double rem, rate, end;
+    double top;         /* the largest rate it had (fl->track) */
     int state;          /* 0 waiting, 1 active, 2 done */
 } flow;
 
@@ -159,6 +160,7 @@ typedef struct {
     size_t actcap;
     int lent;           /* the arrays are the scratch's */
     int n;              /* ranks: NIC pool k's resources follow theirs */
+    int track;          /* fluid_run keeps each flow's largest rate (top) */
 } fluid;
 
 /* The fluid model's per-rank arrays, kept from one costing to the next (a
@@ -292,10 +294,10 @@ static struct {
     size_t nseen, cap;
 } fscratch;
 
-static void fabric_drop(fluid *fl, const coll_plan *p, size_t from)
+static int fabric_drop(fluid *fl, const coll_plan *p, size_t from)
 {
     const coll_topo *t = p->topo;
-    if (!t || !t->fabric || fl->nf <= from) return;
+    if (!t || !t->fabric || fl->nf <= from) return 0;
     size_t base = RES_COUNT(fl->n, t->nlinks), nids = (size_t)t->fabric->nids, nic0 = (size_t)fl->n * 2 * NCLASS;
     if (nids > fscratch.n) {
         fscratch.a = ts_realloc(fscratch.a, nids * sizeof *fscratch.a);
@@ -327,7 +329,8 @@ static void fabric_drop(fluid *fl, const coll_plan *p, size_t from)
             else if (a->last_nic != nic) a->nic += fl->rcap[nic], a->last_nic = nic;
         }
     }
-    if (fscratch.nseen == 0) return;
+    if (fscratch.nseen == 0) return 0;
+    int kept = 0;
     for (size_t i = from; i < fl->nf; i++) {
         flow *f = &fl->f[i];
         if (f->nres == 0 || (size_t)f->res[f->nres - 1] < base) continue;
@@ -342,12 +345,14 @@ static void fabric_drop(fluid *fl, const coll_plan *p, size_t from)
                     a->touched = load < fl->rcap[x] * (1 - 1e-9) ? 2 : 3;
                 }
                 if (a->touched == 2) continue; /* cannot fill: dropped */
+                kept = 1;
             }
             f->res[k++] = x;
         }
         f->nres = k;
     }
     for (size_t i = 0; i < fscratch.nseen; i++) acc[fscratch.seen[i]] = (fab_acc){0, 0, 0, -1, -1, 0, 0};
+    return kept;
 }
 
 static void fluid_add(fluid *fl, const coll_plan *p, int r, int q, double start, double lat, double bw, int64_t bytes)
@@ -360,6 +365,7 @@ static void fluid_add(fluid *fl, const coll_plan *p, int r, int q, double start,
     f->rem = (double)bytes;
     f->rate = 0;
     f->end = f->arrive;
+    f->top = 0;
     f->state = 0;
     if (link_res(fl, p, r, q, f)) {
         size_t base = (size_t)fl->n * 2 * NCLASS + 2 * (size_t)fl->n;
@@ -463,6 +469,7 @@ static void fluid_run(fluid *fl)
         double tn = 1e300;
         for (size_t i = 0; i < fl->nf; i++) {
             flow *f = &fl->f[i];
+            if (fl->track && f->state == 1 && f->rate > f->top) f->top = f->rate;
             if (f->state == 0 && f->arrive < tn) tn = f->arrive;
             if (f->state == 1 && f->rate > 0 && t + f->rem / f->rate < tn) tn = t + f->rem / f->rate;
         }
@@ -680,9 +687,56 @@ static void fluid_run_folded(fluid *fl)
     flow *all = fl->f;
     fl->f = kept, fl->nf = nk;
     fluid_run(fl);
-    for (size_t i = 0; i < nf; i++) all[i].end = kept[idx[i]].end;
+    for (size_t i = 0; i < nf; i++) all[i].end = kept[idx[i]].end, all[i].top = kept[idx[i]].top;
     fl->f = all, fl->nf = nf;
     free(kept), free(idx);
+}
+
+/* fluid_run_folded of flows some of which cross fabric links that may fill
+ * (fabric_drop kept them). Those links join the flows of many nodes into
+ * one component that cannot fold, so first the run without them (folded,
+ * each flow's largest rate kept): where on every such link the largest
+ * rates of its flows sum to less than it carries, it never filled, and
+ * that run is the one with it (a link that never fills never has the least
+ * share, as in fabric_drop), bit for bit. Else the run with them. */
+/* row 9's costings (76B, 1,024 Perlmutter GPUs) have up to 2,048 flows; row 10's 75,264-GCD tree 10^5 */
+static size_t fabric_try_flows = 4096;
+
+void coll_cost_fabric_try(size_t min_flows) { fabric_try_flows = min_flows; }
+
+static void fluid_run_fabric(fluid *fl, const coll_plan *p)
+{
+    size_t base = RES_COUNT(fl->n, p->topo->nlinks), nf = fl->nf;
+    flow *saved = ts_malloc(nf * sizeof *saved);
+    memcpy(saved, fl->f, nf * sizeof *saved);
+    for (size_t i = 0; i < nf; i++) {
+        flow *f = &fl->f[i];
+        while (f->nres > 0 && (size_t)f->res[f->nres - 1] >= base) f->nres--; /* fabric links come last */
+    }
+    fl->track = 1;
+    fluid_run_folded(fl);
+    fl->track = 0;
+    double *load = fl->left; /* free after a run */
+    for (size_t i = 0; i < nf; i++)
+        for (int k = 0; k < saved[i].nres; k++)
+            if ((size_t)saved[i].res[k] >= base) load[saved[i].res[k]] = 0;
+    for (size_t i = 0; i < nf; i++)
+        for (int k = 0; k < saved[i].nres; k++)
+            if ((size_t)saved[i].res[k] >= base) load[saved[i].res[k]] += fl->f[i].top;
+    int fills = 0;
+    for (size_t i = 0; i < nf && !fills; i++)
+        for (int k = 0; k < saved[i].nres; k++) {
+            int x = saved[i].res[k];
+            if ((size_t)x >= base && !(load[x] < fl->rcap[x] * (1 - 1e-9))) fills = 1;
+        }
+    if (fills) { /* the run with the fabric's links */
+        memcpy(fl->f, saved, nf * sizeof *saved);
+        fluid_run_folded(fl);
+    } else {
+        for (size_t i = 0; i < nf; i++) fl->f[i].nres = saved[i].nres; /* the flows as they were, their ends run */
+        for (size_t i = 0; i < nf; i++) memcpy(fl->f[i].res, saved[i].res, sizeof saved[i].res);
+    }
+    free(saved);
 }
 
 /* Within one costing, the wire factor and the last call tail: the factor
@@ -809,8 +863,11 @@ static double cost_pipelined(const coll_plan *p, coll_route_fn route, void *ctx)
             fluid_add(&fl, p, r, q, 0, lat, bw, wire_bytes(p, &mo, m->send[i].bytes));
         }
     }
-    fabric_drop(&fl, p, 0);
-    fluid_run_folded(&fl);
+    /* a fabric link that may fill: large runs first try without them (most
+     * such links never fill there, and the run folds); small ones, where
+     * the try costs about what it saves, run with them */
+    if (fabric_drop(&fl, p, 0) && fl.nf >= fabric_try_flows) fluid_run_fabric(&fl, p);
+    else fluid_run_folded(&fl);
     flow_ends(&fl, src, dst, end);
     double t = 0;
     for (int r = 0; r < n; r++) {
