@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 
+#include "coll.h"
 #include "coll_params.h"
 
 #ifdef __cplusplus
@@ -114,6 +115,43 @@ void topo_an_figures(const topo_cluster *c, int *gpn, double *intra_bw, double *
 
 /* Dragonfly: the switch of group g that owns the global link(s) to group h. */
 int topo_dragonfly_owner(const topo_net *t, int g, int h);
+
+/* The links between nodes that flows share, as the platform builds them
+ * (platforms/fabric.c), for the analytical cost: f is the coll_fabric to
+ * give coll_topo_set_fabric (f.nids 0: no link of the fabric can limit a
+ * flow, as on a fat-tree without taper); ids are laid out by class (-1: a
+ * class left out). Torus fabrics are not described. L must outlive the
+ * topologies given it. */
+typedef struct topo_net_links {
+    coll_fabric f;
+    topo_net_kind kind;
+    int nodes;
+    double up_bw;                       /* a node's uplink */
+    int up, leaf, pod, sw, glob;        /* first id of each class, -1: left out */
+    int per_leaf, leaves, per_pod, pods; /* fat-tree */
+    double oversub;
+    int switches, per_sw, groups, adaptive; /* dragonfly */
+    double sw_bw, glob_bw;
+    double inj;                         /* the most a node sends between nodes */
+} topo_net_links;
+void topo_net_links_init(topo_net_links *L, const topo_cluster *c);
+/* Link id's name in the platform, with its direction ("g0-s1-up_UP"). */
+int topo_net_link_name(const topo_net_links *L, int id, char *buf, size_t len);
+
+/* The links of the routes between the GPUs of a node, as the platform
+ * builds them (mesh and graph fabrics: each pair's route over its links;
+ * links.fn NULL for NVSwitch and PCIe nodes, where a GPU's one port is what
+ * the analytical cost's endpoint links already are): links.fn(ctx, a, b,
+ * ...) takes local GPU indices (coll_links_fn), for the training path's
+ * analytical cost (an_net.gpu_links). G must outlive its users. */
+typedef struct topo_gpu_links {
+    coll_gpu_links links;
+    int gpus;
+    int nhops[TOPO_MAX_GPUS][TOPO_MAX_GPUS];              /* -1: longer than COLL_ROUTE_HOPS */
+    int hop[TOPO_MAX_GPUS][TOPO_MAX_GPUS][COLL_ROUTE_HOPS]; /* 2 x link + (1: against UP) */
+    double bw[TOPO_MAX_LINKS];
+} topo_gpu_links;
+void topo_gpu_links_init(topo_gpu_links *G, const topo_cluster *c);
 
 /* Route between two GPUs of one node, as a list of local link indices into
  * node->links (mesh/graph fabrics; igraph shortest paths, fewest hops then

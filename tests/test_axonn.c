@@ -62,7 +62,7 @@ static void test_estimate_matches_graph(void)
         CU_FAIL("setup");
         return;
     }
-    an_net net = {4, 300e9, 3e-6, 25e9, 3.3e-6, 0, 0, 0, NULL, 0};
+    an_net net = {4, 300e9, 3e-6, 25e9, 3.3e-6, 0, 0, 0, NULL, 0, NULL, NULL};
     wl_opts o = {1024, CM_BF16, &a100, &net, 1, 1, NULL};
     static const char *lays[] = {
         "gx=2,gy=2,gz=2,dp=2,gbs=16",
@@ -102,7 +102,7 @@ static void test_estimate_policy(void)
         CU_FAIL("setup");
         return;
     }
-    an_net net = {4, 300e9, 3e-6, 25e9, 3.3e-6, 0, 0, 0, NULL, 0};
+    an_net net = {4, 300e9, 3e-6, 25e9, 3.3e-6, 0, 0, 0, NULL, 0, NULL, NULL};
     wl_opts o = {1024, CM_BF16, &a100, &net, 1, 1, NULL};
     char err[512];
     wl_layout l;
@@ -130,7 +130,7 @@ static void test_optimizer_sharded(void)
         CU_FAIL("setup");
         return;
     }
-    an_net net = {4, 300e9, 3e-6, 25e9, 3.3e-6, 0, 0, 0, NULL, 0};
+    an_net net = {4, 300e9, 3e-6, 25e9, 3.3e-6, 0, 0, 0, NULL, 0, NULL, NULL};
     wl_opts o = {1024, CM_BF16, &a100, &net, 1, 1, NULL};
     char err[512];
     const char *lays[3] = {"gx=2,gy=2,gz=1,dp=4,gbs=16,zero=0", "gx=2,gy=2,gz=1,dp=4,gbs=16,zero=1",
@@ -158,7 +158,7 @@ static void test_overlap_helps(void)
         CU_FAIL("setup");
         return;
     }
-    an_net net = {4, 300e9, 3e-6, 25e9, 3.3e-6, 0, 0, 0, NULL, 0};
+    an_net net = {4, 300e9, 3e-6, 25e9, 3.3e-6, 0, 0, 0, NULL, 0, NULL, NULL};
     wl_opts o = {1024, CM_BF16, &a100, &net, 1, 1, NULL};
     static const char *grids[] = {"gx=2,gy=2,gz=2,dp=2", "gx=1,gy=8,gz=1,dp=2", "gx=1,gy=1,gz=8,dp=2",
                                   "gx=2,gy=1,gz=1,dp=8"};
@@ -197,7 +197,7 @@ static void test_hand_allreduces(void)
         CU_FAIL("setup");
         return;
     }
-    an_net net = {1, 10e9, 5e-6, 10e9, 5e-6, 0, 0, 0, NULL, 0};
+    an_net net = {1, 10e9, 5e-6, 10e9, 5e-6, 0, 0, 0, NULL, 0, NULL, NULL};
     wl_opts o = {1024, CM_BF16, &a100, &net, 1, 1, NULL};
     double T = 1024, h = 1024, L = 8, B = T * h * 2, ar = B / 10e9 + 2 * 5e-6;
     double wg[3] = {cm_gemm_time(&a100, CM_BF16, h, 1.5 * h, T), cm_gemm_time(&a100, CM_BF16, h, 4096 / 2, T),
@@ -298,7 +298,7 @@ static void sample_4d(sample_fn fn, void *ctx)
 {
     wl_model big;
     char err[512];
-    an_net net4 = {4, 300e9, 3e-6, 25e9, 3.3e-6, 0, 0, 0, NULL, 0}, net76;
+    an_net net4 = {4, 300e9, 3e-6, 25e9, 3.3e-6, 0, 0, 0, NULL, 0, NULL, NULL}, net76;
     CU_ASSERT_EQUAL_FATAL(wl_model_find("megatron-gpt-76b", "configs/models", &big, err, sizeof err), 0);
     CU_ASSERT_EQUAL_FATAL(an_net_default("A100", &net76), 0);
     net76.gpus_per_node = 4;

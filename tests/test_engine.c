@@ -231,7 +231,7 @@ static void test_user_cfg_wins(void)
  * the reason on stderr, when the layout is refused or the build fails. */
 static og_graph *gpt17_graph(const char *lay)
 {
-    static const an_net net = {4, 450e9, 1e-6, 25e9, 1e-6, 0, 0, 0, NULL, 0};
+    static const an_net net = {4, 450e9, 1e-6, 25e9, 1e-6, 0, 0, 0, NULL, 0, NULL, NULL};
     static cm_gpu gpu;
     char err[TS_ERRLEN];
     wl_model m;
@@ -383,7 +383,7 @@ static void test_compact_graph_unchanged(void)
     CU_ASSERT_EQUAL_FATAL(sizeof(og_op), 56);
     CU_ASSERT_EQUAL_FATAL(wl_model_find("megatron-gpt-1.7b", "configs/models", &m, err, sizeof err), 0);
     CU_ASSERT_EQUAL_FATAL(cm_gpu_find("h100", "configs/gpus", &gpu, err, sizeof err), 0);
-    an_net net = {4, 450e9, 1e-6, 25e9, 1e-6, 0, 0, 0, NULL, 0};
+    an_net net = {4, 450e9, 1e-6, 25e9, 1e-6, 0, 0, 0, NULL, 0, NULL, NULL};
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
         wl_layout l;
         CU_ASSERT_EQUAL_FATAL(wl_layout_parse(cases[k].layout, &l, err, sizeof err), 0);
@@ -460,7 +460,7 @@ static void test_lone_equals_comms(void)
     char err[TS_ERRLEN];
     cm_gpu gpu;
     CU_ASSERT_EQUAL_FATAL(cm_gpu_find("h100", "configs/gpus", &gpu, err, sizeof err), 0);
-    an_net net = {4, 450e9, 1e-6, 25e9, 1e-6, 0, 0, 0, NULL, 0};
+    an_net net = {4, 450e9, 1e-6, 25e9, 1e-6, 0, 0, 0, NULL, 0, NULL, NULL};
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
         const char *plat = cases[k].platform;
         if (!strcmp(plat, "ft64")) plat = fattree(64);

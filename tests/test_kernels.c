@@ -12,7 +12,7 @@
 #include "util.h"
 #include "workload/workload.h"
 
-static const an_net fast_net = {8, 1e18, 0, 1e18, 0, 0, 0, 0, NULL, 0};
+static const an_net fast_net = {8, 1e18, 0, 1e18, 0, 0, 0, 0, NULL, 0, NULL, NULL};
 static int model_on(const char *name, int seq, const char *gpu_name, const char *net_name, wl_model *m, cm_gpu *gpu,
                     an_net *net);
 static og_graph *stack_graph(const wl_model *m, const char *lay, int seq, int gpus, const cm_gpu *gpu, const an_net *net,

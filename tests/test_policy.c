@@ -394,7 +394,7 @@ static void test_op_order_matching(void)
     og_add_dep(op, 0);
     og_set_algo(og_collective(g, 1, 1, OG_REDUCESCATTER, gid, R, OG_F32), "ring");
     const double lat = 2e-6, bw = 25e9, d = 0.0;
-    an_net net = {8, bw, lat, bw, lat, 0, 0, 0, NULL, 0}; /* both ranks on node 0 */
+    an_net net = {8, bw, lat, bw, lat, 0, 0, 0, NULL, 0, NULL, NULL}; /* both ranks on node 0 */
     double tag = lat + d + (double)A / 2 / bw, trs = lat + d + (double)R / 2 / bw;
     eng_result *res = NULL;
     char err[TS_ERRLEN];

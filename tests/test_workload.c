@@ -402,7 +402,7 @@ void suite_workload(void)
 
 /* ---- generated op graphs ---- */
 
-static const an_net zero_net = {8, 1e18, 0, 1e18, 0, 0, 0, 0, NULL, 0};
+static const an_net zero_net = {8, 1e18, 0, 1e18, 0, 0, 0, 0, NULL, 0, NULL, NULL};
 
 static og_graph *build(const char *model, const char *lay, int seq, int fuse, int one, wl_info *info, wl_model *m,
                        wl_layout *l, cm_gpu *gpu, const an_net *net)

@@ -71,7 +71,7 @@ static void test_keys(void)
 
 /* ---- the op graph ---- */
 
-static const an_net zpp_net = {8, 1e18, 0, 1e18, 0, 0, 0, 0, NULL, 0};
+static const an_net zpp_net = {8, 1e18, 0, 1e18, 0, 0, 0, 0, NULL, 0, NULL, NULL};
 
 static og_graph *graph(const char *lay, wl_layout *l)
 {

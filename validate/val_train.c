@@ -154,6 +154,12 @@ int val_train_predict(const val_train_row *r, val_train_pred *p, char *err, size
     topo_an_figures(&cl, &net.gpus_per_node, &net.intra_bw, &net.intra_lat, &net.inter_bw, &net.inter_lat);
     net.nvls = cl.node.nvls;
     net.nic_gpus = cl.coll.nic_gpus;
+    topo_net_links fabric;
+    topo_net_links_init(&fabric, &cl);
+    net.fabric = &fabric.f;
+    topo_gpu_links gpu_links;
+    topo_gpu_links_init(&gpu_links, &cl);
+    net.gpu_links = &gpu_links.links;
     mem_breakdown mb;
     mem_estimate(&m, &l, r->seq, dtype, gpu.hbm_bytes, &mb);
     p->fits = mb.fits;

@@ -21,13 +21,13 @@ static const struct netrow {
 } nets[] = {
     /* DGX A100: NVLink3 300 GB/s per direction, P2P latency 2.7-3.4 us (ABCI);
      * 8 HDR 200 Gb/s NICs, one per GPU, OSU D-D latency 3.29 us (ABCI). */
-    {"A100", {8, 300e9, 3e-6, 25e9, 3.3e-6, 0, 0, 0, NULL, 0}},
+    {"A100", {8, 300e9, 3e-6, 25e9, 3.3e-6, 0, 0, 0, NULL, 0, NULL, NULL}},
     /* DGX H100/H200: NVLink4 450 GB/s per direction; 8 NDR 400 Gb/s NICs. */
-    {"H100", {8, 450e9, 3e-6, 50e9, 3.3e-6, 0, 0, 0, NULL, 0}},
-    {"H200", {8, 450e9, 3e-6, 50e9, 3.3e-6, 0, 0, 0, NULL, 0}},
+    {"H100", {8, 450e9, 3e-6, 50e9, 3.3e-6, 0, 0, 0, NULL, 0, NULL, NULL}},
+    {"H200", {8, 450e9, 3e-6, 50e9, 3.3e-6, 0, 0, 0, NULL, 0, NULL, NULL}},
     /* Frontier node: a ring over 8 GCDs crosses single Infinity Fabric links
      * (50 GB/s); 4 Slingshot NICs of 25 GB/s for 8 GCDs; GPU osu_latency 2.5 us (LUMI). */
-    {"MI250X", {8, 50e9, 2.5e-6, 12.5e9, 2.5e-6, 0, 0, 0, NULL, 0}},
+    {"MI250X", {8, 50e9, 2.5e-6, 12.5e9, 2.5e-6, 0, 0, 0, NULL, 0, NULL, NULL}},
 };
 
 int an_net_default(const char *gpu_name, an_net *net)
@@ -57,7 +57,8 @@ double an_coll_time(og_coll c, int n, double bytes, double bw, double lat)
     }
 }
 
-int an_node_of(const an_net *net, const og_graph *g, int rank)
+/* The number in a rank's host name ("gpu-17"), or the rank itself. */
+static int host_index(const og_graph *g, int rank)
 {
     int id = rank;
     const char *h = g->ranks[rank].host;
@@ -66,6 +67,12 @@ int an_node_of(const an_net *net, const og_graph *g, int rank)
         while (p > h && p[-1] >= '0' && p[-1] <= '9') p--;
         if (*p) id = atoi(p);
     }
+    return id;
+}
+
+int an_node_of(const an_net *net, const og_graph *g, int rank)
+{
+    int id = host_index(g, rank);
     return net->gpus_per_node > 0 ? id / net->gpus_per_node : id;
 }
 
@@ -118,19 +125,57 @@ static void nic_pools(const an_net *net, coll_topo *topo, const int *node)
     free(share);
 }
 
+/* The fabric between the group's nodes: its links shared by the group's flows
+ * and, where the group has fewer members on a node than it has GPUs, by the
+ * copies of the group on the node's other GPUs (the other TP ranks' DP
+ * groups, which cross the same links at the same time): the group gets
+ * members / gpus_per_node of each, from its fullest node. */
+static void fabric_pools(const an_net *net, coll_topo *topo, const int *node)
+{
+    if (!net->fabric || topo->nnodes < 2) return;
+    int most = 0, gpn = net->gpus_per_node > 0 ? net->gpus_per_node : 1;
+    for (int k = 0; k < topo->nnodes; k++)
+        if (topo->first[k + 1] - topo->first[k] > most) most = topo->first[k + 1] - topo->first[k];
+    coll_topo_set_fabric(topo, net->fabric, node, most < gpn ? (double)most / gpn : 1);
+}
+
+/* The routes inside a node by member (coll_links_fn): its GPUs' routes. */
+typedef struct gpu_route_ctx {
+    const coll_gpu_links *links;
+    const int *gpu;
+} gpu_route_ctx;
+
+static int member_links(void *ctx, int a, int b, int max, const void **ids, double *bw)
+{
+    const gpu_route_ctx *g = ctx;
+    return g->links->fn(g->links->ctx, g->gpu[a], g->gpu[b], max, ids, bw);
+}
+
+/* Where members share a node and their GPUs are known, the links of their
+ * routes inside it (coll_topo_set_links), as the engine's topology has
+ * them on the coll path. */
+static void gpu_link_pools(const an_net *net, coll_topo *topo, const int *gpu)
+{
+    if (!net->gpu_links || !net->gpu_links->fn || !gpu || topo->nnodes == topo->n) return;
+    gpu_route_ctx g = {net->gpu_links, gpu};
+    coll_topo_set_links_by(topo, member_links, &g, gpu); /* nodes with the same GPUs: the same routes */
+}
+
 /* The collective as the engine runs it on n members placed on nodes node[]:
  * the same selection (an algorithm the op forces, else net->policy's choice
  * from the routes and the group's nodes) and the closed-form cost of its
  * schedule (coll_cost, pipelined). *choice (when not NULL): algorithm |
  * protocol << 8, -1 when no schedule was costed (all-to-allv: the alpha-beta
  * ring form). */
-static double sched_nodes(const an_net *net, int n, const int *node, og_coll c, int64_t bytes, const char *forced,
-                          int *choice)
+static double sched_nodes(const an_net *net, int n, const int *node, const int *gpu, og_coll c, int64_t bytes,
+                          const char *forced, int *choice)
 {
     if (choice) *choice = -1;
     if (n <= 1) return 0;
     coll_topo *topo = coll_topo_new(n, node, net->nvls);
     nic_pools(net, topo, node);
+    fabric_pools(net, topo, node);
+    gpu_link_pools(net, topo, gpu);
     route_ctx ctx = {net, node};
     coll_hw hw = {0, 0, topo, 0, 0};
     coll_hw_from_routes(&hw, n, topo, an_route, &ctx);
@@ -172,8 +217,9 @@ typedef struct smemo {
     double intra_bw, intra_lat, inter_bw, inter_lat;
     int nvls, nic_gpus;
     const struct coll_policy *policy;
-    unsigned long pserial;
+    unsigned long pserial, fserial, lserial;
     unsigned gen;
+    int npat;           /* n, or 2n: the members' GPUs after their nodes */
     int *pat;
     double t;
 } smemo;
@@ -214,33 +260,52 @@ static void node_pattern(int n, const int *node, int *pat)
 
 double an_sched_time_nodes(const an_net *net, int n, const int *node, og_coll c, int64_t bytes)
 {
-    if (!smemo_on || n <= 1) return sched_nodes(net, n, node, c, bytes, NULL, NULL);
-    int *pat = ts_malloc(n * sizeof *pat);
+    return an_sched_time_gpus(net, n, node, NULL, c, bytes);
+}
+
+double an_sched_time_gpus(const an_net *net, int n, const int *node, const int *gpu, og_coll c, int64_t bytes)
+{
+    if (!net->gpu_links || !net->gpu_links->fn) gpu = NULL; /* not read */
+    if (!smemo_on || n <= 1) return sched_nodes(net, n, node, gpu, c, bytes, NULL, NULL);
+    int npat = gpu ? 2 * n : n;
+    int *pat = ts_malloc(npat * sizeof *pat);
     node_pattern(n, node, pat);
+    if (gpu) memcpy(pat + n, gpu, n * sizeof *pat); /* which GPUs: which links */
+    unsigned long ls = gpu ? net->gpu_links->serial : 0;
+    /* over a fabric, which nodes they are matters (one switch or two): the
+     * key is the nodes themselves where the group spans several */
+    unsigned long fs = net->fabric ? net->fabric->serial : 0;
+    if (fs)
+        for (int i = 1; i < n; i++)
+            if (pat[i] != 0) {
+                memcpy(pat, node, n * sizeof *pat);
+                break;
+            }
     unsigned gen = coll_params_generation();
     unsigned long ps = coll_policy_serial(net->policy);
     uint64_t h = 1469598103934665603ull;
     const int64_t key[3] = {n, c, bytes};
     for (int i = 0; i < 3; i++) h = (h ^ (uint64_t)key[i]) * 1099511628211ull;
-    for (int i = 0; i < n; i++) h = (h ^ (uint32_t)pat[i]) * 1099511628211ull;
+    for (int i = 0; i < npat; i++) h = (h ^ (uint32_t)pat[i]) * 1099511628211ull;
     h ^= h >> 31, h *= 0x94d049bb133111ebull, h ^= h >> 29;
     smemo *e = &smemo_tab[h % SMEMO_SLOTS];
     if (e->used && e->n == n && e->c == c && e->bytes == bytes && e->gen == gen && e->policy == net->policy &&
         e->pserial == ps && e->intra_bw == net->intra_bw && e->intra_lat == net->intra_lat &&
         e->inter_bw == net->inter_bw && e->inter_lat == net->inter_lat && e->nvls == net->nvls &&
-        e->nic_gpus == net->nic_gpus && memcmp(e->pat, pat, n * sizeof *pat) == 0) {
+        e->nic_gpus == net->nic_gpus && e->fserial == fs && e->lserial == ls && e->npat == npat &&
+        memcmp(e->pat, pat, npat * sizeof *pat) == 0) {
         free(pat);
         return e->t;
     }
     int choice;
-    double t = sched_nodes(net, n, node, c, bytes, NULL, &choice);
+    double t = sched_nodes(net, n, node, gpu, c, bytes, NULL, &choice);
     if (choice >= 0 && coll_algo_get(choice & 0xff)->step == coll_msccl_step) { /* reads the loaded program */
         free(pat);
         return t;
     }
     free(e->pat);
     *e = (smemo){1, n, c, bytes, net->intra_bw, net->intra_lat, net->inter_bw, net->inter_lat, net->nvls,
-                 net->nic_gpus, net->policy, ps, gen, pat, t};
+                 net->nic_gpus, net->policy, ps, fs, ls, gen, npat, pat, t};
     return t;
 }
 
@@ -249,9 +314,12 @@ static double sched_time(const an_net *net, const og_graph *g, const og_group *g
 {
     if (choice) *choice = -1;
     if (gr->n <= 1) return 0;
-    int *node = ts_malloc(gr->n * sizeof *node);
-    for (int i = 0; i < gr->n; i++) node[i] = an_node_of(net, g, gr->ranks[i]);
-    double t = sched_nodes(net, gr->n, node, c, bytes, forced, choice);
+    int *node = ts_malloc(2 * (size_t)gr->n * sizeof *node), *gpu = node + gr->n;
+    for (int i = 0; i < gr->n; i++) {
+        node[i] = an_node_of(net, g, gr->ranks[i]);
+        gpu[i] = net->gpus_per_node > 0 ? host_index(g, gr->ranks[i]) % net->gpus_per_node : 0;
+    }
+    double t = sched_nodes(net, gr->n, node, net->gpu_links ? gpu : NULL, c, bytes, forced, choice);
     free(node);
     return t;
 }

@@ -27,6 +27,20 @@ typedef struct an_net {
      * going to the copies of the group (the other TP ranks' DP groups) that
      * run beside it in training (an_sched_time_nodes). */
     int nic_gpus;
+    /* The fabric between the nodes (NULL: none; platforms' topo_net_links of
+     * the cluster): a group's flows between nodes share its links (a
+     * dragonfly's switch uplinks and global links, a tapered fat-tree's
+     * uplinks), the group getting members per node / gpus_per_node of each,
+     * the rest going to the copies of the group beside it (as its NICs). Rank
+     * r's node (host_index(r) / gpus_per_node) is the fabric's node number. */
+    const struct coll_fabric *fabric;
+    /* The links inside a node by local GPU index (NULL: each GPU one link
+     * per direction of intra_bw; platforms' topo_gpu_links for mesh and
+     * graph fabrics): where the caller gives the members' GPUs
+     * (an_sched_time_gpus), a flow between two GPUs of a node crosses its
+     * route's links, as on the platform (a mesh's pairs each have their
+     * own; Frontier's routes their own widths and shared hops). */
+    const struct coll_gpu_links *gpu_links;
 } an_net;
 
 /* Defaults by GPU family (docs/workload.md gives the sources). Returns -1
@@ -44,6 +58,9 @@ double an_coll_time(og_coll c, int n, double bytes, double bw, double lat);
 double an_sched_time(const an_net *net, const og_graph *g, const og_group *gr, og_coll c, int64_t bytes);
 /* The same for n members on the given nodes (node[i]: node of member i). */
 double an_sched_time_nodes(const an_net *net, int n, const int *node, og_coll c, int64_t bytes);
+/* The same with each member's local GPU index (gpu[i]; NULL: unknown), so
+ * that net->gpu_links can route its flows inside a node. */
+double an_sched_time_gpus(const an_net *net, int n, const int *node, const int *gpu, og_coll c, int64_t bytes);
 /* Whether an_sched_time_nodes keeps its results (default 1; either way the
  * kept ones are forgotten), and coll_cost its one-pass path (coll_cost_fast). */
 void an_memo(int on);

@@ -67,7 +67,36 @@ typedef struct coll_topo {
     double *link_bw;
     int *pair_off;
     int *pair_link;
+    /* The fabric between the nodes (NULL: none known, a flow between nodes
+     * then crosses only its endpoints' links and NICs): node k of the group
+     * is the fabric's node fab_node[k], and the group's flows get fab_share
+     * of each fabric link (coll_topo_set_fabric). */
+    const struct coll_fabric *fabric;
+    int *fab_node;
+    double fab_share;
 } coll_topo;
+
+/* The most fabric links a route between two nodes crosses that the
+ * analytical cost shares (a dragonfly's: two switch uplinks in each group
+ * and the global link). */
+#define COLL_FABRIC_HOPS 6
+
+/* The shared links of a fabric between nodes (a fat-tree's tapered leaf and
+ * pod uplinks, a dragonfly's switch uplinks and global links), as the
+ * platform builds them (platforms/fabric.c): route(ctx, a, b, ids, bw)
+ * writes the links of the route from node a to node b (a != b, the fabric's
+ * node numbers) that can limit a flow, each an id in [0, nids) (one per link
+ * and direction) with its bandwidth, and returns how many (at most
+ * COLL_FABRIC_HOPS). Links that can never be the bottleneck (their
+ * bandwidth is at least what all the nodes below them can send) are left
+ * out: a fabric without any has nids 0. */
+typedef int (*coll_fabric_fn)(const void *ctx, int a, int b, int *ids, double *bw);
+typedef struct coll_fabric {
+    coll_fabric_fn route;
+    const void *ctx;
+    int nids;
+    unsigned long serial; /* distinct for every fabric built: memos key on it */
+} coll_fabric;
 
 /* The most links a route inside a node crosses that coll_topo keeps. */
 #define COLL_ROUTE_HOPS 4
@@ -92,6 +121,26 @@ typedef int (*coll_links_fn)(void *ctx, int a, int b, int max, const void **ids,
  * fabric's routes their own widths and shared hops). Any route fn cannot
  * give leaves the topology without links (0); else 1. */
 int coll_topo_set_links(coll_topo *t, coll_links_fn fn, void *ctx);
+/* The same, where cls[i] (NULL: none) is a class of member i such that two
+ * nodes whose members have the same classes in local order have the same
+ * routes on links of their own (the members' GPU indices): such a node
+ * copies the previous node's routes instead of asking fn. */
+int coll_topo_set_links_by(coll_topo *t, coll_links_fn fn, void *ctx, const int *cls);
+/* The links inside a node by local GPU index (fn's a and b), for models
+ * that know a member's GPU but not the platform (platforms' topo_gpu_links). */
+typedef struct coll_gpu_links {
+    coll_links_fn fn;
+    void *ctx;
+    unsigned long serial; /* distinct for every one built: memos key on it */
+} coll_gpu_links;
+/* The fabric between the members' nodes: node_ids[i] is member i's node in
+ * f's numbering, share (0 < share <= 1) the part of each fabric link the
+ * group's flows get (1: the group alone on the fabric; the training path's
+ * groups run beside copies of themselves). The analytical cost then shares
+ * each fabric link among the flows between nodes that cross it, as the
+ * platform's link does. f NULL or without links: none (as before); f must
+ * outlive t. */
+void coll_topo_set_fabric(coll_topo *t, const coll_fabric *f, const int *node_ids, double share);
 void coll_topo_free(coll_topo *t);
 
 /* A transfer's peer at or beyond the group size is node (peer - n)'s
@@ -233,6 +282,10 @@ double coll_cost(const coll_plan *p, coll_cost_kind kind, coll_route_fn route, v
  * over the members, a route cache, no memo of wire sizes and call tails);
  * the same figures bit for bit, for the tests. On by default. */
 void coll_cost_fast(int on);
+/* The one-pass cost's runs of at least min_flows flows (default 4,096)
+ * whose fabric links may fill first run without them, and keep that run
+ * where none filled (the same figures; cheaper where the run then folds). */
+void coll_cost_fabric_try(size_t min_flows);
 
 /* A size that the collective cannot cut into whole elements: -1 with err.
  * all-gather, reduce-scatter and all-to-all need bytes divisible by

@@ -98,9 +98,16 @@ static void rcache_free(rcache *c)
  * between two members of one node crosses those links instead of its
  * endpoints' links: a mesh's pairs each have their own (Perlmutter, Polaris:
  * 4 NVLink3 links per A100 pair), an uneven fabric's routes their own widths
- * and the hops they share (Frontier's Infinity Fabric). */
+ * and the hops they share (Frontier's Infinity Fabric). Where the topology
+ * knows the fabric between the nodes (coll_topo_set_fabric), a flow between
+ * nodes also crosses the fabric links of its route that can limit it (a
+ * tapered fat-tree's leaf and pod uplinks, a dragonfly's switch uplinks and
+ * global links), each shared by the flows that cross it as the platform's
+ * link is; a fabric that can never limit a flow gives none, and the cost is
+ * the one without it. */
 #define NCLASS 4
-#define NRES 4 /* at most: out-link, in-link, NIC out, NIC in; or a route's links inside a node */
+/* at most: out-link, in-link, NIC out, NIC in, the fabric's links; or a route's links inside a node */
+#define NRES (4 + COLL_FABRIC_HOPS)
 _Static_assert(COLL_ROUTE_HOPS <= NRES, "a route inside a node must fit a flow's resources");
 
 typedef struct {
@@ -109,8 +116,15 @@ typedef struct {
 } kinds;
 
 /* Resources of n ranks: the ranks' links, then two per NIC pool (at most n),
- * then the links inside the nodes (coll_topo's nlinks). */
+ * then the links inside the nodes (coll_topo's nlinks), then the fabric's
+ * links (its nids). */
 #define RES_COUNT(n, nl) ((size_t)(n) * 2 * NCLASS + 2 * (size_t)(n) + (size_t)(nl))
+
+static size_t res_count(const coll_plan *p)
+{
+    const coll_topo *t = p->topo;
+    return RES_COUNT(p->n, t ? t->nlinks : 0) + (t && t->fabric ? (size_t)t->fabric->nids : 0);
+}
 
 /* Index of bandwidth bw among a rank's link kinds (the last one when more). */
 static int kind_of(kinds *k, double bw)
@@ -130,6 +144,7 @@ typedef struct {
     double arrive;      /* when it starts moving bytes */
     double pen, w;      /* sharing penalty: its route's latency (CM02), else 1; w = 1 / pen */
     double rem, rate, end;
+    double top;         /* the largest rate it had (fl->track) */
     int state;          /* 0 waiting, 1 active, 2 done */
 } flow;
 
@@ -145,6 +160,7 @@ typedef struct {
     size_t actcap;
     int lent;           /* the arrays are the scratch's */
     int n;              /* ranks: NIC pool k's resources follow theirs */
+    int track;          /* fluid_run keeps each flow's largest rate (top) */
 } fluid;
 
 /* The fluid model's per-rank arrays, kept from one costing to the next (a
@@ -162,7 +178,7 @@ static struct {
 static void fluid_init(fluid *fl, const coll_plan *p)
 {
     int n = p->n;
-    size_t nres = RES_COUNT(n, p->topo ? p->topo->nlinks : 0);
+    size_t nres = res_count(p);
     memset(fl, 0, sizeof *fl);
     fl->n = n;
     if (scratch.lent) { /* nested (not expected): arrays of its own */
@@ -239,6 +255,106 @@ static int link_res(const fluid *fl, const coll_plan *p, int r, int q, flow *f)
     return 1;
 }
 
+/* The fabric links of the route r -> q (members of different nodes) after
+ * f's other resources, each at the group's share of its bandwidth. */
+static void fabric_res(fluid *fl, const coll_plan *p, int r, int q, flow *f)
+{
+    const coll_topo *t = p->topo;
+    if (r >= t->n || q >= t->n || t->node[r] == t->node[q]) return;
+    int ids[COLL_FABRIC_HOPS];
+    double bw[COLL_FABRIC_HOPS];
+    int nh = t->fabric->route(t->fabric->ctx, t->fab_node[t->node[r]], t->fab_node[t->node[q]], ids, bw);
+    size_t base = RES_COUNT(fl->n, t->nlinks);
+    for (int h = 0; h < nh && h < COLL_FABRIC_HOPS && f->nres < NRES; h++) {
+        int x = (int)(base + (size_t)ids[h]);
+        f->res[f->nres++] = x;
+        fl->rcap[x] = bw[h] > 0 ? bw[h] * t->fab_share : 1e300;
+    }
+}
+
+/* Fabric links that cannot fill in this costing leave the flows that cross
+ * them: a link whose flows can carry less than it, whatever their shares,
+ * never has the least share (it would then fill), so it fixes no rate and
+ * the run is the one without it, bit for bit (a ring or a tree whose few
+ * flows per node fit the uplinks; folding works again on them). Bound on a
+ * link's load: the least of its flows' own capacities (the narrowest of
+ * their other resources) summed, and of their senders' out-links and NIC
+ * pools, each counted once per run of flows from one sender (flows are added
+ * sender by sender; a sender met again counts again, which only loosens
+ * the bound). */
+typedef struct {
+    double own, out, nic;
+    int last_out, last_nic, touched, nonic;
+} fab_acc;
+
+static struct {
+    fab_acc *a;
+    size_t n;
+    int *seen;        /* the links touched, to clear after */
+    size_t nseen, cap;
+} fscratch;
+
+static int fabric_drop(fluid *fl, const coll_plan *p, size_t from)
+{
+    const coll_topo *t = p->topo;
+    if (!t || !t->fabric || fl->nf <= from) return 0;
+    size_t base = RES_COUNT(fl->n, t->nlinks), nids = (size_t)t->fabric->nids, nic0 = (size_t)fl->n * 2 * NCLASS;
+    if (nids > fscratch.n) {
+        fscratch.a = ts_realloc(fscratch.a, nids * sizeof *fscratch.a);
+        for (size_t i = fscratch.n; i < nids; i++) fscratch.a[i] = (fab_acc){0, 0, 0, -1, -1, 0, 0};
+        fscratch.n = nids;
+    }
+    fab_acc *acc = fscratch.a;
+    fscratch.nseen = 0;
+    for (size_t i = from; i < fl->nf; i++) {
+        const flow *f = &fl->f[i];
+        if (f->nres == 0 || (size_t)f->res[f->nres - 1] < base) continue; /* its fabric links come last: none */
+        double own = 1e300;
+        int nic = -1, k;
+        for (k = 0; k < f->nres && (size_t)f->res[k] < base; k++) {
+            if (fl->rcap[f->res[k]] < own) own = fl->rcap[f->res[k]];
+            size_t x = (size_t)f->res[k];
+            if (k >= 2 && x >= nic0 && x < nic0 + 2 * (size_t)fl->n && (x - nic0) % 2 == 0) nic = f->res[k];
+        }
+        for (; k < f->nres; k++) {
+            fab_acc *a = &acc[f->res[k] - base];
+            if (!a->touched) {
+                ts_grow(&fscratch.seen, sizeof *fscratch.seen, &fscratch.cap, fscratch.nseen + 1);
+                fscratch.seen[fscratch.nseen++] = f->res[k] - (int)base;
+            }
+            a->touched = 1;
+            a->own += own;
+            if (a->last_out != f->res[0]) a->out += fl->rcap[f->res[0]], a->last_out = f->res[0];
+            if (nic < 0) a->nonic = 1;
+            else if (a->last_nic != nic) a->nic += fl->rcap[nic], a->last_nic = nic;
+        }
+    }
+    if (fscratch.nseen == 0) return 0;
+    int kept = 0;
+    for (size_t i = from; i < fl->nf; i++) {
+        flow *f = &fl->f[i];
+        if (f->nres == 0 || (size_t)f->res[f->nres - 1] < base) continue;
+        int k = 0;
+        for (int j = 0; j < f->nres; j++) {
+            int x = f->res[j];
+            if ((size_t)x >= base) {
+                fab_acc *a = &acc[x - base];
+                if (a->touched == 1) { /* decide once */
+                    double load = a->own < a->out ? a->own : a->out;
+                    if (!a->nonic && a->nic < load) load = a->nic;
+                    a->touched = load < fl->rcap[x] * (1 - 1e-9) ? 2 : 3;
+                }
+                if (a->touched == 2) continue; /* cannot fill: dropped */
+                kept = 1;
+            }
+            f->res[k++] = x;
+        }
+        f->nres = k;
+    }
+    for (size_t i = 0; i < fscratch.nseen; i++) acc[fscratch.seen[i]] = (fab_acc){0, 0, 0, -1, -1, 0, 0};
+    return kept;
+}
+
 static void fluid_add(fluid *fl, const coll_plan *p, int r, int q, double start, double lat, double bw, int64_t bytes)
 {
     if (fl->nf + 1 > fl->cap) ts_grow(&fl->f, sizeof *fl->f, &fl->cap, fl->nf + 1);
@@ -249,6 +365,7 @@ static void fluid_add(fluid *fl, const coll_plan *p, int r, int q, double start,
     f->rem = (double)bytes;
     f->rate = 0;
     f->end = f->arrive;
+    f->top = 0;
     f->state = 0;
     if (link_res(fl, p, r, q, f)) {
         size_t base = (size_t)fl->n * 2 * NCLASS + 2 * (size_t)fl->n;
@@ -270,6 +387,7 @@ static void fluid_add(fluid *fl, const coll_plan *p, int r, int q, double start,
             f->res[f->nres++] = nic[k];
             fl->rcap[nic[k]] = bw > 0 ? bw * share[k] : 1e300;
         }
+    if (p->topo && p->topo->fabric) fabric_res(fl, p, r, q, f);
 }
 
 /* Max-min fair rates of the active flows by progressive filling: the links
@@ -351,6 +469,7 @@ static void fluid_run(fluid *fl)
         double tn = 1e300;
         for (size_t i = 0; i < fl->nf; i++) {
             flow *f = &fl->f[i];
+            if (fl->track && f->state == 1 && f->rate > f->top) f->top = f->rate;
             if (f->state == 0 && f->arrive < tn) tn = f->arrive;
             if (f->state == 1 && f->rate > 0 && t + f->rem / f->rate < tn) tn = t + f->rem / f->rate;
         }
@@ -427,6 +546,7 @@ static double cost_steps(const coll_plan *p, const rcache *c, coll_route_fn rout
                 fluid_add(&fl, p, r, q, t0, lat, bw, coll_plan_wire_bytes(p, st->send[i].bytes));
             }
         }
+        fabric_drop(&fl, p, 0);
         fluid_run(&fl);
         /* flows were added sender by sender: find each one's endpoints again */
         size_t k = 0;
@@ -470,26 +590,30 @@ static int uf_root(int *up, int i)
     return i;
 }
 
-#define KEY_PER_FLOW (3 + 2 * NRES)
+#define KEY_PER_FLOW (4 + 2 * NRES) /* at most */
 
-/* Component c's key (its flows fi[0 .. nc) in index order) into key;
- * loc: per resource scratch, -1 on entry and again on return. */
-static void comp_key(const fluid *fl, const int *fi, int nc, int *loc, double *key)
+/* Component c's key (its flows fi[0 .. nc) in index order) into key, its
+ * length returned: per flow its start, bytes, penalty and resource count,
+ * then each resource's capacity and place in the component; loc: per
+ * resource scratch, -1 on entry and again on return. */
+static size_t comp_key(const fluid *fl, const int *fi, int nc, int *loc, double *key)
 {
     int nl = 0;
+    double *k = key;
     for (int j = 0; j < nc; j++) {
         const flow *f = &fl->f[fi[j]];
-        double *k = key + (size_t)j * KEY_PER_FLOW;
-        k[0] = f->arrive, k[1] = f->rem, k[2] = f->pen;
-        for (int r = 0; r < NRES; r++) {
-            int x = r < f->nres ? f->res[r] : -1;
-            if (x >= 0 && loc[x] < 0) loc[x] = nl++;
-            k[3 + 2 * r] = x >= 0 ? fl->rcap[x] : 0;
-            k[4 + 2 * r] = x >= 0 ? loc[x] : -1;
+        k[0] = f->arrive, k[1] = f->rem, k[2] = f->pen, k[3] = f->nres;
+        k += 4;
+        for (int r = 0; r < f->nres; r++) {
+            int x = f->res[r];
+            if (loc[x] < 0) loc[x] = nl++;
+            *k++ = fl->rcap[x];
+            *k++ = loc[x];
         }
     }
     for (int j = 0; j < nc; j++)
         for (int r = 0; r < fl->f[fi[j]].nres; r++) loc[fl->f[fi[j]].res[r]] = -1;
+    return (size_t)(k - key);
 }
 
 static void fluid_run_folded(fluid *fl)
@@ -530,8 +654,7 @@ static void fluid_run_folded(fluid *fl)
         int nc = start[c + 1] - start[c];
         if (nc == 0) continue;
         const int *cf = fi + start[c];
-        comp_key(fl, cf, nc, loc, key);
-        size_t klen = (size_t)nc * KEY_PER_FLOW;
+        size_t klen = comp_key(fl, cf, nc, loc, key);
         uint64_t h = 1469598103934665603ull, w;
         for (size_t k = 0; k < klen; k++) {
             memcpy(&w, &key[k], sizeof w);
@@ -542,8 +665,7 @@ static void fluid_run_folded(fluid *fl)
         for (; slot[j] >= 0; j = (j + 1) & (cap - 1)) {
             int rc = uf_root(up, slot[j]), rn = start[rc + 1] - start[rc];
             if (rn != nc) continue;
-            comp_key(fl, fi + start[rc], rn, loc, rk);
-            if (memcmp(rk, key, klen * sizeof *key) == 0) break;
+            if (comp_key(fl, fi + start[rc], rn, loc, rk) == klen && memcmp(rk, key, klen * sizeof *key) == 0) break;
         }
         if (slot[j] >= 0) { /* a twin: its flows take the representative's, in order */
             const int *rf = fi + start[uf_root(up, slot[j])];
@@ -565,9 +687,56 @@ static void fluid_run_folded(fluid *fl)
     flow *all = fl->f;
     fl->f = kept, fl->nf = nk;
     fluid_run(fl);
-    for (size_t i = 0; i < nf; i++) all[i].end = kept[idx[i]].end;
+    for (size_t i = 0; i < nf; i++) all[i].end = kept[idx[i]].end, all[i].top = kept[idx[i]].top;
     fl->f = all, fl->nf = nf;
     free(kept), free(idx);
+}
+
+/* fluid_run_folded of flows some of which cross fabric links that may fill
+ * (fabric_drop kept them). Those links join the flows of many nodes into
+ * one component that cannot fold, so first the run without them (folded,
+ * each flow's largest rate kept): where on every such link the largest
+ * rates of its flows sum to less than it carries, it never filled, and
+ * that run is the one with it (a link that never fills never has the least
+ * share, as in fabric_drop), bit for bit. Else the run with them. */
+/* row 9's costings (76B, 1,024 Perlmutter GPUs) have up to 2,048 flows; row 10's 75,264-GCD tree 10^5 */
+static size_t fabric_try_flows = 4096;
+
+void coll_cost_fabric_try(size_t min_flows) { fabric_try_flows = min_flows; }
+
+static void fluid_run_fabric(fluid *fl, const coll_plan *p)
+{
+    size_t base = RES_COUNT(fl->n, p->topo->nlinks), nf = fl->nf;
+    flow *saved = ts_malloc(nf * sizeof *saved);
+    memcpy(saved, fl->f, nf * sizeof *saved);
+    for (size_t i = 0; i < nf; i++) {
+        flow *f = &fl->f[i];
+        while (f->nres > 0 && (size_t)f->res[f->nres - 1] >= base) f->nres--; /* fabric links come last */
+    }
+    fl->track = 1;
+    fluid_run_folded(fl);
+    fl->track = 0;
+    double *load = fl->left; /* free after a run */
+    for (size_t i = 0; i < nf; i++)
+        for (int k = 0; k < saved[i].nres; k++)
+            if ((size_t)saved[i].res[k] >= base) load[saved[i].res[k]] = 0;
+    for (size_t i = 0; i < nf; i++)
+        for (int k = 0; k < saved[i].nres; k++)
+            if ((size_t)saved[i].res[k] >= base) load[saved[i].res[k]] += fl->f[i].top;
+    int fills = 0;
+    for (size_t i = 0; i < nf && !fills; i++)
+        for (int k = 0; k < saved[i].nres; k++) {
+            int x = saved[i].res[k];
+            if ((size_t)x >= base && !(load[x] < fl->rcap[x] * (1 - 1e-9))) fills = 1;
+        }
+    if (fills) { /* the run with the fabric's links */
+        memcpy(fl->f, saved, nf * sizeof *saved);
+        fluid_run_folded(fl);
+    } else {
+        for (size_t i = 0; i < nf; i++) fl->f[i].nres = saved[i].nres; /* the flows as they were, their ends run */
+        for (size_t i = 0; i < nf; i++) memcpy(fl->f[i].res, saved[i].res, sizeof saved[i].res);
+    }
+    free(saved);
 }
 
 /* Within one costing, the wire factor and the last call tail: the factor
@@ -640,6 +809,7 @@ static double cost_pipelined_ref(const coll_plan *p, const rcache *c, coll_route
             fluid_add(&fl, p, r, q, 0, lat, bw, coll_plan_wire_bytes(p, m->send[i].bytes));
         }
     }
+    fabric_drop(&fl, p, 0);
     fluid_run(&fl);
     flow_ends(&fl, src, dst, end);
     double t = 0, *alpha = rank_alpha(p, c, route, ctx);
@@ -693,7 +863,11 @@ static double cost_pipelined(const coll_plan *p, coll_route_fn route, void *ctx)
             fluid_add(&fl, p, r, q, 0, lat, bw, wire_bytes(p, &mo, m->send[i].bytes));
         }
     }
-    fluid_run_folded(&fl);
+    /* a fabric link that may fill: large runs first try without them (most
+     * such links never fill there, and the run folds); small ones, where
+     * the try costs about what it saves, run with them */
+    if (fabric_drop(&fl, p, 0) && fl.nf >= fabric_try_flows) fluid_run_fabric(&fl, p);
+    else fluid_run_folded(&fl);
     flow_ends(&fl, src, dst, end);
     double t = 0;
     for (int r = 0; r < n; r++) {

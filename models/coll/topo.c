@@ -88,7 +88,19 @@ static void links_clear(coll_topo *t)
     t->link_bw = NULL, t->pair_off = NULL, t->pair_link = NULL, t->nlinks = 0;
 }
 
-int coll_topo_set_links(coll_topo *t, coll_links_fn fn, void *ctx)
+/* Whether node k's members have the classes node j's have, in local order. */
+static int same_classes(const coll_topo *t, const int *cls, int k, int j)
+{
+    int m = t->first[k + 1] - t->first[k];
+    if (j < 0 || t->first[j + 1] - t->first[j] != m) return 0;
+    for (int x = 0; x < m; x++)
+        if (cls[t->order[t->first[k] + x]] != cls[t->order[t->first[j] + x]]) return 0;
+    return 1;
+}
+
+int coll_topo_set_links(coll_topo *t, coll_links_fn fn, void *ctx) { return coll_topo_set_links_by(t, fn, ctx, NULL); }
+
+int coll_topo_set_links_by(coll_topo *t, coll_links_fn fn, void *ctx, const int *cls)
 {
     links_clear(t);
     if (!fn || t->n < 1) return 0;
@@ -101,8 +113,21 @@ int coll_topo_set_links(coll_topo *t, coll_links_fn fn, void *ctx)
     }
     t->pair_link = ts_malloc((npairs ? npairs : 1) * COLL_ROUTE_HOPS * sizeof *t->pair_link);
     const void **seen = NULL; /* the current node's links, by id - its first */
+    int pbase = 0;            /* the previous node's first link */
     for (int k = 0; k < t->nnodes; k++) {
         int m = t->first[k + 1] - t->first[k], base = t->nlinks;
+        if (cls && k > 0 && same_classes(t, cls, k, k - 1)) {
+            /* the previous node's routes, on links of this node's own */
+            const int *src = t->pair_link + (size_t)t->pair_off[k - 1] * COLL_ROUTE_HOPS;
+            int *dst = t->pair_link + (size_t)t->pair_off[k] * COLL_ROUTE_HOPS, pn = base - pbase;
+            pbase = base;
+            if (pn > 0) ts_grow(&t->link_bw, sizeof *t->link_bw, &lcap, (size_t)base + pn);
+            for (int i = 0; i < pn; i++) t->link_bw[base + i] = t->link_bw[base - pn + i];
+            for (size_t i = 0; i < (size_t)m * m * COLL_ROUTE_HOPS; i++) dst[i] = src[i] >= 0 ? src[i] + pn : -1;
+            t->nlinks += pn;
+            continue;
+        }
+        pbase = base;
         for (int x = 0; x < m; x++)
             for (int y = 0; y < m; y++) {
                 int *pl = t->pair_link + ((size_t)t->pair_off[k] + (size_t)x * m + y) * COLL_ROUTE_HOPS;
@@ -139,10 +164,22 @@ int coll_topo_set_links(coll_topo *t, coll_links_fn fn, void *ctx)
     return t->nlinks > 0;
 }
 
+void coll_topo_set_fabric(coll_topo *t, const coll_fabric *f, const int *node_ids, double share)
+{
+    free(t->fab_node);
+    t->fabric = NULL, t->fab_node = NULL, t->fab_share = 0;
+    if (!f || f->nids <= 0 || !f->route || !node_ids || t->nnodes < 2) return;
+    t->fabric = f;
+    t->fab_share = share > 0 && share <= 1 ? share : 1;
+    t->fab_node = ts_malloc(t->nnodes * sizeof *t->fab_node);
+    for (int k = 0; k < t->nnodes; k++) t->fab_node[k] = node_ids[t->order[t->first[k]]];
+}
+
 void coll_topo_free(coll_topo *t)
 {
     if (!t) return;
     links_clear(t);
+    free(t->fab_node);
     free(t->nic);
     free(t->nic_share);
     free(t->node);

@@ -719,8 +719,11 @@ static double place_cost(const an_net *net, og_coll c, int n, int *rank, double 
     int gpn = net->gpus_per_node > 0 ? net->gpus_per_node : 1, arith = 1;
     for (int i = 2; i < n && arith; i++) arith = rank[i] - rank[i - 1] == rank[1] - rank[0];
     if (arith) return grp_time(net, n, n > 1 ? rank[1] - rank[0] : 1, rank[0] % gpn, c, (int64_t)llround(bytes));
-    for (int i = 0; i < n; i++) rank[i] /= gpn;
-    return an_sched_time_nodes(net, n, rank, c, (int64_t)llround(bytes));
+    int *gpu = ts_malloc((size_t)n * sizeof *gpu);
+    for (int i = 0; i < n; i++) gpu[i] = rank[i] % gpn, rank[i] /= gpn;
+    double t = an_sched_time_gpus(net, n, rank, gpu, c, (int64_t)llround(bytes));
+    free(gpu);
+    return t;
 }
 
 /* A data-parallel collective of the n members ds selects, for the rank of TP
@@ -2657,8 +2660,17 @@ typedef struct axmemo {
     double t;
     unsigned gen;           /* coll_params_generation() when computed */
     int used;
+    unsigned long fserial;  /* net_serial */
 } axmemo;
 static axmemo ax_memo[8192];
+
+/* The serials of the network's fabric and links inside a node (0: none),
+ * for the memos below: what they point to is not compared. */
+static unsigned long net_serial(const an_net *net)
+{
+    unsigned long f = net->fabric ? net->fabric->serial : 0, l = net->gpu_links ? net->gpu_links->serial : 0;
+    return f | l << 32;
+}
 
 /* n members, member k on node (rho + k stride) / gpus_per_node. */
 static double grp_time(const an_net *net, int n, int stride, int rho, og_coll c, int64_t bytes)
@@ -2669,17 +2681,21 @@ static double grp_time(const an_net *net, int n, int stride, int rho, og_coll c,
     h ^= h >> 31, h *= 0x94d049bb133111ebull, h ^= h >> 29; /* FNV's low bits see only the keys' low bits */
     axmemo *e = &ax_memo[h % (sizeof ax_memo / sizeof ax_memo[0])];
     unsigned gen = coll_params_generation();
-    if (memo_on && e->used && e->gen == gen && e->n == n && e->stride == stride && e->rho == rho && e->c == c && e->bytes == bytes &&
+    unsigned long fs = net_serial(net);
+    if (memo_on && e->used && e->gen == gen && e->fserial == fs && e->n == n && e->stride == stride && e->rho == rho && e->c == c && e->bytes == bytes &&
         e->net.gpus_per_node == net->gpus_per_node && e->net.intra_bw == net->intra_bw &&
         e->net.intra_lat == net->intra_lat && e->net.inter_bw == net->inter_bw && e->net.inter_lat == net->inter_lat &&
         e->net.nvls == net->nvls && e->net.nic_gpus == net->nic_gpus && e->net.policy == net->policy)
         return e->t;
     int gpn = net->gpus_per_node > 0 ? net->gpus_per_node : 1;
-    int *node = ts_malloc(n * sizeof *node);
-    for (int k = 0; k < n; k++) node[k] = (int)(((long)rho + (long)k * stride) / gpn);
-    double t = an_sched_time_nodes(net, n, node, c, bytes);
+    int *node = ts_malloc(2 * (size_t)n * sizeof *node), *gpu = node + n;
+    for (int k = 0; k < n; k++) {
+        node[k] = (int)(((long)rho + (long)k * stride) / gpn);
+        gpu[k] = (int)(((long)rho + (long)k * stride) % gpn);
+    }
+    double t = an_sched_time_gpus(net, n, node, gpu, c, bytes);
     free(node);
-    *e = (axmemo){*net, n, stride, rho, c, bytes, t, gen, 1};
+    *e = (axmemo){*net, n, stride, rho, c, bytes, t, gen, 1, fs};
     return t;
 }
 
@@ -2710,7 +2726,7 @@ typedef struct axcmemo {
     double bytes, t;
     an_net net;
     unsigned gen;
-    unsigned long pserial;
+    unsigned long pserial, fserial;
     int used;
 } axcmemo;
 static axcmemo axc_memo[4096];
@@ -2725,15 +2741,15 @@ static double ax_cost_memo(const an_net *net, const int size[4], int dim, og_col
     h ^= h >> 31, h *= 0x94d049bb133111ebull, h ^= h >> 29;
     axcmemo *e = &axc_memo[h % (sizeof axc_memo / sizeof axc_memo[0])];
     unsigned gen = coll_params_generation();
-    unsigned long ps = coll_policy_serial(net->policy);
-    if (memo_on && e->used && e->gen == gen && e->pserial == ps && e->dim == dim && e->c == c &&
+    unsigned long ps = coll_policy_serial(net->policy), fs = net_serial(net);
+    if (memo_on && e->used && e->gen == gen && e->pserial == ps && e->fserial == fs && e->dim == dim && e->c == c &&
         memcmp(e->size, size, sizeof e->size) == 0 && memcmp(&e->bytes, &bytes, sizeof bytes) == 0 &&
         e->net.gpus_per_node == net->gpus_per_node && e->net.intra_bw == net->intra_bw &&
         e->net.intra_lat == net->intra_lat && e->net.inter_bw == net->inter_bw && e->net.inter_lat == net->inter_lat &&
         e->net.nvls == net->nvls && e->net.nic_gpus == net->nic_gpus && e->net.policy == net->policy)
         return e->t;
     double t = ax_cost_groups(net, size, dim, c, bytes);
-    *e = (axcmemo){{size[0], size[1], size[2], size[3]}, dim, c, bytes, t, *net, gen, ps, 1};
+    *e = (axcmemo){{size[0], size[1], size[2], size[3]}, dim, c, bytes, t, *net, gen, ps, fs, 1};
     return t;
 }
 

@@ -9,6 +9,7 @@
 #include "engine.h"
 #include "opgraph.h"
 #include "analytic/analytic.h"
+#include "cluster.h"
 #include "search/search.h"
 #include "workload/workload.h"
 
@@ -51,6 +52,8 @@ struct ts_search_priv {
     wl_model model;
     cm_gpu gpu;
     an_net net;
+    topo_net_links fabric;  /* the cluster's fabric between nodes, for net */
+    topo_gpu_links gpu_links; /* and its links inside a node */
     struct coll_policy *policy;
     srch_cand *cand;
     size_t n;

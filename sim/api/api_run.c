@@ -209,6 +209,10 @@ ts_status ts_run(const ts_run_opts *o, ts_run_result **out, char *msg, size_t ms
     if (have_cluster) topo_an_figures(&cl, &net.gpus_per_node, &net.intra_bw, &net.intra_lat, &net.inter_bw,
                                       &net.inter_lat);
     if (have_cluster) net.nvls = cl.node.nvls, net.nic_gpus = cl.coll.nic_gpus;
+    topo_net_links fabric; /* the cluster's fabric between nodes (net's), while net is used */
+    topo_gpu_links gpu_links; /* and its links inside a node */
+    if (have_cluster) topo_net_links_init(&fabric, &cl), net.fabric = &fabric.f;
+    if (have_cluster) topo_gpu_links_init(&gpu_links, &cl), net.gpu_links = &gpu_links.links;
     net.policy = pv->policy;
     if (o->gpus_per_node) net.gpus_per_node = o->gpus_per_node;
     if (o->net && parse_net(o->net, &net, msg, msglen) < 0) goto out;

@@ -184,6 +184,10 @@ ts_status api_search_prepare(const ts_search_opts *o, ts_search_result *r, char 
     topo_an_figures(&cl, &net->gpus_per_node, &net->intra_bw, &net->intra_lat, &net->inter_bw, &net->inter_lat);
     net->nvls = cl.node.nvls;
     net->nic_gpus = cl.coll.nic_gpus;
+    topo_net_links_init(&pv->fabric, &cl);
+    net->fabric = &pv->fabric.f;
+    topo_gpu_links_init(&pv->gpu_links, &cl);
+    net->gpu_links = &pv->gpu_links.links;
     net->policy = pv->policy;
     x->gpn = net->gpus_per_node;
     x->p.gpu = &pv->gpu;

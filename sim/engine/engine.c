@@ -212,6 +212,9 @@ void eng_init(int *argc, char **argv)
 int eng_host_count(void) { return (int)sg_host_count(); }
 
 static size_t loaded_hosts; /* of the platform this process loaded (0: none yet) */
+/* The fabric between the nodes of the cluster this process built (nids 0:
+ * none, or a SimGrid XML file), for the analytical cost (topo_of). */
+static topo_net_links loaded_fabric;
 
 size_t eng_loaded_hosts(void) { return loaded_hosts; }
 
@@ -237,6 +240,7 @@ int eng_load(const char *spec, int nodes, const char *calib, char *err, size_t e
     coll_params_set(&c.coll); /* the collectives' cost parameters of this cluster, for this process */
     if (topo_sg_build(&c, err, errlen) < 0) return -1;
     loaded_hosts = (size_t)c.nodes * c.node.gpus;
+    topo_net_links_init(&loaded_fabric, &c);
     return 0;
 }
 
@@ -411,6 +415,10 @@ static struct coll_topo *topo_of(const sg_host_t *hosts, int n, int links)
         links_ctx lc = {hosts, xbt_dynar_new(sizeof(sg_link_t), NULL)};
         coll_topo_set_links(t, route_links, &lc);
         xbt_dynar_free(&lc.route);
+        /* and the fabric's links between the nodes (the hosts' "node" is the
+         * cluster's node number): a dragonfly's switch uplinks, a tapered
+         * fat-tree's leaf uplinks */
+        coll_topo_set_fabric(t, &loaded_fabric.f, ids, 1);
     }
     free(ids);
     return t;
