@@ -470,26 +470,33 @@ static int uf_root(int *up, int i)
     return i;
 }
 
-#define KEY_PER_FLOW (3 + 2 * NRES)
+/* The most doubles of one flow's key: start, bytes, penalty, its resource
+ * count, then per resource its capacity and its place in the component. */
+#define KEY_PER_FLOW (4 + 2 * NRES)
 
-/* Component c's key (its flows fi[0 .. nc) in index order) into key;
- * loc: per resource scratch, -1 on entry and again on return. */
-static void comp_key(const fluid *fl, const int *fi, int nc, int *loc, double *key)
+/* Component c's key (its flows fi[0 .. nc) in index order) into key, its
+ * length returned; loc: per resource scratch, -1 on entry and again on
+ * return. Each flow's part says how many resources follow, so two keys are
+ * equal only where every flow has the same start, bytes, penalty and
+ * resources of the same capacities used in the same pattern. */
+static size_t comp_key(const fluid *fl, const int *fi, int nc, int *loc, double *key)
 {
     int nl = 0;
+    double *k = key;
     for (int j = 0; j < nc; j++) {
         const flow *f = &fl->f[fi[j]];
-        double *k = key + (size_t)j * KEY_PER_FLOW;
-        k[0] = f->arrive, k[1] = f->rem, k[2] = f->pen;
-        for (int r = 0; r < NRES; r++) {
-            int x = r < f->nres ? f->res[r] : -1;
-            if (x >= 0 && loc[x] < 0) loc[x] = nl++;
-            k[3 + 2 * r] = x >= 0 ? fl->rcap[x] : 0;
-            k[4 + 2 * r] = x >= 0 ? loc[x] : -1;
+        k[0] = f->arrive, k[1] = f->rem, k[2] = f->pen, k[3] = f->nres;
+        k += 4;
+        for (int r = 0; r < f->nres; r++, k += 2) {
+            int x = f->res[r];
+            if (loc[x] < 0) loc[x] = nl++;
+            k[0] = fl->rcap[x];
+            k[1] = loc[x];
         }
     }
     for (int j = 0; j < nc; j++)
         for (int r = 0; r < fl->f[fi[j]].nres; r++) loc[fl->f[fi[j]].res[r]] = -1;
+    return (size_t)(k - key);
 }
 
 static void fluid_run_folded(fluid *fl)
@@ -521,17 +528,24 @@ static void fluid_run_folded(fluid *fl)
     for (size_t i = 0; i < nf; i++)
         for (int k = 0; k < fl->f[i].nres; k++) loc[fl->f[i].res[k]] = -1;
     while (cap < 2 * nf) cap *= 2;
+    /* slot: -1 or a representative (index into rep); each representative's
+     * key stays in keys, computed once */
+    typedef struct {
+        size_t off, len;
+        int c, nc;
+    } repr;
     int *slot = ts_malloc(cap * sizeof *slot), *idx = ts_malloc(nf * sizeof *idx);
     memset(slot, -1, cap * sizeof *slot);
+    repr *rep = ts_malloc(nf * sizeof *rep);
     flow *kept = ts_malloc(nf * sizeof *kept);
-    double *key = ts_malloc(nf * KEY_PER_FLOW * sizeof *key), *rk = ts_malloc(nf * KEY_PER_FLOW * sizeof *rk);
-    size_t nk = 0;
+    double *keys = ts_malloc(nf * KEY_PER_FLOW * sizeof *keys);
+    size_t nk = 0, nrep = 0, used = 0;
     for (size_t c = 0; c < nf; c++) {
         int nc = start[c + 1] - start[c];
         if (nc == 0) continue;
         const int *cf = fi + start[c];
-        comp_key(fl, cf, nc, loc, key);
-        size_t klen = (size_t)nc * KEY_PER_FLOW;
+        double *key = keys + used;
+        size_t klen = comp_key(fl, cf, nc, loc, key);
         uint64_t h = 1469598103934665603ull, w;
         for (size_t k = 0; k < klen; k++) {
             memcpy(&w, &key[k], sizeof w);
@@ -540,23 +554,23 @@ static void fluid_run_folded(fluid *fl)
         h ^= h >> 29;
         size_t j = (size_t)h & (cap - 1);
         for (; slot[j] >= 0; j = (j + 1) & (cap - 1)) {
-            int rc = uf_root(up, slot[j]), rn = start[rc + 1] - start[rc];
-            if (rn != nc) continue;
-            comp_key(fl, fi + start[rc], rn, loc, rk);
-            if (memcmp(rk, key, klen * sizeof *key) == 0) break;
+            const repr *e = &rep[slot[j]];
+            if (e->nc == nc && e->len == klen && memcmp(keys + e->off, key, klen * sizeof *key) == 0) break;
         }
         if (slot[j] >= 0) { /* a twin: its flows take the representative's, in order */
-            const int *rf = fi + start[uf_root(up, slot[j])];
+            const int *rf = fi + start[rep[slot[j]].c];
             for (int q = 0; q < nc; q++) idx[cf[q]] = idx[rf[q]];
             continue;
         }
-        slot[j] = cf[0];
+        rep[nrep] = (repr){used, klen, (int)c, nc};
+        slot[j] = (int)nrep++;
+        used += klen;
         for (int q = 0; q < nc; q++) {
             idx[cf[q]] = (int)nk;
             kept[nk++] = fl->f[cf[q]];
         }
     }
-    free(slot), free(key), free(rk), free(up), free(start), free(fi);
+    free(slot), free(keys), free(rep), free(up), free(start), free(fi);
     if (nk == nf) {
         free(kept), free(idx);
         fluid_run(fl);
