@@ -2983,14 +2983,18 @@ typedef struct axmap {      /* a map: the form of every state variable */
     axform v[AXW_N];
 } axmap;
 
+/* (the five-term loops unrolled: the walk runs them hundreds of thousands
+ * of times in a search) */
 static axform axf_add(axform f, double c)
 {
+#pragma GCC unroll 8
     for (int j = 0; j < AXW_N; j++) f.a[j] += c;
     return f;
 }
 
 static axform axf_max(axform f, const axform *g)
 {
+#pragma GCC unroll 8
     for (int j = 0; j < AXW_N; j++)
         if (g->a[j] > f.a[j]) f.a[j] = g->a[j];
     return f;
