@@ -3037,6 +3037,7 @@ static void axm_apply(const axmap *m, double *x)
     double y[AXW_N];
     for (int i = 0; i < AXW_N; i++) {
         y[i] = -INFINITY;
+#pragma GCC unroll 8
         for (int j = 0; j < AXW_N; j++)
             if (m->v[i].a[j] + x[j] > y[i]) y[i] = m->v[i].a[j] + x[j];
     }
