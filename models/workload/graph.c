@@ -2650,7 +2650,8 @@ typedef struct axstate {
 
 /* A memo of grp_time, a pure function of its arguments (searches cost
  * the same groups for many layouts): direct-mapped, every field the cost reads
- * compared (the selection policy by identity: one per command). */
+ * compared (the selection policy by identity and its serial, which an
+ * algorithm forced on it changes). */
 typedef struct axmemo {
     an_net net;
     int n, stride, rho;
@@ -2658,6 +2659,7 @@ typedef struct axmemo {
     int64_t bytes;
     double t;
     unsigned gen;           /* coll_params_generation() when computed */
+    unsigned long pserial;  /* coll_policy_serial(net.policy) when computed */
     int used;
 } axmemo;
 static axmemo ax_memo[8192];
@@ -2671,17 +2673,19 @@ static double grp_time(const an_net *net, int n, int stride, int rho, og_coll c,
     h ^= h >> 31, h *= 0x94d049bb133111ebull, h ^= h >> 29; /* FNV's low bits see only the keys' low bits */
     axmemo *e = &ax_memo[h % (sizeof ax_memo / sizeof ax_memo[0])];
     unsigned gen = coll_params_generation();
+    unsigned long ps = coll_policy_serial(net->policy);
     if (memo_on && e->used && e->gen == gen && e->n == n && e->stride == stride && e->rho == rho && e->c == c && e->bytes == bytes &&
         e->net.gpus_per_node == net->gpus_per_node && e->net.intra_bw == net->intra_bw &&
         e->net.intra_lat == net->intra_lat && e->net.inter_bw == net->inter_bw && e->net.inter_lat == net->inter_lat &&
-        e->net.nvls == net->nvls && e->net.nic_gpus == net->nic_gpus && e->net.policy == net->policy)
+        e->net.nvls == net->nvls && e->net.nic_gpus == net->nic_gpus && e->net.policy == net->policy &&
+        e->pserial == ps)
         return e->t;
     int gpn = net->gpus_per_node > 0 ? net->gpus_per_node : 1;
     int *node = ts_malloc(n * sizeof *node);
     for (int k = 0; k < n; k++) node[k] = (int)(((long)rho + (long)k * stride) / gpn);
     double t = an_sched_time_nodes(net, n, node, c, bytes);
     free(node);
-    *e = (axmemo){*net, n, stride, rho, c, bytes, t, gen, 1};
+    *e = (axmemo){*net, n, stride, rho, c, bytes, t, gen, ps, 1};
     return t;
 }
 
