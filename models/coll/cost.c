@@ -127,10 +127,10 @@ static int kind_of(kinds *k, double bw)
 typedef struct {
     int res[NRES];      /* sender's out-link, receiver's in-link, then its NIC pools; or its route's links */
     int nres;           /* resources in res */
+    int state;          /* 0 waiting, 1 active, 2 done */
     double arrive;      /* when it starts moving bytes */
     double pen, w;      /* sharing penalty: its route's latency (CM02), else 1; w = 1 / pen */
     double rem, rate, end;
-    int state;          /* 0 waiting, 1 active, 2 done */
 } flow;
 
 typedef struct {
@@ -150,7 +150,9 @@ typedef struct {
 /* The fluid model's per-rank arrays, kept from one costing to the next (a
  * search costs hundreds of groups): only the link kinds need clearing, as
  * rcap is written by fluid_add before water_fill reads it and left and cnt
- * by water_fill itself. One set is lent at a time; a nested use allocates. */
+ * by water_fill itself. The kinds are clear (n = 0) between uses: a use
+ * clears the ranks its flows touched (kinds_reset), not all n. One set is
+ * lent at a time; a nested use allocates. */
 static struct {
     kinds *out, *in;
     double *rcap, *left, *wsum;
@@ -177,6 +179,8 @@ static void fluid_init(fluid *fl, const coll_plan *p)
     if ((size_t)n > scratch.n) {
         scratch.out = ts_realloc(scratch.out, n * sizeof *scratch.out);
         scratch.in = ts_realloc(scratch.in, n * sizeof *scratch.in);
+        memset(scratch.out + scratch.n, 0, (n - scratch.n) * sizeof *scratch.out);
+        memset(scratch.in + scratch.n, 0, (n - scratch.n) * sizeof *scratch.in);
         scratch.n = n;
     }
     if (nres > scratch.nres) {
@@ -186,16 +190,29 @@ static void fluid_init(fluid *fl, const coll_plan *p)
         scratch.wsum = ts_realloc(scratch.wsum, nres * sizeof *scratch.wsum);
         scratch.nres = nres;
     }
-    memset(scratch.out, 0, n * sizeof *scratch.out);
-    memset(scratch.in, 0, n * sizeof *scratch.in);
     fl->out = scratch.out, fl->in = scratch.in, fl->rcap = scratch.rcap, fl->left = scratch.left;
     fl->cnt = scratch.cnt, fl->wsum = scratch.wsum;
     fl->lent = 1;
     scratch.lent = 1;
 }
 
+/* Clear the link kinds of the ranks fl's flows touched: a flow on its
+ * endpoints' links (not a route's links inside a node) lists its sender's
+ * out-link and its receiver's in-link first. */
+static void kinds_reset(fluid *fl)
+{
+    int lim = fl->n * 2 * NCLASS;
+    for (size_t i = 0; i < fl->nf; i++) {
+        const flow *f = &fl->f[i];
+        if (f->res[0] >= lim) continue;
+        fl->out[f->res[0] / (2 * NCLASS)].n = 0;
+        fl->in[f->res[1] / (2 * NCLASS)].n = 0;
+    }
+}
+
 static void fluid_free(fluid *fl)
 {
+    kinds_reset(fl);
     free(fl->f);
     free(fl->act);
     if (fl->lent) {
@@ -368,11 +385,10 @@ static void fluid_run(fluid *fl)
     for (size_t i = 0; i < fl->nf; i++) fl->f[i].state = 0;
 }
 
-static void fluid_clear(fluid *fl, int n)
+static void fluid_clear(fluid *fl)
 {
+    kinds_reset(fl);
     fl->nf = 0;
-    memset(fl->out, 0, n * sizeof *fl->out);
-    memset(fl->in, 0, n * sizeof *fl->in);
 }
 
 /* Entry i of rank r's merged step m (sends first): its peer in *q and the
@@ -416,7 +432,7 @@ static double cost_steps(const coll_plan *p, const rcache *c, coll_route_fn rout
     fluid fl;
     fluid_init(&fl, p);
     for (int s = 0; s < p->nsteps; s++) {
-        fluid_clear(&fl, n);
+        fluid_clear(&fl);
         memcpy(next, ready, n * sizeof *ready);
         for (int r = 0; r < n; r++) {
             coll_plan_step_phys(p, r, s, st);
@@ -499,40 +515,89 @@ static size_t comp_key(const fluid *fl, const int *fi, int nc, int *loc, double 
     return (size_t)(k - key);
 }
 
+/* A flow alone on every resource it crosses (no other flow uses them, and
+ * it lists none twice) is a component of its own: its key is comp_key's for
+ * it (its resources in order, places 0, 1, ...), without the scratch. */
+static size_t lone_key(const fluid *fl, const flow *f, double *k)
+{
+    k[0] = f->arrive, k[1] = f->rem, k[2] = f->pen, k[3] = f->nres;
+    for (int r = 0; r < f->nres; r++) {
+        k[4 + 2 * r] = fl->rcap[f->res[r]];
+        k[5 + 2 * r] = r;
+    }
+    return 4 + 2 * (size_t)f->nres;
+}
+
+/* Two keys of n doubles equal bit for bit (as memcmp). */
+static int key_eq(const double *a, const double *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x, y;
+        memcpy(&x, a + i, sizeof x);
+        memcpy(&y, b + i, sizeof y);
+        if (x != y) return 0;
+    }
+    return 1;
+}
+
 static void fluid_run_folded(fluid *fl)
 {
     size_t nf = fl->nf, cap = 16;
     if (nf == 0) return;
-    int *up = ts_malloc(nf * sizeof *up), *first = fl->cnt; /* per resource: a flow on it, -1: none yet */
+    /* per resource: how many flows use it; a flow alone on all of its
+     * resources is a component by itself (a ring's flows, mostly) and
+     * skips the union-find (up[i] = -1) */
+    int *use = fl->cnt, *up = ts_malloc(nf * sizeof *up);
     for (size_t i = 0; i < nf; i++)
-        for (int k = 0; k < fl->f[i].nres; k++) first[fl->f[i].res[k]] = -1;
+        for (int k = 0; k < fl->f[i].nres; k++) use[fl->f[i].res[k]] = 0;
+    for (size_t i = 0; i < nf; i++)
+        for (int k = 0; k < fl->f[i].nres; k++) use[fl->f[i].res[k]]++;
+    size_t nshared = 0;
     for (size_t i = 0; i < nf; i++) {
-        up[i] = (int)i;
-        for (int k = 0; k < fl->f[i].nres; k++) {
-            int x = fl->f[i].res[k];
-            if (first[x] < 0) first[x] = (int)i;
-            else {
-                int a = uf_root(up, (int)i), b = uf_root(up, first[x]);
-                if (a != b) up[a < b ? b : a] = a < b ? a : b; /* the root: the component's first flow */
+        int lone = 1;
+        for (int k = 0; k < fl->f[i].nres; k++) lone &= use[fl->f[i].res[k]] == 1;
+        up[i] = lone ? -1 : (int)i;
+        nshared += !lone;
+    }
+    /* the other flows' components: union-find over the resources they share */
+    int *first = use; /* per resource of a shared flow: a flow on it, -1: none yet */
+    int *start = NULL, *fi = NULL;
+    if (nshared > 0) {
+        for (size_t i = 0; i < nf; i++)
+            if (up[i] >= 0)
+                for (int k = 0; k < fl->f[i].nres; k++) first[fl->f[i].res[k]] = -1;
+        for (size_t i = 0; i < nf; i++) {
+            if (up[i] < 0) continue;
+            for (int k = 0; k < fl->f[i].nres; k++) {
+                int x = fl->f[i].res[k];
+                if (first[x] < 0) first[x] = (int)i;
+                else {
+                    int a = uf_root(up, (int)i), b = uf_root(up, first[x]);
+                    if (a != b) up[a < b ? b : a] = a < b ? a : b; /* the root: the component's first flow */
+                }
             }
         }
+        /* their flows in index order: counting sort by root */
+        start = ts_calloc(nf + 1, sizeof *start), fi = ts_malloc(nshared * sizeof *fi);
+        int *fill = ts_malloc(nf * sizeof *fill);
+        for (size_t i = 0; i < nf; i++)
+            if (up[i] >= 0) start[uf_root(up, (int)i) + 1]++;
+        for (size_t i = 0; i < nf; i++) start[i + 1] += start[i];
+        memcpy(fill, start, nf * sizeof *fill);
+        for (size_t i = 0; i < nf; i++)
+            if (up[i] >= 0) fi[fill[uf_root(up, (int)i)]++] = (int)i;
+        free(fill);
+        int *loc = first; /* reused: -1 on every resource of a shared flow */
+        for (size_t i = 0; i < nf; i++)
+            if (up[i] >= 0)
+                for (int k = 0; k < fl->f[i].nres; k++) loc[fl->f[i].res[k]] = -1;
     }
-    /* the components' flows in index order: counting sort by root */
-    int *start = ts_calloc(nf + 1, sizeof *start), *fi = ts_malloc(nf * sizeof *fi), *fill = ts_malloc(nf * sizeof *fill);
-    for (size_t i = 0; i < nf; i++) start[uf_root(up, (int)i) + 1]++;
-    for (size_t i = 0; i < nf; i++) start[i + 1] += start[i];
-    memcpy(fill, start, nf * sizeof *fill);
-    for (size_t i = 0; i < nf; i++) fi[fill[uf_root(up, (int)i)]++] = (int)i;
-    free(fill);
-    int *loc = first; /* reused: -1 on every resource in use */
-    for (size_t i = 0; i < nf; i++)
-        for (int k = 0; k < fl->f[i].nres; k++) loc[fl->f[i].res[k]] = -1;
     while (cap < 2 * nf) cap *= 2;
     /* slot: -1 or a representative (index into rep); each representative's
      * key stays in keys, computed once */
     typedef struct {
         size_t off, len;
-        int c, nc;
+        int c, nc, lone;
     } repr;
     int *slot = ts_malloc(cap * sizeof *slot), *idx = ts_malloc(nf * sizeof *idx);
     memset(slot, -1, cap * sizeof *slot);
@@ -540,12 +605,21 @@ static void fluid_run_folded(fluid *fl)
     flow *kept = ts_malloc(nf * sizeof *kept);
     double *keys = ts_malloc(nf * KEY_PER_FLOW * sizeof *keys);
     size_t nk = 0, nrep = 0, used = 0;
+    /* the components in the order of their first flows */
     for (size_t c = 0; c < nf; c++) {
-        int nc = start[c + 1] - start[c];
-        if (nc == 0) continue;
-        const int *cf = fi + start[c];
+        int lone = up[c] < 0, nc, one = (int)c;
+        const int *cf;
         double *key = keys + used;
-        size_t klen = comp_key(fl, cf, nc, loc, key);
+        size_t klen;
+        if (lone) {
+            nc = 1, cf = &one;
+            klen = lone_key(fl, &fl->f[c], key);
+        } else {
+            nc = start[c + 1] - start[c];
+            if (nc == 0) continue;
+            cf = fi + start[c];
+            klen = comp_key(fl, cf, nc, first, key);
+        }
         uint64_t h = 1469598103934665603ull, w;
         for (size_t k = 0; k < klen; k++) {
             memcpy(&w, &key[k], sizeof w);
@@ -555,14 +629,15 @@ static void fluid_run_folded(fluid *fl)
         size_t j = (size_t)h & (cap - 1);
         for (; slot[j] >= 0; j = (j + 1) & (cap - 1)) {
             const repr *e = &rep[slot[j]];
-            if (e->nc == nc && e->len == klen && memcmp(keys + e->off, key, klen * sizeof *key) == 0) break;
+            if (e->nc == nc && e->len == klen && key_eq(keys + e->off, key, klen)) break;
         }
         if (slot[j] >= 0) { /* a twin: its flows take the representative's, in order */
-            const int *rf = fi + start[rep[slot[j]].c];
+            const repr *e = &rep[slot[j]];
+            const int *rf = e->lone ? &e->c : fi + start[e->c];
             for (int q = 0; q < nc; q++) idx[cf[q]] = idx[rf[q]];
             continue;
         }
-        rep[nrep] = (repr){used, klen, (int)c, nc};
+        rep[nrep] = (repr){used, klen, (int)c, nc, lone};
         slot[j] = (int)nrep++;
         used += klen;
         for (int q = 0; q < nc; q++) {
