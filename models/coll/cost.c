@@ -145,6 +145,7 @@ typedef struct {
     size_t actcap;
     int lent;           /* the arrays are the scratch's */
     int n;              /* ranks: NIC pool k's resources follow theirs */
+    int links, nics;    /* the topology knows the links inside its nodes, its members' NICs */
 } fluid;
 
 /* The fluid model's per-rank arrays, kept from one costing to the next (a
@@ -167,6 +168,8 @@ static void fluid_init(fluid *fl, const coll_plan *p)
     size_t nres = RES_COUNT(n, p->topo ? p->topo->nlinks : 0);
     memset(fl, 0, sizeof *fl);
     fl->n = n;
+    fl->links = p->topo && p->topo->nlinks > 0;
+    fl->nics = p->topo && p->topo->nic;
     if (scratch.lent) { /* nested (not expected): arrays of its own */
         fl->out = ts_calloc(n, sizeof *fl->out);
         fl->in = ts_calloc(n, sizeof *fl->in);
@@ -267,7 +270,7 @@ static void fluid_add(fluid *fl, const coll_plan *p, int r, int q, double start,
     f->rate = 0;
     f->end = f->arrive;
     f->state = 0;
-    if (link_res(fl, p, r, q, f)) {
+    if (fl->links && link_res(fl, p, r, q, f)) {
         size_t base = (size_t)fl->n * 2 * NCLASS + 2 * (size_t)fl->n;
         for (int k = 0; k < f->nres; k++) {
             double lb = p->topo->link_bw[f->res[k] - base];
@@ -278,10 +281,11 @@ static void fluid_add(fluid *fl, const coll_plan *p, int r, int q, double start,
     f->res[0] = (r * 2 + 0) * NCLASS + kind_of(&fl->out[r], bw);
     f->res[1] = (q * 2 + 1) * NCLASS + kind_of(&fl->in[q], bw);
     fl->rcap[f->res[0]] = fl->rcap[f->res[1]] = bw > 0 ? bw : 1e300;
+    f->nres = 2; /* the pools it crosses follow its links: loops stop at nres */
+    if (!fl->nics) return;
     double share[2];
     int nic[2];
     nic_res(fl, p, r, q, nic, share);
-    f->nres = 2; /* the pools it crosses follow its links: loops stop at nres */
     for (int k = 0; k < 2; k++)
         if (nic[k] >= 0) {
             f->res[f->nres++] = nic[k];
