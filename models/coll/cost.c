@@ -609,6 +609,12 @@ static void fluid_run_folded(fluid *fl)
     flow *kept = ts_malloc(nf * sizeof *kept);
     double *keys = ts_malloc(nf * KEY_PER_FLOW * sizeof *keys);
     size_t nk = 0, nrep = 0, used = 0;
+    /* the last few lone representatives, tried before the table: a ring's
+     * members list the same few kinds of lone flow over and over (a key
+     * equal to a representative's is found at it either way: keys of
+     * representatives are distinct) */
+    enum { RECENT = 4 };
+    int recent[RECENT], nrecent = 0, rnext = 0;
     /* the components in the order of their first flows */
     for (size_t c = 0; c < nf; c++) {
         int lone = up[c] < 0, nc, one = (int)c;
@@ -618,6 +624,15 @@ static void fluid_run_folded(fluid *fl)
         if (lone) {
             nc = 1, cf = &one;
             klen = lone_key(fl, &fl->f[c], key);
+            int hit = -1;
+            for (int k = 0; k < nrecent && hit < 0; k++) {
+                const repr *e = &rep[recent[k]];
+                if (e->len == klen && key_eq(keys + e->off, key, klen)) hit = recent[k];
+            }
+            if (hit >= 0) {
+                idx[c] = idx[rep[hit].c];
+                continue;
+            }
         } else {
             nc = start[c + 1] - start[c];
             if (nc == 0) continue;
@@ -637,9 +652,19 @@ static void fluid_run_folded(fluid *fl)
         }
         if (slot[j] >= 0) { /* a twin: its flows take the representative's, in order */
             const repr *e = &rep[slot[j]];
+            if (lone) {
+                recent[rnext] = slot[j];
+                rnext = (rnext + 1) % RECENT;
+                if (nrecent < RECENT) nrecent++;
+            }
             const int *rf = e->lone ? &e->c : fi + start[e->c];
             for (int q = 0; q < nc; q++) idx[cf[q]] = idx[rf[q]];
             continue;
+        }
+        if (lone) { /* a new representative */
+            recent[rnext] = (int)nrep;
+            rnext = (rnext + 1) % RECENT;
+            if (nrecent < RECENT) nrecent++;
         }
         rep[nrep] = (repr){used, klen, (int)c, nc, lone};
         slot[j] = (int)nrep++;
