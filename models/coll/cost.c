@@ -688,16 +688,19 @@ static void fluid_run_folded(fluid *fl)
     free(kept), free(idx);
 }
 
-/* Within one costing, the wire factor and the last call tail: the factor
+/* Within one costing, the wire factor and the last few call tails: the factor
  * (coll_plan_wire_scale_with) is a pure function of the plan and the
  * parameters, computed at the first positive size and applied to every
  * size as coll_plan_wire_bytes does; a group's members mostly have the same
- * alphas and ends, and the tail is a pure function of the plan and those
+ * alphas and ends, or one of a few (a tree's leaves, inner members and
+ * roots alternate), and the tail is a pure function of the plan and those
  * inputs (compared bit for bit). */
+#define CM_TAILS 4 /* call tails kept: a tree's members end at a few distinct times */
+
 typedef struct {
-    int has_scale, has_tail;
+    int has_scale, ntail, next;
     double scale;
-    double in[3], tail;
+    double in[CM_TAILS][3], tail[CM_TAILS];
 } cmemo;
 
 static int64_t wire_bytes(const coll_plan *p, cmemo *mo, int64_t bytes)
@@ -715,12 +718,14 @@ static int64_t wire_bytes(const coll_plan *p, cmemo *mo, int64_t bytes)
 static double call_tail(const coll_plan *p, cmemo *mo, double alpha, double alpha_in, double busy)
 {
     const double in[3] = {alpha, alpha_in, busy};
-    if (!mo->has_tail || memcmp(mo->in, in, sizeof in) != 0) {
-        memcpy(mo->in, in, sizeof in);
-        mo->tail = coll_call_tail(p, alpha, alpha_in, 0, busy);
-        mo->has_tail = 1;
-    }
-    return mo->tail;
+    for (int i = 0; i < mo->ntail; i++)
+        if (memcmp(mo->in[i], in, sizeof in) == 0) return mo->tail[i];
+    int i = mo->next;
+    mo->next = (mo->next + 1) % CM_TAILS;
+    if (mo->ntail < CM_TAILS) mo->ntail++;
+    memcpy(mo->in[i], in, sizeof in);
+    mo->tail[i] = coll_call_tail(p, alpha, alpha_in, 0, busy);
+    return mo->tail[i];
 }
 
 /* Each member's end: the last of the flows it sends or receives. */
