@@ -3044,8 +3044,14 @@ static axform axf_max(axform f, const axform *g)
 
 static void axm_identity(axmap *m)
 {
-    for (int i = 0; i < AXW_N; i++)
-        for (int j = 0; j < AXW_N; j++) m->v[i].a[j] = i == j ? 0 : -INFINITY;
+    static axmap id;
+    static int made;
+    if (!made) {
+        for (int i = 0; i < AXW_N; i++)
+            for (int j = 0; j < AXW_N; j++) id.v[i].a[j] = i == j ? 0 : -INFINITY;
+        made = 1;
+    }
+    *m = id;
 }
 
 /* *out = b after a (a applied first); out may alias neither. */
