@@ -532,6 +532,25 @@ static size_t lone_key(const fluid *fl, const flow *f, double *k)
     return 4 + 2 * (size_t)f->nres;
 }
 
+static int same_bits(double a, double b)
+{
+    uint64_t x, y;
+    memcpy(&x, &a, sizeof x);
+    memcpy(&y, &b, sizeof y);
+    return x == y;
+}
+
+/* lone_key(f) equals lone_key(g), read off the flows. */
+static int lone_same(const fluid *fl, const flow *f, const flow *g)
+{
+    if (f->nres != g->nres || !same_bits(f->arrive, g->arrive) || !same_bits(f->rem, g->rem) ||
+        !same_bits(f->pen, g->pen))
+        return 0;
+    for (int r = 0; r < f->nres; r++)
+        if (!same_bits(fl->rcap[f->res[r]], fl->rcap[g->res[r]])) return 0;
+    return 1;
+}
+
 /* Two keys of n doubles equal bit for bit (as memcmp). */
 static int key_eq(const double *a, const double *b, size_t n)
 {
@@ -623,16 +642,14 @@ static void fluid_run_folded(fluid *fl)
         size_t klen;
         if (lone) {
             nc = 1, cf = &one;
-            klen = lone_key(fl, &fl->f[c], key);
             int hit = -1;
-            for (int k = 0; k < nrecent && hit < 0; k++) {
-                const repr *e = &rep[recent[k]];
-                if (e->len == klen && key_eq(keys + e->off, key, klen)) hit = recent[k];
-            }
+            for (int k = 0; k < nrecent && hit < 0; k++)
+                if (lone_same(fl, &fl->f[c], &fl->f[rep[recent[k]].c])) hit = recent[k];
             if (hit >= 0) {
                 idx[c] = idx[rep[hit].c];
                 continue;
             }
+            klen = lone_key(fl, &fl->f[c], key);
         } else {
             nc = start[c + 1] - start[c];
             if (nc == 0) continue;
