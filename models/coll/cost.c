@@ -813,8 +813,14 @@ static double cost_pipelined(const coll_plan *p, coll_route_fn route, void *ctx)
     ts_grow(&src, sizeof *src, &c2, guess); /* most members send to few peers */
     ts_grow(&dst, sizeof *dst, &cap, guess);
     ts_grow(&fl.f, sizeof *fl.f, &fl.cap, guess);
+    coll_merged_fn direct = coll_plan_merged_direct(p); /* the view without lower()'s checks per member */
     for (int r = 0; r < n; r++) {
-        coll_plan_merged_phys_once(p, r, m);
+        if (direct) {
+            m->nsend = m->nrecv = 0;
+            direct(p, r, m);
+        } else {
+            coll_plan_merged_phys_once(p, r, m);
+        }
         for (int i = 0; i < m->nsend + m->nrecv; i++) {
             double lat, bw;
             int send = i < m->nsend, q = send ? m->send[i].peer : m->recv[i - m->nsend].peer;
