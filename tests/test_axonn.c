@@ -519,6 +519,52 @@ static void test_sched_memo_key(void)
     coll_policy_free(pol);
 }
 
+/* The estimate's memo across estimates follows what its collectives read:
+ * the network's figures changed in place (the same an_net), the cost
+ * parameters (coll_params_set) and the policy (an algorithm forced on the
+ * same policy object), each seen at the next estimate: every figure equals
+ * the estimate with the memos off, bit for bit, and each change moves it. */
+static void test_estimate_memo_context(void)
+{
+    if (setup() < 0) {
+        CU_FAIL("setup");
+        return;
+    }
+    wl_layout l;
+    char err[512];
+    CU_ASSERT_EQUAL_FATAL(wl_layout_parse("gx=2,gy=2,gz=2,dp=2,gbs=16", &l, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(wl_layout_check(&l, &tiny, 1024, wl_layout_ngpus(&l), err, sizeof err), 0);
+    coll_params saved = *coll_params_get();
+    double iter[2][4];
+    for (int pass = 0; pass < 2; pass++) { /* memoised, then every memo off */
+        wl_memo(pass == 0);
+        coll_policy *pol = coll_policy_new();
+        an_net net = {4, 300e9, 3e-6, 25e9, 3.3e-6, 0, 0, 0, pol, 0, NULL, NULL};
+        wl_opts o = {1024, CM_BF16, &a100, &net, 1, 1, NULL};
+        wl_est e;
+        for (int step = 0; step < 4; step++) {
+            if (step == 1) net.inter_bw /= 2;
+            if (step == 2) {
+                coll_params q = saved;
+                for (int f = 0; f < COLL_NFAMS; f++)
+                    for (int k = 0; k < COLL_NPROTOS; k++) q.base_lat[f][k] += 20e-6;
+                coll_params_set(&q);
+            }
+            if (step == 3)
+                CU_ASSERT_EQUAL(coll_policy_force(pol, "allreduce=rhd,allgather=rhd,reducescatter=rhd", err, sizeof err), 0);
+            CU_ASSERT_EQUAL_FATAL(wl_estimate(&tiny, &l, &o, &e, err, sizeof err), 0);
+            iter[pass][step] = e.iter;
+        }
+        coll_params_set(&saved);
+        coll_policy_free(pol);
+    }
+    wl_memo(1);
+    for (int step = 0; step < 4; step++) {
+        CU_ASSERT_EQUAL(iter[0][step], iter[1][step]); /* exactly */
+        if (step > 0) CU_ASSERT_NOT_EQUAL(iter[1][step], iter[1][step - 1]);
+    }
+}
+
 void suite_axonn(void)
 {
     test_add_suite("axonn", "estimate equals the op graph's critical path", test_estimate_matches_graph,
@@ -529,5 +575,6 @@ void suite_axonn(void)
                    "search top K (1 and 2 micro-batches, extrapolated) equals run", test_search_top_k_extrapolated,
                    "estimate equals the recorded step-by-step walk", test_estimate_recorded,
                    "memoised and uncached estimates agree exactly", test_estimate_memo_exact,
-                   "collective memo keys on the node pattern, parameters and policy", test_sched_memo_key, NULL);
+                   "collective memo keys on the node pattern, parameters and policy", test_sched_memo_key,
+                   "estimate memo follows the network, parameters and policy", test_estimate_memo_context, NULL);
 }

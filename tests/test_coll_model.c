@@ -1679,6 +1679,31 @@ static void node_route(void *ctx, int a, int b, double *lat, double *bw)
     *bw = intra ? BI : BN;
 }
 
+/* The links variant of the fast-path test: inside a node, each pair of
+ * members has a link of its own (a mesh: a quarter of BI, half where the
+ * lower member is a multiple of 3, so that lone flows of one latency differ
+ * in capacity), and a pair whose indices add up to 3 mod 4 also crosses its
+ * node's hub (BI, shared by those pairs' flows) at twice the latency. */
+static char mesh_link[64 * 64], hub_link[64];
+
+static int mesh_links(void *ctx, int a, int b, int max, const void **ids, double *bw)
+{
+    const int *node = ctx;
+    if (max < 2) return -1;
+    int lo = a < b ? a : b, hi = a < b ? b : a;
+    ids[0] = &mesh_link[lo * 64 + hi], bw[0] = lo % 3 ? BI / 4 : BI / 2;
+    if ((a + b) % 4 != 3) return 1;
+    ids[1] = &hub_link[node[a]], bw[1] = BI;
+    return 2;
+}
+
+static void mesh_route(void *ctx, int a, int b, double *lat, double *bw)
+{
+    node_route(ctx, a, b, lat, bw);
+    const int *node = ctx;
+    if (node[a] == node[b] && (a + b) % 4 == 3) *lat *= 2;
+}
+
 /* coll_cost's one-pass pipelined path (memos of wire sizes and call tails,
  * the fluid model's arrays kept between calls) gives the figures of its
  * reference (three passes, a route cache, every call made): every algorithm
@@ -1686,7 +1711,10 @@ static void node_route(void *ctx, int a, int b, double *lat, double *bw)
  * rings, whose call tail reads each member's busy time), on uniform,
  * uneven and one-member-per-node placements and group sizes that grow and
  * shrink between calls (the kept arrays), with byte counts that do not
- * divide into equal chunks. Equal bit for bit, hence within 1e-12. */
+ * divide into equal chunks; and again with NIC pools (two members per NIC:
+ * flows between nodes share them, a flow crosses four resources) and with
+ * the links inside the nodes (mesh_links: lone flows and flows sharing a
+ * hub, of two latencies). Equal bit for bit, hence within 1e-12. */
 static void test_cost_fast_path(void)
 {
     coll_params saved = *coll_params_get(), q;
@@ -1707,8 +1735,19 @@ static void test_cost_fast_path(void)
             for (int k = 1; shapes[si][k]; k++)
                 for (int j = 0; j < shapes[si][k]; j++) node[r++] = k - 1;
             CU_ASSERT_EQUAL_FATAL(r, n);
-            for (int nvls = 0; nvls < 2; nvls++) {
+            for (int var = 0; var < 4; var++) { /* nvls off, on; NIC pools; links and pools */
+                int nvls = var == 1;
                 coll_topo *t = coll_topo_new(n, node, nvls);
+                coll_route_fn route = node_route;
+                if (var >= 2) {
+                    int nic[64];
+                    for (int i = 0; i < n; i++) nic[i] = node[i] * 64 + t->local[i] / 2;
+                    coll_topo_set_nics(t, nic, NULL);
+                }
+                if (var == 3) {
+                    CU_ASSERT_EQUAL(coll_topo_set_links(t, mesh_links, node), shapes[si][1] > 1 || n == 16);
+                    route = mesh_route;
+                }
                 for (size_t ci = 0; ci < sizeof colls / sizeof colls[0]; ci++)
                     for (int a = 0; a < coll_nalgos(); a++) {
                         if (!(coll_algo_get(a)->colls & (1u << colls[ci]))) continue;
@@ -1723,13 +1762,13 @@ static void test_cost_fast_path(void)
                                 }
                                 p.proto = pr;
                                 coll_cost_fast(0);
-                                double ref = coll_cost(&p, COLL_COST_PIPELINED, node_route, node);
+                                double ref = coll_cost(&p, COLL_COST_PIPELINED, route, node);
                                 coll_cost_fast(1);
-                                double got = coll_cost(&p, COLL_COST_PIPELINED, node_route, node);
+                                double got = coll_cost(&p, COLL_COST_PIPELINED, route, node);
                                 compared++;
                                 if (!(got == ref && fabs(got - ref) <= 1e-12 * fabs(ref)) && bad++ < 5)
-                                    fprintf(stderr, "\n  %s %s on %d (shape %zu, nvls %d, %lld B, proto %d): %.17g, reference %.17g",
-                                            coll_algo_get(a)->name, og_coll_name(colls[ci]), n, si, nvls,
+                                    fprintf(stderr, "\n  %s %s on %d (shape %zu, variant %d, %lld B, proto %d): %.17g, reference %.17g",
+                                            coll_algo_get(a)->name, og_coll_name(colls[ci]), n, si, var,
                                             (long long)sizes[bi], pr, got, ref);
                             }
                     }

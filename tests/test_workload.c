@@ -2,6 +2,7 @@
  * counts against Megatron-LM's formulas, memory against hand calculations. */
 #include <unistd.h>
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -342,6 +343,44 @@ static void test_config_spellings(void)
  * the uncached ones bit for bit. Dense, MoE with leading dense layers
  * (DeepSeek-V3) and all-MoE (Mixtral); Megatron stages, uneven first and
  * last stages, AxoNN grids. */
+/* wl_layout_format writes what the snprintf it replaces wrote: every length
+ * of buffer (truncation, the terminating NUL), negative and extreme values,
+ * both spaces, and the keys appended after the first part. */
+static void test_layout_format(void)
+{
+    const char *lays[] = {"gx=2,gy=4,gz=1,dp=8,mbs=2,gbs=64,zero=2,recompute=full",
+                          "gx=1,gy=8,gz=2,dp=64,mbs=8,gbs=1024,zero=1,recompute=selective,overlap=off",
+                          "tp=8,pp=8,dp=16,gbs=1536,sp=on,recompute=selective,zero=1,vpp=3",
+                          "tp=1,pp=1,dp=16,gbs=64,zero=3,hpz=2,hgz=8", "tp=4,pp=12,dp=8,mbs=2,gbs=256,pp_first=5"};
+    for (size_t i = 0; i < sizeof lays / sizeof lays[0] + 2; i++) {
+        wl_layout l;
+        char err[TS_ERRLEN], ref[512], got[512];
+        CU_ASSERT_EQUAL_FATAL(wl_layout_parse(lays[i < 5 ? i : 0], &l, err, sizeof err), 0);
+        if (i == 5) l.gx = -7, l.mbs = INT_MIN, l.gbs = INT_MAX, l.zero = 0; /* the digits' corners */
+        if (i == 6) l.axonn = 0, l.tp = INT_MIN, l.vpp = -1, l.gbs = 1000000000;
+        int extra = l.hpz > 1 || l.hgz > 1 || l.pp_first; /* keys after the first part */
+        if (l.axonn)
+            snprintf(ref, sizeof ref, "gx=%d,gy=%d,gz=%d,dp=%d,mbs=%d,gbs=%d,zero=%d,recompute=%s,overlap=%s", l.gx,
+                     l.gy, l.gz, l.dp, l.mbs, l.gbs, l.zero, wl_recompute_name(l.recompute),
+                     l.ax_serial ? "off" : "on");
+        else
+            snprintf(ref, sizeof ref, "tp=%d,pp=%d,dp=%d,cp=%d,ep=%d,vpp=%d,mbs=%d,gbs=%d,zero=%d,sp=%s,recompute=%s,"
+                     "schedule=%s", l.tp, l.pp, l.dp, l.cp, l.ep, l.vpp, l.mbs, l.gbs, l.zero, l.sp ? "on" : "off",
+                     wl_recompute_name(l.recompute), wl_schedule_name(l.schedule));
+        size_t len = strlen(ref);
+        wl_layout_format(&l, got, sizeof got);
+        CU_ASSERT(extra ? strncmp(got, ref, len) == 0 && strlen(got) > len : strcmp(got, ref) == 0);
+        if (extra) CU_ASSERT_PTR_NOT_NULL(strstr(got, l.pp_first ? ",pp_first=5" : ",hpz=2,hgz=8"));
+        for (size_t n = 0; n <= len; n++) { /* truncated inside the first part: as snprintf */
+            char want[512];
+            memset(got, '#', sizeof got), memset(want, '#', sizeof want);
+            snprintf(want, n, "%s", ref);
+            wl_layout_format(&l, got, n);
+            CU_ASSERT_EQUAL(memcmp(got, want, sizeof got), 0);
+        }
+    }
+}
+
 static void test_stage_params_memo(void)
 {
     static const struct {
@@ -397,7 +436,8 @@ void suite_workload(void)
                    "flops vs megatron formula", test_flops_formula, "korthikanti activation equations",
                    test_activation_equations, "memory vs hand calculation", test_memory_hand,
                    "published parameter counts", test_published_counts, "config spellings", test_config_spellings,
-                   "stage parameters: memoised equal uncached", test_stage_params_memo, NULL);
+                   "stage parameters: memoised equal uncached", test_stage_params_memo,
+                   "layout text as snprintf writes it", test_layout_format, NULL);
 }
 
 /* ---- generated op graphs ---- */

@@ -260,6 +260,12 @@ void coll_plan_step_phys(const coll_plan *p, int me, int s, coll_step *out);
 void coll_plan_merged_phys(const coll_plan *p, int me, coll_step *out);
 /* The same view without keeping it (a caller reading each member once). */
 void coll_plan_merged_phys_once(const coll_plan *p, int me, coll_step *out);
+/* Where p's physical merged view is its algorithm's closed form as it is
+ * (no NVSwitch or SHARP entries to lower, nsteps > 0), that function, which
+ * a caller reading every member may call directly (out cleared first);
+ * else NULL. */
+typedef void (*coll_merged_fn)(const coll_plan *p, int me, coll_step *out);
+coll_merged_fn coll_plan_merged_direct(const coll_plan *p);
 /* Whether coll_plan_merged_phys keeps the last plan's views (default 1). */
 void coll_view_memo(int on);
 

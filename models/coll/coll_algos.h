@@ -5,8 +5,13 @@
 #include "coll.h"
 #include "coll_params.h"
 
-/* a mod n in 0..n-1 for any a; smallest k with 2^k >= n. */
-static inline int coll_mod(int a, int n) { return ((a % n) + n) % n; }
+/* a mod n in 0..n-1 for any a (n > 0: one division, not two); smallest k
+ * with 2^k >= n. */
+static inline int coll_mod(int a, int n)
+{
+    int m = a % n;
+    return m < 0 ? m + n : m;
+}
 static inline int coll_log2_ceil(int n)
 {
     int k = 0;

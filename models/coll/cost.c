@@ -141,11 +141,11 @@ static int kind_of(kinds *k, double bw)
 typedef struct {
     int res[NRES];      /* sender's out-link, receiver's in-link, then its NIC pools; or its route's links */
     int nres;           /* resources in res */
+    int state;          /* 0 waiting, 1 active, 2 done */
     double arrive;      /* when it starts moving bytes */
     double pen, w;      /* sharing penalty: its route's latency (CM02), else 1; w = 1 / pen */
     double rem, rate, end;
     double top;         /* the largest rate it had (fl->track) */
-    int state;          /* 0 waiting, 1 active, 2 done */
 } flow;
 
 typedef struct {
@@ -161,12 +161,15 @@ typedef struct {
     int lent;           /* the arrays are the scratch's */
     int n;              /* ranks: NIC pool k's resources follow theirs */
     int track;          /* fluid_run keeps each flow's largest rate (top) */
+    int links, nics;    /* the topology knows the links inside its nodes, its members' NICs */
 } fluid;
 
 /* The fluid model's per-rank arrays, kept from one costing to the next (a
  * search costs hundreds of groups): only the link kinds need clearing, as
  * rcap is written by fluid_add before water_fill reads it and left and cnt
- * by water_fill itself. One set is lent at a time; a nested use allocates. */
+ * by water_fill itself. The kinds are clear (n = 0) between uses: a use
+ * clears the ranks its flows touched (kinds_reset), not all n. One set is
+ * lent at a time; a nested use allocates. */
 static struct {
     kinds *out, *in;
     double *rcap, *left, *wsum;
@@ -181,6 +184,8 @@ static void fluid_init(fluid *fl, const coll_plan *p)
     size_t nres = res_count(p);
     memset(fl, 0, sizeof *fl);
     fl->n = n;
+    fl->links = p->topo && p->topo->nlinks > 0;
+    fl->nics = p->topo && p->topo->nic;
     if (scratch.lent) { /* nested (not expected): arrays of its own */
         fl->out = ts_calloc(n, sizeof *fl->out);
         fl->in = ts_calloc(n, sizeof *fl->in);
@@ -193,6 +198,8 @@ static void fluid_init(fluid *fl, const coll_plan *p)
     if ((size_t)n > scratch.n) {
         scratch.out = ts_realloc(scratch.out, n * sizeof *scratch.out);
         scratch.in = ts_realloc(scratch.in, n * sizeof *scratch.in);
+        memset(scratch.out + scratch.n, 0, (n - scratch.n) * sizeof *scratch.out);
+        memset(scratch.in + scratch.n, 0, (n - scratch.n) * sizeof *scratch.in);
         scratch.n = n;
     }
     if (nres > scratch.nres) {
@@ -202,16 +209,29 @@ static void fluid_init(fluid *fl, const coll_plan *p)
         scratch.wsum = ts_realloc(scratch.wsum, nres * sizeof *scratch.wsum);
         scratch.nres = nres;
     }
-    memset(scratch.out, 0, n * sizeof *scratch.out);
-    memset(scratch.in, 0, n * sizeof *scratch.in);
     fl->out = scratch.out, fl->in = scratch.in, fl->rcap = scratch.rcap, fl->left = scratch.left;
     fl->cnt = scratch.cnt, fl->wsum = scratch.wsum;
     fl->lent = 1;
     scratch.lent = 1;
 }
 
+/* Clear the link kinds of the ranks fl's flows touched: a flow on its
+ * endpoints' links (not a route's links inside a node) lists its sender's
+ * out-link and its receiver's in-link first. */
+static void kinds_reset(fluid *fl)
+{
+    int lim = fl->n * 2 * NCLASS;
+    for (size_t i = 0; i < fl->nf; i++) {
+        const flow *f = &fl->f[i];
+        if (f->res[0] >= lim) continue;
+        fl->out[f->res[0] / (2 * NCLASS)].n = 0;
+        fl->in[f->res[1] / (2 * NCLASS)].n = 0;
+    }
+}
+
 static void fluid_free(fluid *fl)
 {
+    kinds_reset(fl);
     free(fl->f);
     free(fl->act);
     if (fl->lent) {
@@ -367,7 +387,7 @@ static void fluid_add(fluid *fl, const coll_plan *p, int r, int q, double start,
     f->end = f->arrive;
     f->top = 0;
     f->state = 0;
-    if (link_res(fl, p, r, q, f)) {
+    if (fl->links && link_res(fl, p, r, q, f)) {
         size_t base = (size_t)fl->n * 2 * NCLASS + 2 * (size_t)fl->n;
         for (int k = 0; k < f->nres; k++) {
             double lb = p->topo->link_bw[f->res[k] - base];
@@ -378,15 +398,17 @@ static void fluid_add(fluid *fl, const coll_plan *p, int r, int q, double start,
     f->res[0] = (r * 2 + 0) * NCLASS + kind_of(&fl->out[r], bw);
     f->res[1] = (q * 2 + 1) * NCLASS + kind_of(&fl->in[q], bw);
     fl->rcap[f->res[0]] = fl->rcap[f->res[1]] = bw > 0 ? bw : 1e300;
-    double share[2];
-    int nic[2];
-    nic_res(fl, p, r, q, nic, share);
     f->nres = 2; /* the pools it crosses follow its links: loops stop at nres */
-    for (int k = 0; k < 2; k++)
-        if (nic[k] >= 0) {
-            f->res[f->nres++] = nic[k];
-            fl->rcap[nic[k]] = bw > 0 ? bw * share[k] : 1e300;
-        }
+    if (fl->nics) {
+        double share[2];
+        int nic[2];
+        nic_res(fl, p, r, q, nic, share);
+        for (int k = 0; k < 2; k++)
+            if (nic[k] >= 0) {
+                f->res[f->nres++] = nic[k];
+                fl->rcap[nic[k]] = bw > 0 ? bw * share[k] : 1e300;
+            }
+    }
     if (p->topo && p->topo->fabric) fabric_res(fl, p, r, q, f);
 }
 
@@ -487,11 +509,10 @@ static void fluid_run(fluid *fl)
     for (size_t i = 0; i < fl->nf; i++) fl->f[i].state = 0;
 }
 
-static void fluid_clear(fluid *fl, int n)
+static void fluid_clear(fluid *fl)
 {
+    kinds_reset(fl);
     fl->nf = 0;
-    memset(fl->out, 0, n * sizeof *fl->out);
-    memset(fl->in, 0, n * sizeof *fl->in);
 }
 
 /* Entry i of rank r's merged step m (sends first): its peer in *q and the
@@ -535,7 +556,7 @@ static double cost_steps(const coll_plan *p, const rcache *c, coll_route_fn rout
     fluid fl;
     fluid_init(&fl, p);
     for (int s = 0; s < p->nsteps; s++) {
-        fluid_clear(&fl, n);
+        fluid_clear(&fl);
         memcpy(next, ready, n * sizeof *ready);
         for (int r = 0; r < n; r++) {
             coll_plan_step_phys(p, r, s, st);
@@ -590,12 +611,15 @@ static int uf_root(int *up, int i)
     return i;
 }
 
-#define KEY_PER_FLOW (4 + 2 * NRES) /* at most */
+/* The most doubles of one flow's key: start, bytes, penalty, its resource
+ * count, then per resource its capacity and its place in the component. */
+#define KEY_PER_FLOW (4 + 2 * NRES)
 
 /* Component c's key (its flows fi[0 .. nc) in index order) into key, its
- * length returned: per flow its start, bytes, penalty and resource count,
- * then each resource's capacity and place in the component; loc: per
- * resource scratch, -1 on entry and again on return. */
+ * length returned; loc: per resource scratch, -1 on entry and again on
+ * return. Each flow's part says how many resources follow, so two keys are
+ * equal only where every flow has the same start, bytes, penalty and
+ * resources of the same capacities used in the same pattern. */
 static size_t comp_key(const fluid *fl, const int *fi, int nc, int *loc, double *key)
 {
     int nl = 0;
@@ -604,11 +628,11 @@ static size_t comp_key(const fluid *fl, const int *fi, int nc, int *loc, double 
         const flow *f = &fl->f[fi[j]];
         k[0] = f->arrive, k[1] = f->rem, k[2] = f->pen, k[3] = f->nres;
         k += 4;
-        for (int r = 0; r < f->nres; r++) {
+        for (int r = 0; r < f->nres; r++, k += 2) {
             int x = f->res[r];
             if (loc[x] < 0) loc[x] = nl++;
-            *k++ = fl->rcap[x];
-            *k++ = loc[x];
+            k[0] = fl->rcap[x];
+            k[1] = loc[x];
         }
     }
     for (int j = 0; j < nc; j++)
@@ -616,45 +640,143 @@ static size_t comp_key(const fluid *fl, const int *fi, int nc, int *loc, double 
     return (size_t)(k - key);
 }
 
+/* A flow alone on every resource it crosses (no other flow uses them, and
+ * it lists none twice) is a component of its own: its key is comp_key's for
+ * it (its resources in order, places 0, 1, ...), without the scratch. */
+static size_t lone_key(const fluid *fl, const flow *f, double *k)
+{
+    k[0] = f->arrive, k[1] = f->rem, k[2] = f->pen, k[3] = f->nres;
+    for (int r = 0; r < f->nres; r++) {
+        k[4 + 2 * r] = fl->rcap[f->res[r]];
+        k[5 + 2 * r] = r;
+    }
+    return 4 + 2 * (size_t)f->nres;
+}
+
+static int same_bits(double a, double b)
+{
+    uint64_t x, y;
+    memcpy(&x, &a, sizeof x);
+    memcpy(&y, &b, sizeof y);
+    return x == y;
+}
+
+/* lone_key(f) equals lone_key(g), read off the flows. */
+static int lone_same(const fluid *fl, const flow *f, const flow *g)
+{
+    if (f->nres != g->nres || !same_bits(f->arrive, g->arrive) || !same_bits(f->rem, g->rem) ||
+        !same_bits(f->pen, g->pen))
+        return 0;
+    for (int r = 0; r < f->nres; r++)
+        if (!same_bits(fl->rcap[f->res[r]], fl->rcap[g->res[r]])) return 0;
+    return 1;
+}
+
+/* Two keys of n doubles equal bit for bit (as memcmp). */
+static int key_eq(const double *a, const double *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x, y;
+        memcpy(&x, a + i, sizeof x);
+        memcpy(&y, b + i, sizeof y);
+        if (x != y) return 0;
+    }
+    return 1;
+}
+
 static void fluid_run_folded(fluid *fl)
 {
     size_t nf = fl->nf, cap = 16;
     if (nf == 0) return;
-    int *up = ts_malloc(nf * sizeof *up), *first = fl->cnt; /* per resource: a flow on it, -1: none yet */
+    /* per resource: how many flows use it; a flow alone on all of its
+     * resources is a component by itself (a ring's flows, mostly) and
+     * skips the union-find (up[i] = -1) */
+    int *use = fl->cnt, *up = ts_malloc(nf * sizeof *up);
     for (size_t i = 0; i < nf; i++)
-        for (int k = 0; k < fl->f[i].nres; k++) first[fl->f[i].res[k]] = -1;
+        for (int k = 0; k < fl->f[i].nres; k++) use[fl->f[i].res[k]] = 0;
+    for (size_t i = 0; i < nf; i++)
+        for (int k = 0; k < fl->f[i].nres; k++) use[fl->f[i].res[k]]++;
+    size_t nshared = 0;
     for (size_t i = 0; i < nf; i++) {
-        up[i] = (int)i;
-        for (int k = 0; k < fl->f[i].nres; k++) {
-            int x = fl->f[i].res[k];
-            if (first[x] < 0) first[x] = (int)i;
-            else {
-                int a = uf_root(up, (int)i), b = uf_root(up, first[x]);
-                if (a != b) up[a < b ? b : a] = a < b ? a : b; /* the root: the component's first flow */
+        int lone = 1;
+        for (int k = 0; k < fl->f[i].nres; k++) lone &= use[fl->f[i].res[k]] == 1;
+        up[i] = lone ? -1 : (int)i;
+        nshared += !lone;
+    }
+    /* the other flows' components: union-find over the resources they share */
+    int *first = use; /* per resource of a shared flow: a flow on it, -1: none yet */
+    int *start = NULL, *fi = NULL;
+    if (nshared > 0) {
+        for (size_t i = 0; i < nf; i++)
+            if (up[i] >= 0)
+                for (int k = 0; k < fl->f[i].nres; k++) first[fl->f[i].res[k]] = -1;
+        for (size_t i = 0; i < nf; i++) {
+            if (up[i] < 0) continue;
+            for (int k = 0; k < fl->f[i].nres; k++) {
+                int x = fl->f[i].res[k];
+                if (first[x] < 0) first[x] = (int)i;
+                else {
+                    int a = uf_root(up, (int)i), b = uf_root(up, first[x]);
+                    if (a != b) up[a < b ? b : a] = a < b ? a : b; /* the root: the component's first flow */
+                }
             }
         }
+        /* their flows in index order: counting sort by root */
+        start = ts_calloc(nf + 1, sizeof *start), fi = ts_malloc(nshared * sizeof *fi);
+        int *fill = ts_malloc(nf * sizeof *fill);
+        for (size_t i = 0; i < nf; i++)
+            if (up[i] >= 0) start[uf_root(up, (int)i) + 1]++;
+        for (size_t i = 0; i < nf; i++) start[i + 1] += start[i];
+        memcpy(fill, start, nf * sizeof *fill);
+        for (size_t i = 0; i < nf; i++)
+            if (up[i] >= 0) fi[fill[uf_root(up, (int)i)]++] = (int)i;
+        free(fill);
+        int *loc = first; /* reused: -1 on every resource of a shared flow */
+        for (size_t i = 0; i < nf; i++)
+            if (up[i] >= 0)
+                for (int k = 0; k < fl->f[i].nres; k++) loc[fl->f[i].res[k]] = -1;
     }
-    /* the components' flows in index order: counting sort by root */
-    int *start = ts_calloc(nf + 1, sizeof *start), *fi = ts_malloc(nf * sizeof *fi), *fill = ts_malloc(nf * sizeof *fill);
-    for (size_t i = 0; i < nf; i++) start[uf_root(up, (int)i) + 1]++;
-    for (size_t i = 0; i < nf; i++) start[i + 1] += start[i];
-    memcpy(fill, start, nf * sizeof *fill);
-    for (size_t i = 0; i < nf; i++) fi[fill[uf_root(up, (int)i)]++] = (int)i;
-    free(fill);
-    int *loc = first; /* reused: -1 on every resource in use */
-    for (size_t i = 0; i < nf; i++)
-        for (int k = 0; k < fl->f[i].nres; k++) loc[fl->f[i].res[k]] = -1;
     while (cap < 2 * nf) cap *= 2;
+    /* slot: -1 or a representative (index into rep); each representative's
+     * key stays in keys, computed once */
+    typedef struct {
+        size_t off, len;
+        int c, nc, lone;
+    } repr;
     int *slot = ts_malloc(cap * sizeof *slot), *idx = ts_malloc(nf * sizeof *idx);
     memset(slot, -1, cap * sizeof *slot);
+    repr *rep = ts_malloc(nf * sizeof *rep);
     flow *kept = ts_malloc(nf * sizeof *kept);
-    double *key = ts_malloc(nf * KEY_PER_FLOW * sizeof *key), *rk = ts_malloc(nf * KEY_PER_FLOW * sizeof *rk);
-    size_t nk = 0;
+    double *keys = ts_malloc(nf * KEY_PER_FLOW * sizeof *keys);
+    size_t nk = 0, nrep = 0, used = 0;
+    /* the last few lone representatives, tried before the table: a ring's
+     * members list the same few kinds of lone flow over and over (a key
+     * equal to a representative's is found at it either way: keys of
+     * representatives are distinct) */
+    enum { RECENT = 4 };
+    int recent[RECENT], nrecent = 0, rnext = 0;
+    /* the components in the order of their first flows */
     for (size_t c = 0; c < nf; c++) {
-        int nc = start[c + 1] - start[c];
-        if (nc == 0) continue;
-        const int *cf = fi + start[c];
-        size_t klen = comp_key(fl, cf, nc, loc, key);
+        int lone = up[c] < 0, nc, one = (int)c;
+        const int *cf;
+        double *key = keys + used;
+        size_t klen;
+        if (lone) {
+            nc = 1, cf = &one;
+            int hit = -1;
+            for (int k = 0; k < nrecent && hit < 0; k++)
+                if (lone_same(fl, &fl->f[c], &fl->f[rep[recent[k]].c])) hit = recent[k];
+            if (hit >= 0) {
+                idx[c] = idx[rep[hit].c];
+                continue;
+            }
+            klen = lone_key(fl, &fl->f[c], key);
+        } else {
+            nc = start[c + 1] - start[c];
+            if (nc == 0) continue;
+            cf = fi + start[c];
+            klen = comp_key(fl, cf, nc, first, key);
+        }
         uint64_t h = 1469598103934665603ull, w;
         for (size_t k = 0; k < klen; k++) {
             memcpy(&w, &key[k], sizeof w);
@@ -663,22 +785,34 @@ static void fluid_run_folded(fluid *fl)
         h ^= h >> 29;
         size_t j = (size_t)h & (cap - 1);
         for (; slot[j] >= 0; j = (j + 1) & (cap - 1)) {
-            int rc = uf_root(up, slot[j]), rn = start[rc + 1] - start[rc];
-            if (rn != nc) continue;
-            if (comp_key(fl, fi + start[rc], rn, loc, rk) == klen && memcmp(rk, key, klen * sizeof *key) == 0) break;
+            const repr *e = &rep[slot[j]];
+            if (e->nc == nc && e->len == klen && key_eq(keys + e->off, key, klen)) break;
         }
         if (slot[j] >= 0) { /* a twin: its flows take the representative's, in order */
-            const int *rf = fi + start[uf_root(up, slot[j])];
+            const repr *e = &rep[slot[j]];
+            if (lone) {
+                recent[rnext] = slot[j];
+                rnext = (rnext + 1) % RECENT;
+                if (nrecent < RECENT) nrecent++;
+            }
+            const int *rf = e->lone ? &e->c : fi + start[e->c];
             for (int q = 0; q < nc; q++) idx[cf[q]] = idx[rf[q]];
             continue;
         }
-        slot[j] = cf[0];
+        if (lone) { /* a new representative */
+            recent[rnext] = (int)nrep;
+            rnext = (rnext + 1) % RECENT;
+            if (nrecent < RECENT) nrecent++;
+        }
+        rep[nrep] = (repr){used, klen, (int)c, nc, lone};
+        slot[j] = (int)nrep++;
+        used += klen;
         for (int q = 0; q < nc; q++) {
             idx[cf[q]] = (int)nk;
             kept[nk++] = fl->f[cf[q]];
         }
     }
-    free(slot), free(key), free(rk), free(up), free(start), free(fi);
+    free(slot), free(keys), free(rep), free(up), free(start), free(fi);
     if (nk == nf) {
         free(kept), free(idx);
         fluid_run(fl);
@@ -739,16 +873,19 @@ static void fluid_run_fabric(fluid *fl, const coll_plan *p)
     free(saved);
 }
 
-/* Within one costing, the wire factor and the last call tail: the factor
+/* Within one costing, the wire factor and the last few call tails: the factor
  * (coll_plan_wire_scale_with) is a pure function of the plan and the
  * parameters, computed at the first positive size and applied to every
  * size as coll_plan_wire_bytes does; a group's members mostly have the same
- * alphas and ends, and the tail is a pure function of the plan and those
+ * alphas and ends, or one of a few (a tree's leaves, inner members and
+ * roots alternate), and the tail is a pure function of the plan and those
  * inputs (compared bit for bit). */
+#define CM_TAILS 4 /* call tails kept: a tree's members end at a few distinct times */
+
 typedef struct {
-    int has_scale, has_tail;
+    int has_scale, ntail, next;
     double scale;
-    double in[3], tail;
+    double in[CM_TAILS][3], tail[CM_TAILS];
 } cmemo;
 
 static int64_t wire_bytes(const coll_plan *p, cmemo *mo, int64_t bytes)
@@ -766,12 +903,14 @@ static int64_t wire_bytes(const coll_plan *p, cmemo *mo, int64_t bytes)
 static double call_tail(const coll_plan *p, cmemo *mo, double alpha, double alpha_in, double busy)
 {
     const double in[3] = {alpha, alpha_in, busy};
-    if (!mo->has_tail || memcmp(mo->in, in, sizeof in) != 0) {
-        memcpy(mo->in, in, sizeof in);
-        mo->tail = coll_call_tail(p, alpha, alpha_in, 0, busy);
-        mo->has_tail = 1;
-    }
-    return mo->tail;
+    for (int i = 0; i < mo->ntail; i++)
+        if (memcmp(mo->in[i], in, sizeof in) == 0) return mo->tail[i];
+    int i = mo->next;
+    mo->next = (mo->next + 1) % CM_TAILS;
+    if (mo->ntail < CM_TAILS) mo->ntail++;
+    memcpy(mo->in[i], in, sizeof in);
+    mo->tail[i] = coll_call_tail(p, alpha, alpha_in, 0, busy);
+    return mo->tail[i];
 }
 
 /* Each member's end: the last of the flows it sends or receives. */
@@ -843,8 +982,14 @@ static double cost_pipelined(const coll_plan *p, coll_route_fn route, void *ctx)
     ts_grow(&src, sizeof *src, &c2, guess); /* most members send to few peers */
     ts_grow(&dst, sizeof *dst, &cap, guess);
     ts_grow(&fl.f, sizeof *fl.f, &fl.cap, guess);
+    coll_merged_fn direct = coll_plan_merged_direct(p); /* the view without lower()'s checks per member */
     for (int r = 0; r < n; r++) {
-        coll_plan_merged_phys_once(p, r, m);
+        if (direct) {
+            m->nsend = m->nrecv = 0;
+            direct(p, r, m);
+        } else {
+            coll_plan_merged_phys_once(p, r, m);
+        }
         for (int i = 0; i < m->nsend + m->nrecv; i++) {
             double lat, bw;
             int send = i < m->nsend, q = send ? m->send[i].peer : m->recv[i - m->nsend].peer;

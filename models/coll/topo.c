@@ -364,6 +364,14 @@ void coll_plan_merged_phys(const coll_plan *p, int me, coll_step *out)
 
 /* The same view, not kept: for a caller that reads each member's view once
  * per plan (coll_cost's one pass), where keeping it only costs the copies. */
+coll_merged_fn coll_plan_merged_direct(const coll_plan *p)
+{
+    const coll_algo *a = coll_algo_get(p->algo);
+    if (p->nsteps == 0 || !a || !a->merged) return NULL;
+    if (p->topo && (p->topo->nvls || a->family == COLL_FAM_COLLNET)) return NULL; /* lower() changes the view */
+    return a->merged;
+}
+
 void coll_plan_merged_phys_once(const coll_plan *p, int me, coll_step *out)
 {
     out->nsend = out->nrecv = 0;

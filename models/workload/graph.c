@@ -2643,7 +2643,9 @@ typedef struct axstate {
     int prev_ready;         /* op of stream 0 before the previous GEMM: the next gather waits for it */
     int last_rs;            /* the last weight-gradient reduce-scatter issued (overlap) */
     int ncost;
-    axcost cost[64];        /* collective times by grid dimension, kind and size */
+    axcost cost[64];        /* collective times by grid dimension, kind and size (memos off) */
+    unsigned epoch;         /* ax_cost_memo's context of this estimate (0: not looked up yet) */
+    uint64_t grid_hash;     /* and the hash of its grid (set with epoch) */
     int nrec;
     size_t reccap;
     axrec *rec;             /* dry run */
@@ -2651,7 +2653,8 @@ typedef struct axstate {
 
 /* A memo of grp_time, a pure function of its arguments (searches cost
  * the same groups for many layouts): direct-mapped, every field the cost reads
- * compared (the selection policy by identity: one per command). */
+ * compared (the selection policy by identity and its serial, which an
+ * algorithm forced on it changes). */
 typedef struct axmemo {
     an_net net;
     int n, stride, rho;
@@ -2659,6 +2662,7 @@ typedef struct axmemo {
     int64_t bytes;
     double t;
     unsigned gen;           /* coll_params_generation() when computed */
+    unsigned long pserial;  /* coll_policy_serial(net.policy) when computed */
     int used;
     unsigned long fserial;  /* net_serial */
 } axmemo;
@@ -2681,11 +2685,12 @@ static double grp_time(const an_net *net, int n, int stride, int rho, og_coll c,
     h ^= h >> 31, h *= 0x94d049bb133111ebull, h ^= h >> 29; /* FNV's low bits see only the keys' low bits */
     axmemo *e = &ax_memo[h % (sizeof ax_memo / sizeof ax_memo[0])];
     unsigned gen = coll_params_generation();
-    unsigned long fs = net_serial(net);
+    unsigned long fs = net_serial(net), ps = coll_policy_serial(net->policy);
     if (memo_on && e->used && e->gen == gen && e->fserial == fs && e->n == n && e->stride == stride && e->rho == rho && e->c == c && e->bytes == bytes &&
         e->net.gpus_per_node == net->gpus_per_node && e->net.intra_bw == net->intra_bw &&
         e->net.intra_lat == net->intra_lat && e->net.inter_bw == net->inter_bw && e->net.inter_lat == net->inter_lat &&
-        e->net.nvls == net->nvls && e->net.nic_gpus == net->nic_gpus && e->net.policy == net->policy)
+        e->net.nvls == net->nvls && e->net.nic_gpus == net->nic_gpus && e->net.policy == net->policy &&
+        e->pserial == ps)
         return e->t;
     int gpn = net->gpus_per_node > 0 ? net->gpus_per_node : 1;
     int *node = ts_malloc(2 * (size_t)n * sizeof *node), *gpu = node + n;
@@ -2695,7 +2700,7 @@ static double grp_time(const an_net *net, int n, int stride, int rho, og_coll c,
     }
     double t = an_sched_time_gpus(net, n, node, gpu, c, bytes);
     free(node);
-    *e = (axmemo){*net, n, stride, rho, c, bytes, t, gen, 1, fs};
+    *e = (axmemo){*net, n, stride, rho, c, bytes, t, gen, ps, 1, fs};
     return t;
 }
 
@@ -2719,40 +2724,72 @@ static double ax_cost_groups(const an_net *net, const int size[4], int dim, og_c
  * the dimension, the collective, the size and what grp_time reads (the
  * network's figures, the policy and its serial, the cost parameters'
  * generation): layouts of a search that share a grid (they differ in mbs,
- * ZeRO, recomputation) ask for the same collectives. */
+ * ZeRO, recomputation) ask for the same collectives. The figures besides
+ * the grid, dimension, collective and size are one context per estimate:
+ * they are compared once per estimate (axc_epoch), and an entry keeps the
+ * number of the context it was computed in. */
 typedef struct axcmemo {
     int size[4], dim;
     og_coll c;
     double bytes, t;
-    an_net net;
-    unsigned gen;
-    unsigned long pserial, fserial;
-    int used;
+    unsigned epoch;         /* 0: unused */
 } axcmemo;
 static axcmemo axc_memo[4096];
 
-static double ax_cost_memo(const an_net *net, const int size[4], int dim, og_coll c, double bytes)
+static struct {
+    an_net net;
+    unsigned gen, epoch;
+    unsigned long pserial, fserial;
+} axc_ctx;
+
+/* The number of the context of net and the cost parameters now: the last
+ * one's where every figure grp_time reads is the same, else a new one. */
+static unsigned axc_epoch(const an_net *net)
 {
-    uint64_t h = 1469598103934665603ull, w;
-    memcpy(&w, &bytes, sizeof w);
-    const uint64_t key[7] = {(uint64_t)size[0], (uint64_t)size[1], (uint64_t)size[2], (uint64_t)size[3],
-                             (uint64_t)dim, (uint64_t)c, w};
-    for (int i = 0; i < 7; i++) h = (h ^ key[i]) * 1099511628211ull;
-    h ^= h >> 31, h *= 0x94d049bb133111ebull, h ^= h >> 29;
-    axcmemo *e = &axc_memo[h % (sizeof axc_memo / sizeof axc_memo[0])];
     unsigned gen = coll_params_generation();
     unsigned long ps = coll_policy_serial(net->policy), fs = net_serial(net);
-    if (memo_on && e->used && e->gen == gen && e->pserial == ps && e->fserial == fs && e->dim == dim && e->c == c &&
-        memcmp(e->size, size, sizeof e->size) == 0 && memcmp(&e->bytes, &bytes, sizeof bytes) == 0 &&
-        e->net.gpus_per_node == net->gpus_per_node && e->net.intra_bw == net->intra_bw &&
-        e->net.intra_lat == net->intra_lat && e->net.inter_bw == net->inter_bw && e->net.inter_lat == net->inter_lat &&
-        e->net.nvls == net->nvls && e->net.nic_gpus == net->nic_gpus && e->net.policy == net->policy)
+    const an_net *e = &axc_ctx.net;
+    if (axc_ctx.epoch && axc_ctx.gen == gen && axc_ctx.pserial == ps && axc_ctx.fserial == fs && e->gpus_per_node == net->gpus_per_node &&
+        e->intra_bw == net->intra_bw && e->intra_lat == net->intra_lat && e->inter_bw == net->inter_bw &&
+        e->inter_lat == net->inter_lat && e->nvls == net->nvls && e->nic_gpus == net->nic_gpus &&
+        e->policy == net->policy)
+        return axc_ctx.epoch;
+    if (++axc_ctx.epoch == 0) { /* wrapped: no entry may match */
+        memset(axc_memo, 0, sizeof axc_memo);
+        axc_ctx.epoch = 1;
+    }
+    axc_ctx.net = *net, axc_ctx.gen = gen, axc_ctx.pserial = ps, axc_ctx.fserial = fs;
+    return axc_ctx.epoch;
+}
+
+static uint64_t axc_grid_hash(const int size[4])
+{
+    uint64_t h = 1469598103934665603ull;
+    for (int i = 0; i < 4; i++) h = (h ^ (uint64_t)(unsigned)size[i]) * 1099511628211ull;
+    return h;
+}
+
+/* gh: axc_grid_hash(size), the same for every collective of an estimate. */
+static double ax_cost_memo(const an_net *net, const int size[4], uint64_t gh, int dim, og_coll c, double bytes,
+                           unsigned epoch)
+{
+    uint64_t w;
+    memcpy(&w, &bytes, sizeof w);
+    uint64_t h = (gh ^ (uint64_t)(dim | c << 2)) * 1099511628211ull;
+    h = (h ^ w) * 0x94d049bb133111ebull;
+    h ^= h >> 31, h *= 0x9E3779B97F4A7C15ull, h ^= h >> 29;
+    axcmemo *e = &axc_memo[h % (sizeof axc_memo / sizeof axc_memo[0])];
+    if (e->epoch == epoch && e->dim == dim && e->c == c && e->size[0] == size[0] && e->size[1] == size[1] &&
+        e->size[2] == size[2] && e->size[3] == size[3] && memcmp(&e->bytes, &bytes, sizeof bytes) == 0)
         return e->t;
     double t = ax_cost_groups(net, size, dim, c, bytes);
-    *e = (axcmemo){{size[0], size[1], size[2], size[3]}, dim, c, bytes, t, *net, gen, ps, fs, 1};
+    *e = (axcmemo){{size[0], size[1], size[2], size[3]}, dim, c, bytes, t, epoch};
     return t;
 }
 
+/* With the memos on, the memo across estimates answers (it holds every
+ * collective of the estimate, and more); off, each is costed once per
+ * estimate. */
 static double ax_cost(gen *G, int dim, og_coll c, double bytes)
 {
     const wl_layout *l = G->l;
@@ -2760,9 +2797,13 @@ static double ax_cost(gen *G, int dim, og_coll c, double bytes)
     const int size[4] = {l->gx, l->gy, l->gz, l->dp};
     int n = size[dim];
     if (n <= 1 || bytes <= 0) return 0;
+    if (memo_on) {
+        if (!S->epoch) S->epoch = axc_epoch(G->o->net), S->grid_hash = axc_grid_hash(size);
+        return ax_cost_memo(G->o->net, size, S->grid_hash, dim, c, bytes, S->epoch);
+    }
     for (int i = 0; i < S->ncost; i++)
         if (S->cost[i].dim == dim && S->cost[i].c == c && S->cost[i].bytes == bytes) return S->cost[i].t;
-    double t = ax_cost_memo(G->o->net, size, dim, c, bytes);
+    double t = ax_cost_groups(G->o->net, size, dim, c, bytes);
     if (S->ncost < (int)(sizeof S->cost / sizeof S->cost[0])) S->cost[S->ncost++] = (axcost){dim, c, bytes, t};
     return t;
 }
@@ -2999,14 +3040,18 @@ typedef struct axmap {      /* a map: the form of every state variable */
     axform v[AXW_N];
 } axmap;
 
+/* (the five-term loops unrolled: the walk runs them hundreds of thousands
+ * of times in a search) */
 static axform axf_add(axform f, double c)
 {
+#pragma GCC unroll 8
     for (int j = 0; j < AXW_N; j++) f.a[j] += c;
     return f;
 }
 
 static axform axf_max(axform f, const axform *g)
 {
+#pragma GCC unroll 8
     for (int j = 0; j < AXW_N; j++)
         if (g->a[j] > f.a[j]) f.a[j] = g->a[j];
     return f;
@@ -3014,8 +3059,14 @@ static axform axf_max(axform f, const axform *g)
 
 static void axm_identity(axmap *m)
 {
-    for (int i = 0; i < AXW_N; i++)
-        for (int j = 0; j < AXW_N; j++) m->v[i].a[j] = i == j ? 0 : -INFINITY;
+    static axmap id;
+    static int made;
+    if (!made) {
+        for (int i = 0; i < AXW_N; i++)
+            for (int j = 0; j < AXW_N; j++) id.v[i].a[j] = i == j ? 0 : -INFINITY;
+        made = 1;
+    }
+    *m = id;
 }
 
 /* *out = b after a (a applied first); out may alias neither. */
@@ -3049,6 +3100,7 @@ static void axm_apply(const axmap *m, double *x)
     double y[AXW_N];
     for (int i = 0; i < AXW_N; i++) {
         y[i] = -INFINITY;
+#pragma GCC unroll 8
         for (int j = 0; j < AXW_N; j++)
             if (m->v[i].a[j] + x[j] > y[i]) y[i] = m->v[i].a[j] + x[j];
     }
@@ -3858,6 +3910,7 @@ void wl_memo(int on)
     memset(axpow_memo, 0, sizeof axpow_memo);
     memset(axapply_memo, 0, sizeof axapply_memo);
     memset(axc_memo, 0, sizeof axc_memo);
+    axc_ctx.epoch = 0;
     gemm_memo.valid = 0;
     wl_stage_params_memo(on);
     coll_view_memo(on);

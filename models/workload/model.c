@@ -541,15 +541,56 @@ int wl_layout_check(wl_layout *l, const wl_model *m, int seq, int ngpus, char *e
     return 0;
 }
 
+/* A layout's text as snprintf writes it (truncated to n - 1 characters, the
+ * full length counted): snprintf's "%d" costs about 5,000 instructions a
+ * layout, and a search formats every candidate (13,728 in the 4D search). */
+typedef struct {
+    char *b;
+    size_t n, len;
+} lbuf;
+
+static void lb_str(lbuf *o, const char *s)
+{
+    for (; *s; s++, o->len++)
+        if (o->len + 1 < o->n) o->b[o->len] = *s;
+}
+
+/* "key=value" for an int, then the separator sep (NULL: none). */
+static void lb_int(lbuf *o, const char *key, int v, const char *sep)
+{
+    char d[16], *e = d + sizeof d, *q = e;
+    unsigned u = v < 0 ? 0u - (unsigned)v : (unsigned)v;
+    do *--q = (char)('0' + u % 10);
+    while (u /= 10);
+    if (v < 0) *--q = '-';
+    lb_str(o, key);
+    for (; q < e; q++, o->len++)
+        if (o->len + 1 < o->n) o->b[o->len] = *q;
+    if (sep) lb_str(o, sep);
+}
+
+static int lb_end(lbuf *o)
+{
+    if (o->n > 0) o->b[o->len < o->n ? o->len : o->n - 1] = 0;
+    return (int)o->len;
+}
+
 void wl_layout_format(const wl_layout *l, char *buf, size_t n)
 {
-    if (l->axonn)
-        snprintf(buf, n, "gx=%d,gy=%d,gz=%d,dp=%d,mbs=%d,gbs=%d,zero=%d,recompute=%s,overlap=%s", l->gx, l->gy, l->gz,
-                 l->dp, l->mbs, l->gbs, l->zero, wl_recompute_name(l->recompute), l->ax_serial ? "off" : "on");
-    else {
-        int k = snprintf(buf, n, "tp=%d,pp=%d,dp=%d,cp=%d,ep=%d,vpp=%d,mbs=%d,gbs=%d,zero=%d,sp=%s,recompute=%s,"
-                         "schedule=%s", l->tp, l->pp, l->dp, l->cp, l->ep, l->vpp, l->mbs, l->gbs, l->zero,
-                         l->sp ? "on" : "off", wl_recompute_name(l->recompute), wl_schedule_name(l->schedule));
+    lbuf o = {buf, n, 0};
+    if (l->axonn) {
+        lb_int(&o, "gx=", l->gx, ","), lb_int(&o, "gy=", l->gy, ","), lb_int(&o, "gz=", l->gz, ",");
+        lb_int(&o, "dp=", l->dp, ","), lb_int(&o, "mbs=", l->mbs, ","), lb_int(&o, "gbs=", l->gbs, ",");
+        lb_int(&o, "zero=", l->zero, ",recompute="), lb_str(&o, wl_recompute_name(l->recompute));
+        lb_str(&o, ",overlap="), lb_str(&o, l->ax_serial ? "off" : "on");
+        lb_end(&o);
+    } else {
+        lb_int(&o, "tp=", l->tp, ","), lb_int(&o, "pp=", l->pp, ","), lb_int(&o, "dp=", l->dp, ",");
+        lb_int(&o, "cp=", l->cp, ","), lb_int(&o, "ep=", l->ep, ","), lb_int(&o, "vpp=", l->vpp, ",");
+        lb_int(&o, "mbs=", l->mbs, ","), lb_int(&o, "gbs=", l->gbs, ","), lb_int(&o, "zero=", l->zero, ",sp=");
+        lb_str(&o, l->sp ? "on" : "off"), lb_str(&o, ",recompute="), lb_str(&o, wl_recompute_name(l->recompute));
+        lb_str(&o, ",schedule="), lb_str(&o, wl_schedule_name(l->schedule));
+        int k = lb_end(&o);
         /* the ZeRO++ / hierarchical keys only when set: existing outputs keep their form */
         if (k > 0 && (size_t)k < n && (l->hpz > 1 || l->hgz > 1 || l->qwz || l->qgz))
             k += snprintf(buf + k, n - k, ",hpz=%d,hgz=%d,qwz=%s,qgz=%s", l->hpz > 1 ? l->hpz : 1,

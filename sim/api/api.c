@@ -57,6 +57,15 @@ int api_policy(const ts_common *c, coll_policy **out, char *msg, size_t msglen)
 
 const char *api_or(const char *s, const char *def) { return s ? s : def; }
 
-void api_copy(char *dst, size_t n, const char *s) { snprintf(dst, n, "%s", s ? s : ""); }
+/* snprintf(dst, n, "%s", s) without the format's cost (every candidate of a
+ * search copies its status). */
+void api_copy(char *dst, size_t n, const char *s)
+{
+    if (n == 0) return;
+    size_t len = s ? strlen(s) : 0;
+    if (len > n - 1) len = n - 1;
+    if (len) memmove(dst, s, len);
+    dst[len] = 0;
+}
 
 const char *ts_configs_dir(void) { return ts_config_dir(); }
