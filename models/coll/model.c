@@ -232,6 +232,34 @@ static int nvls_pipe(const coll_params *q)
 
 double coll_call_latency_with(const coll_plan *p, const coll_params *q) { return call_latency(p, q, q->ring_lockstep); }
 
+/* The NVLink hops of a ring across nodes at the cluster's measured one-node
+ * step (node_ring_hop): what that step costs beyond the one call_latency
+ * counts (NCCL's table or its post overhead, the larger), on the (n - 1) -
+ * (M - 1) hops that stay in a node (twice for all-reduce; none on a
+ * lock-step ring, whose steps all wait for the network). NCCL's tuner prices
+ * those hops with the one-node figure (intraLat of the node's link type, on
+ * one node and across nodes alike). It is a GPU-side cost of each step on
+ * links that, across nodes, are not the ones that bind: the transfers,
+ * paced by the NICs, hide it, and only what they leave shows
+ * (coll_call_tail, the estimate). 2 DGX A100 nodes: the ring LL128
+ * all_gather is flat at 79-82 us from 128 KiB to 1 MiB (15 steps of ~5 us,
+ * the one-node step), the ring LL128 all_reduce at 16-64 MiB sits ~80 us
+ * above its bus bytes, NCCL's own closed form (docs/collectives.md,
+ * "One-node ring steps"). 0 on one node (call_latency applies it whole). */
+double coll_ring_node_excess(const coll_plan *p, const coll_params *q)
+{
+    coll_proto pr = p->proto;
+    if (coll_family_of(p->algo) != COLL_FAM_RING || q->node_ring_hop[pr] <= 0 || q->ring_lockstep || !p->topo ||
+        p->topo->nnodes < 2 || p->n < 2)
+        return 0;
+    double own = q->hop_lat[q->intra_tier][COLL_FAM_RING][pr], post = coll_net_overhead(q, pr);
+    if (own < post) own = post;
+    if (q->node_ring_hop[pr] <= own) return 0;
+    int M = p->topo->nnodes, chain = p->coll == OG_BROADCAST || p->coll == OG_REDUCE;
+    int twice = !chain && (p->coll == OG_ALLREDUCE || p->coll == OG_BARRIER);
+    return (twice ? 2 : 1) * (p->n - M) * (q->node_ring_hop[pr] - own);
+}
+
 static double call_latency(const coll_plan *p, const coll_params *q, int lockstep)
 {
     if (p->n < 2 || p->nsteps == 0) return 0;
@@ -239,18 +267,17 @@ static double call_latency(const coll_plan *p, const coll_params *q, int lockste
     coll_proto pr = p->proto;
     int n = p->n, M = p->topo ? p->topo->nnodes : n, L = n / M;
     double intra = q->hop_lat[q->intra_tier][fam][pr], inter = M > 1 ? nic_hop(p, q, fam, lockstep) : 0;
-    /* a ring's steps inside a node: the cluster's measured step where it
-     * has one (node_ring_hop; the tuner's set has none), on one node and on
-     * the NVLink hops of a ring across nodes alike (the same GPUs, links
-     * and kernel: 2 DGX A100 nodes' ring LL128 all_gather is flat at 15 of
-     * these steps, docs/collectives.md "One-node ring steps") */
-    if (fam == COLL_FAM_RING && q->node_ring_hop[pr] > 0) intra = q->node_ring_hop[pr];
     /* a ring across nodes: every step costs at least the network post
-     * overhead (coll_net_overhead) */
+     * overhead (coll_net_overhead); the cluster's own step on its NVLink
+     * hops comes on top where the transfers leave it showing
+     * (coll_ring_node_excess) */
     if (M > 1 && fam == COLL_FAM_RING) {
         double post = coll_net_overhead(q, pr);
         if (intra < post) intra = post;
     }
+    /* a ring on one node: the cluster's measured step where it has one
+     * (node_ring_hop; the tuner's set has none) */
+    if (M == 1 && fam == COLL_FAM_RING && q->node_ring_hop[pr] > 0) intra = q->node_ring_hop[pr];
     double own = M > 1 ? inter : intra; /* a step that may cross nodes */
     int twice = p->coll == OG_ALLREDUCE || p->coll == OG_BARRIER, steps = 0, xsteps = 0;
     double lat;
@@ -388,7 +415,9 @@ double coll_call_tail(const coll_plan *p, double alpha, double alpha_in, int ste
     double red = coll_reduce_time(p, q), left = coll_plan_spans_nodes(p) ? (red > busy ? red - busy : 0) : red;
     double kern = coll_tree_ll128_floor(p, q);
     if (kern > busy) left += kern - busy;
-    if (step) return left + base + (hops > wire ? hops - wire : 0);
+    double node = coll_ring_node_excess(p, q);
+    if (step) return left + node + base + (hops > wire ? hops - wire : 0);
+    left += node > busy ? node - busy : 0;
     /* pipelined: the flows stream the whole buffer; the tree's pipeline fill
      * comes on top of their transfer time, not of the route latency they
      * include (the hops below count that; the step fidelity runs its own
