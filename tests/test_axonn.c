@@ -377,7 +377,9 @@ static void compare_one(void *ctx, const char *lay, const wl_est *e)
  * was rewritten from the closed form; rewritten again when the wire floor
  * charged each step the latency of the link it crosses (merge of h-dgx), and when the analytical
  * filling weighted link shares by route latency (merge of h-anmesh: 772 of 27,414 fields moved, by at
- * most 5.6e-16 of the iteration, rounding). TS_RECORD=FILE bin/test_trainsim axonn
+ * most 5.6e-16 of the iteration, rounding), and when a ring across nodes took the network latency on its
+ * network hops only and NCCL's post overhead on its NVLink steps (h-ringlat: 4,892 of 27,414 fields of
+ * 1,495 rows moved, by at most 5.1% of the iteration). TS_RECORD=FILE bin/test_trainsim axonn
  * writes the sample anew. */
 static void test_estimate_recorded(void)
 {

@@ -198,7 +198,8 @@ static double gpu_estimate(const coll_plan *p, const coll_hw *hw, const coll_par
     /* the pipelined tail (coll_call_tail) under q */
     double base = q->base_lat[algos[p->algo].family][p->proto], hops = coll_call_latency_with(p, q) - base;
     double wire = coll_plan_wire_lat(p, alpha, hw->alpha, 0);
-    return lat_scale * (base + (hops > wire ? hops : wire)) + alpha + worst / bw_scale;
+    double xfer = worst / bw_scale, node = coll_ring_node_excess(p, q);
+    return lat_scale * (base + (hops > wire ? hops : wire)) + alpha + xfer + (node > xfer ? node - xfer : 0);
 }
 
 /* RCCL's tuner: its tuning model's ringCorrectionFactor on the bandwidth

@@ -288,6 +288,12 @@ double coll_call_latency_with(const coll_plan *p, const coll_params *q);
  * latency): base + max(0, hop sum - wire latency of all steps). With every software term
  * 0 this is the plain alpha-beta cost of the schedule. */
 double coll_call_tail(const coll_plan *p, double alpha, double alpha_in, int step, double busy);
+/* s: the cluster's one-node ring step (node_ring_hop) beyond NCCL's on the
+ * NVLink hops of a ring across nodes, before the transfers hide it (model.c). */
+double coll_ring_node_excess(const coll_plan *p, const coll_params *q);
+/* s: NCCL's network post overhead on a ring step across nodes, protocol pr
+ * (getNetOverhead: 1 us Intel / 2 us AMD host, x3 Simple; model.c). */
+double coll_net_overhead(const coll_params *q, coll_proto pr);
 /* The wire latency above: each step charged the route latency of the link it
  * crosses, alpha (the largest of the member's routes) on a step that may leave
  * the node, alpha_in (the least, inside the node) on the coll_plan_local_steps

@@ -174,13 +174,28 @@ static double p2p_proxy_lat(const coll_plan *p, const coll_params *q, int M, int
     /* NCCL on a cluster whose GPU its tables know: a bare platform (XML,
      * an MPI trace) names no host and no library run */
     if (q->lib != COLL_LIB_NCCL || q->tuner_own || M < 2 || q->arch == COLL_ARCH_NONE) return 0;
-    double per = (q->cpu_amd ? 2e-6 : 1e-6) * 3, peer_bytes = (double)p->bytes / p->n;
+    double per = coll_net_overhead(q, COLL_SIMPLE), peer_bytes = (double)p->bytes / p->n;
     if (peer_bytes > 0 && q->arch < COLL_ARCH_HOPPER) per += q->msg_flush;
     if (peer_bytes > 0 && peer_bytes <= q->inject_bytes) per += q->inject_copy;
     return (double)(p->n - L) * per;
 }
 
 static double call_latency(const coll_plan *p, const coll_params *q, int lockstep);
+
+/* NCCL's network post overhead per ring step across nodes (src/graph/
+ * tuning.cc getNetOverhead, 2.19-2.26: 1 us on an Intel x86 host, 2 us on
+ * an AMD one, 1 us elsewhere; three times that for Simple, "Inter-node rings
+ * still have to launch nsteps * net overhead"): the proxy posts every step's
+ * send and receive, so a ring step across nodes that stays on NVLink still
+ * costs at least this. The set's own net_overhead where it names one (RCCL's
+ * tuner with rccl_tuning); NCCL on a cluster whose GPU its tables know
+ * otherwise (a bare platform names no host and no library run); 0 else. */
+double coll_net_overhead(const coll_params *q, coll_proto pr)
+{
+    if (q->net_overhead[pr] > 0) return q->net_overhead[pr];
+    if (q->lib != COLL_LIB_NCCL || q->tuner_own || q->arch == COLL_ARCH_NONE) return 0;
+    return (q->cpu_amd ? 2e-6 : 1e-6) * (pr == COLL_SIMPLE ? 3 : 1);
+}
 
 /* The channel rate (chan_bw) of a ring on one node: each step of a ring
  * all-reduce, all-gather or reduce-scatter sends a rank's block S/n, split
@@ -217,6 +232,34 @@ static int nvls_pipe(const coll_params *q)
 
 double coll_call_latency_with(const coll_plan *p, const coll_params *q) { return call_latency(p, q, q->ring_lockstep); }
 
+/* The NVLink hops of a ring across nodes at the cluster's measured one-node
+ * step (node_ring_hop): what that step costs beyond the one call_latency
+ * counts (NCCL's table or its post overhead, the larger), on the (n - 1) -
+ * (M - 1) hops that stay in a node (twice for all-reduce; none on a
+ * lock-step ring, whose steps all wait for the network). NCCL's tuner prices
+ * those hops with the one-node figure (intraLat of the node's link type, on
+ * one node and across nodes alike). It is a GPU-side cost of each step on
+ * links that, across nodes, are not the ones that bind: the transfers,
+ * paced by the NICs, hide it, and only what they leave shows
+ * (coll_call_tail, the estimate). 2 DGX A100 nodes: the ring LL128
+ * all_gather is flat at 79-82 us from 128 KiB to 1 MiB (15 steps of ~5 us,
+ * the one-node step), the ring LL128 all_reduce at 16-64 MiB sits ~80 us
+ * above its bus bytes, NCCL's own closed form (docs/collectives.md,
+ * "One-node ring steps"). 0 on one node (call_latency applies it whole). */
+double coll_ring_node_excess(const coll_plan *p, const coll_params *q)
+{
+    coll_proto pr = p->proto;
+    if (coll_family_of(p->algo) != COLL_FAM_RING || q->node_ring_hop[pr] <= 0 || q->ring_lockstep || !p->topo ||
+        p->topo->nnodes < 2 || p->n < 2)
+        return 0;
+    double own = q->hop_lat[q->intra_tier][COLL_FAM_RING][pr], post = coll_net_overhead(q, pr);
+    if (own < post) own = post;
+    if (q->node_ring_hop[pr] <= own) return 0;
+    int M = p->topo->nnodes, chain = p->coll == OG_BROADCAST || p->coll == OG_REDUCE;
+    int twice = !chain && (p->coll == OG_ALLREDUCE || p->coll == OG_BARRIER);
+    return (twice ? 2 : 1) * (p->n - M) * (q->node_ring_hop[pr] - own);
+}
+
 static double call_latency(const coll_plan *p, const coll_params *q, int lockstep)
 {
     if (p->n < 2 || p->nsteps == 0) return 0;
@@ -225,8 +268,13 @@ static double call_latency(const coll_plan *p, const coll_params *q, int lockste
     int n = p->n, M = p->topo ? p->topo->nnodes : n, L = n / M;
     double intra = q->hop_lat[q->intra_tier][fam][pr], inter = M > 1 ? nic_hop(p, q, fam, lockstep) : 0;
     /* a ring across nodes: every step costs at least the network post
-     * overhead (net_overhead: RCCL's tuner with rccl_tuning) */
-    if (M > 1 && fam == COLL_FAM_RING && intra < q->net_overhead[pr]) intra = q->net_overhead[pr];
+     * overhead (coll_net_overhead); the cluster's own step on its NVLink
+     * hops comes on top where the transfers leave it showing
+     * (coll_ring_node_excess) */
+    if (M > 1 && fam == COLL_FAM_RING) {
+        double post = coll_net_overhead(q, pr);
+        if (intra < post) intra = post;
+    }
     /* a ring on one node: the cluster's measured step where it has one
      * (node_ring_hop; the tuner's set has none) */
     if (M == 1 && fam == COLL_FAM_RING && q->node_ring_hop[pr] > 0) intra = q->node_ring_hop[pr];
@@ -268,16 +316,24 @@ static double call_latency(const coll_plan *p, const coll_params *q, int lockste
  * all-reduce runs the chain inside the node, L - 1 hops up and L - 1 down,
  * whatever the pipeline depth (the node-crossing levels sit between the two
  * chains: a chunk in flight on them keeps every other step a network step);
- * NVLS+tree its two NVLS steps each side of the tree across nodes. On a ring
- * every step has a member at a node's edge, and a lock-step ring pays the
- * network on each (call_latency). 0 on one node: every step is alike. */
+ * NVLS+tree its two NVLS steps each side of the tree across nodes. A ring
+ * (and the chain of its broadcast and reduce) laid node after node: a
+ * chunk's path round it crosses the network on M - 1 of its n - 1 hops
+ * (2 (M - 1) of the all-reduce's 2 (n - 1)) and NVLink on the rest (NCCL's
+ * nInterSteps, src/graph/tuning.cc). A lock-step ring's waits on every step
+ * are its hop latencies (call_latency), not its route. 0 on one node: every
+ * step is alike. */
 int coll_plan_local_steps(const coll_plan *p)
 {
     const coll_topo *t = p->topo;
     if (!t || t->nnodes < 2 || t->ppn < 2) return 0;
+    int M = t->nnodes, n = p->n, twice = p->coll == OG_ALLREDUCE || p->coll == OG_BARRIER;
     switch (coll_family_of(p->algo)) {
     case COLL_FAM_TREE: return p->coll == OG_ALLREDUCE ? 2 * (t->ppn - 1) : 0;
     case COLL_FAM_NVLSTREE: return 4;
+    case COLL_FAM_RING:
+        if (p->coll == OG_BROADCAST || p->coll == OG_REDUCE) return n - M;
+        return (twice ? 2 : 1) * (n - M);
     default: return 0;
     }
 }
@@ -285,10 +341,13 @@ int coll_plan_local_steps(const coll_plan *p)
 /* The route latencies the steps add beyond the transfers' own one: each
  * step the latency of the link it crosses, alpha across nodes and alpha_in
  * inside one (NCCL's nInterSteps, ncclTopoTuneModel: the inter-node latency
- * only on the steps between nodes). */
+ * only on the steps between nodes). Step by step (all) a ring's steps each
+ * wait for their slowest transfer, the one that crosses the network: the
+ * engine's steps have paid alpha on each. */
 double coll_plan_wire_lat(const coll_plan *p, double alpha, double alpha_in, int all)
 {
-    int local = coll_plan_local_steps(p), far = p->nsteps - local - (all ? 0 : 1);
+    int local = all && coll_family_of(p->algo) == COLL_FAM_RING ? 0 : coll_plan_local_steps(p);
+    int far = p->nsteps - local - (all ? 0 : 1);
     if (alpha_in <= 0 || alpha_in > alpha) alpha_in = alpha;
     return (far > 0 ? far : 0) * alpha + local * alpha_in;
 }
@@ -356,7 +415,9 @@ double coll_call_tail(const coll_plan *p, double alpha, double alpha_in, int ste
     double red = coll_reduce_time(p, q), left = coll_plan_spans_nodes(p) ? (red > busy ? red - busy : 0) : red;
     double kern = coll_tree_ll128_floor(p, q);
     if (kern > busy) left += kern - busy;
-    if (step) return left + base + (hops > wire ? hops - wire : 0);
+    double node = coll_ring_node_excess(p, q);
+    if (step) return left + node + base + (hops > wire ? hops - wire : 0);
+    left += node > busy ? node - busy : 0;
     /* pipelined: the flows stream the whole buffer; the tree's pipeline fill
      * comes on top of their transfer time, not of the route latency they
      * include (the hops below count that; the step fidelity runs its own
