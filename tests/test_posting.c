@@ -92,8 +92,8 @@ static void test_small_windows(void)
  * takes the same simulated time as every flow on its own (the posting of
  * window -1, which never merges), at step and pipelined fidelity: a single
  * switch, an oversubscribed rail-optimised fat-tree whose uplinks contend,
- * NVLink-mesh nodes on a dragonfly, a DGX H100 SuperPOD. Where GPUs share a
- * NIC the merge must not apply (as many flows as without it). */
+ * NVLink-mesh nodes on a dragonfly, a DGX H100 SuperPOD, and nodes whose GPUs
+ * share NICs two by two (a fixture and Polaris): merged there too. */
 static void test_rails_merge(void)
 {
     static const struct {
@@ -104,7 +104,8 @@ static void test_rails_merge(void)
         {"rails-2to1.json", 32, 1},
         {"perlmutter:4", 16, -1}, /* whether it merges is the check's call; equal either way */
         {"dgx-h100-superpod:4", 32, 1},
-        {"rails-shared-nic.json", 16, 0},
+        {"rails-shared-nic.json", 16, 1}, /* two GPUs per NIC: merged as well (rails.h) */
+        {"polaris:4", 16, 1},             /* likewise, NVLink mesh nodes on a dragonfly */
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         char spec[256];
@@ -139,7 +140,7 @@ static void test_rails_merge(void)
     static const struct {
         const char *spec;
         int n;
-    } big[] = {{"dgx-h100-superpod:40", 320}, {"rails-2to1.json", 96}};
+    } big[] = {{"dgx-h100-superpod:40", 320}, {"rails-2to1.json", 96}, {"polaris:32", 128}};
     for (size_t c = 0; c < sizeof big / sizeof *big; c++) {
         const char *spec = strstr(big[c].spec, ".json") ? test_data(big[c].spec) : big[c].spec;
         char sp[256];
@@ -359,15 +360,44 @@ static void test_fluid_by_hand(void)
     fl_free(s);
 }
 
+/* Issue 17's crash: a 16 KiB all-to-all (16 B a peer) on 1,024 Polaris GPUs
+ * (256 nodes, two GPUs per NIC) posted its 1,024 x 1,023 flows to SimGrid in
+ * windows of 64, and SimGrid 3.32's max-min solve failed on the sum of 1 /
+ * latency over thousands of flows on one dragonfly global link (a usage
+ * residue above its absolute 1e-5 precision), then crashed formatting that
+ * assertion's message. The group is rail-symmetric with shared NICs: every
+ * member is solved by the fluid model (equal to SimGrid's run of every flow at
+ * 4 and 32 nodes, test_rails_merge) over the merged flows, and the payload costs
+ * time over the empty call, no less than the NIC's share of the bytes. */
+static void test_polaris_alltoall_1024(void)
+{
+    const int n = 1024;
+    og_graph *g = test_one_collective(n, OG_ALLTOALL, 16384, "direct"), *z = test_one_collective(n, OG_ALLTOALL, 0, "direct");
+    eng_opts oa = {ENG_PIPELINED, 0, 0, 0, 1};
+    test_outcome t, t0;
+    CU_ASSERT_EQUAL_FATAL(test_sim("polaris:256", g, &oa, &t), 0);
+    CU_ASSERT_EQUAL_FATAL(test_sim("polaris:256", z, &oa, &t0), 0);
+    og_free(g), og_free(z);
+    fprintf(stderr, "\n  polaris 1,024 GPUs, 16 KiB all-to-all: %.9g s (empty %.9g s), %ld flows, %ld on the model, %.2f s wall",
+            t.makespan, t0.makespan, t.ncomms, t.nfluid, t.wall);
+    CU_ASSERT_EQUAL(t.nfluid, n);
+    CU_ASSERT_EQUAL(t.ncomms, (long)n * (3 + 255)); /* merged: 3 GPUs of the node + 255 nodes a member */
+    /* two GPUs' 1,020 remote chunks of 16 B leave by one 18.25 GB/s NIC */
+    CU_ASSERT(t.makespan - t0.makespan >= 2 * 1020 * 16 / 18.25e9);
+    CU_ASSERT(t.makespan < 1.0);
+}
+
 void suite_posting(void)
 {
     test_add_suite("posting",
                    "every collective and algorithm: windowed posting equals all at once (2:1 fat-tree)",
                    test_fattree_equal,
                    "windows smaller than the group: all-to-all completes, ring unchanged", test_small_windows,
-                   "all-to-all merged per rail equals every flow on its own (5 clusters)", test_rails_merge,
+                   "all-to-all merged per rail equals every flow on its own (6 clusters)", test_rails_merge,
                    "fluid model: weighted max-min shares, latency, caps and FATPIPE by hand", test_fluid_by_hand,
                    "alone: one-step collectives on the fluid model equal every flow on its own (4 clusters)", test_alone_equal,
                    "alone: rotation orbits of inter-node flows equal the flows all at once (2 clusters)", test_alone_orbits,
-                   "alone: orbits merged only where complete, equal to every flow its own class", test_orbits_direct, NULL);
+                   "alone: orbits merged only where complete, equal to every flow its own class", test_orbits_direct,
+                   "alone: 16 KiB all-to-all on 1,024 Polaris GPUs (the SimGrid crash) on the fluid model",
+                   test_polaris_alltoall_1024, NULL);
 }

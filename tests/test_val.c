@@ -682,9 +682,40 @@ static void test_own_nccl_output(void)
     val_file_free(&vf);
 }
 
+/* nccl-tests' sizes (2.14 on, commit 29f4114, alltoall.cu / all_gather.cu /
+ * reduce_scatter.cu): per-peer count = (bytes / elsize / nranks) & -(16 / elsize),
+ * the size printed count * nranks * elsize; whole-buffer collectives only to
+ * whole elements. So 4 KiB on 1,024 ranks is an empty call there (older
+ * nccl-tests, which the shipped logs come from, printed count 1). */
+static void test_nccl_size(void)
+{
+    int64_t count;
+    /* 1,024 ranks of float: 16 B a peer is the least that is not empty */
+    CU_ASSERT_EQUAL(val_nccl_size(OG_ALLTOALL, 1024, 4096, 4, &count), 0);
+    CU_ASSERT_EQUAL(count, 0);
+    CU_ASSERT_EQUAL(val_nccl_size(OG_ALLTOALL, 1024, 8192, 4, &count), 0);
+    CU_ASSERT_EQUAL(val_nccl_size(OG_ALLTOALL, 1024, 16384, 4, &count), 16384);
+    CU_ASSERT_EQUAL(count, 4);
+    /* 5 and 7 floats a peer round down to 4; 8 stay */
+    CU_ASSERT_EQUAL(val_nccl_size(OG_ALLTOALL, 1024, 5 * 4096, 4, &count), 16384);
+    CU_ASSERT_EQUAL(val_nccl_size(OG_ALLGATHER, 1024, 7 * 4096, 4, &count), 16384);
+    CU_ASSERT_EQUAL(val_nccl_size(OG_REDUCESCATTER, 1024, 8 * 4096, 4, &count), 32768);
+    CU_ASSERT_EQUAL(count, 8);
+    /* bytes: 16 a peer; doubles: 2 a peer */
+    CU_ASSERT_EQUAL(val_nccl_size(OG_ALLTOALL, 16, 16 * 17, 1, &count), 256);
+    CU_ASSERT_EQUAL(val_nccl_size(OG_ALLTOALL, 16, 16 * 24, 8, &count), 256);
+    /* Sophia's 2-node alltoall (16 ranks): 64 B is empty from 2.14 on */
+    CU_ASSERT_EQUAL(val_nccl_size(OG_ALLTOALL, 16, 64, 4, &count), 0);
+    /* whole-buffer collectives: whole elements only */
+    CU_ASSERT_EQUAL(val_nccl_size(OG_ALLREDUCE, 1024, 4098, 4, &count), 4096);
+    CU_ASSERT_EQUAL(count, 1024);
+    CU_ASSERT_EQUAL(val_nccl_size(OG_BROADCAST, 3, 10, 4, &count), 8);
+}
+
 void suite_val(void)
 {
     test_add_suite("val", "shared nccl-tests files", test_shared_files, "truncated files", test_truncated,
+                   "sizes and counts as nccl-tests 2.14 rounds them", test_nccl_size,
                    "garbled rows", test_garbled, "random mutations", test_mutations, "several runs in a file", test_multi_run, "older error column", test_error_column, "pasted logs", test_pasted,
                    "several binaries", test_multi_binary,
                    "calibrate places ranks per host", test_calibrate_scope, "osu outputs", test_osu,

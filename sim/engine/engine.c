@@ -613,7 +613,7 @@ static void run_step(const coll_step *st, const og_group *gr, int me, int group,
  * (sim/engine/rails.c): its inter-node flows may then be merged. */
 static int rails_mergeable(const coll_step *st, const coll_plan *p, const og_op *op)
 {
-    if (op->coll != OG_ALLTOALL || p->nsteps != 1 || run.rails[op->group] != 1) return 0;
+    if (op->coll != OG_ALLTOALL || p->nsteps != 1 || run.rails[op->group] < 1) return 0;
     if (st->nsend != p->n - 1 || st->nrecv != p->n - 1 || st->nsend == 0) return 0;
     int64_t b = st->send[0].bytes;
     for (int i = 0; i < st->nsend; i++)
@@ -666,7 +666,7 @@ static void rails_merge(coll_step *st, const coll_plan *p, int me, int64_t b)
 static int fluid_coll(const og_op *op, int rank, int me, int seq, const coll_plan *p, double *alpha, double *dur)
 {
     int window = run.o->window ? run.o->window : ENG_WINDOW;
-    if (window < 0 || op->coll != OG_ALLTOALL || p->nsteps != 1 || run.rails[op->group] != 1) return 0;
+    if (window < 0 || op->coll != OG_ALLTOALL || p->nsteps != 1 || run.rails[op->group] < 1) return 0;
     fluid_ends *f = run.fluid[op->group];
     const og_group *gr = &run.g->groups[op->group];
     if (!f || f->seq != seq) {
@@ -1415,7 +1415,7 @@ static void p2p_lone(int ch, int side, int src, int dst, int64_t bytes)
 static int lone_fits(const og_op *op, const coll_plan *p, int window)
 {
     if (!run.lone || (run.o->fidelity == ENG_STEP && p->nsteps > 1) || p->vbytes || window < 0) return 0;
-    if (op->coll == OG_ALLTOALL && run.rails[op->group] == 1) return 0;
+    if (op->coll == OG_ALLTOALL && run.rails[op->group] >= 1) return 0;
     int code = COLL_CODE(p->algo | p->proto << 8);
     lshape *c = &run.lshape[(size_t)op->group * LSHAPES];
     for (int i = 0; i < LSHAPES; i++)

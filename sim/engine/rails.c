@@ -71,9 +71,10 @@ static double links_latency(xbt_dynar_t r)
     return lat;
 }
 
-/* The routes between nodes a and b (a != b): P, Q and M into the sets. */
+/* The routes between nodes a and b (a != b): P, Q and M into the sets;
+ * pat: which members share a P (and Q) link (-1 where not yet known). */
 static int pair_ok(const sg_host_t *hosts, const coll_topo *t, int a, int b, lset *P, lset *Q, lset *M,
-                   xbt_dynar_t *r)
+                   xbt_dynar_t *r, int *pat)
 {
     int g = t->ppn;
     for (int i = 0; i < g; i++)
@@ -93,11 +94,18 @@ static int pair_ok(const sg_host_t *hosts, const coll_topo *t, int a, int b, lse
             for (unsigned long k = 1; k + 1 < L; k++)
                 if (LINK(x, k) != LINK(r[0], k)) return 0;
         }
+    /* share[i]: the first member whose P (and Q) link member i's is: the
+     * same pattern on every node pair (pat, from the first pair checked) */
     for (int i = 0; i < g; i++) {
         sg_link_t p = LINK(r[i * g], 0), q = LINK(r[i], L - 1);
         if (!same_link(p, LINK(r[0], 0)) || !same_link(q, LINK(r[0], L - 1))) return 0;
-        for (int k = 0; k < i; k++) /* distinct per member */
-            if (LINK(r[k * g], 0) == p || LINK(r[k], L - 1) == q) return 0;
+        int sp = i, sq = i;
+        for (int k = i - 1; k >= 0; k--) {
+            if (LINK(r[k * g], 0) == p) sp = k;
+            if (LINK(r[k], L - 1) == q) sq = k;
+        }
+        if (sp != sq || (pat[i] >= 0 && pat[i] != sp)) return 0;
+        pat[i] = sp;
         add(P, p);
         add(Q, q);
     }
@@ -164,7 +172,8 @@ static int rails_check(const sg_host_t *hosts, const coll_topo *t)
     xbt_dynar_t *r = ts_malloc((size_t)g * g * sizeof *r);
     for (int i = 0; i < g * g; i++) r[i] = xbt_dynar_new(sizeof(sg_link_t), NULL);
     lset P = {0}, Q = {0}, M = {0}, in = {0};
-    int ok = 1;
+    int ok = 1, *pat = ts_malloc((size_t)g * sizeof *pat);
+    for (int i = 0; i < g; i++) pat[i] = -1;
     for (int x = 0; x < ns && ok; x++) {
         /* intra-node routes of the sampled nodes */
         for (int i = 0; i < g && ok; i++)
@@ -176,17 +185,27 @@ static int rails_check(const sg_host_t *hosts, const coll_topo *t)
                 for (unsigned long k = 0; k < xbt_dynar_length(r[0]); k++) add(&in, LINK(r[0], k));
             }
         for (int y = 0; y < ns && ok; y++)
-            if (x != y) ok = pair_ok(hosts, t, s[x], s[y], &P, &Q, &M, r);
+            if (x != y) ok = pair_ok(hosts, t, s[x], s[y], &P, &Q, &M, r, pat);
     }
     ok = ok && disjoint(&P, &Q) && disjoint(&P, &M) && disjoint(&Q, &M) && disjoint(&in, &P) &&
          disjoint(&in, &Q) && disjoint(&in, &M);
+    /* members per NIC link: the same for every NIC (a permutation of a
+     * node's members then maps any one onto any other, NICs onto NICs) */
+    int share = 0;
+    for (int i = 0; ok && i < g; i++) {
+        int m = 0;
+        for (int k = 0; k < g; k++) m += pat[k] == pat[i];
+        if (share && m != share) ok = 0;
+        share = m;
+    }
+    free(pat);
     for (int i = 0; i < g * g; i++) xbt_dynar_free(&r[i]);
     free(r);
     free(P.l);
     free(Q.l);
     free(M.l);
     free(in.l);
-    return ok;
+    return ok ? (share > 1 ? 2 : 1) : 0;
 }
 
 /* The route from a to b into r; its latency (the sum of its links'). */
@@ -218,18 +237,35 @@ static int route_flow(fl_sys *s, xbt_dynar_t r, double bytes, double lat)
  * latency first, then a share weighted by 1 / penalty, penalty = the latency
  * plus weight-S / bandwidth per link (1 for a route without latency), capped
  * at the route's smallest bandwidth and at TCP-gamma / (2 latency). coef
- * flows on each link, except mult on the middle links when mult > 0 (the
- * first and last links stand for one member's NIC each). */
-static int add_flow(fl_sys *s, xbt_dynar_t r, double bytes, double lat, int mult)
+ * flows on each link, except, when mult > 0, mult on the middle links and
+ * ends on the first and last (which stand for one member's NIC each: ends
+ * merged flows cross it where that many members share a NIC). */
+static int add_flow(fl_sys *s, xbt_dynar_t r, double bytes, double lat, int mult, int ends)
 {
     unsigned long L = xbt_dynar_length(r);
     int f = route_flow(s, r, bytes, lat);
     for (unsigned long k = 0; k < L; k++) {
         sg_link_t l = LINK(r, k);
         int q = fl_resource(s, l, sg_link_get_bandwidth(l), sg_link_is_shared(l));
-        fl_use(s, q, mult > 0 && k > 0 && k + 1 < L ? mult : 1);
+        fl_use(s, q, mult <= 0 ? 1 : k > 0 && k + 1 < L ? mult : ends);
     }
     return f;
+}
+
+/* How many members of node 0 send over member 0's NIC link (the first link
+ * of its route to node 1): 1 where each member has its own (rails.c's
+ * symmetry check makes it the same for every NIC of every node). */
+static int nic_share(const sg_host_t *hosts, const coll_topo *t, xbt_dynar_t r)
+{
+    int m = 0;
+    sg_link_t p = NULL;
+    for (int i = 0; i < t->ppn; i++) {
+        route_of(member(hosts, t, 0, i), member(hosts, t, 1, 0), r);
+        if (xbt_dynar_length(r) == 0) continue;
+        if (i == 0) p = LINK(r, 0);
+        m += LINK(r, 0) == p;
+    }
+    return m > 0 ? m : 1;
 }
 
 /* A flow class over route r whose first and last links are counted on the
@@ -267,16 +303,18 @@ int eng_rails_fluid(const sg_host_t *hosts, const coll_topo *t, double chunk, do
                 size_t k = ((size_t)X * g + i) * g + j;
                 if (i == j) continue;
                 ilat[k] = route_of(member(hosts, t, X, i), member(hosts, t, X, j), r);
-                intra[k] = add_flow(s, r, chunk, ilat[k], 0);
+                intra[k] = add_flow(s, r, chunk, ilat[k], 0, 1);
             }
     /* node A to node B: the g flows a_i -> b_i (one per local index, each
-     * carrying g chunks) as one class over the route of a_0 -> b_0 */
+     * carrying g chunks) as one class over the route of a_0 -> b_0; where
+     * members share NICs, share of the class's flows cross each NIC link */
+    int share = K > 1 ? nic_share(hosts, t, r) : 1;
     for (int A = 0; A < K; A++)
         for (int B = 0; B < K; B++) {
             if (A == B) continue;
             size_t k = (size_t)A * K + B;
             xlat[k] = route_of(member(hosts, t, A, 0), member(hosts, t, B, 0), r);
-            inter[k] = add_flow(s, r, chunk * g, xlat[k], g);
+            inter[k] = add_flow(s, r, chunk * g, xlat[k], g, share);
         }
     xbt_dynar_free(&r);
     fl_run(s);
@@ -379,7 +417,7 @@ int eng_flows_fluid(const sg_host_t *hosts, const coll_topo *t, int symmetric, i
         if (orbits && inter)
             cls[f] = add_class(s, r, bytes[f], lat[f], t->ppn, pkey + 2 * t->node[src[f]], pkey + 2 * t->node[dst[f]] + 1);
         else
-            cls[f] = add_flow(s, r, bytes[f], lat[f], 0);
+            cls[f] = add_flow(s, r, bytes[f], lat[f], 0, 1);
     }
     xbt_dynar_free(&r);
     if (rc == 0) {

@@ -10,8 +10,13 @@
 /* 1 when every route between members of different nodes of the group is
  * P(source member) + M(source node, destination node) + Q(destination member),
  * with a node's P links distinct, of equal bandwidth and latency (likewise its
- * Q links), P, Q, M and the intra-node routes sharing no link; 0 otherwise.
- * hosts[i] is member i's host. Checked on a sample of node pairs. */
+ * Q links), P, Q, M and the intra-node routes sharing no link; 2 when the
+ * same holds but members share P (and Q) links, as many members on each and
+ * the same members together on every node (two GPUs per NIC): a merged
+ * all-to-all is exact there too (its flows a_i -> b_i cross each link ppn
+ * times fewer, at ppn times the rate), rotations of the local indices are not
+ * symmetries (eng_flows_fluid's orbits need 1); 0 otherwise. hosts[i] is
+ * member i's host. Checked on a sample of node pairs. */
 int eng_rails_symmetric(const sg_host_t *hosts, const coll_topo *t);
 /* on = 1: remember the last group's answer and give it again for the same
  * hosts and node layout (a sweep asks for one group thousands of times;
