@@ -239,7 +239,7 @@ static int only_family(unsigned fam_on)
 int coll_nccl_env_forced(const coll_nccl_env *e, og_coll coll, char *spec, size_t n)
 {
     int f = e ? only_family(e->fam_on) : -1;
-    if (f < 0) return 0;
+    if (f < 0 || coll < 0 || coll >= OG_NCOLLS) return 0;
     for (int a = 0; a < coll_nalgos(); a++) {
         const coll_algo *al = coll_algo_get(a);
         if (al->family != f || al->tuner == COLL_TUNER_NO || !(al->colls & (1u << coll))) continue;

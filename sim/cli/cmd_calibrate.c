@@ -88,15 +88,16 @@ static int select_rows(const copts *o, val_run *r, mrun *m, const char *file, ch
     m->gpp = o->m.gpus_per_proc ? o->m.gpus_per_proc : r->gpus_per_proc ? r->gpus_per_proc : 1;
     m->bound = r->proxy_bound;
     snprintf(m->tool, sizeof m->tool, "%s", r->tool);
-    char spec[96];
-    const char *algo = cmd_nccl_env_resolve("calibrate", file, &r->env, &o->m.env, o->m.algo, (og_coll)r->coll,
-                                            &m->env, spec, sizeof spec);
-    snprintf(m->algo_spec, sizeof m->algo_spec, "%s", algo ? algo : "");
     if (r->coll < 0 || r->coll == VAL_P2P || r->coll == OG_BARRIER)
         return ts_err(err, errlen, "line %d: collective '%s' cannot be calibrated (only all_reduce, all_gather, "
                       "reduce_scatter, broadcast, reduce, alltoall)", r->first_line, val_coll_name(r->coll));
     if (m->n < 2)
         return ts_err(err, errlen, "line %d: the output does not tell the rank count: give --gpus", r->first_line);
+    /* the NCCL settings it ran with: its log's, under --nccl-env */
+    char spec[96];
+    const char *algo = cmd_nccl_env_resolve("calibrate", file, &r->env, &o->m.env, o->m.algo, (og_coll)r->coll,
+                                            &m->env, spec, sizeof spec);
+    snprintf(m->algo_spec, sizeof m->algo_spec, "%s", algo ? algo : "");
     size_t k = r->nrows + 1;
     m->size = ts_malloc(k * sizeof *m->size);
     m->t = ts_malloc(k * sizeof(double)), m->unc = ts_malloc(k * sizeof(double));
@@ -451,7 +452,7 @@ const char *cmd_nccl_env_resolve(const char *cmd, const char *what, const coll_n
         int a;
         coll_proto pr;
         char e[TS_ERRLEN];
-        if (out->fam_on && coll_algo_parse(algo, coll, &a, &pr, e, sizeof e) == 0 &&
+        if (out->fam_on && coll >= 0 && coll < OG_NCOLLS && coll_algo_parse(algo, coll, &a, &pr, e, sizeof e) == 0 &&
             !(out->fam_on & (1u << coll_family_of(a)))) {
             char d[512];
             coll_nccl_env_describe(out, d, sizeof d);
