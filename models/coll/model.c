@@ -30,14 +30,15 @@ static int one_node(const coll_plan *p)
     return p->topo && p->topo->nnodes == 1;
 }
 
-/* The channels a call may use: on one node NCCL's intra-node search's
- * (node_channels, where the cluster gives it), else max_channels; within
- * the run's NCCL_MIN/MAX_CTAS and NCCL_MIN/MAX_NCHANNELS (coll_run_channels). */
+/* The channels the topology gives a call: on one node NCCL's intra-node
+ * search's (node_channels, where the cluster gives it), else max_channels. */
 static int chan_topo(const coll_plan *p, const coll_params *q)
 {
     return one_node(p) && q->node_channels > 0 ? q->node_channels : q->max_channels;
 }
 
+/* The channels a call may use: the topology's within the run's
+ * NCCL_MIN/MAX_CTAS and NCCL_MIN/MAX_NCHANNELS (coll_run_channels). */
 static int chan_max(const coll_plan *p, const coll_params *q)
 {
     return coll_run_channels(q, chan_topo(p, q));
