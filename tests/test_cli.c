@@ -89,6 +89,20 @@ static void test_malformed_inputs(void)
     const char *notplat = write_tmp("np.xml", "<?xml version='1.0'?>\n<html/>\n");
     snprintf(args, sizeof args, "sim --platform %s --trace " TRACE, notplat);
     expect_usage_error(args, "not a SimGrid platform");
+    /* a log's NCCL settings and --nccl-env: the file, line, setting and what is wrong */
+    const char *env = write_tmp("all_reduce.log", "# nThread 1 nGpus 1\n# ENV: NCCL_ALGO=Ring NCCL_MAX_CTAS=0\n"
+                                "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n"
+                                "  1048576  262144  float  sum  -1  100.0  10.49  18.35  0  100.0  10.49  18.35  0\n");
+    snprintf(args, sizeof args, "compare %s --cluster dgx-h100-superpod --gpus 8", env);
+    char want[512];
+    snprintf(want, sizeof want, "%s:2: NCCL_MAX_CTAS=0: want an integer from 1", env);
+    expect_usage_error(args, want);
+    snprintf(args, sizeof args, "compare %s --cluster dgx-h100-superpod --nccl-env NCCL_MIN_CTAS=many", env);
+    expect_usage_error(args, "--nccl-env: NCCL_MIN_CTAS=many: want an integer from 1");
+    snprintf(args, sizeof args, "calibrate %s --cluster dgx-h100-superpod -o /dev/null --nccl-env MIN_CTAS=4", env);
+    expect_usage_error(args, "--nccl-env: 'MIN_CTAS' is not an NCCL_ variable");
+    expect_usage_error("coll --platform dgx-h100-superpod --op all_reduce --nccl-env NCCL_ALGO=Fast",
+                       "--nccl-env: NCCL_ALGO=Fast: unknown algorithm 'Fast' (valid: Tree, Ring");
 }
 
 static void test_validate_ok(void)

@@ -1616,6 +1616,166 @@ static void test_nvlstree_no_channel_cut(void)
     coll_topo_free(t);
 }
 
+/* q with the NCCL settings spec applied (coll_nccl_env_apply). */
+static void env_params(coll_params *q, int max_channels, const char *spec)
+{
+    coll_nccl_env e;
+    char err[TS_ERRLEN];
+    coll_params_preset(q, COLL_LIB_NCCL);
+    q->max_channels = max_channels;
+    coll_nccl_env_init(&e);
+    if (spec) CU_ASSERT_EQUAL_FATAL(coll_nccl_env_parse(&e, spec, "test", err, sizeof err), 0);
+    coll_nccl_env_apply(&e, q);
+}
+
+/* NCCL's channels under its settings (src/graph/connect.cc
+ * ncclTopoPostset: n = min(n, NCCL_MAX_NCHANNELS, NCCL_MAX_CTAS), then
+ * raised to max(NCCL_MIN_NCHANNELS, NCCL_MIN_CTAS) by copying channels, at
+ * most MAXCHANNELS; transport/nvls.cc: NVLS max(minCTAs, min(maxCTAs,
+ * NCCL_NVLS_NCHANNELS)); ncclTopoComputeP2pChannels: a power of two), and
+ * what the channel count does to a call: a ring all-reduce too small for
+ * the channels runs on min(channels, bytes / (512 threads x 64 B)) of them
+ * (enqueue.cc), each 1/16 of the links (the topology's 16: added channels
+ * are copies over the same links), its wire bytes x 16 / those. */
+static void test_nccl_env_channels(void)
+{
+    static const struct { const char *spec; int base, run, nvls, p2p; } cases[] = {
+        {NULL, 16, 16, 16, 16},
+        {"NCCL_MIN_CTAS=24", 16, 24, 24, 32},
+        {"NCCL_MIN_NCHANNELS=24", 16, 24, 16, 32},
+        {"NCCL_MAX_NCHANNELS=4", 16, 4, 16, 4},
+        {"NCCL_MAX_CTAS=4", 16, 4, 4, 4},
+        {"NCCL_MIN_CTAS=24,NCCL_MAX_NCHANNELS=8", 16, 24, 24, 32}, /* max first, then min */
+        {"NCCL_MIN_NCHANNELS=20,NCCL_MIN_CTAS=12", 16, 20, 16, 32},
+        {"NCCL_MIN_CTAS=100", 16, 64, 64, 64},                      /* MAXCHANNELS */
+        {"NCCL_NVLS_NCHANNELS=8,NCCL_MAX_CTAS=6", 16, 6, 6, 8},
+        {"NCCL_NVLS_NCHANNELS=32", 4, 4, 32, 4},
+        {"NCCL_MIN_CTAS=3", 4, 4, 16, 4},                          /* below the topology's: no change */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        coll_params q;
+        env_params(&q, cases[i].base, cases[i].spec);
+        CU_ASSERT_EQUAL(coll_run_channels(&q, cases[i].base), cases[i].run);
+        CU_ASSERT_EQUAL(coll_nvls_channels(&q), cases[i].nvls);
+        CU_ASSERT_EQUAL(coll_p2p_channels(&q), cases[i].p2p);
+        if (coll_run_channels(&q, cases[i].base) != cases[i].run || coll_nvls_channels(&q) != cases[i].nvls ||
+            coll_p2p_channels(&q) != cases[i].p2p)
+            printf("\n  %s: run %d nvls %d p2p %d", cases[i].spec ? cases[i].spec : "(none)",
+                   coll_run_channels(&q, cases[i].base), coll_nvls_channels(&q), coll_p2p_channels(&q));
+        /* the tuner's per-channel ceiling keeps the graph's channels */
+        CU_ASSERT_EQUAL(q.max_channels, cases[i].base);
+    }
+    /* a ring all-reduce of 8 channels' minimum on 16 ranks of 2 nodes */
+    char err[TS_ERRLEN];
+    int ids[16];
+    for (int r = 0; r < 16; r++) ids[r] = r / 8;
+    coll_topo *t = coll_topo_new(16, ids, 0);
+    int a = coll_algo_find("ring", OG_ALLREDUCE, err, sizeof err);
+    coll_params q;
+    env_params(&q, 16, NULL);
+    int64_t bytes = (int64_t)(8 * q.chan_bytes[COLL_SIMPLE]);
+    coll_plan p;
+    CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p, OG_ALLREDUCE, 16, 0, bytes, NULL, a, t, err, sizeof err), 0);
+    p.proto = COLL_SIMPLE;
+    static const struct { const char *spec; double chans; } cut[] = {
+        {NULL, 16}, {"NCCL_MAX_NCHANNELS=8", 8}, {"NCCL_MIN_CTAS=24", 24}, {"NCCL_MAX_CTAS=2", 2}};
+    for (size_t i = 0; i < sizeof cut / sizeof cut[0]; i++) {
+        env_params(&q, 16, cut[i].spec);
+        /* bytes / (threads x threshold) channels, each 1/16 of the links */
+        double used = cut[i].chans < 8 ? cut[i].chans : 8;
+        CU_ASSERT_DOUBLE_EQUAL(coll_plan_wire_scale_with(&p, &q), 16 / used, 1e-12);
+    }
+    coll_topo_free(t);
+}
+
+/* NCCL_ALGO, NCCL_PROTO and NCCL_NVLS_ENABLE as the library reads them
+ * (src/graph/tuning.cc: a family or protocol left out gets no bandwidth, so
+ * the tuner never picks it; NVLS off: neither NVLS nor NVLS-tree): the
+ * selection over every size from 8 B to 1 GiB on one NVLS node and on two
+ * keeps to what they allow, and one algorithm forces it as --algo does. */
+static void test_nccl_env_selection(void)
+{
+    int ids[16];
+    for (int r = 0; r < 16; r++) ids[r] = r / 8;
+    int zeros[8] = {0};
+    coll_topo *one = coll_topo_new(8, zeros, 1), *two = coll_topo_new(16, ids, 1);
+    coll_hw h1 = {2e-6, 150e9, one, 0, 0}, h2 = {2e-6, 150e9, two, 5e-6, 50e9};
+    static const struct { const char *spec; unsigned fams, protos; } cases[] = {
+        {"NCCL_ALGO=Tree", 1u << COLL_FAM_TREE, 7},
+        {"NCCL_ALGO=^Ring,NVLS", ~((1u << COLL_FAM_RING) | (1u << COLL_FAM_NVLS)), 7},
+        {"NCCL_PROTO=LL128", ~0u, 1u << COLL_LL128},
+        {"NCCL_PROTO=^LL", ~0u, (1u << COLL_LL128) | (1u << COLL_SIMPLE)},
+        {"NCCL_NVLS_ENABLE=0", ~((1u << COLL_FAM_NVLS) | (1u << COLL_FAM_NVLSTREE)), 7},
+    };
+    int seen_nvls = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        coll_nccl_env e;
+        char err[TS_ERRLEN];
+        coll_nccl_env_init(&e);
+        CU_ASSERT_EQUAL_FATAL(coll_nccl_env_parse(&e, cases[i].spec, "test", err, sizeof err), 0);
+        coll_set_nccl_env(&e);
+        for (int k = 0; k < 2; k++)
+            for (int64_t b = 8; b <= ((int64_t)1 << 30); b *= 4) {
+                coll_proto pr;
+                int a = coll_select(OG_ALLREDUCE, k ? 16 : 8, b, k ? &h2 : &h1, &pr);
+                CU_ASSERT_FATAL(a >= 0);
+                unsigned f = 1u << coll_family_of(a);
+                if (!(f & cases[i].fams) || !((1u << pr) & cases[i].protos))
+                    printf("\n  %s: %lld B on %d node(s): %s:%s", cases[i].spec, (long long)b, k + 1,
+                           coll_algo_get(a)->name, coll_proto_name(pr));
+                CU_ASSERT(f & cases[i].fams);
+                CU_ASSERT((1u << pr) & cases[i].protos);
+            }
+        char spec[96];
+        int forced = coll_nccl_env_forced(&e, OG_ALLREDUCE, spec, sizeof spec);
+        CU_ASSERT_EQUAL(forced, i == 0);
+        if (i == 0) CU_ASSERT_STRING_EQUAL(spec, "tree");
+        coll_set_nccl_env(NULL);
+    }
+    /* without settings the same sweep does choose NVLS on one node (what
+     * NCCL_NVLS_ENABLE=0 took away) */
+    for (int64_t b = 8; b <= ((int64_t)1 << 30); b *= 4) {
+        coll_proto pr;
+        seen_nvls |= coll_family_of(coll_select(OG_ALLREDUCE, 8, b, &h1, &pr)) == COLL_FAM_NVLS;
+    }
+    CU_ASSERT(seen_nvls);
+    /* NCCL_ALGO=Ring with NCCL_PROTO=Simple forces ring:simple; broadcast's ring is the chain */
+    coll_nccl_env e;
+    char err[TS_ERRLEN], spec[96];
+    coll_nccl_env_init(&e);
+    CU_ASSERT_EQUAL(coll_nccl_env_parse(&e, "NCCL_ALGO=Ring,NCCL_PROTO=Simple", "test", err, sizeof err), 0);
+    CU_ASSERT_EQUAL(coll_nccl_env_forced(&e, OG_ALLREDUCE, spec, sizeof spec), 1);
+    CU_ASSERT_STRING_EQUAL(spec, "ring:simple");
+    CU_ASSERT_EQUAL(coll_nccl_env_forced(&e, OG_BROADCAST, spec, sizeof spec), 1);
+    CU_ASSERT_EQUAL(coll_family_of(coll_algo_find(strtok(spec, ":"), OG_BROADCAST, err, sizeof err)), COLL_FAM_RING);
+    coll_topo_free(one);
+    coll_topo_free(two);
+}
+
+/* The settings of a log reach compare's prediction: the shipped 2-node ring
+ * log ran NCCL_MIN_CTAS=24; compare says so, and --nccl-env over it wins:
+ * NCCL_MIN_CTAS=NCCL_MAX_CTAS=2 (2 of the topology's 16 channels' links) makes
+ * its 1 MiB point slower. */
+static void test_nccl_env_compare(void)
+{
+    const char *dir = "tests/data/accuracy", *log = "nccl_h100_2nodes_16gpu_all_reduce_ring_ib_issue309.txt";
+    char cmd[512], out[16384];
+    snprintf(cmd, sizeof cmd, "compare %s/%s --cluster dgx-h100-superpod --nodes 2 -b 1M -e 1M", dir, log);
+    CU_ASSERT_EQUAL_FATAL(test_cli(cmd, out, sizeof out), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "NCCL settings of the run (log, --nccl-env): NCCL_ALGO=ring NCCL_MIN_CTAS=24"));
+    double p24, p2;
+    CU_ASSERT_EQUAL_FATAL(compare_row_in(dir, log, "dgx-h100-superpod --nodes 2", "", NULL, "1M", NULL, &p24, NULL), 0);
+    CU_ASSERT_EQUAL_FATAL(compare_row_in(dir, log, "dgx-h100-superpod --nodes 2", "--nccl-env NCCL_MAX_CTAS=2,NCCL_MIN_CTAS=2",
+                                         NULL, "1M", NULL, &p2, NULL), 0);
+    CU_ASSERT(p2 > 1.2 * p24);
+    /* channels added beyond the topology's 16 are copies over the same NICs:
+     * the log's 24 and 16 predict alike (the cut starts from either) */
+    double p16;
+    CU_ASSERT_EQUAL_FATAL(compare_row_in(dir, log, "dgx-h100-superpod --nodes 2", "--nccl-env NCCL_MIN_CTAS=16", NULL,
+                                         "1M", NULL, &p16, NULL), 0);
+    CU_ASSERT_DOUBLE_EQUAL(p16, p24, 1e-9 * p24);
+}
+
 /* NCCL's all-to-all (grouped send/recv) runs its rounds on channels side by
  * side: up to 8 rounds to one node delta share a channel's work batch, the
  * batches spread over the channels. The latency is one round per wave of
@@ -2788,6 +2948,12 @@ void suite_coll_model(void)
                    "Perlmutter all_gather: ring LL then Simple, the switch at one chunk a channel on 4 and 8 nodes",
                    test_perlmutter_proto_switch,
                    "a forced protocol the library does not run is refused (exit 2)", test_forced_protocol,
+                   "NCCL settings: channels as connect.cc / nvls.cc set them, and the channel cut (closed form)",
+                   test_nccl_env_channels,
+                   "NCCL settings: NCCL_ALGO, NCCL_PROTO, NCCL_NVLS_ENABLE bound the selection; one algorithm forces it",
+                   test_nccl_env_selection,
+                   "NCCL settings of a log reach compare (issue 309 ring log: NCCL_MIN_CTAS=24), --nccl-env over them",
+                   test_nccl_env_compare,
                    "NCCL tree on 2 and 16 DGX nodes: chain + tree closed form", test_tree_closed_form,
                    "NCCL Simple tree pipeline fill: chunk rule, (2 depth - 1) / K on the pipelined tail", test_tree_fill,
                    "NCCL's tuner on 2 DGX A100 nodes: the tree at bwIntra (per-channel ceiling, not the NICs) at 8 GiB",

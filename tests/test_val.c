@@ -712,6 +712,127 @@ static void test_nccl_size(void)
     CU_ASSERT_EQUAL(val_nccl_size(OG_BROADCAST, 3, 10, 4, &count), 8);
 }
 
+/* A run's NCCL settings from its log: NCCL_DEBUG=INFO's "set by
+ * environment" lines (behind mpirun's tag), mpirun's -x on a launch line,
+ * a shell's leading assignments and a "# ENV:" header line; names the model
+ * does not know are listed, other variables (FI_*) are not NCCL's. */
+static void test_nccl_env_log(void)
+{
+    const char *log =
+        "# ENV: NCCL_PROTO=Simple FI_CXI_RX_MATCH_MODE=software NCCL_NET=\"AWS Libfabric\"\n"
+        "NCCL_MAX_NCHANNELS=8 mpirun -np 16 -x NCCL_NVLS_ENABLE=0 -x NCCL_IB_HCA=mlx5_0:1 ./all_reduce_perf -b 8\n"
+        "[1,0]<stdout>:node1:1234:1234 [0] NCCL INFO NCCL_MIN_CTAS set by environment to 24.\n"
+        "node1:1234:1234 [0] NCCL INFO NCCL_ALGO set by environment to Tree,Ring\n"
+        "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n"
+        "  1048576  262144  float  sum  -1  100.0  10.49  18.35  0  100.0  10.49  18.35  0\n";
+    char err[TS_ERRLEN];
+    val_file vf;
+    CU_ASSERT_EQUAL_FATAL(parse_mem(log, strlen(log), "all_reduce.log", &vf, err), 0);
+    CU_ASSERT_EQUAL_FATAL(vf.nruns, 1);
+    const coll_nccl_env *e = &vf.runs[0].env;
+    CU_ASSERT(e->set);
+    CU_ASSERT_EQUAL(vf.runs[0].env_line, 1);
+    CU_ASSERT_EQUAL(e->proto_on, 1u << COLL_SIMPLE);
+    CU_ASSERT_EQUAL(e->max_nch, 8);
+    CU_ASSERT_EQUAL(e->nvls_enable, 0);
+    CU_ASSERT_EQUAL(e->min_ctas, 24);
+    CU_ASSERT_EQUAL(e->fam_on, (1u << COLL_FAM_TREE) | (1u << COLL_FAM_RING));
+    CU_ASSERT_EQUAL(e->max_ctas, -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(e->ignored, "NCCL_NET"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(e->ignored, "NCCL_IB_HCA"));
+    CU_ASSERT_PTR_NULL(strstr(e->ignored, "FI_CXI"));
+    val_file_free(&vf);
+
+    /* a shipped file: its COMMAND line's -x settings, read here on their own */
+    const char *path = "tests/data/accuracy/nccl_h100_2nodes_16gpu_all_reduce_ring_ib_issue309.txt";
+    long len;
+    char *b = slurp(path, &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    const char *m = strstr(b, "-x NCCL_MIN_CTAS=");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    int ctas = atoi(m + strlen("-x NCCL_MIN_CTAS="));
+    CU_ASSERT(ctas > 16);
+    CU_ASSERT_EQUAL_FATAL(parse_mem(b, len, path, &vf, err), 0);
+    CU_ASSERT_EQUAL(vf.runs[0].env.min_ctas, ctas);
+    CU_ASSERT_EQUAL(vf.runs[0].env.fam_on, strstr(b, "-x NCCL_ALGO=Ring") ? 1u << COLL_FAM_RING : 0u);
+    CU_ASSERT_PTR_NOT_NULL(strstr(vf.runs[0].env.ignored, "NCCL_IB_QPS_PER_CONNECTION"));
+    val_file_free(&vf);
+    free(b);
+
+    /* no settings: none recorded */
+    const char *bare = "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n"
+                       "  1048576  262144  float  sum  -1  100.0  10.49  18.35  0  100.0  10.49  18.35  0\n";
+    CU_ASSERT_EQUAL_FATAL(parse_mem(bare, strlen(bare), "all_reduce.log", &vf, err), 0);
+    CU_ASSERT(!vf.runs[0].env.set);
+    CU_ASSERT_EQUAL(vf.runs[0].env.min_ctas, -1);
+    CU_ASSERT_EQUAL(vf.runs[0].env_line, 0);
+    val_file_free(&vf);
+
+    /* bad values: refused with the file, the line and what is wrong */
+    static const struct { const char *line, *want; } bad[] = {
+        {"# ENV: NCCL_MIN_CTAS=many\n", "x.log:2: NCCL_MIN_CTAS=many: want an integer"},
+        {"mpirun -x NCCL_ALGO=Fast ./all_reduce_perf\n", "x.log:2: NCCL_ALGO=Fast: unknown algorithm 'Fast'"},
+        {"h:1:1 [0] NCCL INFO NCCL_PROTO set by environment to ^LL,LL128,Simple\n", "x.log:2: NCCL_PROTO=^LL,LL128,Simple: leaves no protocol"},
+        {"# ENV: NCCL_NVLS_ENABLE=yes\n", "x.log:2: NCCL_NVLS_ENABLE=yes: want an integer from 0 to 2"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char buf[1024];
+        snprintf(buf, sizeof buf, "# nccl-tests\n%s%s", bad[i].line, bare);
+        int rc = parse_mem(buf, strlen(buf), "x.log", &vf, err);
+        CU_ASSERT_EQUAL(rc, -1);
+        if (rc == 0) val_file_free(&vf);
+        if (!strstr(err, bad[i].want)) printf("\n  got '%s', want '%s'", err, bad[i].want);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err, bad[i].want));
+    }
+}
+
+/* The settings of --nccl-env: NAME=VALUE items, a value's own commas kept
+ * (NCCL_ALGO=Tree,Ring), bad names and values refused with what is wrong. */
+static void test_nccl_env_option(void)
+{
+    coll_nccl_env e;
+    char err[TS_ERRLEN];
+    coll_nccl_env_init(&e);
+    CU_ASSERT_EQUAL_FATAL(coll_nccl_env_parse(&e, "NCCL_ALGO=Tree,Ring,NCCL_MAX_NCHANNELS=4,NCCL_MIN_NRINGS=2,"
+                                                  "NCCL_MIN_NCHANNELS=3,NCCL_MAX_NRINGS=9,NCCL_DEBUG=INFO",
+                                              "--nccl-env", err, sizeof err), 0);
+    CU_ASSERT_EQUAL(e.fam_on, (1u << COLL_FAM_TREE) | (1u << COLL_FAM_RING));
+    /* the NCHANNELS spelling wins over the older NRINGS, in either order */
+    CU_ASSERT_EQUAL(e.max_nch, 4);
+    CU_ASSERT_EQUAL(e.min_nch, 3);
+    CU_ASSERT_STRING_EQUAL(e.ignored, "NCCL_DEBUG");
+    /* '^' leaves the listed ones out; names are case-blind as NCCL's */
+    CU_ASSERT_EQUAL(coll_nccl_env_parse(&e, "NCCL_ALGO=^nvls,NVLSTree", "--nccl-env", err, sizeof err), 0);
+    CU_ASSERT_EQUAL(e.fam_on, (1u << COLL_FAM_RING) | (1u << COLL_FAM_TREE) | (1u << COLL_FAM_COLLNET) |
+                                  (1u << COLL_FAM_PAT));
+    static const struct { const char *spec, *want; } bad[] = {
+        {"MIN_CTAS=4", "--nccl-env: 'MIN_CTAS' is not an NCCL_ variable"},
+        {"NCCL_MIN_CTAS", "--nccl-env: 'NCCL_MIN_CTAS': want NAME=VALUE"},
+        {"NCCL_MIN_CTAS=", "--nccl-env: 'NCCL_MIN_CTAS=': want NAME=VALUE"},
+        {"NCCL_MIN_CTAS=0", "--nccl-env: NCCL_MIN_CTAS=0: want an integer from 1"},
+        {"NCCL_MAX_CTAS=2x", "--nccl-env: NCCL_MAX_CTAS=2x: want an integer"},
+        {"NCCL_ALGO=allreduce:ring", "per-collective lists"},
+        {"NCCL_PROTO=LL256", "--nccl-env: NCCL_PROTO=LL256: unknown protocol 'LL256' (valid: LL, LL128, Simple)"},
+        {"NCCL_COLLNET_ENABLE=2", "NCCL_COLLNET_ENABLE=2: want an integer from 0 to 1"},
+        {"NCCL_IB_QPS_PER_CONNECTION=1000", "NCCL_IB_QPS_PER_CONNECTION=1000: want an integer from 1 to 128"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        coll_nccl_env_init(&e);
+        CU_ASSERT_EQUAL(coll_nccl_env_parse(&e, bad[i].spec, "--nccl-env", err, sizeof err), -1);
+        if (!strstr(err, bad[i].want)) printf("\n  '%s' gave '%s', want '%s'", bad[i].spec, err, bad[i].want);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err, bad[i].want));
+    }
+    /* the option's settings over the log's */
+    coll_nccl_env log, opt;
+    coll_nccl_env_init(&log);
+    coll_nccl_env_init(&opt);
+    CU_ASSERT_EQUAL(coll_nccl_env_parse(&log, "NCCL_ALGO=Ring,NCCL_MIN_CTAS=24", "log", err, sizeof err), 0);
+    CU_ASSERT_EQUAL(coll_nccl_env_parse(&opt, "NCCL_MIN_CTAS=8", "opt", err, sizeof err), 0);
+    coll_nccl_env_merge(&log, &opt);
+    CU_ASSERT_EQUAL(log.min_ctas, 8);
+    CU_ASSERT_EQUAL(log.fam_on, 1u << COLL_FAM_RING);
+}
+
 void suite_val(void)
 {
     test_add_suite("val", "shared nccl-tests files", test_shared_files, "truncated files", test_truncated,
@@ -721,6 +842,7 @@ void suite_val(void)
                    "calibrate places ranks per host", test_calibrate_scope, "osu outputs", test_osu,
                    "collective names", test_names, "nGpus from the header", test_ngpus,
                    "trainsim-bench's nccl output from a GPU", test_own_nccl_output,
+                   "NCCL settings from a log", test_nccl_env_log, "NCCL settings from --nccl-env", test_nccl_env_option,
                    "the accuracy manifests' files: attributed, parsed, self-consistent", test_manifest_files, NULL);
 }
 

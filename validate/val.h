@@ -36,6 +36,14 @@ typedef struct val_run {
     int gpus_per_proc;      /* GPUs one thread drives (nccl-tests' "nGpus" header); 0: not printed */
     int proxy_bound;        /* 1: a comment line before the table names Slurm's --gpu-bind=closest (each
                              * rank's host threads next to its GPU); 0: unbound or not printed */
+    /* The NCCL settings the run was made with (coll_nccl_env): read before
+     * its first row from "NCCL INFO NCCL_X set by environment to V" lines
+     * (NCCL_DEBUG=INFO), mpirun's "-x NCCL_X=V" and a shell's "NCCL_X=V cmd"
+     * or "export NCCL_X=V" on a launch line, and "# ENV: NCCL_X=V ..."
+     * header lines (docs/accuracy.md, "Header lines"); a later setting of the
+     * same variable wins. env_line: the first line that gave one (0: none). */
+    coll_nccl_env env;
+    int env_line;
     val_format fmt;
     char tool[32];          /* "nccl-tests", "osu_allreduce", ... */
     int complete;           /* the closing lines were seen */

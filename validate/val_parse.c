@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "coll.h"
+#include "coll_params.h"
 #include "util.h"
 #include "val.h"
 
@@ -148,6 +149,7 @@ static val_run *new_run(val_file *f, val_format fmt, int coll, int line)
     r->fmt = fmt;
     r->coll = coll;
     r->first_line = line;
+    coll_nccl_env_init(&r->env);
     snprintf(r->tool, sizeof r->tool, "%s", fmt == VAL_FMT_NCCL ? "nccl-tests" : "osu");
     return r;
 }
@@ -289,6 +291,8 @@ typedef struct pstate {
     int hdr_coll, hdr_line;     /* "# Collective test starting:" */
     int hdr_gpus;               /* "# nThread 1 nGpus 8 ...": GPUs per thread (0: none seen) */
     int hdr_bound;              /* a comment line named --gpu-bind=closest (the launch) */
+    coll_nccl_env hdr_env;      /* the NCCL settings read so far (val_run.env) */
+    int hdr_env_line;
     int cmd_coll, cmd_line;     /* a binary name on a command line */
     int in_table;               /* a column header was seen since the last closing lines */
     int bw_mode, ranks;
@@ -403,6 +407,14 @@ static val_run *start_nccl_run(pstate *p)
     p->r->gpus_per_proc = p->hdr_gpus;
     if (p->hdr_gpus) note(c, c->line, "run: %d GPUs per thread from the nGpus header", p->hdr_gpus);
     p->r->proxy_bound = p->hdr_bound;
+    p->r->env = p->hdr_env;
+    p->r->env_line = p->hdr_env_line;
+    if (p->hdr_env_line) {
+        char d[512];
+        coll_nccl_env_describe(&p->hdr_env, d, sizeof d);
+        note(c, c->line, "run: NCCL settings from line %d on: %s%s%s", p->hdr_env_line, d[0] ? d : "none modelled",
+             p->hdr_env.ignored[0] ? "; not modelled: " : "", p->hdr_env.ignored);
+    }
     if (p->hdr_bound) note(c, c->line, "run: launch bound next to the GPUs (--gpu-bind=closest in the header)");
     return p->r;
 }
@@ -466,10 +478,140 @@ static int names_gpu_bind_closest(const char *s)
     return 0;
 }
 
-/* A comment line: titles, headers, rank lines, closing lines. */
-static void comment_line(pstate *p, char *s)
+/* ---- NCCL settings in a log (val_run.env) ---- */
+
+/* One NAME=VALUE: recorded (only NCCL_ names), or -1 with "file:line: ..." */
+static int env_item(pstate *p, const char *name, size_t nl, const char *value, size_t vl)
 {
     pctx *c = &p->c;
+    char n[128], v[1024], where[600];
+    if (nl < 6 || nl >= sizeof n || strncmp(name, "NCCL_", 5) != 0) return 0;
+    snprintf(n, sizeof n, "%.*s", (int)nl, name);
+    snprintf(v, sizeof v, "%.*s", (int)(vl < sizeof v ? vl : sizeof v - 1), value);
+    snprintf(where, sizeof where, "%s:%d", c->name, c->line);
+    if (coll_nccl_env_set(&p->hdr_env, n, v, where, c->err, c->errlen) < 0) return -1;
+    if (!p->hdr_env_line) p->hdr_env_line = c->line;
+    note(c, c->line, "NCCL setting %s=%s", n, v);
+    return 0;
+}
+
+/* A value at s: "quoted text" (either quote) or up to a blank; *len its
+ * length, the return its start; *after the first character after it. */
+static const char *env_value(const char *s, size_t *len, const char **after)
+{
+    if (*s == '"' || *s == '\'') {
+        const char *e = strchr(s + 1, *s);
+        if (!e) e = s + strlen(s);
+        *len = (size_t)(e - s - 1);
+        *after = *e ? e + 1 : e;
+        return s + 1;
+    }
+    *len = strcspn(s, " \t");
+    *after = s + *len;
+    return s;
+}
+
+/* NAME=VALUE at s (NAME of A-Z, 0-9, _): 1 and the parts, else 0. */
+static int env_assign(const char *s, const char **name, size_t *nl, const char **val, size_t *vl, const char **after)
+{
+    size_t k = 0;
+    while (isupper((unsigned char)s[k]) || isdigit((unsigned char)s[k]) || s[k] == '_') k++;
+    if (!k || s[k] != '=') return 0;
+    *name = s, *nl = k;
+    *val = env_value(s + k + 1, vl, after);
+    return 1;
+}
+
+static int is_blank_before(const char *line, const char *q)
+{
+    return q == line || q[-1] == ' ' || q[-1] == '\t' || q[-1] == '#';
+}
+
+/* mpirun's "-x NAME=VALUE" (and Slurm's/others' "--export NAME=VALUE",
+ * "--env NAME=VALUE") anywhere on the line. */
+static int env_flags(pstate *p, const char *line)
+{
+    static const char *const flags[] = {"-x ", "--env ", "--env=", "-genv "};
+    for (size_t f = 0; f < sizeof flags / sizeof flags[0]; f++) {
+        size_t fl = strlen(flags[f]);
+        for (const char *q = strstr(line, flags[f]); q; q = strstr(q + 1, flags[f])) {
+            if (!is_blank_before(line, q)) continue;
+            const char *s = q + fl, *name, *val, *after;
+            while (*s == ' ') s++;
+            size_t nl, vl;
+            if (!strcmp(flags[f], "-genv ")) { /* Intel MPI / MPICH: -genv NAME VALUE */
+                size_t k = strcspn(s, " \t=");
+                if (s[k] == ' ' || s[k] == '\t') {
+                    const char *v = s + k;
+                    while (*v == ' ' || *v == '\t') v++;
+                    val = env_value(v, &vl, &after);
+                    if (env_item(p, s, k, val, vl) < 0) return -1;
+                    continue;
+                }
+            }
+            if (env_assign(s, &name, &nl, &val, &vl, &after) && env_item(p, name, nl, val, vl) < 0) return -1;
+        }
+    }
+    return 0;
+}
+
+/* Every NAME=VALUE on the line (a "# ENV:" line, or the assignments that
+ * open a shell command: "NCCL_ALGO=Ring mpirun ..." and "export A=1 B=2"). */
+static int env_words(pstate *p, const char *s, int leading_only)
+{
+    while (*s) {
+        while (*s == ' ' || *s == '\t') s++;
+        if (!*s) break;
+        const char *name, *val, *after;
+        size_t nl, vl;
+        if (env_assign(s, &name, &nl, &val, &vl, &after)) {
+            if (env_item(p, name, nl, val, vl) < 0) return -1;
+            s = after;
+            continue;
+        }
+        if (leading_only) {
+            if (strncmp(s, "export ", 7) == 0 || strncmp(s, "env ", 4) == 0) {
+                s += strcspn(s, " ");
+                continue;
+            }
+            break;
+        }
+        s += strcspn(s, " \t"); /* a word that is not an assignment */
+    }
+    return 0;
+}
+
+/* NCCL_DEBUG=INFO's "NCCL INFO NCCL_X set by environment to V" (NCCL_PARAM
+ * integers print "V."). */
+static int env_info(pstate *p, const char *s)
+{
+    const char *q = strstr(s, "NCCL INFO ");
+    if (!q) return 0;
+    q += 10;
+    while (*q == ' ') q++;
+    const char *by = strstr(q, " set by environment to ");
+    if (!by || strncmp(q, "NCCL_", 5) != 0) return 0;
+    size_t nl = strspn(q, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
+    if (q + nl != by) return 0;
+    const char *v = by + strlen(" set by environment to ");
+    size_t vl = strlen(v);
+    while (vl && (v[vl - 1] == ' ' || v[vl - 1] == '\r')) vl--;
+    if (vl > 1 && v[vl - 1] == '.' && strspn(v, "-0123456789") == vl - 1) vl--;
+    return env_item(p, q, nl, v, vl);
+}
+
+/* A comment line: titles, headers, rank lines, closing lines. */
+static int comment_line(pstate *p, char *s)
+{
+    pctx *c = &p->c;
+    /* the run's NCCL settings: "# ENV: NCCL_X=V ...", "-x NCCL_X=V" on a
+     * transcribed command line, an NCCL INFO line kept in a comment */
+    const char *h = s + 1;
+    while (*h == ' ' || *h == '\t') h++;
+    if (strncmp(h, "ENV:", 4) == 0) {
+        if (env_words(p, h + 4, 0) < 0) return -1;
+    } else if (env_flags(p, s) < 0 || env_info(p, s) < 0)
+        return -1;
     /* the launch line (srun ... --gpu-bind=closest): where the ranks' host
      * threads run, which the lock-step waits depend on (coll_set_proxy_bound) */
     if (names_gpu_bind_closest(s)) p->hdr_bound = 1;
@@ -501,14 +643,17 @@ static void comment_line(pstate *p, char *s)
         if (strstr(s, "size") && strstr(s, "count") && strstr(s, "type")) p->in_table = 1;
         else rank_line(p, s);
     }
+    return 0;
 }
 
 /* A line that is not part of a table: skipped (a command line names the
  * collective of the runs that follow it). */
-static void other_line(pstate *p, const char *s)
+static int other_line(pstate *p, const char *s)
 {
     pctx *c = &p->c;
     char bin[64];
+    /* the run's NCCL settings on a launch line or an NCCL INFO line */
+    if (env_info(p, s) < 0 || env_flags(p, s) < 0 || env_words(p, s, 1) < 0) return -1;
     int coll = binary_coll(s, bin, sizeof bin);
     if (coll >= VAL_UNKNOWN) {
         if (p->r && p->r->nrows) finish_run(p);
@@ -519,6 +664,7 @@ static void other_line(pstate *p, const char *s)
     }
     p->out->nskipped++;
     note(c, c->line, "skipped, not part of a table: '%.60s'", s);
+    return 0;
 }
 
 /* A line starting with a digit: a row of the open table, or of a new table
@@ -565,6 +711,7 @@ int val_parse_stream_opts(FILE *f, const char *name, const val_parse_opts *o, va
     snprintf(out->path, sizeof out->path, "%s", name);
     pstate p = {.c = {name, 0, err, errlen, o ? o->explain : NULL}, .o = o ? o : &defaults, .out = out,
                 .hdr_coll = VAL_UNKNOWN, .cmd_coll = VAL_UNKNOWN};
+    coll_nccl_env_init(&p.hdr_env);
     pctx *c = &p.c;
     char *buf = NULL;
     size_t bufcap = 0;
@@ -586,9 +733,9 @@ int val_parse_stream_opts(FILE *f, const char *name, const val_parse_opts *o, va
         while (*s == ' ' || *s == '\t') s++;
         s = strip_prefix(s);
         if (!*s) continue;
-        if (*s == '#') comment_line(&p, s);
+        if (*s == '#') rc = comment_line(&p, s);
         else if (isdigit((unsigned char)*s)) rc = digit_line(&p, s);
-        else other_line(&p, s);
+        else rc = other_line(&p, s);
         if (rc < 0) break;
     }
     free(buf);

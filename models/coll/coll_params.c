@@ -456,6 +456,10 @@ void coll_params_write_json(FILE *f, const coll_params *p, int ind)
 static coll_params active;
 static int active_set;
 static unsigned generation; /* bumped by every coll_params_set: memos of costs key on it */
+/* What the last coll_params_set gave, before the run's NCCL settings. */
+static coll_params raw;
+static coll_nccl_env run_env;
+static int run_env_on;
 
 static coll_params tuner;
 
@@ -509,22 +513,42 @@ static void make_tuner(void)
 
 unsigned coll_params_generation(void) { return generation; }
 
-void coll_params_set(const coll_params *p)
+/* The active set: what was set, with the run's NCCL settings over it. */
+static void make_active(void)
 {
-    active = *p;
+    active = raw;
+    if (run_env_on) coll_nccl_env_apply(&run_env, &active);
     active_set = 1;
     generation++;
     make_tuner();
 }
 
+void coll_params_set(const coll_params *p)
+{
+    raw = *p;
+    make_active();
+}
+
 const coll_params *coll_params_get(void)
 {
     if (!active_set) {
-        coll_params_preset(&active, COLL_LIB_NCCL);
-        active_set = 1;
-        make_tuner();
+        coll_params_preset(&raw, COLL_LIB_NCCL);
+        make_active();
     }
     return &active;
+}
+
+void coll_set_nccl_env(const coll_nccl_env *e)
+{
+    coll_params_get();
+    run_env_on = e != NULL;
+    if (e) run_env = *e;
+    make_active();
+}
+
+const coll_nccl_env *coll_get_nccl_env(void)
+{
+    return run_env_on ? &run_env : NULL;
 }
 
 int coll_params_channels(double bytes)

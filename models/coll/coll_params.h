@@ -212,6 +212,15 @@ typedef struct coll_params {
      * the library's preset (coll_params_tuner); for studies of another
      * tuner and for test fixtures (JSON "tuner_own": true). */
     int tuner_own;
+    /* The run's NCCL channel settings (coll_nccl_env_apply; 0: not set),
+     * which the library applies after its topology search and its tuner
+     * never sees: env_min_ch = max(NCCL_MIN_NCHANNELS, NCCL_MIN_CTAS),
+     * env_max_ch = min(NCCL_MAX_NCHANNELS, NCCL_MAX_CTAS) bound the channels
+     * the ring and tree run on (coll_run_channels); env_min_ctas,
+     * env_max_ctas alone bound NVLS's, env_nvls_ch (NCCL_NVLS_NCHANNELS)
+     * replaces its 16 (coll_nvls_channels). Not in a cluster's or a
+     * calibration's JSON: a setting of the measurement. */
+    int env_min_ch, env_max_ch, env_min_ctas, env_max_ctas, env_nvls_ch;
 } coll_params;
 
 const char *coll_lib_name(coll_lib l);
@@ -261,6 +270,76 @@ const coll_params *coll_params_tuner(void);
  * ncclLaunchKernel: grid = nChannels), each resident on an SM for the whole
  * kernel. 0 when the set has no channel rule. */
 int coll_params_channels(double bytes);
+
+/* ---- A run's NCCL settings (nccl_env.c): the NCCL_* environment
+ * variables a measurement ran with, from its log or the user
+ * (docs/collectives.md, "NCCL settings of a run"). ---- */
+
+/* NCCL's MAXCHANNELS (src/include/device.h, 2.22-2.26: 64) and its NVLS
+ * channels on Hopper (NVLS_NCHANNELS_SM90 16, transport/nvls.cc). */
+#define COLL_MAXCHANNELS 64
+#define COLL_NVLS_NCHANNELS 16
+#define COLL_ENV_IGNORED 512
+
+typedef struct coll_nccl_env {
+    int set;                    /* a modelled setting was given */
+    unsigned fam_on;            /* NCCL_ALGO: bit (1 << coll_family) per family it allows (0: not set) */
+    unsigned proto_on;          /* NCCL_PROTO: bit (1 << coll_proto) per protocol it allows (0: not set) */
+    int min_ctas, max_ctas;     /* NCCL_MIN_CTAS, NCCL_MAX_CTAS (-1: not set) */
+    int min_nch, max_nch;       /* NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS (or _NRINGS) (-1) */
+    int nch_named[2];           /* [0] max, [1] min: set by the NCHANNELS spelling (wins over NRINGS) */
+    int nvls_nch;               /* NCCL_NVLS_NCHANNELS (-1) */
+    int nvls_enable;            /* NCCL_NVLS_ENABLE 0, 1, 2 (-1) */
+    int collnet_enable;         /* NCCL_COLLNET_ENABLE 0, 1 (-1) */
+    int ib_qps;                 /* NCCL_IB_QPS_PER_CONNECTION (-1): read, no place in the model */
+    char ignored[COLL_ENV_IGNORED]; /* "NCCL_X, NCCL_Y": NCCL_ variables read and not modelled */
+} coll_nccl_env;
+
+void coll_nccl_env_init(coll_nccl_env *e);
+/* One variable: 0 (a modelled one is recorded, any other NCCL_ name is
+ * listed in e->ignored), or -1 with "WHERE: NAME=VALUE: what is wrong" in
+ * err (a bad value, or a name that is not NCCL_...). */
+int coll_nccl_env_set(coll_nccl_env *e, const char *name, const char *value, const char *where, char *err,
+                      size_t errlen);
+/* "NCCL_A=1,NCCL_B=x,...": a comma-separated list (an item without '='
+ * continues the previous value: NCCL_ALGO=Tree,Ring,NCCL_MIN_CTAS=24). */
+int coll_nccl_env_parse(coll_nccl_env *e, const char *spec, const char *where, char *err, size_t errlen);
+/* src's settings over dst's (the ignored names added). */
+void coll_nccl_env_merge(coll_nccl_env *dst, const coll_nccl_env *src);
+/* The modelled settings are equal. */
+int coll_nccl_env_same(const coll_nccl_env *a, const coll_nccl_env *b);
+/* Where NCCL_ALGO names one algorithm: the forced "algo[:proto]" spec of
+ * the table's algorithm of that family for coll (as --algo gives it; the
+ * protocol where NCCL_PROTO names one): 1, else 0. */
+int coll_nccl_env_forced(const coll_nccl_env *e, og_coll coll, char *spec, size_t n);
+/* What the settings change in q: the families NCCL_ALGO leaves out, the
+ * protocols NCCL_PROTO leaves out, NVLS and NVLS-tree with NCCL_NVLS_ENABLE=0
+ * get proto_bw 0 (off for the selection, as coll_params_tuner says);
+ * NCCL_COLLNET_ENABLE=0 clears collnet; the channel bounds go to env_*. */
+void coll_nccl_env_apply(const coll_nccl_env *e, coll_params *q);
+/* "NCCL_ALGO=ring NCCL_MIN_CTAS=24 ...": the modelled settings. */
+void coll_nccl_env_describe(const coll_nccl_env *e, char *buf, size_t n);
+/* "WHO: WHAT: NCCL_X, NCCL_Y: not modelled, ignored" on stderr for the
+ * ignored names not said before in this process (nothing when none). */
+void coll_nccl_env_warn(const coll_nccl_env *e, const char *who, const char *what);
+
+/* The settings every coll_params_set applies from now on in this process
+ * (NULL: none), applied at once to the active set: process-wide like the
+ * launch's GPUs per thread (a forked sweep inherits them). */
+void coll_set_nccl_env(const coll_nccl_env *e);
+const coll_nccl_env *coll_get_nccl_env(void);
+
+/* The channels a ring or tree call may use where the topology gives base
+ * (NCCL's comm->nChannels after ncclTopoPostset): base bounded by
+ * env_max_ch, then raised to env_min_ch, at most COLL_MAXCHANNELS
+ * (src/graph/connect.cc); base <= 0 (no channel rule) as it is. */
+int coll_run_channels(const coll_params *q, int base);
+/* NVLS's (and NVLS-tree's) channels: max(min CTAs, min(max CTAs,
+ * NCCL_NVLS_NCHANNELS or 16)) (transport/nvls.cc ncclNvlsInit). */
+int coll_nvls_channels(const coll_params *q);
+/* Grouped send/recv's channels: the run's channels rounded up to a power
+ * of two (graph/connect.cc ncclTopoComputeP2pChannels). */
+int coll_p2p_channels(const coll_params *q);
 
 const char *coll_arch_name(coll_arch a);
 int coll_arch_from_name(const char *s);         /* -1: unknown */

@@ -30,11 +30,18 @@ static int one_node(const coll_plan *p)
     return p->topo && p->topo->nnodes == 1;
 }
 
-/* The channels a call may use: on one node NCCL's intra-node search's
- * (node_channels, where the cluster gives it), else max_channels. */
-static int chan_max(const coll_plan *p, const coll_params *q)
+/* The channels the topology gives a call: on one node NCCL's intra-node
+ * search's (node_channels, where the cluster gives it), else max_channels. */
+static int chan_topo(const coll_plan *p, const coll_params *q)
 {
     return one_node(p) && q->node_channels > 0 ? q->node_channels : q->max_channels;
+}
+
+/* The channels a call may use: the topology's within the run's
+ * NCCL_MIN/MAX_CTAS and NCCL_MIN/MAX_NCHANNELS (coll_run_channels). */
+static int chan_max(const coll_plan *p, const coll_params *q)
+{
+    return coll_run_channels(q, chan_topo(p, q));
 }
 
 static double chan_count(const coll_plan *p, const coll_params *q, coll_family fam)
@@ -115,7 +122,8 @@ static double nic_hop(const coll_plan *p, const coll_params *q, coll_family fam,
     double cl = coll_chan_lat(q, p->proto);
     if (lockstep && fam == COLL_FAM_RING && cl > 0) {
         double nc = chan_count(p, q, fam);
-        h += cl * (nc > 0 ? nc : q->max_channels > 0 ? q->max_channels : 1);
+        int mx = chan_max(p, q);
+        h += cl * (nc > 0 ? nc : mx > 0 ? mx : 1);
     }
     /* P2P and MPI-style hops are per peer, fitted whole */
     if (fam == COLL_FAM_P2P || fam == COLL_FAM_MPI) return h;
@@ -149,7 +157,7 @@ static double nic_hop(const coll_plan *p, const coll_params *q, coll_family fam,
 
 static int p2p_waves(const coll_plan *p, const coll_params *q, int M, int L)
 {
-    int pch = q->max_channels > 1 ? q->max_channels : 1;
+    int pch = q->max_channels > 1 ? coll_p2p_channels(q) : 1;
     int groups = M > 1 ? M * ((L + P2P_PER_BATCH - 1) / P2P_PER_BATCH) : p->n - 1;
     return (groups + pch - 1) / pch;
 }
@@ -590,7 +598,7 @@ double coll_nccl_bus_bytes(const coll_plan *p)
  * KiB below one loop of 64 KiB chunks). A loop's network stage overlaps the
  * next loop's NVLS stages only, so a call of K loops takes about K + 1 loop
  * times: the efficiency K / (K + 1), K at least 1. Heads: one per NIC of the
- * node; channels: max_channels (16 on DGX H100: 128 chunks a loop). The
+ * node; channels: NVLS's (coll_nvls_channels: 16 on H100, 128 chunks a loop). The
  * measured 2 DGX-class H100 nodes (issue 309: busbw 170 / 270 / 392 / 449
  * GB/s at 16 M / 64 M / 256 M / 1 GiB against 469 at 16 GiB) and 2 H20 nodes
  * (nccl issue 1244: 155 / 269 / 313 GB/s at 16 M / 64 M / 512 M) ramp so
@@ -601,7 +609,7 @@ double coll_nvlstree_efficiency(const coll_plan *p, const coll_params *q)
 {
     if (!nccl_tuned(p, q) || coll_family_of(p->algo) != COLL_FAM_NVLSTREE || !p->topo || p->topo->ppn < 1) return 1;
     int nics = q->nic_gpus > 1 ? (p->topo->ppn + q->nic_gpus - 1) / q->nic_gpus : p->topo->ppn;
-    double ops = (double)(q->max_channels > 0 ? q->max_channels : 1) * nics;
+    double ops = (double)(q->max_channels > 0 ? coll_nvls_channels(q) : 1) * nics;
     double chunk = p->topo->nnodes >= 4 ? 65536 : 131072;
     if (p->bytes < 4 * ops * chunk && chunk > 65536) chunk = 65536;
     if (p->bytes < ops * chunk && chunk > 32768) chunk = 32768;
@@ -623,9 +631,13 @@ double coll_plan_wire_scale_with(const coll_plan *p, const coll_params *q)
     coll_family fam = coll_family_of(p->algo);
     double f = q->proto_bw[fam][p->proto] * coll_nvlstree_efficiency(p, q), scale = f > 0 ? 1 / f : 1;
     /* Channels: a call too small to give every channel its minimum runs on
-     * fewer channels and gets their share of the bandwidth. */
+     * fewer channels and gets their share of the bandwidth: a channel
+     * carries 1 / (the topology's channels) of it. Channels that
+     * NCCL_MIN_CTAS / NCCL_MIN_NCHANNELS add beyond the topology's are
+     * copies over the same links (connect.cc copyChannels): no more
+     * bandwidth than the links'; fewer (NCCL_MAX_*) carry their share. */
     double nc = chan_count(p, q, fam);
-    int mx = chan_max(p, q);
+    int mx = chan_topo(p, q);
     /* with a channel rate (chan_bw, one-node rings) a channel's share is
      * its wave time in the latency, and the GPU keeps its aggregate rate */
     int waves = fam == COLL_FAM_RING && one_node(p) && q->chan_bw[p->proto] > 0;

@@ -26,12 +26,12 @@ const char *coll_nvlstree_unfit(const coll_plan *p)
 
 /* NCCL 2.19-2.26 runs NVLS on a fixed nvlsChannels channels whatever the size
  * (enqueue.cc: "NVLS should not need more than 16 channels to get peak BW";
- * NCCL_NVLS_NCHANNELS, default 16, src/transport/nvls.cc). Each channel loops
+ * NCCL_NVLS_NCHANNELS, default 16, bounded by NCCL_MIN/MAX_CTAS: coll_nvls_channels,
+ * src/transport/nvls.cc). Each channel loops
  * over the buffer nHeads (the node's ranks) x chunk bytes at a time, the
  * chunk NCCL_NVLS_CHUNKSIZE (128 KiB) cut by calcCollChunking (enqueue.cc)
  * while the call is small beside channels x heads x chunk: 64 KiB below 64
  * loops of 128 KiB, 32 KiB below 8 of 64 KiB, 16 KiB below 2 of 32 KiB. */
-#define NVLS_CHANNELS 16
 #define NVLS_CHUNK_MAX (128 * 1024)
 
 static int nvls_pipelined(const coll_plan *p)
@@ -43,14 +43,17 @@ static int nvls_pipelined(const coll_plan *p)
 int64_t coll_nvls_chunk(const coll_plan *p)
 {
     if (!nvls_pipelined(p)) return 0;
-    int64_t ops = (int64_t)NVLS_CHANNELS * p->n, c = NVLS_CHUNK_MAX;
+    int64_t ops = (int64_t)coll_nvls_channels(coll_params_get()) * p->n, c = NVLS_CHUNK_MAX;
     if (p->bytes < 64 * ops * c && c > 65536) c = 65536;
     if (p->bytes < 8 * ops * c && c > 32768) c = 32768;
     if (p->bytes < 2 * ops * c && c > 16384) c = 16384;
     return c;
 }
 
-int64_t coll_nvls_loop_bytes(const coll_plan *p) { return (int64_t)NVLS_CHANNELS * p->n * coll_nvls_chunk(p); }
+int64_t coll_nvls_loop_bytes(const coll_plan *p)
+{
+    return (int64_t)coll_nvls_channels(coll_params_get()) * p->n * coll_nvls_chunk(p);
+}
 
 double coll_nvls_loops(const coll_plan *p)
 {

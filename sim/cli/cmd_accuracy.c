@@ -191,6 +191,7 @@ typedef struct cjob {
     int64_t *sz;
     double *t, *lib;
     val_xval_job xj;
+    char env[600];          /* the NCCL settings of the file's header applied, or "" */
 } cjob;
 
 static void cjob_free(cjob *j)
@@ -250,15 +251,24 @@ static void coll_start(acc_ctx *c, cjob *j)
         double ov = val_harness_cost(ce->torch, n, (double)j->sz[i], hbm);
         j->lib[i] = j->t[i] - ov > j->t[i] / 10 ? j->t[i] - ov : j->t[i] / 10;
     }
-    val_xval_in in = {ce->cluster, ce->nodes, c->calib, c->sgc, c->sgv, (og_coll)r->coll, n,
-                      ce->algo[0] ? ce->algo : NULL, j->sz, j->lib, np};
-    /* the measurement's launch: GPUs per thread from its header (the forked
-     * sweeps inherit it) */
+    /* the NCCL settings its header states (the manifest's algo column wins
+     * over NCCL_ALGO; a single NCCL_ALGO forces its algorithm) */
+    coll_nccl_env env;
+    char spec[96];
+    const char *algo = cmd_nccl_env_resolve("accuracy", ce->file, &r->env, NULL, ce->algo[0] ? ce->algo : NULL,
+                                            (og_coll)r->coll, &env, spec, sizeof spec);
+    coll_nccl_env_describe(&env, j->env, sizeof j->env);
+    if (algo && !ce->algo[0]) snprintf(j->env + strlen(j->env), sizeof j->env - strlen(j->env), " (forces %s)", algo);
+    val_xval_in in = {ce->cluster, ce->nodes, c->calib, c->sgc, c->sgv, (og_coll)r->coll, n, algo, j->sz, j->lib, np};
+    /* the measurement's launch: GPUs per thread from its header, its NCCL
+     * settings (the forked sweeps inherit them) */
     coll_set_gpus_per_proc(r->gpus_per_proc);
     coll_set_proxy_bound(r->proxy_bound);
+    coll_set_nccl_env(env.set ? &env : NULL);
     int rc = val_xval_start(&in, &j->xj, err, errlen);
     coll_set_gpus_per_proc(1);
     coll_set_proxy_bound(0);
+    coll_set_nccl_env(NULL);
     if (rc == 0) j->state = CJ_RUN;
 }
 
@@ -304,6 +314,7 @@ static int coll_finish(acc_ctx *c, cjob *j, char *err, size_t errlen)
         acc_add(c, &row);
         printf("# %s/%s: %s: fit on every size: %s; in sample median %.1f%%, p90 %.1f%%\n", c->part, ce->name,
                ce->file, o.note, 100 * fit_med, 100 * fit_p90);
+        if (j->env[0]) printf("# %s/%s: NCCL settings of the run (its header): %s\n", c->part, ce->name, j->env);
         if (c->detail) print_detail(c, ce->name, sz, t, &o, np);
     }
     free(e), free(o.unc), free(o.cal), free(o.fit), free(o.fam), free(o.proto);

@@ -53,6 +53,8 @@ typedef struct mrun {
     int ppn;                     /* ranks per host of the measurement (0: unknown: packed) */
     int gpp;                     /* GPUs per thread (--gpus-per-proc, else the log's nGpus, else 1) */
     int bound;                   /* the launch bound next to the GPUs (--gpu-bind=closest in its header) */
+    coll_nccl_env env;           /* the NCCL settings it ran with (its log's under --nccl-env) */
+    char algo_spec[96];          /* the algorithm forced (--algo, else a single NCCL_ALGO), or "" */
     char tool[32];
     int64_t *size;
     double *t, *unc, *fit, *cv;  /* measured, uncalibrated, fitted, cross-validated (s) */
@@ -91,6 +93,11 @@ static int select_rows(const copts *o, val_run *r, mrun *m, const char *file, ch
                       "reduce_scatter, broadcast, reduce, alltoall)", r->first_line, val_coll_name(r->coll));
     if (m->n < 2)
         return ts_err(err, errlen, "line %d: the output does not tell the rank count: give --gpus", r->first_line);
+    /* the NCCL settings it ran with: its log's, under --nccl-env */
+    char spec[96];
+    const char *algo = cmd_nccl_env_resolve("calibrate", file, &r->env, &o->m.env, o->m.algo, (og_coll)r->coll,
+                                            &m->env, spec, sizeof spec);
+    snprintf(m->algo_spec, sizeof m->algo_spec, "%s", algo ? algo : "");
     size_t k = r->nrows + 1;
     m->size = ts_malloc(k * sizeof *m->size);
     m->t = ts_malloc(k * sizeof(double)), m->unc = ts_malloc(k * sizeof(double));
@@ -160,11 +167,22 @@ static int child(void *vctx, void *vout, size_t outlen, char *err, size_t errlen
             rc = ts_err(err, errlen, "%s was launched %s, %s %s: calibrate them apart", j->runs[r].file,
                         j->runs[r].bound ? "bound (--gpu-bind=closest)" : "unbound", j->runs[0].file,
                         j->runs[0].bound ? "bound" : "unbound");
+    /* and so are its NCCL settings (coll_set_nccl_env) */
+    for (int r = 1; r < j->nruns && rc == 0; r++)
+        if (!coll_nccl_env_same(&j->runs[r].env, &j->runs[0].env)) {
+            char a[512], b[512];
+            coll_nccl_env_describe(&j->runs[r].env, a, sizeof a);
+            coll_nccl_env_describe(&j->runs[0].env, b, sizeof b);
+            rc = ts_err(err, errlen, "%s ran with NCCL settings '%s', %s with '%s': calibrate them apart", j->runs[r].file,
+                        a[0] ? a : "none", j->runs[0].file, b[0] ? b : "none");
+        }
     if (j->nruns) coll_set_gpus_per_proc(j->runs[0].gpp);
     if (j->nruns) coll_set_proxy_bound(j->runs[0].bound);
+    if (j->nruns) coll_set_nccl_env(j->runs[0].env.set ? &j->runs[0].env : NULL);
     for (int r = 0; r < j->nruns && rc == 0; r++, opened++) {
         mrun *m = &j->runs[r];
-        if ((rc = val_sweep_open(&sw[r], m->coll, m->n, 0, OG_F32, j->o->m.fidelity, j->o->m.algo, err, errlen)) < 0 ||
+        if ((rc = val_sweep_open(&sw[r], m->coll, m->n, 0, OG_F32, j->o->m.fidelity, m->algo_spec[0] ? m->algo_spec : NULL,
+                                 err, errlen)) < 0 ||
             (rc = val_sweep_place(&sw[r], m->ppn, err, errlen)) < 0)
             break;
         m->scope = sw[r].topo && sw[r].topo->nnodes > 1 ? VAL_INTER : VAL_INTRA;
@@ -302,7 +320,7 @@ static int write_json(const copts *o, const cal_job *j, const cal_out *co, char 
     fprintf(f, "{\n  \"format\": \"trainsim-calibration\",\n  \"version\": 2,\n  \"source\": {\"cluster\": ");
     ts_json_string(f, o->m.cluster);
     fprintf(f, ", \"algorithm\": ");
-    ts_json_string(f, o->m.algo ? o->m.algo : "selection");
+    ts_json_string(f, o->m.algo ? o->m.algo : j->nruns && j->runs[0].algo_spec[0] ? j->runs[0].algo_spec : "selection");
     fprintf(f, "},\n  \"collectives\": %s", co->collectives);
     double med, p90;
     cv_summary(j, &med, &p90);
@@ -396,6 +414,7 @@ int cmd_meas_option(const char *cmd, int c, const char *arg, cmd_meas_opts *o)
         o->op = (int)v + 1;
         return 0;
     case CMD_MEAS_EXPLAIN: o->explain = 1; return 0;
+    case CMD_MEAS_NCCL_ENV: return cmd_nccl_env_arg(cmd, arg, &o->env);
     case CMD_MEAS_GPP:
         v = strtol(arg, &end, 10);
         if (*end || v < 1 || v > 1024)
@@ -412,6 +431,40 @@ int cmd_meas_option(const char *cmd, int c, const char *arg, cmd_meas_opts *o)
     }
 }
 
+int cmd_nccl_env_arg(const char *cmd, const char *arg, coll_nccl_env *e)
+{
+    char err[TS_ERRLEN];
+    if (coll_nccl_env_parse(e, arg, "--nccl-env", err, sizeof err) < 0) return cmd_usage_error(cmd, "%s", err);
+    return 0;
+}
+
+const char *cmd_nccl_env_resolve(const char *cmd, const char *what, const coll_nccl_env *log,
+                                 const coll_nccl_env *opt, const char *algo, og_coll coll, coll_nccl_env *out,
+                                 char *spec, size_t n)
+{
+    char who[64];
+    coll_nccl_env_init(out);
+    if (log) coll_nccl_env_merge(out, log);
+    if (opt) coll_nccl_env_merge(out, opt);
+    snprintf(who, sizeof who, "trainsim %s", cmd);
+    coll_nccl_env_warn(out, who, what);
+    if (algo && algo[0]) {
+        int a;
+        coll_proto pr;
+        char e[TS_ERRLEN];
+        if (out->fam_on && coll >= 0 && coll < OG_NCOLLS && coll_algo_parse(algo, coll, &a, &pr, e, sizeof e) == 0 &&
+            !(out->fam_on & (1u << coll_family_of(a)))) {
+            char d[512];
+            coll_nccl_env_describe(out, d, sizeof d);
+            fprintf(stderr, "%s: %s%salgorithm %s wins over the run's %s\n", who, what ? what : "", what ? ": " : "",
+                    algo, d);
+        }
+        out->fam_on = 0; /* the explicit algorithm's family stays on */
+        return algo;
+    }
+    return coll_nccl_env_forced(out, coll, spec, n) ? spec : NULL;
+}
+
 int cmd_meas_parse(const cmd_meas_opts *o, const char *path, val_file *out, char *err, size_t errlen)
 {
     val_parse_opts po = {o->op ? o->op - 1 : VAL_UNKNOWN, o->explain ? stdout : NULL};
@@ -426,6 +479,7 @@ int cmd_calibrate(int argc, char **argv)
     copts o = {.m = {.fidelity = VAL_FID_PIPELINED, .maxb = OG_MAX_BYTES}};
     char **sgv = ts_calloc(argc + 1, sizeof *sgv), **ours = ts_calloc(argc + 1, sizeof *ours);
     int nours, sgc = cmd_split_simgrid(argc, argv, sgv, ours, &nours);
+    coll_nccl_env_init(&o.m.env);
     int rc = parse_opts(nours, ours, &o);
     char err[TS_ERRLEN];
     cal_job j = {&o, sgc, sgv, NULL, 0};

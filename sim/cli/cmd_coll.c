@@ -53,6 +53,10 @@ static const char coll_help[] =
     "  --algo A[:PROTO]    force an algorithm (and protocol: simple, ll128, ll);\n"
     "                      msccl:FILE runs an MSCCL algorithm XML (all-reduce)\n"
     "                      default: automatic selection per size (docs/collectives.md)\n"
+    "  --nccl-env LIST     NCCL settings to simulate, NCCL_X=V,...: NCCL_ALGO, NCCL_PROTO,\n"
+    "                      NCCL_MIN/MAX_CTAS, NCCL_MIN/MAX_NCHANNELS, NCCL_NVLS_NCHANNELS,\n"
+    "                      NCCL_NVLS_ENABLE, NCCL_COLLNET_ENABLE (docs/collectives.md);\n"
+    "                      --algo wins over NCCL_ALGO\n"
     "  --coll SPEC         per-collective forcing, e.g. allreduce=tree,allgather=ring\n"
     "                      (falls back to automatic where the group cannot run it)\n"
     "  --tuning FILE       tuning table CSV (coll,min_gpus,max_gpus,min_bytes,\n"
@@ -77,6 +81,7 @@ typedef struct opts {
     int gpus, fidelity, root;
     int gpp;                /* --gpus-per-proc: GPUs one thread drives (1: one process per GPU) */
     int bound;              /* --gpu-bind closest: the launch binds host threads next to the GPUs */
+    coll_nccl_env env;      /* --nccl-env: the NCCL settings to simulate */
     og_coll op;
     og_dtype dtype;
     int64_t minb, maxb, stepb;
@@ -146,7 +151,7 @@ static int write_json(const opts *o, const ts_coll_result *r, char *err, size_t 
 static int parse_opts(int argc, char **argv, opts *o)
 {
     enum { O_PLATFORM = 256, O_GPUS, O_OP, O_ALGO, O_COLL, O_FIDELITY, O_DTYPE, O_ROOT, O_CSV, O_JSON, O_NODES, O_CALIB,
-           O_TUNING, O_GPP, O_BIND };
+           O_TUNING, O_GPP, O_BIND, O_NCCL_ENV };
     static const struct option longopts[] = {
         {"platform", required_argument, 0, O_PLATFORM}, {"gpus", required_argument, 0, O_GPUS},
         {"cluster", required_argument, 0, O_PLATFORM},  {"nodes", required_argument, 0, O_NODES},
@@ -154,7 +159,7 @@ static int parse_opts(int argc, char **argv, opts *o)
         {"op", required_argument, 0, O_OP},             {"algo", required_argument, 0, O_ALGO},
         {"coll", required_argument, 0, O_COLL},         {"fidelity", required_argument, 0, O_FIDELITY},
         {"tuning", required_argument, 0, O_TUNING},     {"gpus-per-proc", required_argument, 0, O_GPP},
-        {"gpu-bind", required_argument, 0, O_BIND},
+        {"gpu-bind", required_argument, 0, O_BIND},     {"nccl-env", required_argument, 0, O_NCCL_ENV},
         {"dtype", required_argument, 0, O_DTYPE},       {"root", required_argument, 0, O_ROOT},
         {"csv", required_argument, 0, O_CSV},           {"json", required_argument, 0, O_JSON},
         {"minbytes", required_argument, 0, 'b'},        {"maxbytes", required_argument, 0, 'e'},
@@ -178,6 +183,9 @@ static int parse_opts(int argc, char **argv, opts *o)
             if (cmd_algo_arg("coll", optarg, &o->algo)) return EXIT_USAGE;
             break;
         case O_COLL: o->coll_spec = optarg; break;
+        case O_NCCL_ENV:
+            if (cmd_nccl_env_arg("coll", optarg, &o->env)) return EXIT_USAGE;
+            break;
         case O_TUNING: o->tuning = optarg; break;
         case O_CSV: o->csv = optarg; break;
         case O_JSON: o->json = optarg; break;
@@ -250,6 +258,7 @@ int cmd_coll(int argc, char **argv)
     char **sgv = ts_calloc(argc + 1, sizeof *sgv), **ours = ts_calloc(argc + 1, sizeof *ours);
     int nours;
     cmd_split_simgrid(argc, argv, sgv, ours, &nours);
+    coll_nccl_env_init(&o.env);
     int rc = parse_opts(nours, ours, &o);
     char err[TS_MSG_MAX];
     coll_policy *pol = NULL;
@@ -259,6 +268,10 @@ int cmd_coll(int argc, char **argv)
         goto out;
     }
     if ((rc = cmd_policy("coll", o.coll_spec, o.tuning, &pol)) != 0) goto out;
+    coll_nccl_env env;
+    char spec[96];
+    o.algo = cmd_nccl_env_resolve("coll", NULL, NULL, &o.env, o.algo, o.op, &env, spec, sizeof spec);
+    coll_set_nccl_env(env.set ? &env : NULL);
     ts_coll_opts co = {.c = {o.platform, o.nodes, o.calib, o.coll_spec, o.tuning, (const char *const *)sgv + 1},
                        .op = og_coll_name(o.op), .gpus = o.gpus, .min_bytes = o.minb, .max_bytes = o.maxb,
                        .step_factor = o.factor, .step_bytes = o.stepb, .algo = o.algo,

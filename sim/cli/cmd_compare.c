@@ -43,6 +43,7 @@ typedef struct popts {
 
 typedef struct series {
     int coll, n, scope, npts;
+    char env[512];              /* the NCCL settings applied (coll_nccl_env_describe), or "" */
     int64_t *size;
     double *tm, *tp;            /* measured and predicted seconds */
     double busf;
@@ -55,7 +56,7 @@ static double busbw(const series *s, int i, double t)
 
 /* One run: simulate its sizes (a calibration is in the platform and the
  * model's parameters: eng_load). */
-static int predict(const popts *o, val_run *r, series *s, char *err, size_t errlen)
+static int predict(const popts *o, const char *file, val_run *r, series *s, char *err, size_t errlen)
 {
     if (o->m.gpus) val_run_set_ranks(r, o->m.gpus);
     s->coll = r->coll;
@@ -75,11 +76,20 @@ static int predict(const popts *o, val_run *r, series *s, char *err, size_t errl
      * log's nGpus header, else 1) */
     coll_set_gpus_per_proc(o->m.gpus_per_proc ? o->m.gpus_per_proc : r->gpus_per_proc);
     coll_set_proxy_bound(r->proxy_bound); /* the launch line of its header */
+    /* the NCCL settings it ran with: its log's, under --nccl-env */
+    coll_nccl_env env;
+    char spec[96];
+    const char *algo = cmd_nccl_env_resolve("compare", file, &r->env, &o->m.env, o->m.algo, (og_coll)r->coll, &env,
+                                            spec, sizeof spec);
+    coll_nccl_env_describe(&env, s->env, sizeof s->env);
+    if (algo && !o->m.algo) snprintf(s->env + strlen(s->env), sizeof s->env - strlen(s->env), " (forces %s)", algo);
+    coll_set_nccl_env(env.set ? &env : NULL);
     val_sweep sw;
-    if (val_sweep_open(&sw, r->coll, s->n, 0, OG_F32, o->m.fidelity, o->m.algo, err, errlen) < 0 ||
+    if (val_sweep_open(&sw, r->coll, s->n, 0, OG_F32, o->m.fidelity, algo, err, errlen) < 0 ||
         val_sweep_place(&sw, r->ppn, err, errlen) < 0) {
         val_sweep_close(&sw);
         coll_set_proxy_bound(0);
+        coll_set_nccl_env(NULL);
         return -1;
     }
     s->scope = sw.topo && sw.topo->nnodes > 1 ? VAL_INTER : VAL_INTRA;
@@ -91,6 +101,7 @@ static int predict(const popts *o, val_run *r, series *s, char *err, size_t errl
     }
     val_sweep_close(&sw);
     coll_set_proxy_bound(0);
+    coll_set_nccl_env(NULL);
     return rc < 0 ? -1 : 0;
 }
 
@@ -103,6 +114,7 @@ static void print_series(const popts *o, const series *s, FILE *csv)
 {
     printf("# %s %s-node, %d ranks, %d sizes, calibration: %s\n", val_coll_name(s->coll), val_scope_name(s->scope),
            s->n, s->npts, o->calib ? o->calib : "none");
+    if (s->env[0]) printf("# NCCL settings of the run (log, --nccl-env): %s\n", s->env);
     printf("# %12s  %12s  %12s  %10s  %10s  %8s\n", "size(B)", "measured(us)", "predicted(us)", "meas_busbw",
            "pred_busbw", "error%");
     double *e = ts_malloc(s->npts * sizeof *e);
@@ -226,6 +238,7 @@ int cmd_compare(int argc, char **argv)
     popts o = {.m = {.fidelity = VAL_FID_PIPELINED, .maxb = OG_MAX_BYTES}};
     char **sgv = ts_calloc(argc + 1, sizeof *sgv), **ours = ts_calloc(argc + 1, sizeof *ours);
     int nours, sgc = cmd_split_simgrid(argc, argv, sgv, ours, &nours);
+    coll_nccl_env_init(&o.m.env);
     int rc = parse_opts(nours, ours, &o), ns = 0;
     char err[TS_ERRLEN];
     val_file vf = {0};
@@ -253,7 +266,7 @@ int cmd_compare(int argc, char **argv)
     ss = ts_calloc(vf.nruns, sizeof *ss);
     printf("# trainsim compare: %s on cluster %s\n", ours[optind], o.m.cluster);
     for (int r = 0; r < vf.nruns; r++) {
-        if (predict(&o, &vf.runs[r], &ss[ns++], err, sizeof err) < 0) {
+        if (predict(&o, ours[optind], &vf.runs[r], &ss[ns++], err, sizeof err) < 0) {
             fprintf(stderr, "trainsim compare: %s: %s\n", ours[optind], err);
             goto out;
         }

@@ -4,6 +4,8 @@
 
 #include <stdio.h>
 
+#include "coll_params.h"
+
 /* Exit statuses shared by every command. */
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
@@ -33,20 +35,25 @@ typedef struct cmd_meas_opts {
     int op;             /* --op: collective of tables that name none (0: none; else og_coll + 1) */
     int explain;        /* --explain: print every parse decision */
     int gpus_per_proc;  /* --gpus-per-proc: GPUs one thread drove (0: the log's nGpus header, else 1) */
+    coll_nccl_env env;  /* --nccl-env: NCCL settings over the log's (coll_nccl_env_init before parsing) */
 } cmd_meas_opts;
 enum { CMD_MEAS_CLUSTER = 300, CMD_MEAS_NODES, CMD_MEAS_ALGO, CMD_MEAS_GPUS, CMD_MEAS_HALF, CMD_MEAS_FID,
-       CMD_MEAS_OP, CMD_MEAS_EXPLAIN, CMD_MEAS_GPP };
+       CMD_MEAS_OP, CMD_MEAS_EXPLAIN, CMD_MEAS_GPP, CMD_MEAS_NCCL_ENV };
 #define CMD_MEAS_LONGOPTS                                                                                    \
     {"cluster", required_argument, 0, CMD_MEAS_CLUSTER}, {"platform", required_argument, 0, CMD_MEAS_CLUSTER}, \
         {"nodes", required_argument, 0, CMD_MEAS_NODES}, {"algo", required_argument, 0, CMD_MEAS_ALGO},        \
         {"gpus", required_argument, 0, CMD_MEAS_GPUS}, {"half", required_argument, 0, CMD_MEAS_HALF},          \
         {"fidelity", required_argument, 0, CMD_MEAS_FID}, {"minbytes", required_argument, 0, 'b'},             \
         {"maxbytes", required_argument, 0, 'e'}, {"op", required_argument, 0, CMD_MEAS_OP},                     \
-        {"explain", no_argument, 0, CMD_MEAS_EXPLAIN}, {"gpus-per-proc", required_argument, 0, CMD_MEAS_GPP}
+        {"explain", no_argument, 0, CMD_MEAS_EXPLAIN}, {"gpus-per-proc", required_argument, 0, CMD_MEAS_GPP},   \
+        {"nccl-env", required_argument, 0, CMD_MEAS_NCCL_ENV}
 #define CMD_MEAS_PARSE_HELP                                                                            \
     "  --op COLL          collective of tables whose output and command line name none\n"              \
     "  --explain          print every parse decision (collective, ranks, hosts, skipped lines)\n"              \
-    "  --gpus-per-proc G  GPUs one thread drove (nccl-tests -g; default: the log's nGpus, else 1)\n"
+    "  --gpus-per-proc G  GPUs one thread drove (nccl-tests -g; default: the log's nGpus, else 1)\n"              \
+    "  --nccl-env LIST    NCCL settings the run was made with, NCCL_X=V,... (NCCL_ALGO, NCCL_PROTO,\n"      \
+    "                     NCCL_MIN/MAX_CTAS, NCCL_MIN/MAX_NCHANNELS, NCCL_NVLS_ENABLE, ...): over the\n"   \
+    "                     log's own (NCCL INFO lines, -x NCCL_X=V, '# ENV:'; docs/collectives.md)\n"
 /* Option c (with its argument) of command cmd: 0 when handled, EXIT_USAGE
  * (after the message) when its value is bad, 1 when c is not one of these. */
 int cmd_meas_option(const char *cmd, int c, const char *arg, cmd_meas_opts *o);
@@ -54,6 +61,19 @@ int cmd_meas_option(const char *cmd, int c, const char *arg, cmd_meas_opts *o);
  * one-line note of skipped lines otherwise). */
 struct val_file;
 int cmd_meas_parse(const cmd_meas_opts *o, const char *path, struct val_file *out, char *err, size_t errlen);
+
+/* --nccl-env's value added to e (EXIT_USAGE after a message when bad). */
+int cmd_nccl_env_arg(const char *cmd, const char *arg, coll_nccl_env *e);
+/* The NCCL settings a prediction of one run uses: the log's (NULL: none)
+ * under the option's (NULL: none), into out. An explicit algorithm (--algo,
+ * the accuracy manifest's) wins over NCCL_ALGO (said on stderr where they
+ * differ); without one, an NCCL_ALGO of one algorithm forces it (as --algo
+ * would, spec). Returns the algorithm to force (explicit, spec or NULL).
+ * The names the model ignores are said once on stderr ("trainsim CMD:
+ * WHAT: NCCL_X: not modelled, ignored"). */
+const char *cmd_nccl_env_resolve(const char *cmd, const char *what, const coll_nccl_env *log,
+                                 const coll_nccl_env *opt, const char *algo, og_coll coll, coll_nccl_env *out,
+                                 char *spec, size_t n);
 
 /* --algo's value: "msccl:FILE" loads and checks the MSCCL program FILE and
  * gives "msccl" (EXIT_USAGE after a message when FILE is bad); else arg. */
