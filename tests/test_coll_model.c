@@ -2391,6 +2391,15 @@ static void test_p2p_inject_step(void)
 }
 
 
+/* The analytical network of a loaded cluster, as `run` and `search` set it. */
+static void cluster_an_net(const topo_cluster *cl, an_net *net)
+{
+    an_net_default("H100", net);
+    topo_an_figures(cl, &net->gpus_per_node, &net->intra_bw, &net->intra_lat, &net->inter_bw, &net->inter_lat);
+    net->nvls = cl->node.nvls;
+    net->nic_gpus = cl->coll.nic_gpus;
+}
+
 /* GPUs that share a NIC share its bandwidth at the analytical level as on
  * the platform (the pipelined level, which the collective accuracy rows
  * check against nccl-tests and rccl-tests): on every shipped cluster of
@@ -2421,10 +2430,7 @@ static void test_analytical_nics(void)
         CU_ASSERT_EQUAL_FATAL(topo_load(clusters[c], nodes, &cl, err, sizeof err), 0);
         int n = nodes * cl.node.gpus;
         an_net net;
-        an_net_default("H100", &net);
-        topo_an_figures(&cl, &net.gpus_per_node, &net.intra_bw, &net.intra_lat, &net.inter_bw, &net.inter_lat);
-        net.nvls = cl.node.nvls;
-        net.nic_gpus = cl.coll.nic_gpus;
+        cluster_an_net(&cl, &net);
         int *node = ts_malloc(n * sizeof *node);
         for (int i = 0; i < n; i++) node[i] = i / cl.node.gpus;
         for (size_t k = 0; k < sizeof calls / sizeof calls[0]; k++) {
@@ -2500,10 +2506,7 @@ static void test_analytical_mesh(void)
         /* the training path with the node's links by GPU (an_net.gpu_links),
          * the library's choice: within 3% too (one link per GPU before) */
         an_net net;
-        an_net_default("H100", &net);
-        topo_an_figures(&cl, &net.gpus_per_node, &net.intra_bw, &net.intra_lat, &net.inter_bw, &net.inter_lat);
-        net.nvls = cl.node.nvls;
-        net.nic_gpus = cl.coll.nic_gpus;
+        cluster_an_net(&cl, &net);
         topo_gpu_links gl;
         topo_gpu_links_init(&gl, &cl);
         CU_ASSERT_PTR_NOT_NULL(gl.links.fn);
@@ -2555,10 +2558,7 @@ static void test_analytical_nics_selection(void)
         CU_ASSERT_EQUAL_FATAL(topo_load(runs[c].cluster, runs[c].nodes, &cl, err, sizeof err), 0);
         int n = runs[c].nodes * cl.node.gpus;
         an_net net;
-        an_net_default("H100", &net);
-        topo_an_figures(&cl, &net.gpus_per_node, &net.intra_bw, &net.intra_lat, &net.inter_bw, &net.inter_lat);
-        net.nvls = cl.node.nvls;
-        net.nic_gpus = cl.coll.nic_gpus;
+        cluster_an_net(&cl, &net);
         int *node = ts_malloc(n * sizeof *node);
         for (int i = 0; i < n; i++) node[i] = i / cl.node.gpus;
         double t[2][2];
@@ -2744,10 +2744,7 @@ static void test_analytical_fabric(void)
         CU_ASSERT(fab.f.nids > 0);
         int n = runs[c].nodes * cl.node.gpus;
         an_net net;
-        an_net_default("H100", &net);
-        topo_an_figures(&cl, &net.gpus_per_node, &net.intra_bw, &net.intra_lat, &net.inter_bw, &net.inter_lat);
-        net.nvls = cl.node.nvls;
-        net.nic_gpus = cl.coll.nic_gpus;
+        cluster_an_net(&cl, &net);
         int *node = ts_malloc(n * sizeof *node);
         for (int i = 0; i < n; i++) node[i] = i / cl.node.gpus;
         for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
