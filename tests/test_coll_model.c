@@ -2787,6 +2787,29 @@ static void test_analytical_fabric(void)
     }
 }
 
+/* The longest route the fabric can give fits a flow: a dragonfly whose node
+ * uplinks are narrower than the NICs (so they are kept) and whose switch and
+ * global links all can fill crosses COLL_FABRIC_HOPS of them between two
+ * groups (fabric_res copies a route into arrays of that size). */
+static void test_fabric_longest_route(void)
+{
+    char err[TS_ERRLEN];
+    topo_cluster cl;
+    CU_ASSERT_EQUAL_FATAL(topo_load("tests/data/dragonfly-small.json", 0, &cl, err, sizeof err), 0);
+    cl.net.bw = 20e9; /* node uplinks of 2 x 20 GB/s under 2 NICs of 25 GB/s */
+    topo_net_links fab;
+    topo_net_links_init(&fab, &cl);
+    int most = 0;
+    for (int a = 0; a < cl.nodes; a++)
+        for (int b = 0; b < cl.nodes; b++) {
+            int ids[4 * COLL_FABRIC_HOPS];
+            double bw[4 * COLL_FABRIC_HOPS];
+            int n = a == b ? 0 : fab.f.route(fab.f.ctx, a, b, ids, bw);
+            CU_ASSERT(n <= COLL_FABRIC_HOPS);
+            if (n > most) most = n;
+        }
+    CU_ASSERT_EQUAL(most, COLL_FABRIC_HOPS);
+}
 /* Where the fabric can never be the bottleneck nothing changes: a fat-tree
  * without taper (every uplink carries all its nodes' ports), and a dragonfly
  * group whose switches' links carry more than their nodes' NICs (Perlmutter
@@ -2979,5 +3002,5 @@ void suite_coll_model(void)
                    "16 Polaris nodes; all-to-all, all-reduce; coll and training paths)",
                    test_analytical_fabric,
                    "a fabric that cannot bind (fat-trees without taper, one dragonfly group) changes nothing",
-                   test_fabric_not_binding, NULL);
+                   test_fabric_not_binding, "the longest fabric route fits a flow", test_fabric_longest_route, NULL);
 }

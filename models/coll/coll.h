@@ -77,9 +77,11 @@ typedef struct coll_topo {
 } coll_topo;
 
 /* The most fabric links a route between two nodes crosses that the
- * analytical cost shares (a dragonfly's: two switch uplinks in each group
- * and the global link). */
-#define COLL_FABRIC_HOPS 6
+ * analytical cost shares: a dragonfly's between groups with adaptive
+ * routing, each node's uplink, a switch's out- and in-link in each group
+ * and the global link (a 3-level fat-tree's: 2 node, 2 leaf and 2 pod
+ * uplinks). */
+#define COLL_FABRIC_HOPS 7
 
 /* The shared links of a fabric between nodes (a fat-tree's tapered leaf and
  * pod uplinks, a dragonfly's switch uplinks and global links), as the
