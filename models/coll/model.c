@@ -263,9 +263,7 @@ double coll_ring_node_excess(const coll_plan *p, const coll_params *q)
     double own = q->hop_lat[q->intra_tier][COLL_FAM_RING][pr], post = coll_net_overhead(q, pr);
     if (own < post) own = post;
     if (q->node_ring_hop[pr] <= own) return 0;
-    int M = p->topo->nnodes, chain = p->coll == OG_BROADCAST || p->coll == OG_REDUCE;
-    int twice = !chain && (p->coll == OG_ALLREDUCE || p->coll == OG_BARRIER);
-    return (twice ? 2 : 1) * (p->n - M) * (q->node_ring_hop[pr] - own);
+    return coll_plan_local_steps(p) * (q->node_ring_hop[pr] - own);
 }
 
 static double call_latency(const coll_plan *p, const coll_params *q, int lockstep)
@@ -339,9 +337,7 @@ int coll_plan_local_steps(const coll_plan *p)
     switch (coll_family_of(p->algo)) {
     case COLL_FAM_TREE: return p->coll == OG_ALLREDUCE ? 2 * (t->ppn - 1) : 0;
     case COLL_FAM_NVLSTREE: return 4;
-    case COLL_FAM_RING:
-        if (p->coll == OG_BROADCAST || p->coll == OG_REDUCE) return n - M;
-        return (twice ? 2 : 1) * (n - M);
+    case COLL_FAM_RING: return (twice ? 2 : 1) * (n - M);
     default: return 0;
     }
 }

@@ -280,22 +280,24 @@ static int cap_channels(int n)
     return n > COLL_MAXCHANNELS ? COLL_MAXCHANNELS : n;
 }
 
+/* n within a run's bounds (0: none), each capped at MAXCHANNELS as NCCL
+ * caps them; the least bound wins over the most, as in NCCL. */
+static int bounded(int n, int lo, int hi)
+{
+    if (hi > 0 && n > cap_channels(hi)) n = cap_channels(hi);
+    if (cap_channels(lo) > n) n = cap_channels(lo);
+    return n;
+}
+
 int coll_run_channels(const coll_params *q, int base)
 {
-    if (base <= 0) return base;
-    int n = base;
-    if (q->env_max_ch > 0 && n > cap_channels(q->env_max_ch)) n = cap_channels(q->env_max_ch);
-    if (cap_channels(q->env_min_ch) > n) n = cap_channels(q->env_min_ch);
-    return n;
+    return base <= 0 ? base : bounded(base, q->env_min_ch, q->env_max_ch);
 }
 
 int coll_nvls_channels(const coll_params *q)
 {
     /* transport/nvls.cc ncclNvlsInit: max(minCTAs, min(maxCTAs, NCCL_NVLS_NCHANNELS)) */
-    int n = q->env_nvls_ch > 0 ? q->env_nvls_ch : COLL_NVLS_NCHANNELS;
-    if (q->env_max_ctas > 0 && n > cap_channels(q->env_max_ctas)) n = cap_channels(q->env_max_ctas);
-    if (cap_channels(q->env_min_ctas) > n) n = cap_channels(q->env_min_ctas);
-    return n;
+    return bounded(q->env_nvls_ch > 0 ? q->env_nvls_ch : COLL_NVLS_NCHANNELS, q->env_min_ctas, q->env_max_ctas);
 }
 
 int coll_p2p_channels(const coll_params *q)
