@@ -774,6 +774,7 @@ static void test_nccl_env_log(void)
         {"mpirun -x NCCL_ALGO=Fast ./all_reduce_perf\n", "x.log:2: NCCL_ALGO=Fast: unknown algorithm 'Fast'"},
         {"h:1:1 [0] NCCL INFO NCCL_PROTO set by environment to ^LL,LL128,Simple\n", "x.log:2: NCCL_PROTO=^LL,LL128,Simple: leaves no protocol"},
         {"# ENV: NCCL_NVLS_ENABLE=yes\n", "x.log:2: NCCL_NVLS_ENABLE=yes: want an integer from 0 to 2"},
+        {"# ENV: NCCL_ALGO=Ring NCCL_MIN_CTAS 24\n", "x.log:2: '# ENV:' item 'NCCL_MIN_CTAS': want NAME=VALUE"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char buf[1024];

@@ -569,14 +569,17 @@ static int env_words(pstate *p, const char *s, int leading_only)
             s = after;
             continue;
         }
-        if (leading_only) {
-            if (strncmp(s, "export ", 7) == 0 || strncmp(s, "env ", 4) == 0) {
-                s += strcspn(s, " ");
-                continue;
-            }
-            break;
+        if (leading_only && (strncmp(s, "export ", 7) == 0 || strncmp(s, "env ", 4) == 0)) {
+            s += strcspn(s, " ");
+            continue;
         }
-        s += strcspn(s, " \t"); /* a word that is not an assignment */
+        if (!leading_only && *s == '(') break; /* "# ENV:" items, then a note in parentheses */
+        if (!leading_only) {
+            pctx *c = &p->c;
+            return ts_err(c->err, c->errlen, "%s:%d: '# ENV:' item '%.*s': want NAME=VALUE", c->name, c->line,
+                          (int)strcspn(s, " \t"), s);
+        }
+        break;
     }
     return 0;
 }
