@@ -156,6 +156,9 @@ typedef struct {
     double *left;       /* water-filling scratch */
     int *cnt;
     double *wsum;       /* per resource: its unfixed flows' 1 / penalty */
+    double *sh;         /* per resource: its share in water_fill's round */
+    int *on;            /* per resource: its active flows without a rate (0 between water_fills) */
+    int *live;          /* water_fill's resources with such flows */
     int *act;           /* water_fill's flows still without a rate */
     size_t actcap;
     int lent;           /* the arrays are the scratch's */
@@ -166,14 +169,15 @@ typedef struct {
 
 /* The fluid model's per-rank arrays, kept from one costing to the next (a
  * search costs hundreds of groups): only the link kinds need clearing, as
- * rcap is written by fluid_add before water_fill reads it and left and cnt
- * by water_fill itself. The kinds are clear (n = 0) between uses: a use
+ * rcap is written by fluid_add before water_fill reads it, left, wsum, sh
+ * and live by water_fill itself, cnt by the fold, and on is 0 after every
+ * water_fill (zeroed as it grows). The kinds are clear (n = 0) between uses: a use
  * clears the ranks its flows touched (kinds_reset), not all n. One set is
  * lent at a time; a nested use allocates. */
 static struct {
     kinds *out, *in;
-    double *rcap, *left, *wsum;
-    int *cnt;
+    double *rcap, *left, *wsum, *sh;
+    int *cnt, *on, *live;
     size_t n, nres;     /* ranks and resources allocated */
     int lent;
 } scratch;
@@ -193,6 +197,9 @@ static void fluid_init(fluid *fl, const coll_plan *p)
         fl->left = ts_calloc(nres, sizeof *fl->left);
         fl->cnt = ts_calloc(nres, sizeof *fl->cnt);
         fl->wsum = ts_calloc(nres, sizeof *fl->wsum);
+        fl->sh = ts_calloc(nres, sizeof *fl->sh);
+        fl->on = ts_calloc(nres, sizeof *fl->on);
+        fl->live = ts_calloc(nres, sizeof *fl->live);
         return;
     }
     if ((size_t)n > scratch.n) {
@@ -207,10 +214,15 @@ static void fluid_init(fluid *fl, const coll_plan *p)
         scratch.left = ts_realloc(scratch.left, nres * sizeof *scratch.left);
         scratch.cnt = ts_realloc(scratch.cnt, nres * sizeof *scratch.cnt);
         scratch.wsum = ts_realloc(scratch.wsum, nres * sizeof *scratch.wsum);
+        scratch.sh = ts_realloc(scratch.sh, nres * sizeof *scratch.sh);
+        scratch.on = ts_realloc(scratch.on, nres * sizeof *scratch.on);
+        memset(scratch.on + scratch.nres, 0, (nres - scratch.nres) * sizeof *scratch.on);
+        scratch.live = ts_realloc(scratch.live, nres * sizeof *scratch.live);
         scratch.nres = nres;
     }
     fl->out = scratch.out, fl->in = scratch.in, fl->rcap = scratch.rcap, fl->left = scratch.left;
-    fl->cnt = scratch.cnt, fl->wsum = scratch.wsum;
+    fl->cnt = scratch.cnt, fl->wsum = scratch.wsum, fl->sh = scratch.sh, fl->on = scratch.on;
+    fl->live = scratch.live;
     fl->lent = 1;
     scratch.lent = 1;
 }
@@ -244,6 +256,9 @@ static void fluid_free(fluid *fl)
     free(fl->left);
     free(fl->cnt);
     free(fl->wsum);
+    free(fl->sh);
+    free(fl->on);
+    free(fl->live);
 }
 
 /* The NIC pools a flow r -> q of plan p crosses (-1: none): only between
@@ -419,55 +434,63 @@ static void fluid_add(fluid *fl, const coll_plan *p, int r, int q, double start,
  * penalty, its route's latency (NetworkCm02Model::communicate; the engine's
  * fluid model, sim/engine/rails.c route_flow, does the same): where routes
  * of 1 and 2 hops share a link (Frontier's Infinity Fabric), the 1-hop flow
- * gets twice the other's share. Flows of equal latency share equally. The
- * active flows are listed once (fl->act, in index order) and each round
- * drops those it fixed: every loop visits the flows a scan of all of them
- * would not skip, in the same order, so every figure is the same. */
+ * gets twice the other's share. Flows of equal latency share equally.
+ *
+ * Each round takes each link's share once (a link is crossed by many
+ * flows: a PAT member's eight flows share its links, and the fabric's links
+ * the flows of many nodes), over the links that still carry a flow without
+ * a rate (on[x] counts those flows): the least share is the least of the
+ * same values, and a flow is fixed where one of its links' shares, taken
+ * before any flow of the round is fixed, is within the round's tolerance of
+ * it, as before. The active flows are listed once (fl->act, in index order)
+ * and each round fixes its flows in that order, subtracting their rates and
+ * weights from each link in the same order: every figure is the same. on[]
+ * is back to 0 at the end (every active flow is fixed, each listing of a
+ * link counted once up and once down). */
 static void water_fill(fluid *fl)
 {
-    size_t nact = 0;
+    size_t nact = 0, nlive = 0;
     if (fl->nf > fl->actcap) ts_grow(&fl->act, sizeof *fl->act, &fl->actcap, fl->nf);
-    int *act = fl->act;
+    int *act = fl->act, *on = fl->on, *live = fl->live;
+    double *left = fl->left, *wsum = fl->wsum, *sh = fl->sh;
     for (size_t i = 0; i < fl->nf; i++) {
         flow *f = &fl->f[i];
         if (f->state != 1) continue;
         for (int k = 0; k < f->nres; k++) {
-            fl->left[f->res[k]] = fl->rcap[f->res[k]];
-            fl->wsum[f->res[k]] = 0;
+            int x = f->res[k];
+            if (on[x]++ == 0) left[x] = fl->rcap[x], wsum[x] = 0, live[nlive++] = x;
+            wsum[x] += f->w;
         }
         f->rate = -1;
         act[nact++] = (int)i;
     }
-    for (size_t j = 0; j < nact; j++) {
-        const flow *f = &fl->f[act[j]];
-        for (int k = 0; k < f->nres; k++) fl->wsum[f->res[k]] += f->w;
-    }
     while (nact > 0) {
         double m = 1e300;
-        for (size_t j = 0; j < nact; j++) {
-            const flow *f = &fl->f[act[j]];
-            for (int k = 0; k < f->nres; k++) {
-                double sh = fl->left[f->res[k]] / fl->wsum[f->res[k]];
-                if (sh < m) m = sh;
-            }
-        }
-        /* mark, then fix: shares must not move while we look */
-        for (size_t j = 0; j < nact; j++) {
-            flow *f = &fl->f[act[j]];
-            for (int k = 0; k < f->nres; k++)
-                if (fl->left[f->res[k]] / fl->wsum[f->res[k]] <= m * (1 + 1e-12)) f->rate = -2;
-        }
         size_t keep = 0;
+        for (size_t j = 0; j < nlive; j++) {
+            int x = live[j];
+            if (on[x] == 0) continue; /* its flows all have rates */
+            live[keep++] = x;
+            sh[x] = left[x] / wsum[x];
+            if (sh[x] < m) m = sh[x];
+        }
+        nlive = keep;
+        double lim = m * (1 + 1e-12);
+        keep = 0;
         for (size_t j = 0; j < nact; j++) {
             flow *f = &fl->f[act[j]];
-            if (f->rate != -2) {
+            int tight = 0;
+            for (int k = 0; k < f->nres; k++) tight |= sh[f->res[k]] <= lim;
+            if (!tight) {
                 act[keep++] = act[j];
                 continue;
             }
             f->rate = m * f->w;
             for (int k = 0; k < f->nres; k++) {
-                fl->left[f->res[k]] -= f->rate;
-                fl->wsum[f->res[k]] -= f->w;
+                int x = f->res[k];
+                left[x] -= f->rate;
+                wsum[x] -= f->w;
+                on[x]--;
             }
         }
         nact = keep;
