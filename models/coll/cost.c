@@ -145,6 +145,7 @@ typedef struct {
     double arrive;      /* when it starts moving bytes */
     double pen, w;      /* sharing penalty: its route's latency (CM02), else 1; w = 1 / pen */
     double rem, rate, end;
+    double fin;         /* fluid_run: when it finishes at its current rate */
     double top;         /* the largest rate it had (fl->track) */
 } flow;
 
@@ -497,35 +498,44 @@ static void water_fill(fluid *fl)
     }
 }
 
-/* Run the flows to completion; each flow's end time is set. */
+/* Run the flows to completion; each flow's end time is set. Two passes per
+ * event: the rates' next event (each active flow's finish, kept in fin), then
+ * every flow moved to it and its arrival or end at that time noted, which
+ * the next event's water_fill reads (the same steps, per flow, as a pass
+ * that moves the flows and one that notes what happened at the new time). */
 static void fluid_run(fluid *fl)
 {
     double t = 0;
     size_t left = fl->nf;
-    for (;;) {
-        int changed = 0;
-        for (size_t i = 0; i < fl->nf; i++) {
-            flow *f = &fl->f[i];
-            if (f->state == 0 && f->arrive <= t) f->state = 1, changed = 1;
-            if (f->state == 1 && f->rem <= 0) f->state = 2, f->end = t > f->arrive ? t : f->arrive, left--, changed = 1;
-        }
-        if (left == 0) break;
+    int changed = 0;
+    for (size_t i = 0; i < fl->nf; i++) {
+        flow *f = &fl->f[i];
+        if (f->state == 0 && f->arrive <= t) f->state = 1, changed = 1;
+        if (f->state == 1 && f->rem <= 0) f->state = 2, f->end = t > f->arrive ? t : f->arrive, left--, changed = 1;
+    }
+    while (left > 0) {
         if (changed) water_fill(fl);
         double tn = 1e300;
         for (size_t i = 0; i < fl->nf; i++) {
             flow *f = &fl->f[i];
             if (fl->track && f->state == 1 && f->rate > f->top) f->top = f->rate;
             if (f->state == 0 && f->arrive < tn) tn = f->arrive;
-            if (f->state == 1 && f->rate > 0 && t + f->rem / f->rate < tn) tn = t + f->rem / f->rate;
+            if (f->state == 1 && f->rate > 0) {
+                f->fin = t + f->rem / f->rate;
+                if (f->fin < tn) tn = f->fin;
+            }
         }
         if (tn >= 1e300) break; /* impossible: an active flow without a rate */
+        changed = 0;
         for (size_t i = 0; i < fl->nf; i++) {
             flow *f = &fl->f[i];
-            if (f->state != 1) continue;
-            if (f->rate <= 0) continue;
-            /* flows due at tn finish exactly there (no rounding leftovers) */
-            if (t + f->rem / f->rate <= tn * (1 + 1e-12)) f->rem = 0;
-            else f->rem -= f->rate * (tn - t);
+            if (f->state == 1 && f->rate > 0) {
+                /* flows due at tn finish exactly there (no rounding leftovers) */
+                if (f->fin <= tn * (1 + 1e-12)) f->rem = 0;
+                else f->rem -= f->rate * (tn - t);
+            }
+            if (f->state == 0 && f->arrive <= tn) f->state = 1, changed = 1;
+            if (f->state == 1 && f->rem <= 0) f->state = 2, f->end = tn > f->arrive ? tn : f->arrive, left--, changed = 1;
         }
         t = tn;
     }
