@@ -60,12 +60,15 @@ typedef struct coll_topo {
      * known, each member then has one link per direction and bandwidth, as
      * an NVSwitch port): link k carries link_bw[k] per direction given
      * (a split-duplex link is two), and the route from member a to member b
-     * of node x crosses pair_link[(pair_off[x] + la * m + lb) * COLL_ROUTE_HOPS
-     * ...] (la, lb: their local indices, m: the node's members; -1 pads),
-     * coll_topo_set_links. */
+     * of node x crosses links pair_link[(pair_off[x] + la * m + lb) *
+     * COLL_ROUTE_HOPS + h] + link_off[x] for each h whose entry is >= 0 (la,
+     * lb: their local indices, m: the node's members; -1 pads): nodes with
+     * the same routes on links of their own share one table
+     * (coll_topo_set_links_by), each with its links' offset. */
     int nlinks;
     double *link_bw;
     int *pair_off;
+    int *link_off;
     int *pair_link;
     /* The fabric between the nodes (NULL: none known, a flow between nodes
      * then crosses only its endpoints' links and NICs): node k of the group

@@ -284,7 +284,7 @@ static int link_res(const fluid *fl, const coll_plan *p, int r, int q, flow *f)
     if (!t || t->nlinks == 0 || r >= t->n || q >= t->n || t->node[r] != t->node[q]) return 0;
     int k = t->node[r], m = t->first[k + 1] - t->first[k];
     const int *pl = t->pair_link + ((size_t)t->pair_off[k] + (size_t)t->local[r] * m + t->local[q]) * COLL_ROUTE_HOPS;
-    size_t base = (size_t)fl->n * 2 * NCLASS + 2 * (size_t)fl->n;
+    size_t base = (size_t)fl->n * 2 * NCLASS + 2 * (size_t)fl->n + (size_t)t->link_off[k];
     if (pl[0] < 0) return 0; /* no links (a member to itself): its endpoints' */
     f->nres = 0;
     for (int h = 0; h < COLL_ROUTE_HOPS && pl[h] >= 0; h++) f->res[f->nres++] = (int)(base + pl[h]);

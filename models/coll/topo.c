@@ -84,8 +84,9 @@ static void links_clear(coll_topo *t)
 {
     free(t->link_bw);
     free(t->pair_off);
+    free(t->link_off);
     free(t->pair_link);
-    t->link_bw = NULL, t->pair_off = NULL, t->pair_link = NULL, t->nlinks = 0;
+    t->link_bw = NULL, t->pair_off = NULL, t->link_off = NULL, t->pair_link = NULL, t->nlinks = 0;
 }
 
 /* Whether node k's members have the classes node j's have, in local order. */
@@ -104,29 +105,29 @@ int coll_topo_set_links_by(coll_topo *t, coll_links_fn fn, void *ctx, const int 
 {
     links_clear(t);
     if (!fn || t->n < 1) return 0;
-    size_t npairs = 0, cap = 0, lcap = 0;
+    size_t npairs = 0, pcap = 0, cap = 0, lcap = 0;
     t->pair_off = ts_malloc(t->nnodes * sizeof *t->pair_off);
-    for (int k = 0; k < t->nnodes; k++) {
-        size_t m = (size_t)(t->first[k + 1] - t->first[k]);
-        t->pair_off[k] = (int)npairs;
-        npairs += m * m;
-    }
-    t->pair_link = ts_malloc((npairs ? npairs : 1) * COLL_ROUTE_HOPS * sizeof *t->pair_link);
+    t->link_off = ts_malloc(t->nnodes * sizeof *t->link_off);
     const void **seen = NULL; /* the current node's links, by id - its first */
     int pbase = 0;            /* the previous node's first link */
     for (int k = 0; k < t->nnodes; k++) {
         int m = t->first[k + 1] - t->first[k], base = t->nlinks;
         if (cls && k > 0 && same_classes(t, cls, k, k - 1)) {
-            /* the previous node's routes, on links of this node's own */
-            const int *src = t->pair_link + (size_t)t->pair_off[k - 1] * COLL_ROUTE_HOPS;
-            int *dst = t->pair_link + (size_t)t->pair_off[k] * COLL_ROUTE_HOPS, pn = base - pbase;
+            /* the previous node's routes, on links of this node's own: its
+             * table, each link pn further */
+            int pn = base - pbase;
             pbase = base;
             if (pn > 0) ts_grow(&t->link_bw, sizeof *t->link_bw, &lcap, (size_t)base + pn);
             for (int i = 0; i < pn; i++) t->link_bw[base + i] = t->link_bw[base - pn + i];
-            for (size_t i = 0; i < (size_t)m * m * COLL_ROUTE_HOPS; i++) dst[i] = src[i] >= 0 ? src[i] + pn : -1;
+            t->pair_off[k] = t->pair_off[k - 1];
+            t->link_off[k] = t->link_off[k - 1] + pn;
             t->nlinks += pn;
             continue;
         }
+        t->pair_off[k] = (int)npairs;
+        t->link_off[k] = 0;
+        npairs += (size_t)m * m;
+        ts_grow(&t->pair_link, sizeof *t->pair_link, &pcap, npairs * COLL_ROUTE_HOPS);
         pbase = base;
         for (int x = 0; x < m; x++)
             for (int y = 0; y < m; y++) {
