@@ -528,6 +528,63 @@ static void test_merged_as_steps(void)
     CU_ASSERT(checked > 10000);
 }
 
+/* The memo of merged views (coll_plan_merged_phys) keeps one set of views
+ * for a plan whatever its protocol: every algorithm with a merged view, on
+ * multi-node topologies with and without NVLS, asked with each protocol in
+ * turn (as the selection's probes ask), gives the views of the memo off. */
+static void test_views_across_protocols(void)
+{
+    const char *names[] = {"ring", "tree", "pat", "nvlstree", "nvls", "collnet_direct", "collnet_chain"};
+    const og_coll colls[] = {OG_ALLREDUCE, OG_ALLGATHER, OG_REDUCESCATTER, OG_BROADCAST};
+    char err[TS_ERRLEN];
+    int checked = 0;
+    for (int t = 1; t <= 7; t++) {
+        coll_topo *tp = make_topo(24, t);
+        if (!tp) continue;
+        for (size_t a = 0; a < sizeof names / sizeof names[0]; a++)
+            for (size_t c = 0; c < sizeof colls / sizeof colls[0]; c++) {
+                int algo = -1;
+                coll_proto pr;
+                coll_plan p;
+                if (coll_algo_parse(names[a], colls[c], &algo, &pr, err, sizeof err) < 0) continue;
+                if (coll_plan_init_topo(&p, colls[c], 24, 5, 12345679, NULL, algo, tp, err, sizeof err) < 0) continue;
+                /* memo on: each protocol in turn reads the views (the
+                 * first fills the memo, the others read it) */
+                coll_step *m[COLL_NPROTOS][24], *w = coll_step_new(p.merged_width + 1);
+                coll_view_memo(1);
+                for (int k = 0; k < COLL_NPROTOS; k++) {
+                    p.proto = (coll_proto)k;
+                    for (int me = 0; me < p.n; me++) {
+                        m[k][me] = coll_step_new(p.merged_width + 1);
+                        coll_plan_merged_phys(&p, me, m[k][me]);
+                    }
+                }
+                coll_view_memo(0);
+                for (int k = 0; k < COLL_NPROTOS; k++) {
+                    p.proto = (coll_proto)k;
+                    for (int me = 0; me < p.n; me++) {
+                        const coll_step *v = m[k][me];
+                        coll_plan_merged_phys(&p, me, w);
+                        int same = v->nsend == w->nsend && v->nrecv == w->nrecv;
+                        for (int i = 0; same && i < v->nsend + v->nrecv; i++) {
+                            const coll_xfer *a = i < v->nsend ? &v->send[i] : &v->recv[i - v->nsend];
+                            const coll_xfer *b = i < w->nsend ? &w->send[i] : &w->recv[i - w->nsend];
+                            same = a->peer == b->peer && a->bytes == b->bytes && a->chunk == b->chunk &&
+                                   a->nchunk == b->nchunk && a->reduce == b->reduce;
+                        }
+                        CU_ASSERT_FATAL(same);
+                        coll_step_free(m[k][me]);
+                        checked++;
+                    }
+                }
+                coll_step_free(w);
+            }
+        coll_topo_free(tp);
+    }
+    coll_view_memo(1);
+    CU_ASSERT(checked > 1000);
+}
+
 void suite_coll(void)
 {
     test_add_suite("coll",
@@ -544,5 +601,6 @@ void suite_coll(void)
                    "selection sees both tiers of the network", test_select_two_tiers,
                    "automatic selection of algorithm and protocol", test_selection,
                    "tree, pat, ring, nvlstree: merged view equals the merged steps, in order", test_merged_as_steps,
+                   "merged views kept across protocols equal the uncached ones", test_views_across_protocols,
                    NULL);
 }

@@ -155,7 +155,8 @@ void coll_topo_free(coll_topo *t);
 static inline int coll_is_switch(int n, int peer) { return peer >= n; }
 
 /* A field added here that changes the schedule must also be compared by
- * topo.c's mview_same (the memo of merged views). */
+ * topo.c's mview_same (the memo of merged views; proto is not: no schedule
+ * reads it). */
 typedef struct coll_plan {
     og_coll coll;
     int n;                  /* group size */

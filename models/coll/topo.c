@@ -295,11 +295,15 @@ void coll_view_memo(int on)
     mview.valid = 0; /* forget the last plan either way */
 }
 
+/* The protocol is not compared: no schedule and no lowering reads it (the
+ * plan's setup runs before a protocol is set, and the wire bytes are
+ * applied to the view by its readers), so the selection's probes of one
+ * algorithm with each protocol read one set of views. */
 static int mview_same(const coll_plan *p)
 {
     const coll_plan *q = &mview.p;
     return mview.valid && q->coll == p->coll && q->n == p->n && q->root == p->root && q->bytes == p->bytes &&
-           q->algo == p->algo && q->proto == p->proto && q->nsteps == p->nsteps && q->nchunks == p->nchunks &&
+           q->algo == p->algo && q->nsteps == p->nsteps && q->nchunks == p->nchunks &&
            q->width == p->width && q->merged_width == p->merged_width &&
            mview.serial == (p->topo ? p->topo->serial : 0);
 }
