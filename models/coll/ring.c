@@ -138,15 +138,27 @@ void coll_ring_merged(const coll_plan *p, int me, coll_step *out)
     int64_t q = p->bytes / k, rem = p->bytes % k;
     int rs = p->coll != OG_ALLGATHER, ag = p->coll != OG_REDUCESCATTER;
     int L = C > 1 ? t->ppn : 1, node = C > 1 ? t->node[me] : 0, loc = C > 1 ? t->local[me] : 0;
+    /* With channels, me sits at place x = (loc + node - c) mod L of its
+     * node's stretch of channel c's ring (ring_pos): where 0 < x < L - 1 its
+     * neighbours are the node's locals loc + 1 and loc - 1 (mod L), the same
+     * in every channel; the ring leaves the node after place L - 1 (channel
+     * cn) for the next node kn's local (c - kn) mod L and enters it at place
+     * 0 (channel cp) from the previous node kp's local (c - kp - 1) mod L
+     * (ring_member of the positions either side). */
+    int x0 = C > 1 ? coll_mod(loc + node, L) : 0, cn = x0 + 1 == L ? 0 : x0 + 1, cp = x0;
+    int in_next = 0, in_prev = 0, kn = 0, kp = 0;
+    if (C > 1) {
+        const int *at = t->order + t->first[node];
+        in_next = at[loc + 1 == L ? 0 : loc + 1], in_prev = at[loc == 0 ? L - 1 : loc - 1];
+        kn = node + 1 == t->nnodes ? 0 : node + 1, kp = node == 0 ? t->nnodes - 1 : node - 1;
+    }
     for (int c = 0; c < C; c++) {
         int next, prev;
         if (C == 1) {
             next = coll_mod(me + 1, n), prev = coll_mod(me - 1, n);
-        } else { /* ring_pos, then ring_member of pos + 1 and pos - 1 */
-            int pos = node * L + coll_mod(loc - (c - node), L), pn = coll_mod(pos + 1, n), pp = coll_mod(pos - 1, n);
-            int kn = pn / L, kp = pp / L;
-            next = t->order[t->first[kn] + coll_mod(c - kn + pn % L, L)];
-            prev = t->order[t->first[kp] + coll_mod(c - kp + pp % L, L)];
+        } else {
+            next = c == cn ? t->order[t->first[kn] + coll_mod(c - kn, L)] : in_next;
+            prev = c == cp ? t->order[t->first[kp] + coll_mod(c - kp - 1, L)] : in_prev;
         }
         int64_t big = rem > c ? (rem - c + C - 1) / C : 0, T = n * q + big, snd = 0, rcv = 0;
         int64_t own = q + (me * C + c < rem), of_next = q + (next * C + c < rem), of_prev = q + (prev * C + c < rem);
