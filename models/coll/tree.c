@@ -138,15 +138,18 @@ static int tree_count(const coll_plan *p) { return p->trees > 0 ? p->trees : p->
  * 4v+1 and 4v+2 reversed. */
 static int chain_fwd(int t) { return t % 4 == 0 || t % 4 == 3; }
 static int chain_off(geo g, int R, int t) { return t / 4 * (g.L / R); }
-static int chain_idx(geo g, int R, int t, int j)
+/* a mod L for -L <= a < 2L (the chain's indices and offsets are below L):
+ * coll_mod without its division */
+static inline int chain_wrap(int a, int L) { return a < 0 ? a + L : a >= L ? a - L : a; }
+static inline int chain_idx(geo g, int R, int t, int j)
 {
     int o = chain_off(g, R, t);
-    return chain_fwd(t) ? coll_mod(j - o, g.L) : coll_mod(o - 1 - j, g.L);
+    return chain_fwd(t) ? chain_wrap(j - o, g.L) : chain_wrap(o - 1 - j, g.L);
 }
-static int chain_local(geo g, int R, int t, int i)
+static inline int chain_local(geo g, int R, int t, int i)
 {
     int o = chain_off(g, R, t);
-    return chain_fwd(t) ? coll_mod(i + o, g.L) : coll_mod(o - 1 - i, g.L);
+    return chain_fwd(t) ? chain_wrap(i + o, g.L) : chain_wrap(o - 1 - i, g.L);
 }
 
 static int tree_k(const coll_plan *p) { return p->nchunks / tree_count(p); }
@@ -193,6 +196,8 @@ typedef struct {
  * kept. */
 typedef struct {
     int pos, par, nch, ch[2], depth;
+    int height, chh[2];     /* node-tree heights of its place and of its children's */
+    int top;                /* the node tree's height (its root's) */
 } ntplace;
 
 static const ntplace *node_places(geo g, int k)
@@ -205,6 +210,9 @@ static const ntplace *node_places(geo g, int k)
         nt[sh].par = coll_bt_parent(nt[sh].pos, g.M);
         nt[sh].nch = coll_bt_children(nt[sh].pos, g.M, nt[sh].ch);
         nt[sh].depth = coll_bt_depth(nt[sh].pos, g.M);
+        nt[sh].height = coll_bt_height(nt[sh].pos, g.M);
+        for (int c = 0; c < nt[sh].nch; c++) nt[sh].chh[c] = coll_bt_height(nt[sh].ch[c], g.M);
+        nt[sh].top = coll_bt_height(0, g.M);
     }
     lastM = g.M, lastk = k;
     return nt;
@@ -213,12 +221,12 @@ static const ntplace *node_places(geo g, int k)
 static int allreduce_roles(const coll_plan *p, int me, role *r)
 {
     geo g = geometry(p);
-    int K = tree_k(p), H = g.L - 1 + coll_bt_height(0, g.M), nr = 0, R = tree_count(p) / 4;
     int k = node_of(p, g, me), j = local_of(p, g, me);
     const ntplace *nt = node_places(g, k);
+    int K = tree_k(p), H = g.L - 1 + nt[0].top, nr = 0, R = tree_count(p) / 4;
     for (int t = 0; t < 4 * R; t++) {
         const int i = chain_idx(g, R, t, j), base = t * K;
-        const int sh = t % 2, pos = nt[sh].pos, depth = nt[sh].depth + i;
+        const int sh = t % 2, depth = nt[sh].depth + i;
         int parent = -1, height, nch = 0, ch[3], chh[3];
         if (i + 1 < g.L) {
             ch[nch] = member_at(p, g, k, chain_local(g, R, t, i + 1));
@@ -231,9 +239,9 @@ static int allreduce_roles(const coll_plan *p, int me, role *r)
             if (nt[sh].par >= 0) parent = member_at(p, g, nnode(g, t, nt[sh].par), chain_local(g, R, t, 0));
             for (int c = 0; c < nt[sh].nch; c++) {
                 ch[nch] = member_at(p, g, nnode(g, t, nt[sh].ch[c]), chain_local(g, R, t, 0));
-                chh[nch++] = g.L - 1 + coll_bt_height(nt[sh].ch[c], g.M);
+                chh[nch++] = g.L - 1 + nt[sh].chh[c];
             }
-            height = g.L - 1 + coll_bt_height(pos, g.M);
+            height = g.L - 1 + nt[sh].height;
         }
         if (parent >= 0) r[nr++] = (role){1, parent, height, base, 1};
         for (int c = 0; c < nch; c++) r[nr++] = (role){0, ch[c], chh[c], base, 1};
@@ -278,10 +286,11 @@ void coll_tree_step(const coll_plan *p, int me, int s, coll_step *out)
     }
 }
 
-/* Bytes of chunks [a, b) of the plan's nchunks (coll_chunk_bytes summed). */
-static int64_t chunks_bytes(const coll_plan *p, int a, int b)
+/* Bytes of chunks [a, b) of the plan's nchunks (coll_chunk_bytes summed),
+ * q and rem the quotient and remainder of its bytes by nchunks. */
+static int64_t chunks_bytes(int64_t q, int64_t rem, int a, int b)
 {
-    int64_t q = p->bytes / p->nchunks, rem = p->bytes % p->nchunks, lo = a < rem ? a : rem, hi = b < rem ? b : rem;
+    int64_t lo = a < rem ? a : rem, hi = b < rem ? b : rem;
     return (b - a) * q + (hi > lo ? hi - lo : 0);
 }
 
@@ -315,11 +324,12 @@ void coll_tree_merged(const coll_plan *p, int me, coll_step *out)
     role r[TREE_ROLES];
     tentry e[2][TREE_ROLES];
     int nr = tree_roles(p, me, r), K = tree_k(p), ne[2] = {0, 0};
+    int64_t q = p->bytes / p->nchunks, rem = p->bytes % p->nchunks; /* once, not per role */
     for (int i = 0; i < nr; i++) {
         int a = r[i].off < 0 ? -r[i].off : 0, b = p->nsteps - r[i].off < K ? p->nsteps - r[i].off : K;
         if (b <= a) continue;
         int first = a + r[i].off, d = r[i].send, j = 0;
-        int64_t bytes = chunks_bytes(p, r[i].base + a, r[i].base + b);
+        int64_t bytes = chunks_bytes(q, rem, r[i].base + a, r[i].base + b);
         while (j < ne[d] && e[d][j].peer != r[i].peer) j++;
         if (j == ne[d]) {
             e[d][ne[d]++] = (tentry){r[i].peer, first, i, r[i].reduce, bytes};
