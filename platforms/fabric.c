@@ -128,6 +128,10 @@ static int sw_hop(const topo_net_links *L, int g, int x, int y, int *ids, double
 static int dragonfly_route(const topo_net_links *L, int a, int b, int *ids, double *bw, int n)
 {
     int per_g = L->switches * L->per_sw, ga = a / per_g, gb = b / per_g;
+    if (L->sw < 0) { /* no switch link kept: at most the global link (sw_hop adds none) */
+        if (ga != gb && L->glob >= 0) n = add(ids, bw, n, L->glob + ga * L->groups + gb, L->glob_bw);
+        return n;
+    }
     int sa = a % per_g / L->per_sw, sb = b % per_g / L->per_sw;
     if (ga == gb) return sw_hop(L, ga, sa, sb, ids, bw, n);
     topo_net t = {0};

@@ -2820,6 +2820,32 @@ static void test_fabric_longest_route(void)
             if (n > most) most = n;
         }
     CU_ASSERT_EQUAL(most, COLL_FABRIC_HOPS);
+    /* Perlmutter on 256 nodes keeps only its global links (no node uplink,
+     * no switch link can fill): a route inside a group has none, one
+     * between groups exactly the global link of its ordered pair of groups
+     * (its name says so) */
+    CU_ASSERT_EQUAL_FATAL(topo_load("perlmutter", 256, &cl, err, sizeof err), 0);
+    topo_net_links_init(&fab, &cl);
+    CU_ASSERT_FATAL(fab.up < 0 && fab.sw < 0 && fab.glob >= 0);
+    int per_g = fab.switches * fab.per_sw, bad = 0, between = 0;
+    for (int a = 0; a < cl.nodes; a++)
+        for (int b = 0; b < cl.nodes; b++) {
+            int ids[4 * COLL_FABRIC_HOPS];
+            double bw[4 * COLL_FABRIC_HOPS];
+            int n = a == b ? 0 : fab.f.route(fab.f.ctx, a, b, ids, bw), ga = a / per_g, gb = b / per_g;
+            if (ga == gb) {
+                bad += n != 0;
+                continue;
+            }
+            between++;
+            bad += n != 1 || ids[0] != fab.glob + ga * fab.groups + gb || bw[0] != fab.glob_bw;
+            char name[64], want[64];
+            topo_net_link_name(&fab, ids[0], name, sizeof name);
+            snprintf(want, sizeof want, "g%d-g%d_%s", ga < gb ? ga : gb, ga < gb ? gb : ga, ga < gb ? "UP" : "DOWN");
+            bad += strcmp(name, want) != 0;
+        }
+    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT(between > 0);
 }
 /* Where the fabric can never be the bottleneck nothing changes: a fat-tree
  * without taper (every uplink carries all its nodes' ports), and a dragonfly
@@ -3013,5 +3039,5 @@ void suite_coll_model(void)
                    "16 Polaris nodes; all-to-all, all-reduce; coll and training paths)",
                    test_analytical_fabric,
                    "a fabric that cannot bind (fat-trees without taper, one dragonfly group) changes nothing",
-                   test_fabric_not_binding, "the longest fabric route fits a flow", test_fabric_longest_route, NULL);
+                   test_fabric_not_binding, "the longest fabric route fits a flow; Perlmutter keeps its global links alone", test_fabric_longest_route, NULL);
 }
