@@ -131,46 +131,70 @@ static inline void ring_merge(coll_xfer *xs, int *nx, int peer, int64_t bytes, i
  * the k = n x C holds bytes / k bytes, one more below bytes % k
  * (coll_chunk_bytes); channel c's total over its n chunks m x C + c is n x
  * (bytes / k) plus the m with m x C + c below bytes % k. */
+/* Member x's chunks among parts c = 0 .. C-1 of its segment that take one
+ * byte of the remainder (chunk x C + c < rem). */
+static int64_t rem_parts(int64_t x, int C, int64_t rem)
+{
+    int64_t k = rem - x * C;
+    return k < 0 ? 0 : k > C ? C : k;
+}
+
 void coll_ring_merged(const coll_plan *p, int me, coll_step *out)
 {
     const coll_topo *t = p->topo;
     int n = p->n, C = channels(p), k = n * C;
     int64_t q = p->bytes / k, rem = p->bytes % k;
     int rs = p->coll != OG_ALLGATHER, ag = p->coll != OG_REDUCESCATTER;
-    int L = C > 1 ? t->ppn : 1, node = C > 1 ? t->node[me] : 0, loc = C > 1 ? t->local[me] : 0;
+    if (C == 1) {
+        int next = coll_mod(me + 1, n), prev = coll_mod(me - 1, n);
+        int64_t T = n * q + (rem > 0 ? rem : 0), own = q + (me < rem), snd = 0, rcv = 0;
+        if (rs) snd += T - own, rcv += T - (q + (prev < rem));
+        if (ag) snd += T - (q + (next < rem)), rcv += T - own;
+        ring_merge(out->send, &out->nsend, next, snd, rs);
+        ring_merge(out->recv, &out->nrecv, prev, rcv, rs);
+        return;
+    }
     /* With channels, me sits at place x = (loc + node - c) mod L of its
      * node's stretch of channel c's ring (ring_pos): where 0 < x < L - 1 its
      * neighbours are the node's locals loc + 1 and loc - 1 (mod L), the same
      * in every channel; the ring leaves the node after place L - 1 (channel
      * cn) for the next node kn's local (c - kn) mod L and enters it at place
      * 0 (channel cp) from the previous node kp's local (c - kp - 1) mod L
-     * (ring_member of the positions either side). */
-    int x0 = C > 1 ? coll_mod(loc + node, L) : 0, cn = x0 + 1 == L ? 0 : x0 + 1, cp = x0;
-    int in_next = 0, in_prev = 0, kn = 0, kp = 0;
-    if (C > 1) {
-        const int *at = t->order + t->first[node];
-        in_next = at[loc + 1 == L ? 0 : loc + 1], in_prev = at[loc == 0 ? L - 1 : loc - 1];
-        kn = node + 1 == t->nnodes ? 0 : node + 1, kp = node == 0 ? t->nnodes - 1 : node - 1;
+     * (ring_member of the positions either side). Channel c moves T_c =
+     * n q + big_c bytes less each place's own part (q, and one byte more for
+     * the parts below rem): a neighbour inside the node gets the sum over
+     * every channel but cn (cp), in closed form (the big_c sum to rem, a
+     * member's extra bytes to rem_parts), the other node's member channel
+     * cn's (cp's); integers, so the same sums the channel-by-channel merge
+     * makes, and the entries in the order channel 0 lists them first. */
+    int L = t->ppn, node = t->node[me], loc = t->local[me];
+    int x0 = coll_mod(loc + node, L), cn = x0 + 1 == L ? 0 : x0 + 1, cp = x0;
+    const int *at = t->order + t->first[node];
+    int in_next = at[loc + 1 == L ? 0 : loc + 1], in_prev = at[loc == 0 ? L - 1 : loc - 1];
+    int kn = node + 1 == t->nnodes ? 0 : node + 1, kp = node == 0 ? t->nnodes - 1 : node - 1;
+    int out_next = t->order[t->first[kn] + coll_mod(cn - kn, L)];
+    int out_prev = t->order[t->first[kp] + coll_mod(cp - kp - 1, L)];
+    int64_t ST = (int64_t)C * n * q + rem; /* the T_c summed */
+    int64_t Tn = n * q + (rem > cn ? (rem - cn + C - 1) / C : 0), Tp = n * q + (rem > cp ? (rem - cp + C - 1) / C : 0);
+    int64_t own_all = (int64_t)C * q + rem_parts(me, C, rem), own_n = q + ((int64_t)me * C + cn < rem);
+    int64_t own_p = q + ((int64_t)me * C + cp < rem);
+    int64_t snd_in = 0, snd_out = 0, rcv_in = 0, rcv_out = 0;
+    if (rs) {
+        snd_in += (ST - Tn) - (own_all - own_n);
+        snd_out += Tn - own_n;
+        rcv_in += (ST - Tp) - ((int64_t)C * q + rem_parts(in_prev, C, rem) - (q + ((int64_t)in_prev * C + cp < rem)));
+        rcv_out += Tp - (q + ((int64_t)out_prev * C + cp < rem));
     }
-    for (int c = 0; c < C; c++) {
-        int next, prev;
-        if (C == 1) {
-            next = coll_mod(me + 1, n), prev = coll_mod(me - 1, n);
-        } else {
-            next = c == cn ? t->order[t->first[kn] + coll_mod(c - kn, L)] : in_next;
-            prev = c == cp ? t->order[t->first[kp] + coll_mod(c - kp - 1, L)] : in_prev;
-        }
-        int64_t big = rem > c ? (rem - c + C - 1) / C : 0, T = n * q + big, snd = 0, rcv = 0;
-        int64_t own = q + (me * C + c < rem), of_next = q + (next * C + c < rem), of_prev = q + (prev * C + c < rem);
-        if (rs) {
-            snd += T - own;
-            rcv += T - of_prev;
-        }
-        if (ag) {
-            snd += T - of_next;
-            rcv += T - own;
-        }
-        ring_merge(out->send, &out->nsend, next, snd, rs);
-        ring_merge(out->recv, &out->nrecv, prev, rcv, rs);
+    if (ag) {
+        snd_in += (ST - Tn) - ((int64_t)C * q + rem_parts(in_next, C, rem) - (q + ((int64_t)in_next * C + cn < rem)));
+        snd_out += Tn - (q + ((int64_t)out_next * C + cn < rem));
+        rcv_in += (ST - Tp) - (own_all - own_p);
+        rcv_out += Tp - own_p;
     }
+    if (cn == 0) ring_merge(out->send, &out->nsend, out_next, snd_out, rs);
+    ring_merge(out->send, &out->nsend, in_next, snd_in, rs);
+    if (cn != 0) ring_merge(out->send, &out->nsend, out_next, snd_out, rs);
+    if (cp == 0) ring_merge(out->recv, &out->nrecv, out_prev, rcv_out, rs);
+    ring_merge(out->recv, &out->nrecv, in_prev, rcv_in, rs);
+    if (cp != 0) ring_merge(out->recv, &out->nrecv, out_prev, rcv_out, rs);
 }
