@@ -717,6 +717,43 @@ static int key_eq(const double *a, const double *b, size_t n)
     return 1;
 }
 
+/* A representative component: its key at keys[off .. off + len), its first
+ * flow c (lone: the flow) and its nc flows. */
+typedef struct {
+    size_t off, len;
+    int c, nc, lone;
+} repr;
+
+/* The fold's arrays, kept from one costing to the next (grown, never
+ * shrunk): a search folds hundreds of costings, each of up to thousands of
+ * flows. fluid_run_folded does not nest (fluid_run does not fold). */
+static struct {
+    int *up, *start, *fi, *fill, *slot, *idx;
+    repr *rep;
+    flow *kept;
+    double *keys;
+    size_t nf, ncap; /* flows and hash slots allocated for */
+} fold;
+
+static void fold_reserve(size_t nf, size_t cap)
+{
+    if (nf > fold.nf) {
+        fold.up = ts_realloc(fold.up, nf * sizeof *fold.up);
+        fold.start = ts_realloc(fold.start, (nf + 1) * sizeof *fold.start);
+        fold.fi = ts_realloc(fold.fi, nf * sizeof *fold.fi);
+        fold.fill = ts_realloc(fold.fill, nf * sizeof *fold.fill);
+        fold.idx = ts_realloc(fold.idx, nf * sizeof *fold.idx);
+        fold.rep = ts_realloc(fold.rep, nf * sizeof *fold.rep);
+        fold.kept = ts_realloc(fold.kept, nf * sizeof *fold.kept);
+        fold.keys = ts_realloc(fold.keys, nf * KEY_PER_FLOW * sizeof *fold.keys);
+        fold.nf = nf;
+    }
+    if (cap > fold.ncap) {
+        fold.slot = ts_realloc(fold.slot, cap * sizeof *fold.slot);
+        fold.ncap = cap;
+    }
+}
+
 static void fluid_run_folded(fluid *fl)
 {
     size_t nf = fl->nf, cap = 16;
@@ -724,7 +761,9 @@ static void fluid_run_folded(fluid *fl)
     /* per resource: how many flows use it; a flow alone on all of its
      * resources is a component by itself (a ring's flows, mostly) and
      * skips the union-find (up[i] = -1) */
-    int *use = fl->cnt, *up = ts_malloc(nf * sizeof *up);
+    while (cap < 2 * nf) cap *= 2;
+    fold_reserve(nf, cap);
+    int *use = fl->cnt, *up = fold.up;
     for (size_t i = 0; i < nf; i++)
         for (int k = 0; k < fl->f[i].nres; k++) use[fl->f[i].res[k]] = 0;
     for (size_t i = 0; i < nf; i++)
@@ -755,32 +794,27 @@ static void fluid_run_folded(fluid *fl)
             }
         }
         /* their flows in index order: counting sort by root */
-        start = ts_calloc(nf + 1, sizeof *start), fi = ts_malloc(nshared * sizeof *fi);
-        int *fill = ts_malloc(nf * sizeof *fill);
+        start = fold.start, fi = fold.fi;
+        memset(start, 0, (nf + 1) * sizeof *start);
+        int *fill = fold.fill;
         for (size_t i = 0; i < nf; i++)
             if (up[i] >= 0) start[uf_root(up, (int)i) + 1]++;
         for (size_t i = 0; i < nf; i++) start[i + 1] += start[i];
         memcpy(fill, start, nf * sizeof *fill);
         for (size_t i = 0; i < nf; i++)
             if (up[i] >= 0) fi[fill[uf_root(up, (int)i)]++] = (int)i;
-        free(fill);
         int *loc = first; /* reused: -1 on every resource of a shared flow */
         for (size_t i = 0; i < nf; i++)
             if (up[i] >= 0)
                 for (int k = 0; k < fl->f[i].nres; k++) loc[fl->f[i].res[k]] = -1;
     }
-    while (cap < 2 * nf) cap *= 2;
     /* slot: -1 or a representative (index into rep); each representative's
      * key stays in keys, computed once */
-    typedef struct {
-        size_t off, len;
-        int c, nc, lone;
-    } repr;
-    int *slot = ts_malloc(cap * sizeof *slot), *idx = ts_malloc(nf * sizeof *idx);
+    int *slot = fold.slot, *idx = fold.idx;
     memset(slot, -1, cap * sizeof *slot);
-    repr *rep = ts_malloc(nf * sizeof *rep);
-    flow *kept = ts_malloc(nf * sizeof *kept);
-    double *keys = ts_malloc(nf * KEY_PER_FLOW * sizeof *keys);
+    repr *rep = fold.rep;
+    flow *kept = fold.kept;
+    double *keys = fold.keys;
     size_t nk = 0, nrep = 0, used = 0;
     /* the last few lone representatives, tried before the table: a ring's
      * members list the same few kinds of lone flow over and over (a key
@@ -845,9 +879,7 @@ static void fluid_run_folded(fluid *fl)
             kept[nk++] = fl->f[cf[q]];
         }
     }
-    free(slot), free(keys), free(rep), free(up), free(start), free(fi);
     if (nk == nf) {
-        free(kept), free(idx);
         fluid_run(fl);
         return;
     }
@@ -856,7 +888,6 @@ static void fluid_run_folded(fluid *fl)
     fluid_run(fl);
     for (size_t i = 0; i < nf; i++) all[i].end = kept[idx[i]].end, all[i].top = kept[idx[i]].top;
     fl->f = all, fl->nf = nf;
-    free(kept), free(idx);
 }
 
 /* fluid_run_folded of flows some of which cross fabric links that may fill
