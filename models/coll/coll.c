@@ -150,6 +150,25 @@ static void rank_bytes(const coll_plan *p, double ws, coll_step *m, int me, int 
     }
 }
 
+/* gpu_estimate's view of a member, kept from one call to the next (the
+ * selection estimates every algorithm and protocol of thousands of groups
+ * in a search): grown, never shrunk. */
+static struct {
+    coll_step m;
+    int cap;
+} est;
+
+static coll_step *est_view(int cap)
+{
+    if (cap > est.cap) {
+        est.m.send = ts_realloc(est.m.send, cap * sizeof *est.m.send);
+        est.m.recv = ts_realloc(est.m.recv, cap * sizeof *est.m.recv);
+        est.cap = cap;
+    }
+    est.m.nsend = est.m.nrecv = 0;
+    return &est.m;
+}
+
 static double gpu_estimate(const coll_plan *p, const coll_hw *hw, const coll_params *q, double bw_scale, double lat_scale,
                            double cap)
 {
@@ -163,7 +182,7 @@ static double gpu_estimate(const coll_plan *p, const coll_hw *hw, const coll_par
      * whatever NICs the trees leave by: there its NICs do not bound the
      * tuner's tree, the per-channel ceilings (cap) do. */
     int intra_only = cap > 0 && tiers && coll_family_of(p->algo) == COLL_FAM_TREE && p->topo->nnodes == 2;
-    coll_step *m = coll_step_new(p->merged_width + 1);
+    coll_step *m = est_view(p->merged_width + 1);
     double ws = coll_plan_wire_scale_with(p, q);
     for (int i = 0; i < 4; i++) {
         int me = probe[i];
@@ -190,7 +209,6 @@ static double gpu_estimate(const coll_plan *p, const coll_hw *hw, const coll_par
             if (t && most > 0) crosses = 1;
         }
     }
-    coll_step_free(m);
     /* NCCL's per-channel ceilings (coll_nccl_bw_cap): the bus bytes at the
      * capped bus bandwidth, where that is slower than the links */
     if (cap > 0 && coll_nccl_bus_bytes(p) / cap > worst) worst = coll_nccl_bus_bytes(p) / cap;
