@@ -405,7 +405,13 @@ double coll_launch_floor(const coll_params *q, int g);
 int64_t coll_plan_wire_bytes(const coll_plan *p, int64_t bytes);
 int64_t coll_plan_wire_bytes_with(const coll_plan *p, int64_t bytes, const coll_params *q);
 double coll_plan_wire_scale_with(const coll_plan *p, const coll_params *q);
-int64_t coll_plan_wire_apply(int64_t bytes, double scale);
+/* bytes on the wire at factor scale (coll_plan_wire_scale_with): inline, as
+ * the analytical cost applies it to every flow */
+static inline int64_t coll_plan_wire_apply(int64_t bytes, double scale)
+{
+    if (bytes <= 0) return bytes;
+    return scale == 1 ? bytes : (int64_t)((double)bytes * scale + 0.5);
+}
 /* NCCL's treeCorrectionFactor for the tree all-reduce at the plan's
  * protocol and size (1 otherwise, and for RCCL and tuner_own): what NCCL's
  * tuner multiplies the tree's bandwidth by; the selection, and the run

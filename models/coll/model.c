@@ -645,12 +645,6 @@ double coll_plan_wire_scale_with(const coll_plan *p, const coll_params *q)
     return scale;
 }
 
-int64_t coll_plan_wire_apply(int64_t bytes, double scale)
-{
-    if (bytes <= 0) return bytes;
-    return scale == 1 ? bytes : (int64_t)((double)bytes * scale + 0.5);
-}
-
 int64_t coll_plan_wire_bytes_with(const coll_plan *p, int64_t bytes, const coll_params *q)
 {
     if (bytes <= 0) return bytes;
