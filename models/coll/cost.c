@@ -166,6 +166,7 @@ typedef struct {
     int n;              /* ranks: NIC pool k's resources follow theirs */
     int track;          /* fluid_run keeps each flow's largest rate (top) */
     int links, nics;    /* the topology knows the links inside its nodes, its members' NICs */
+    size_t nfab;        /* flows given fabric links since the last clear */
 } fluid;
 
 /* The fluid model's per-rank arrays, kept from one costing to the next (a
@@ -301,11 +302,13 @@ static void fabric_res(fluid *fl, const coll_plan *p, int r, int q, flow *f)
     double bw[COLL_FABRIC_HOPS];
     int nh = t->fabric->route(t->fabric->ctx, t->fab_node[t->node[r]], t->fab_node[t->node[q]], ids, bw);
     size_t base = RES_COUNT(fl->n, t->nlinks);
+    int had = f->nres;
     for (int h = 0; h < nh && h < COLL_FABRIC_HOPS && f->nres < NRES; h++) {
         int x = (int)(base + (size_t)ids[h]);
         f->res[f->nres++] = x;
         fl->rcap[x] = bw[h] > 0 ? bw[h] * t->fab_share : 1e300;
     }
+    fl->nfab += f->nres > had;
 }
 
 /* Fabric links that cannot fill in this costing leave the flows that cross
@@ -333,7 +336,7 @@ static struct {
 static int fabric_drop(fluid *fl, const coll_plan *p, size_t from)
 {
     const coll_topo *t = p->topo;
-    if (!t || !t->fabric || fl->nf <= from) return 0;
+    if (!t || !t->fabric || fl->nf <= from || fl->nfab == 0) return 0; /* no flow crosses a fabric link */
     size_t base = RES_COUNT(fl->n, t->nlinks), nids = (size_t)t->fabric->nids, nic0 = (size_t)fl->n * 2 * NCLASS;
     if (nids > fscratch.n) {
         fscratch.a = ts_realloc(fscratch.a, nids * sizeof *fscratch.a);
@@ -546,6 +549,7 @@ static void fluid_clear(fluid *fl)
 {
     kinds_reset(fl);
     fl->nf = 0;
+    fl->nfab = 0;
 }
 
 /* Entry i of rank r's merged step m (sends first): its peer in *q and the
