@@ -1456,6 +1456,70 @@ static void test_rccl_tuning(void)
     json_decref(o);
 }
 
+/* RCCL's own choice between ring LL and Simple across nodes, in closed form
+ * (ROCm/rccl src/graph/tuning.cc, tuning_model_3, the ring of a reduce_scatter
+ * on M > 2 nodes of 8 GCDs, n = 8 M ranks, nsteps = n - 1):
+ *   lat(p) = baseLat(p) + (nsteps - (M - 1)) max(hwLat xGMI(p), netOverhead(p))
+ *            + (M - 1) hwLat NET(p)
+ *   time(p) = lat(p) + S / (1000 bw(p)), bw(p) = B bwRatio(p) ringCorr(p, log2(S / 64)) n / nsteps
+ * with baseLat 12 / 17 us, hwLat xGMI 0.8 / 3.6, NET 9.5 / 19.8, netOverhead
+ * 2 / 6 (an AMD host, x3 for Simple), bwRatio 0.2 / 1 (LL / Simple) and B =
+ * the ring graph's nChannels x bwInter: its nominal NIC speeds, 4 x 25 GB/s
+ * a Frontier node. The model's selection takes the same protocol on the
+ * run's links (25 x 0.8 a NIC), which its tuner divides by bw_frac: LL to 16
+ * MiB on 64 nodes (B > 97 GB/s at 16 MiB; the achieved 80 would give Simple,
+ * the choice before), Simple from 32 MiB (B < 209), and on 128 nodes LL at
+ * 16 MiB, Simple from 32 MiB (B < 104). The choice does not depend on
+ * bw_frac: the links as run divided by it are the same to the tuner. */
+static double rccl_ring_time(int M, double S, int ll, double B)
+{
+    static const double corr_ll[] = {.3, .3, .3, .3}, corr_s[] = {.3, .4, .7, 1}; /* log2(S / 64) = 17 .. 20 */
+    int n = 8 * M, steps = n - 1, k = -1;
+    for (long long b = (long long)S >> 6; b > 0; b >>= 1) k++;
+    double intra = ll ? 2.0 : 6.0, net = ll ? 9.5 : 19.8, base = ll ? 12 : 17;
+    double lat = base + (steps - (M - 1)) * intra + (M - 1) * net;
+    double bw = B * (ll ? 0.2 * corr_ll[k - 17] : corr_s[k - 17]) * n / steps;
+    return lat + S / (1000 * bw);
+}
+
+static void test_rccl_tuner_nominal_links(void)
+{
+    char err[TS_ERRLEN];
+    coll_params saved = *coll_params_get();
+    topo_cluster cl;
+    CU_ASSERT_EQUAL_FATAL(topo_load("frontier", 128, &cl, err, sizeof err), 0);
+    int a = coll_algo_find("ring", OG_REDUCESCATTER, err, sizeof err);
+    static const struct {
+        int nodes;
+        double bytes;
+    } sel[] = {{64, 8 << 20}, {64, 16 << 20}, {64, 32 << 20}, {128, 16 << 20}, {128, 32 << 20}};
+    /* the closed form itself: 16 MiB on 64 nodes is LL at 4 x 25 GB/s, Simple at 4 x 20 */
+    CU_ASSERT(rccl_ring_time(64, 16 << 20, 1, 100) < rccl_ring_time(64, 16 << 20, 0, 100));
+    CU_ASSERT(rccl_ring_time(64, 16 << 20, 1, 80) > rccl_ring_time(64, 16 << 20, 0, 80));
+    const double frac[] = {0.8, 0.5};
+    for (int f = 0; f < 2; f++) {
+        coll_params q = cl.coll;
+        q.bw_frac[COLL_TIER_NIC] = frac[f];
+        coll_params_set(&q);
+        for (size_t i = 0; i < sizeof sel / sizeof sel[0]; i++) {
+            int n = sel[i].nodes * 8, *ids = ts_malloc(n * sizeof *ids);
+            for (int r = 0; r < n; r++) ids[r] = r / 8;
+            coll_topo *tp = coll_topo_new(n, ids, 0);
+            coll_hw hw = {1e-6, 212e9, tp, 3e-6, 25e9 * frac[f]}; /* a NIC's 25 GB/s as run */
+            int want = rccl_ring_time(sel[i].nodes, sel[i].bytes, 1, 100) < rccl_ring_time(sel[i].nodes, sel[i].bytes, 0, 100)
+                           ? COLL_LL
+                           : COLL_SIMPLE;
+            coll_proto got = coll_best_proto(OG_REDUCESCATTER, n, (int64_t)sel[i].bytes, a, &hw);
+            if ((int)got != want)
+                fprintf(stderr, "\n  bw_frac %.1f, %d nodes %.0f B: %s", frac[f], sel[i].nodes, sel[i].bytes, coll_proto_name(got));
+            CU_ASSERT_EQUAL(got, want);
+            coll_topo_free(tp);
+            free(ids);
+        }
+    }
+    coll_params_set(&saved);
+}
+
 /* reduce_bw: a ring reduce-scatter's rank reduces (n - 1)/n of the buffer
  * with the threads that move it. On one node (8 GCDs) the kernel's stores
  * are the transfers, so the reduction adds to them: reduce_scatter takes
@@ -2985,6 +3049,8 @@ void suite_coll_model(void)
                    test_launch_bound,
                    "rccl_tuning 3: RCCL's tuning_model_3 in the tuner (LL to 2 MiB on 4 Frontier nodes); chan_lat",
                    test_rccl_tuning,
+                   "RCCL's tuner prices the graph's nominal links: LL to 16 MiB on 64 Frontier nodes, RCCL's closed form",
+                   test_rccl_tuner_nominal_links,
                    "reduce_bw: one node adds the reduction (all_gather vs reduce_scatter), across nodes it hides",
                    test_reduce_bw,
                    "RCCL's tuner prices protocols at full channels: LL at 4 MiB on 512 and 1,024 Frontier GCDs",

@@ -257,6 +257,29 @@ static const coll_hw dflt_hw = {5e-6, 25e9, NULL, 0, 0};
 
 /* Estimated time of algorithm a with protocol pr (< 0: cannot run, or the
  * library does not run a with pr). */
+/* The links as RCCL's tuner sees them. It prices a protocol at the topology
+ * graph's speeds (ROCm/rccl src/graph/tuning.cc ncclTopoTuneModel: busBw =
+ * graph nChannels x bwInter, or bwIntra on up to 2 nodes, times the tuning
+ * model's bwRatio and nothing else), the search's nominal xGMI and NIC
+ * speeds, not what the links achieve; the run's links carry the cluster's
+ * achieved fraction (bw_frac, platforms/cluster.c), so its tuner's links are
+ * those divided by it. On 64 Frontier nodes that is where LL and Simple
+ * cross: RCCL's own closed form (tuning_model_3) takes LL for a 16 MiB
+ * reduce_scatter while nChannels x bwInter > 97 GB/s, which the node's 4 x 25
+ * GB/s is and its achieved 4 x 20 is not (docs/accuracy.md, "h-frontscale").
+ * NCCL's tuner, whose per-channel ceilings the selection applies
+ * (coll_nccl_bw_cap), and a tuner of one's own see the run's links. */
+static coll_hw tuner_links(const coll_hw *hw, const coll_params *q)
+{
+    coll_hw h = *hw;
+    const coll_params *c = coll_params_get();
+    if (q->lib != COLL_LIB_RCCL || q->tuner_own) return h;
+    double fi = c->bw_frac[c->intra_tier], fn = c->bw_frac[COLL_TIER_NIC];
+    if (fi > 0) h.bw /= fi;
+    if (fn > 0) h.inter_bw /= fn;
+    return h;
+}
+
 static double estimate(og_coll coll, int n, int64_t bytes, int a, int pr, const coll_hw *hw)
 {
     const coll_params *q = coll_params_tuner();
@@ -266,7 +289,8 @@ static double estimate(og_coll coll, int n, int64_t bytes, int a, int pr, const 
     p.proto = pr;
     double bs, ls;
     nccl_corrections(&p, q, &bs, &ls);
-    return gpu_estimate(&p, hw, q, bs, ls, coll_nccl_bw_cap(&p, q));
+    coll_hw h = tuner_links(hw, q);
+    return gpu_estimate(&p, &h, q, bs, ls, coll_nccl_bw_cap(&p, q));
 }
 
 coll_proto coll_best_proto(og_coll coll, int n, int64_t bytes, int algo, const coll_hw *hw)
