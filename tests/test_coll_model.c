@@ -2428,6 +2428,123 @@ static void test_p2p_proxy(void)
     coll_topo_free(t1);
 }
 
+/* PXN on NVLink nodes with a grouping plugin (NCCL's IB: maxRecvs 8): the
+ * receives from one remote node are one irecv and one flush per step, the
+ * sends stay one per remote peer. 2 nodes of 8 (16 ranks), 8 nodes of 8. */
+static void test_p2p_recv_groups(void)
+{
+    char err[TS_ERRLEN];
+    coll_params q;
+    coll_params_preset(&q, COLL_LIB_NCCL);
+    q.max_channels = 16, q.arch = COLL_ARCH_AMPERE, q.cpu_amd = 1;
+    int ids[64];
+    for (int r = 0; r < 64; r++) ids[r] = r / 8;
+    coll_topo *t2 = coll_topo_new(16, ids, 0), *t8 = coll_topo_new(64, ids, 0);
+    int a2a = coll_algo_find("direct", OG_ALLTOALL, err, sizeof err);
+    CU_ASSERT_FATAL(a2a >= 0);
+    coll_plan p2, p8; /* 1 KiB a peer */
+    CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p2, OG_ALLTOALL, 16, 0, 16384, NULL, a2a, t2, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p8, OG_ALLTOALL, 64, 0, 65536, NULL, a2a, t8, err, sizeof err), 0);
+    double base = q.base_lat[COLL_FAM_P2P][COLL_SIMPLE], hop = q.hop_lat[COLL_TIER_NIC][COLL_FAM_P2P][COLL_SIMPLE];
+    q.msg_flush = 3.2e-6;
+    /* no grouping (the preset, as aws-ofi-nccl): 8 remote peers x (6 + 3.2) */
+    CU_ASSERT_DOUBLE_EQUAL(coll_call_latency_with(&p2, &q) - base, 8 * (6e-6 + 3.2e-6) + hop, 1e-12);
+    /* maxRecvs 8: 8 sends of 3 us, one receive of 3 + 3.2 */
+    q.msg_max_recvs = 8;
+    CU_ASSERT_DOUBLE_EQUAL(coll_call_latency_with(&p2, &q) - base, 8 * 3e-6 + (3e-6 + 3.2e-6) + hop, 1e-12);
+    /* 8 nodes: 56 sends, one receive per remote node */
+    CU_ASSERT_DOUBLE_EQUAL(coll_call_latency_with(&p8, &q) - base, 56 * 3e-6 + 7 * (3e-6 + 3.2e-6) + hop, 1e-12);
+    /* groups of at most maxRecvs: 4 -> two a remote node */
+    q.msg_max_recvs = 4;
+    CU_ASSERT_DOUBLE_EQUAL(coll_call_latency_with(&p2, &q) - base, 8 * 3e-6 + 2 * (3e-6 + 3.2e-6) + hop, 1e-12);
+    /* no PXN off NVLink nodes: every receive its own */
+    q.intra_tier = COLL_TIER_PCIE;
+    CU_ASSERT_DOUBLE_EQUAL(coll_call_latency_with(&p2, &q) - base, 8 * (6e-6 + 3.2e-6) + hop, 1e-12);
+    q.intra_tier = COLL_TIER_NVLINK;
+    /* Hopper: no flush; the cluster JSON reads max_recvs and bounds it */
+    q.msg_max_recvs = 8, q.arch = COLL_ARCH_HOPPER;
+    CU_ASSERT_DOUBLE_EQUAL(coll_call_latency_with(&p2, &q) - base, 9 * 3e-6 + hop, 1e-12);
+    json_error_t je;
+    json_t *o = json_loads("{\"net_msg\": {\"max_recvs\": 8}}", 0, &je);
+    coll_params z;
+    coll_params_preset(&z, COLL_LIB_NCCL);
+    CU_ASSERT_EQUAL(coll_params_overlay(&z, o, "t.json", err, sizeof err), 0);
+    CU_ASSERT(z.msg_max_recvs == 8);
+    json_decref(o);
+    o = json_loads("{\"net_msg\": {\"max_recvs\": 100}}", 0, &je);
+    CU_ASSERT_EQUAL(coll_params_overlay(&z, o, "t.json", err, sizeof err), -1);
+    CU_ASSERT(strstr(err, "max_recvs") != NULL);
+    json_decref(o);
+    /* dgx-a100-superpod (NCCL's IB plugin) groups; polaris (aws-ofi-nccl) does not */
+    topo_cluster cl;
+    CU_ASSERT_EQUAL_FATAL(topo_load("dgx-a100-superpod", 2, &cl, err, sizeof err), 0);
+    CU_ASSERT(cl.coll.msg_max_recvs == 8);
+    CU_ASSERT_EQUAL_FATAL(topo_load("polaris", 2, &cl, err, sizeof err), 0);
+    CU_ASSERT(cl.coll.msg_max_recvs == 0);
+    coll_topo_free(t2);
+    coll_topo_free(t8);
+}
+
+/* NCCL's parts of a peer across nodes and the kernel floor of its channels:
+ * 2 nodes of 8 on 16 p2p channels, one part up to 128 KiB a peer, two
+ * above; 10 GB/s a channel on A100 (20 / 2), 10.3 on H100. */
+static void test_p2p_kernel_floor(void)
+{
+    char err[TS_ERRLEN];
+    coll_params saved = *coll_params_get(), q;
+    coll_params_preset(&q, COLL_LIB_NCCL);
+    q.max_channels = 16, q.arch = COLL_ARCH_AMPERE;
+    int ids[32];
+    for (int r = 0; r < 32; r++) ids[r] = r / 8;
+    int id4[32];
+    for (int r = 0; r < 32; r++) id4[r] = r / 4;
+    coll_topo *t2 = coll_topo_new(16, ids, 0), *t1 = coll_topo_new(8, ids, 0), *t84 = coll_topo_new(32, id4, 0);
+    int a2a = coll_algo_find("direct", OG_ALLTOALL, err, sizeof err);
+    CU_ASSERT_FATAL(a2a >= 0);
+    const int64_t S[] = {16384, 1 << 20, 2 << 20, (2 << 20) + 16, 4 << 20, 1LL << 30};
+    const int parts[] = {1, 1, 1, 2, 2, 2};
+    for (int i = 0; i < 6; i++) {
+        coll_plan p;
+        CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p, OG_ALLTOALL, 16, 0, S[i], NULL, a2a, t2, err, sizeof err), 0);
+        CU_ASSERT_EQUAL(coll_p2p_parts(&p, &q), parts[i]);
+        /* the 8 remote peers' bytes through parts channels at 10 GB/s */
+        double remote = (double)S[i] / 16 * 8;
+        CU_ASSERT_DOUBLE_EQUAL(coll_p2p_kernel_floor(&p, &q), remote / (parts[i] * 10e9), 1e-12);
+    }
+    coll_plan p;
+    CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p, OG_ALLTOALL, 16, 0, 4 << 20, NULL, a2a, t2, err, sizeof err), 0);
+    q.arch = COLL_ARCH_HOPPER;
+    CU_ASSERT_DOUBLE_EQUAL(coll_p2p_kernel_floor(&p, &q), 2097152.0 / (2 * 10.3e9), 1e-12);
+    /* the tail adds what the transfers leave of it */
+    coll_params_set(&q);
+    double kern = coll_p2p_kernel_floor(&p, &q);
+    CU_ASSERT_DOUBLE_EQUAL(coll_call_tail(&p, 0, 0, 0, 0) - coll_call_tail(&p, 0, 0, 0, kern), kern, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(coll_call_tail(&p, 0, 0, 0, kern) - coll_call_tail(&p, 0, 0, 0, 2 * kern), 0, 1e-12);
+    coll_params_set(&saved);
+    q.arch = COLL_ARCH_AMPERE;
+    /* 8 nodes of 4 on 4 p2p channels (Polaris): a peer takes 1 channel (2 x 32
+     * ranks > 4 x 4), 7 remote nodes' batches on at most the 4 channels */
+    q.max_channels = 4;
+    coll_plan p84;
+    CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p84, OG_ALLTOALL, 32, 0, 1LL << 30, NULL, a2a, t84, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(coll_p2p_parts(&p84, &q), 1);
+    CU_ASSERT_DOUBLE_EQUAL(coll_p2p_kernel_floor(&p84, &q), (double)(1LL << 30) / 32 * 28 / (4 * 10e9), 1e-12);
+    /* one node, RCCL, a platform naming no GPU: none */
+    coll_plan p1;
+    CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p1, OG_ALLTOALL, 8, 0, 1 << 20, NULL, a2a, t1, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(coll_p2p_parts(&p1, &q), 0);
+    CU_ASSERT_EQUAL(coll_p2p_kernel_floor(&p1, &q), 0);
+    q.arch = COLL_ARCH_NONE;
+    CU_ASSERT_EQUAL(coll_p2p_kernel_floor(&p84, &q), 0);
+    coll_params r;
+    coll_params_preset(&r, COLL_LIB_RCCL);
+    r.arch = COLL_ARCH_AMPERE, r.max_channels = 4;
+    CU_ASSERT_EQUAL(coll_p2p_kernel_floor(&p84, &r), 0);
+    coll_topo_free(t2);
+    coll_topo_free(t1);
+    coll_topo_free(t84);
+}
+
 /* The shipped Polaris all-to-all sweeps step down where a peer's message
  * leaves libfabric CXI's inline sends (192 B): 106 -> 62 us on 2 nodes
  * between 128 and 256 B per peer (1 and 2 KiB), 630 -> 289 us on 8 nodes
@@ -3068,6 +3185,10 @@ void suite_coll_model(void)
                    test_p2p_proxy,
                    "Polaris all-to-all: the step at 192 B per peer (CXI inline sends) on 2 and 8 nodes, uncalibrated",
                    test_p2p_inject_step,
+                   "all-to-all across nodes: PXN's grouped receives, one per remote node (NCCL's IB maxRecvs 8)",
+                   test_p2p_recv_groups,
+                   "all-to-all across nodes: NCCL's parts per peer and the kernel floor of their channels (closed form)",
+                   test_p2p_kernel_floor,
                    "Perlmutter all_gather: ring LL then Simple, the switch at one chunk a channel on 4 and 8 nodes",
                    test_perlmutter_proto_switch,
                    "a forced protocol the library does not run is refused (exit 2)", test_forced_protocol,

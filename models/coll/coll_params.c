@@ -345,15 +345,17 @@ int coll_params_overlay(coll_params *p, const void *json_obj, const char *where,
             }
         } else if (strcmp(k, "net_msg") == 0) {
             if (!json_is_object(v))
-                return ts_err(err, errlen, "%s: collectives: 'net_msg' must be an object {flush, inject_bytes, inject_copy}", where);
+                return ts_err(err, errlen, "%s: collectives: 'net_msg' must be an object {flush, inject_bytes, inject_copy, max_recvs}", where);
             const char *mk;
             json_t *mv;
             json_object_foreach(v, mk, mv) {
                 snprintf(name, sizeof name, "net_msg.%s", mk);
                 double *dst = strcmp(mk, "flush") == 0 ? &q.msg_flush : strcmp(mk, "inject_bytes") == 0 ? &q.inject_bytes
-                              : strcmp(mk, "inject_copy") == 0 ? &q.inject_copy : NULL;
-                if (!dst) return fail(err, errlen, where, "unknown net_msg field (flush, inject_bytes, inject_copy)", mk);
-                if (num(mv, 0, dst == &q.inject_bytes ? 1e6 : LAT_MAX, dst, where, name, err, errlen) < 0) return -1;
+                              : strcmp(mk, "inject_copy") == 0 ? &q.inject_copy
+                              : strcmp(mk, "max_recvs") == 0   ? &q.msg_max_recvs : NULL;
+                if (!dst) return fail(err, errlen, where, "unknown net_msg field (flush, inject_bytes, inject_copy, max_recvs)", mk);
+                double hi = dst == &q.inject_bytes ? 1e6 : dst == &q.msg_max_recvs ? 64 : LAT_MAX;
+                if (num(mv, 0, hi, dst, where, name, err, errlen) < 0) return -1;
             }
         } else if (strcmp(k, "arch") == 0) {
             int a = json_is_string(v) ? coll_arch_from_name(json_string_value(v)) : -1;
@@ -424,9 +426,12 @@ void coll_params_write_json(FILE *f, const coll_params *p, int ind)
         fprintf(f, ",\n%*s\"version\": \"%d.%d.%d\"", ind + 2, "", p->version / 10000, p->version / 100 % 100, p->version % 100);
     fprintf(f, ",\n%*s\"ring_lockstep\": %s,\n%*s\"rdzv\": {\"bytes\": %.6g, \"lat\": %.6g, \"eager_bw\": %.6g}", ind + 2, "",
             p->ring_lockstep ? "true" : "false", ind + 2, "", p->rdzv_bytes, p->rdzv_lat, p->eager_bw);
-    if (p->msg_flush > 0 || p->inject_bytes > 0 || p->inject_copy > 0)
-        fprintf(f, ",\n%*s\"net_msg\": {\"flush\": %.6g, \"inject_bytes\": %.6g, \"inject_copy\": %.6g}", ind + 2, "",
+    if (p->msg_flush > 0 || p->inject_bytes > 0 || p->inject_copy > 0 || p->msg_max_recvs > 0) {
+        fprintf(f, ",\n%*s\"net_msg\": {\"flush\": %.6g, \"inject_bytes\": %.6g, \"inject_copy\": %.6g", ind + 2, "",
                 p->msg_flush, p->inject_bytes, p->inject_copy);
+        if (p->msg_max_recvs > 0) fprintf(f, ", \"max_recvs\": %.6g", p->msg_max_recvs);
+        fputc('}', f);
+    }
     fprintf(f, ",\n%*s\"ring_overlap\": %.6g", ind + 2, "", p->ring_overlap);
     fprintf(f, ",\n%*s\"ring_slice_waits\": %s", ind + 2, "", p->ring_slice_waits ? "true" : "false");
     fprintf(f, ",\n%*s\"node_ring_hop\": ", ind + 2, "");

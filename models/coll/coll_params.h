@@ -180,9 +180,12 @@ typedef struct coll_params {
      * most inject_bytes goes as the provider's inline send, its payload
      * first copied out of GPU memory into a host bounce buffer, inject_copy
      * s more per message (libfabric CXI: 192 B, C_MAX_IDC_PAYLOAD_UNR). 0:
-     * none (the presets). JSON "net_msg": {"flush", "inject_bytes",
-     * "inject_copy"}. */
-    double msg_flush, inject_bytes, inject_copy;
+     * none (the presets). max_recvs: the receives the network plugin
+     * takes in one grouped irecv (ncclNetProperties maxRecvs: 8 in NCCL's
+     * own IB plugin, NCCL_NET_IB_MAX_RECVS; 1 in aws-ofi-nccl,
+     * NCCL_OFI_MAX_RECVS); 0 or 1: none grouped (p2p_recv_posts). JSON
+     * "net_msg": {"flush", "inject_bytes", "inject_copy", "max_recvs"}. */
+    double msg_flush, inject_bytes, inject_copy, msg_max_recvs;
     /* The library's version, as major * 10000 + minor * 100 + patch (NCCL
      * 2.21.5: 22105; 0: unknown, the preset's figures). Only the tuner reads
      * it: NCCL 2.20-2.21 tuning.cc had tree Simple at baseLat 0 and hwLat
@@ -435,6 +438,17 @@ double coll_nccl_bus_bytes(const coll_plan *p);
  * other plans and where there is no cap). The run's tail adds what the
  * transfers leave of it. */
 double coll_tree_ll128_floor(const coll_plan *p, const coll_params *q);
+/* The channels one peer's p2p across nodes is split over (NCCL's parts,
+ * enqueue.cc addP2pToPlan: 1 up to NCCL_P2P_NET_CHUNKSIZE a peer, doubling
+ * above it up to the channels a peer may take); 0 on one node or for a plan
+ * that is not NCCL's grouped send/recv. */
+int coll_p2p_parts(const coll_plan *p, const coll_params *q);
+/* The least time of NCCL's grouped send/recv (all-to-all) across nodes,
+ * bound by its kernel: a GPU's bytes to other nodes through the channels
+ * that carry them (coll_p2p_parts x one per batch of a remote node's
+ * peers), each at half NCCL's per-channel NVLink figure of the GPU; 0 for
+ * other plans. The run's tail adds what the transfers leave of it. */
+double coll_p2p_kernel_floor(const coll_plan *p, const coll_params *q);
 /* NCCL's Simple tree all-reduce pipeline fill beside its transfers:
  * (2 depth - 1) / K for K chunks a channel (NCCL's chunk rule); 0 for
  * other plans. The pipelined tail adds the transfers' time x it. */

@@ -162,30 +162,57 @@ static int p2p_waves(const coll_plan *p, const coll_params *q, int M, int L)
     return (groups + pch - 1) / pch;
 }
 
+/* The receives a GPU's proxy posts for the remote peers of a grouped
+ * send/recv: one per remote peer, or one per group where the plugin takes
+ * several in one irecv. NCCL's recvProxyProgress (transport/net.cc) groups
+ * the subs of one proxy op that share a receive comm, up to the plugin's
+ * maxRecvs, and posts each step of a group as one irecv (n buffers) whose
+ * completion is one flush (iflush over the group). Receive comms are
+ * shared per (NIC, remote proxy rank, channel) where maxRecvs > 1
+ * (NCCL_NET_SHARED_COMMS, recvProxyConnect). The remote proxy rank is the
+ * sender's unless PXN routes the send: on nodes whose GPUs are all NVLink
+ * peers (enqueue.cc pxnUsed: isAllNvlink, NCCL_PXN_DISABLE unset) a GPU
+ * sends to a remote GPU through the local GPU on that GPU's rail
+ * (graph/paths.cc ncclTopoGetNetDev, NCCL_P2P_PXN_LEVEL 2: proxyRank =
+ * the GPU next to the peer's NIC), so the L senders of one node reach a
+ * receiver through one proxy and one comm, and land in one channel (one
+ * round base per node delta, ncclP2pChannelBaseForRound): (M - 1)
+ * ceil(L / maxRecvs) receives. maxRecvs: 8 in NCCL's IB plugin
+ * (NCCL_NET_IB_MAX_RECVS), 1 in aws-ofi-nccl ("single send/recv semantics",
+ * NCCL_OFI_MAX_RECVS): the cluster's net_msg.max_recvs. */
+static double p2p_recv_posts(const coll_plan *p, const coll_params *q, int M, int L)
+{
+    int remote = p->n - L, g = (int)q->msg_max_recvs;
+    if (g <= 1 || L < 2 || q->intra_tier != COLL_TIER_NVLINK) return remote;
+    return (double)(M - 1) * ((L + g - 1) / g);
+}
+
 /* The proxy's serial work for a grouped send/recv across nodes. Each GPU
  * has one proxy thread (src/proxy.cc) that posts and progresses every
- * network send and receive of the group in turn: a send and a receive per
- * peer on another node, each paying NCCL's network post overhead
- * (src/graph/tuning.cc getNetOverhead, 2.19-2.26; NCCL_NET_OVERHEAD
- * overrides it: 1 us per post on Intel hosts, 2 us on AMD's, three times
- * that with the Simple protocol, which p2p runs across nodes: the tuner
- * charges it per ring step, a send and a receive). Before Hopper, a
- * GPUDirect receive of data is flushed before the GPU may read it
- * (graph/paths.cc ncclTopoNeedFlush; transport/net.cc recvProxyProgress, none
- * for an empty one): msg_flush more per remote peer. A message of at most
- * inject_bytes per peer (one message: a part is at least 64 KiB across
- * nodes, enqueue.cc) is an inline send whose payload the provider first
- * copies out of GPU memory (libfabric CXI cxip_msg.c: an IDC of an FI_HMEM
- * buffer goes through a bounce buffer): inject_copy more. */
+ * network send and receive of the group in turn, each paying NCCL's network
+ * post overhead (src/graph/tuning.cc getNetOverhead, 2.19-2.26;
+ * NCCL_NET_OVERHEAD overrides it: 1 us on Intel hosts, 2 us on AMD's, three
+ * times that with the Simple protocol, which p2p runs across nodes: the
+ * tuner charges it per ring step, a send and a receive, half each here): a
+ * send per peer on another node, a receive per p2p_recv_posts. Before
+ * Hopper, a GPUDirect receive of data is flushed before the GPU may read
+ * it (graph/paths.cc ncclTopoNeedFlush; transport/net.cc recvProxyProgress,
+ * one per posted receive, none for an empty one): msg_flush more per
+ * receive. A message of at most inject_bytes per peer (one message: a part
+ * is at least 64 KiB across nodes, enqueue.cc) is an inline send whose
+ * payload the provider first copies out of GPU memory (libfabric CXI
+ * cxip_msg.c: an IDC of an FI_HMEM buffer goes through a bounce buffer):
+ * inject_copy more per send. */
 static double p2p_proxy_lat(const coll_plan *p, const coll_params *q, int M, int L)
 {
     /* NCCL on a cluster whose GPU its tables know: a bare platform (XML,
      * an MPI trace) names no host and no library run */
     if (q->lib != COLL_LIB_NCCL || q->tuner_own || M < 2 || q->arch == COLL_ARCH_NONE) return 0;
-    double per = coll_net_overhead(q, COLL_SIMPLE), peer_bytes = (double)p->bytes / p->n;
-    if (peer_bytes > 0 && q->arch < COLL_ARCH_HOPPER) per += q->msg_flush;
-    if (peer_bytes > 0 && peer_bytes <= q->inject_bytes) per += q->inject_copy;
-    return (double)(p->n - L) * per;
+    double post = coll_net_overhead(q, COLL_SIMPLE) / 2, peer_bytes = (double)p->bytes / p->n;
+    double send = post, recv = post;
+    if (peer_bytes > 0 && q->arch < COLL_ARCH_HOPPER) recv += q->msg_flush;
+    if (peer_bytes > 0 && peer_bytes <= q->inject_bytes) send += q->inject_copy;
+    return (double)(p->n - L) * send + p2p_recv_posts(p, q, M, L) * recv;
 }
 
 static double call_latency(const coll_plan *p, const coll_params *q, int lockstep);
@@ -406,6 +433,65 @@ double coll_tree_ll128_floor(const coll_plan *p, const coll_params *q)
     return cap > 0 ? coll_nccl_bus_bytes(p) / cap : 0;
 }
 
+/* NCCL's p2p across nodes (enqueue.cc addP2pToPlan, scheduleP2pTasksToPlan,
+ * 2.19-2.26): a Simple step is NCCL_P2P_NET_CHUNKSIZE (128 KiB) and a peer's
+ * bytes go in parts of at least half a step, one part per channel: parts =
+ * min(nChannelsMin, ceil(bytes / (step / 2))), doubled while a part exceeds
+ * a step, up to nChannelsMax = the channels a peer may take
+ * (p2pnChannelsPerPeer: 2 for a network peer, NCCL_NCHANNELS_PER_NET_PEER,
+ * halved while 2 n > 4 p2pnChannels, graph/paths.cc ncclTopoGetNchannels);
+ * nChannelsMin is nChannelsMax halved while nChannelsMin x n exceeds the
+ * p2p channels (coll_p2p_channels). */
+#define P2P_NET_STEP 131072.0
+
+int coll_p2p_parts(const coll_plan *p, const coll_params *q)
+{
+    if (coll_family_of(p->algo) != COLL_FAM_P2P || !coll_plan_spans_nodes(p) || p->n < 2) return 0;
+    int n = p->n, pch = q->max_channels > 1 ? coll_p2p_channels(q) : 1, most = 2, least;
+    while (most * n > 4 * pch && most > 1) most /= 2;
+    if (most > pch) most = pch;
+    for (least = most; least * n > pch && least > 1; least /= 2)
+        ;
+    double b = ceil((double)p->bytes / n), half = P2P_NET_STEP / 2;
+    if (b <= 0) return 1;
+    int parts = (int)fmin(least, ceil(b / half));
+    if (parts < 1) parts = 1;
+    double part = fmax(half, ceil(b / parts));
+    while (part > P2P_NET_STEP && parts <= most / 2) {
+        parts *= 2;
+        part = ceil(b / parts);
+    }
+    return parts;
+}
+
+/* NCCL's per-channel NVLink bandwidth by GPU generation (src/graph/topo.h
+ * SM70/SM80/SM90_NVLINK_BW: 20, 20, 20.6 GB/s), what its topology search
+ * credits one channel with on an NVLink path. */
+static const double nvl_chan_bw[COLL_NARCHS] = {[COLL_ARCH_VOLTA] = 20e9, [COLL_ARCH_AMPERE] = 20e9, [COLL_ARCH_HOPPER] = 20.6e9};
+
+/* A grouped send/recv's peers on other nodes run on few channels: the
+ * rounds to one node delta share a channel base, one batch of up to
+ * NCCL_MAX_DEV_WORK_P2P_PER_BATCH (8) peers (p2p_waves), so a GPU's bytes
+ * to other nodes go through (M - 1) ceil(L / 8) x parts channels at most
+ * (and no more than the p2p channels). One channel is one thread block,
+ * whose warps split between its peers' receives and sends (device/
+ * sendrecv.h: the groups alternate recv and send): each direction at half
+ * the channel's rate, here NCCL's own per-channel NVLink figure. On 2 DGX
+ * A100 nodes a peer of up to 128 KiB is one part, 8 remote peers in one
+ * block: 10 GB/s against the NIC's 22, what the log shows at 64-128 KiB a
+ * peer (docs/accuracy.md, h-a2amid). The transfers pace the call where the
+ * NIC is slower (Polaris: two GPUs a NIC). */
+double coll_p2p_kernel_floor(const coll_plan *p, const coll_params *q)
+{
+    int parts = coll_p2p_parts(p, q);
+    if (parts < 1 || !p->topo || q->lib != COLL_LIB_NCCL || q->tuner_own || q->arch == COLL_ARCH_NONE) return 0;
+    int M = p->topo->nnodes, L = p->n / M, pch = q->max_channels > 1 ? coll_p2p_channels(q) : 1;
+    int ch = (M - 1) * ((L + P2P_PER_BATCH - 1) / P2P_PER_BATCH) * parts;
+    if (ch > pch) ch = pch;
+    double rate = nvl_chan_bw[q->arch] / 2 * ch, remote = (double)p->bytes / p->n * (p->n - L);
+    return rate > 0 ? remote / rate : 0;
+}
+
 double coll_call_tail(const coll_plan *p, double alpha, double alpha_in, int step, double busy)
 {
     if (p->n < 2 || p->nsteps == 0) return 0;
@@ -417,7 +503,7 @@ double coll_call_tail(const coll_plan *p, double alpha, double alpha_in, int ste
      * nodes the NICs move the data beside the kernel and only what the
      * transfers did not cover shows */
     double red = coll_reduce_time(p, q), left = coll_plan_spans_nodes(p) ? (red > busy ? red - busy : 0) : red;
-    double kern = coll_tree_ll128_floor(p, q);
+    double kern = coll_tree_ll128_floor(p, q) + coll_p2p_kernel_floor(p, q);
     if (kern > busy) left += kern - busy;
     double node = coll_ring_node_excess(p, q);
     if (step) return left + node + base + (hops > wire ? hops - wire : 0);
