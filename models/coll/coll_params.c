@@ -312,6 +312,12 @@ int coll_params_overlay(coll_params *p, const void *json_obj, const char *where,
             q.node_channels = (int)x;
         } else if (strcmp(k, "chan_bw") == 0) {
             if (proto_row(v, q.chan_bw, 0, 1e13, where, k, err, errlen) < 0) return -1;
+        } else if (strcmp(k, "net_chan_share") == 0) {
+            if (num(v, 0, 1, &q.net_chan_share, where, k, err, errlen) < 0) return -1;
+        } else if (strcmp(k, "net_chan_peak") == 0) {
+            if (num(v, 0, 1.5, &q.net_chan_peak, where, k, err, errlen) < 0) return -1;
+        } else if (strcmp(k, "proxy_chan_step") == 0) {
+            if (num(v, 0, LAT_MAX, &q.proxy_chan_step, where, k, err, errlen) < 0) return -1;
         } else if (strcmp(k, "chan_lat") == 0) {
             if (proto_row(v, q.chan_lat, 0, LAT_MAX, where, k, err, errlen) < 0) return -1;
         } else if (strcmp(k, "bound") == 0) {
@@ -375,7 +381,7 @@ int coll_params_overlay(coll_params *p, const void *json_obj, const char *where,
         } else {
             return fail(err, errlen, where,
                         "unknown field (library, launch, launch_per_gpu, base_lat, hop_lat, bw_frac, proto_bw, max_channels, "
-                        "chan_bytes, chan_lat, bound, node_ring_hop, node_channels, chan_bw, version, ring_lockstep, ring_overlap, ring_slice_waits, rccl_tuning, nvls_step_lat, "
+                        "chan_bytes, chan_lat, bound, node_ring_hop, node_channels, chan_bw, net_chan_share, net_chan_peak, proxy_chan_step, version, ring_lockstep, ring_overlap, ring_slice_waits, rccl_tuning, nvls_step_lat, "
                         "reduce_bw, rdzv, net_msg, arch, cpu, collnet, tuner_own)",
                         k);
         }
@@ -439,6 +445,9 @@ void coll_params_write_json(FILE *f, const coll_params *p, int ind)
     if (p->node_channels > 0) fprintf(f, ",\n%*s\"node_channels\": %d", ind + 2, "", p->node_channels);
     fprintf(f, ",\n%*s\"chan_bw\": ", ind + 2, "");
     put_row(f, p->chan_bw, 1);
+    if (p->proxy_chan_step > 0) fprintf(f, ",\n%*s\"proxy_chan_step\": %.6g", ind + 2, "", p->proxy_chan_step);
+    if (p->net_chan_share > 0) fprintf(f, ",\n%*s\"net_chan_share\": %.6g", ind + 2, "", p->net_chan_share);
+    if (p->net_chan_peak > 0) fprintf(f, ",\n%*s\"net_chan_peak\": %.6g", ind + 2, "", p->net_chan_peak);
     fprintf(f, ",\n%*s\"chan_lat\": ", ind + 2, "");
     put_row(f, p->chan_lat, 1);
     if (p->has_bound) {

@@ -137,6 +137,30 @@ typedef struct coll_params {
      * cut no longer divides the bandwidth (docs/collectives.md, "Channel
      * rate"). JSON "chan_bw": {"ll": 5e9}. */
     double chan_bw[COLL_NPROTOS];
+    /* A ring channel's share of a NIC's rate across nodes (0: off, the
+     * presets; JSON "net_chan_share"), as a fraction of the NIC's bw_frac
+     * rate, and the most the ring's channels can drive (JSON
+     * "net_chan_peak", the same unit; 0: 1). NCCL's bandwidth is per channel
+     * (tuning.cc: busBw = nChannels x the graph's per-channel bw): a channel
+     * is one thread block and one network connection whose steps move one
+     * after another, so a NIC reaches its rate only with enough channels on
+     * it. A ring across nodes spreads its channels over the node's NICs;
+     * with c channels a NIC it runs at min(net_chan_peak, c x
+     * net_chan_share) of the NIC's bw_frac rate. Channels that NCCL_MIN_CTAS
+     * adds count (across nodes they are more connections). Not on a
+     * lock-step ring (Slingshot: its own figures). docs/collectives.md,
+     * "Channels per NIC". */
+    double net_chan_share, net_chan_peak;
+    /* s of proxy work per channel on each ring step across nodes (0: off,
+     * the presets; JSON "proxy_chan_step"). One proxy thread per GPU posts
+     * and polls every network send and receive of every channel it serves
+     * (src/proxy.cc, transport/net.cc): a GPU that is the exit of c channels
+     * and the entry of c more does 2c posts a step, each NCCL's network
+     * post overhead (tuning.cc getNetOverhead, 1 us on an Intel host), so its
+     * steps come no faster than c x proxy_chan_step, and a pipelined ring
+     * runs every step at the pace of that slowest stage. The transfers hide
+     * it (coll_ring_node_excess). docs/collectives.md, "Channels per NIC". */
+    double proxy_chan_step;
     /* RCCL's per-topology tuning model (ROCm/rccl src/graph/tuning.cc
      * rcclTuningModel[], chosen by the rome model that matches the node): 0
      * the preset's generic tables, 3 tuning_model_3 (Frontier's node,
@@ -373,6 +397,8 @@ double coll_call_tail(const coll_plan *p, double alpha, double alpha_in, int ste
 /* s: the cluster's one-node ring step (node_ring_hop) beyond NCCL's on the
  * NVLink hops of a ring across nodes, before the transfers hide it (model.c). */
 double coll_ring_node_excess(const coll_plan *p, const coll_params *q);
+double coll_net_chan_drive(const coll_plan *p, const coll_params *q); /* a NIC's rate share under a ring across nodes: net_chan_share */
+double coll_ring_proxy_pace(const coll_plan *p, const coll_params *q); /* s: a ring step across nodes at its proxies' pace (proxy_chan_step) */
 /* s: NCCL's network post overhead on a ring step across nodes, protocol pr
  * (getNetOverhead: 1 us Intel / 2 us AMD host, x3 Simple; model.c). */
 double coll_net_overhead(const coll_params *q, coll_proto pr);

@@ -281,16 +281,44 @@ double coll_call_latency_with(const coll_plan *p, const coll_params *q) { return
  * the one-node step), the ring LL128 all_reduce at 16-64 MiB sits ~80 us
  * above its bus bytes, NCCL's own closed form (docs/collectives.md,
  * "One-node ring steps"). 0 on one node (call_latency applies it whole). */
+/* The NICs a node's ring channels spread over. */
+static int node_nics(const coll_plan *p, const coll_params *q)
+{
+    int ppn = p->topo->ppn;
+    return q->nic_gpus > 1 ? (ppn + q->nic_gpus - 1) / q->nic_gpus : ppn;
+}
+
+/* The pace of a ring step across nodes set by its GPUs' proxy threads
+ * (proxy_chan_step): the channels the call runs on over the node's NICs,
+ * proxy_chan_step each; 0 where it is off, on one node and on a lock-step
+ * ring (whose waits are its chan_lat). */
+double coll_ring_proxy_pace(const coll_plan *p, const coll_params *q)
+{
+    if (q->proxy_chan_step <= 0 || q->ring_lockstep || coll_family_of(p->algo) != COLL_FAM_RING || !p->topo ||
+        p->topo->nnodes < 2 || p->topo->ppn < 1 || p->n < 2)
+        return 0;
+    double nc = chan_count(p, q, COLL_FAM_RING);
+    if (nc < 1) nc = chan_max(p, q) > 0 ? chan_max(p, q) : 1;
+    return nc / node_nics(p, q) * q->proxy_chan_step;
+}
+
 double coll_ring_node_excess(const coll_plan *p, const coll_params *q)
 {
     coll_proto pr = p->proto;
-    if (coll_family_of(p->algo) != COLL_FAM_RING || q->node_ring_hop[pr] <= 0 || q->ring_lockstep || !p->topo ||
-        p->topo->nnodes < 2 || p->n < 2)
+    if (coll_family_of(p->algo) != COLL_FAM_RING || q->ring_lockstep || !p->topo || p->topo->nnodes < 2 || p->n < 2)
         return 0;
-    double own = q->hop_lat[q->intra_tier][COLL_FAM_RING][pr], post = coll_net_overhead(q, pr);
+    double own = q->hop_lat[q->intra_tier][COLL_FAM_RING][pr], post = coll_net_overhead(q, pr), node = 0;
     if (own < post) own = post;
-    if (q->node_ring_hop[pr] <= own) return 0;
-    return coll_plan_local_steps(p) * (q->node_ring_hop[pr] - own);
+    if (q->node_ring_hop[pr] > own) node = coll_plan_local_steps(p) * (q->node_ring_hop[pr] - own);
+    /* the proxy's pace on every step, beyond the steps call_latency counts */
+    double pace = coll_ring_proxy_pace(p, q);
+    if (pace > 0) {
+        int chain = p->coll == OG_BROADCAST || p->coll == OG_REDUCE, twice = p->coll == OG_ALLREDUCE || p->coll == OG_BARRIER;
+        int steps = (chain || !twice ? 1 : 2) * (p->n - 1);
+        double hops = call_latency(p, q, 0) - q->base_lat[COLL_FAM_RING][pr], x = steps * pace - hops;
+        if (x > node) node = x;
+    }
+    return node;
 }
 
 static double call_latency(const coll_plan *p, const coll_params *q, int lockstep)
@@ -705,6 +733,22 @@ int64_t coll_plan_wire_bytes(const coll_plan *p, int64_t bytes)
     return coll_plan_wire_bytes_with(p, bytes, coll_params_get());
 }
 
+/* The rate a NIC runs at under a ring across nodes, as a fraction of its
+ * bw_frac rate (net_chan_share; 1 where it is off): the run's channels
+ * (NCCL_MIN_CTAS copies included) spread over the node's NICs, each
+ * channel driving net_chan_share of a NIC, at most net_chan_peak. On a DGX
+ * H100 (bw_frac.nic 0.88): 16 channels on 8 NICs drive 2 x 0.46 = 0.92 of
+ * it (0.81 of line rate), 24 (NCCL_MIN_CTAS=24) the peak 1.11 (0.98). */
+double coll_net_chan_drive(const coll_plan *p, const coll_params *q)
+{
+    if (q->net_chan_share <= 0 || q->ring_lockstep || coll_family_of(p->algo) != COLL_FAM_RING || !p->topo ||
+        p->topo->nnodes < 2 || p->topo->ppn < 1)
+        return 1;
+    int nc = chan_max(p, q);
+    double drive = (double)(nc > 0 ? nc : 1) / node_nics(p, q) * q->net_chan_share, peak = q->net_chan_peak > 0 ? q->net_chan_peak : 1;
+    return drive < peak ? drive : peak;
+}
+
 /* The factor coll_plan_wire_bytes_with applies to a positive size: a pure
  * function of the plan and q, so a caller that converts many sizes of one
  * plan computes it once (coll_plan_wire_apply). */
@@ -724,6 +768,8 @@ double coll_plan_wire_scale_with(const coll_plan *p, const coll_params *q)
      * its wave time in the latency, and the GPU keeps its aggregate rate */
     int waves = fam == COLL_FAM_RING && one_node(p) && q->chan_bw[p->proto] > 0;
     if (nc > 0 && nc < mx && !waves) scale *= mx / nc;
+    /* across nodes a NIC runs at the share its channels drive */
+    scale /= coll_net_chan_drive(p, q);
     /* NVLS's pipeline fill: one loop of the channels' chunks before the
      * first chunk is through (nvls.c) */
     int64_t fill = nvls_pipe(q) ? coll_nvls_loop_bytes(p) : 0;
