@@ -68,7 +68,8 @@ static const double msg_wire[COLL_NPROTOS] = {[COLL_SIMPLE] = 1.0, [COLL_LL128] 
  * share of the buffer. An eager message (below the threshold) lands in the
  * receiver's overflow buffers and is copied out (FI_CXI_RX_MATCH_MODE=software
  * matches in software): on a tree, one tree's half of the buffer / eager_bw
- * more per network step. */
+ * more per network step; on a lock-step ring, the step's block over the
+ * node's NICs / eager_bw (Polaris all_gather, 128-540 nodes, 1-16 MiB). */
 /* NCCL's Simple ring (src/device/prims_simple.h, enqueue.cc, collectives.h
  * 2.18-2.21): a channel's buffer is NCCL_BUFFSIZE 4 MiB in NCCL_STEPS 8 steps;
  * a ring chunk is CHUNKSTEPS 4 steps (2 MiB) and is sent in SlicePerChunk 2
