@@ -350,12 +350,14 @@ static void emit_dragonfly(emitter *e)
             /* Adaptive routing spreads a switch's traffic to another switch
              * of its group over the direct link and two-hop detours through
              * the others: the group's local links act as one fabric that
-             * each switch reaches over its switches - 1 links, half of whose
-             * capacity the detours' second hops take (Valiant). */
+             * each switch reaches over its switches - 1 links (local_links
+             * parallel ones to each), half of whose capacity the detours'
+             * second hops take (Valiant). */
             char fz[32], fg[32], fu[32];
             for (int x = 0; x < t->switches; x++) {
                 snprintf(l, sizeof l, "g%d-s%d-up", g, x);
-                link_el(e, l, (t->switches - 1) * t->bw * topo_bw_factor(c, COLL_TIER_SWITCH) / 2, t->lat / 2); /* one hop in all */
+                link_el(e, l, (t->switches - 1) * t->local_links * t->bw * topo_bw_factor(c, COLL_TIER_SWITCH) / 2,
+                        t->lat / 2); /* one hop in all */
             }
             snprintf(fz, sizeof fz, "g%ds%%d", g);
             snprintf(fg, sizeof fg, "g%ds%%d-sw", g);
@@ -367,7 +369,7 @@ static void emit_dragonfly(emitter *e)
         for (int x = 0; x < t->switches; x++)
             for (int y = x + 1; y < t->switches; y++) {
                 snprintf(l, sizeof l, "g%d-s%d-s%d", g, x, y);
-                link_el(e, l, t->bw * topo_bw_factor(c, COLL_TIER_SWITCH), t->lat);
+                link_el(e, l, t->local_links * t->bw * topo_bw_factor(c, COLL_TIER_SWITCH), t->lat);
             }
         for (int x = 0; x < t->switches; x++)
             for (int y = x + 1; y < t->switches; y++) {

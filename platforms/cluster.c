@@ -257,7 +257,7 @@ static int parse_net(ctx *c, json_t *o, topo_cluster *cl)
         [TOPO_SWITCH] = {"type", "bw", "lat", "sharp", NULL},
         [TOPO_FATTREE] = {"type", "bw", "lat", "levels", "radix", "oversubscription", "rails", "sharp", NULL},
         [TOPO_DRAGONFLY] = {"type", "bw", "lat", "switches_per_group", "nodes_per_switch", "global_links",
-                            "global_bw", "global_lat", "routing", NULL},
+                            "local_links", "global_bw", "global_lat", "routing", NULL},
         [TOPO_TORUS] = {"type", "bw", "lat", "dims", NULL},
     };
     topo_net *t = &cl->net;
@@ -285,11 +285,13 @@ static int parse_net(ctx *c, json_t *o, topo_cluster *cl)
         break;
     case TOPO_DRAGONFLY:
         t->global_links = 1;
+        t->local_links = 1;
         t->global_bw = t->bw;
         t->global_lat = t->lat;
         if (get_int(c, "network", o, "switches_per_group", 1, 1, 1024, &t->switches) < 0 ||
             get_int(c, "network", o, "nodes_per_switch", 1, 1, 256, &t->nodes_per_switch) < 0 ||
             get_int(c, "network", o, "global_links", 0, 1, 1024, &t->global_links) < 0 ||
+            get_int(c, "network", o, "local_links", 0, 1, 64, &t->local_links) < 0 ||
             get_num(c, "network", o, "global_bw", 0, 1e6, BW_MAX, &t->global_bw) < 0 ||
             get_num(c, "network", o, "global_lat", 0, 0, LAT_MAX, &t->global_lat) < 0)
             return -1;

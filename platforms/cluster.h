@@ -58,6 +58,7 @@ typedef struct topo_net {
     double oversub;
     /* dragonfly */
     int groups, switches, nodes_per_switch, global_links;
+    int local_links;    /* parallel links per pair of switches of a group (default 1) */
     double global_bw, global_lat;
     int adaptive;       /* routing inside a group: 1 adaptive (default), 0 minimal */
     /* torus */

@@ -87,7 +87,7 @@ void topo_net_links_init(topo_net_links *L, const topo_cluster *c)
         L->switches = t->switches, L->per_sw = t->nodes_per_switch, L->groups = t->groups;
         L->adaptive = t->adaptive;
         double f = topo_bw_factor(c, COLL_TIER_SWITCH);
-        L->sw_bw = t->adaptive ? (t->switches - 1) * t->bw * f / 2 : t->bw * f;
+        L->sw_bw = (t->adaptive ? (t->switches - 1) * t->bw * f / 2 : t->bw * f) * t->local_links;
         L->glob_bw = t->global_links * t->global_bw * f;
         /* a switch's links carry its nodes' traffic and what enters and
          * leaves the group over the global links it owns (sw_binds) */

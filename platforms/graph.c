@@ -117,7 +117,8 @@ static void build(const topo_cluster *c, builder *b, long *gw, topo_summary *s)
         for (int k = 0; k < K; k++) edge(b, gw[k], sw0 + (k / per_g) * S + (k % per_g) / t->nodes_per_switch, port);
         for (int g = 0; g < t->groups; g++)
             for (int x = 0; x < S; x++)
-                for (int y = x + 1; y < S; y++) edge(b, sw0 + g * S + x, sw0 + g * S + y, t->bw);
+                for (int y = x + 1; y < S; y++)
+                    for (int i = 0; i < t->local_links; i++) edge(b, sw0 + g * S + x, sw0 + g * S + y, t->bw);
         for (int g = 0; g < t->groups; g++)
             for (int h = g + 1; h < t->groups; h++)
                 for (int i = 0; i < t->global_links; i++)

@@ -818,10 +818,18 @@ static void test_network_terms(void)
     q.ring_lockstep = 1;
     CU_ASSERT_DOUBLE_EQUAL(coll_call_latency_with(&p, &q), base + 31 * 8e-6, 1e-12);
     q.rdzv_bytes = 16384, q.rdzv_lat = 22e-6, q.eager_bw = 3.5e9;
-    CU_ASSERT_DOUBLE_EQUAL(coll_call_latency_with(&p, &q), base + 31 * 8e-6, 1e-12); /* 8 KiB of lines: eager */
+    /* 8 KiB of lines: eager; each step's block copied out of the overflow
+     * buffers, spread over the node's NICs (one per GPU here: 4) */
+    int nics = q.nic_gpus > 1 ? L / q.nic_gpus : L;
+    CU_ASSERT_DOUBLE_EQUAL(coll_call_latency_with(&p, &q), base + 31 * (8e-6 + 8192.0 / nics / 3.5e9), 1e-12);
     CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p, OG_ALLGATHER, n, 0, (int64_t)n * 8192, NULL, a, t, err, sizeof err), 0);
     p.proto = COLL_LL;
-    CU_ASSERT_DOUBLE_EQUAL(coll_call_latency_with(&p, &q), base + 31 * 8e-6, 1e-12); /* 16 KiB: still eager */
+    CU_ASSERT_DOUBLE_EQUAL(coll_call_latency_with(&p, &q), base + 31 * (8e-6 + 16384.0 / nics / 3.5e9), 1e-12); /* 16 KiB: still eager */
+    q.nic_gpus = 2; /* Polaris: two GPUs a NIC, 2 NICs a node: half the block each */
+    CU_ASSERT_DOUBLE_EQUAL(coll_call_latency_with(&p, &q), base + 31 * (8e-6 + 16384.0 / 2 / 3.5e9), 1e-12);
+    q.ring_lockstep = 0; /* a ring that is not lock-step overlaps the copy with the next step */
+    CU_ASSERT_DOUBLE_EQUAL(coll_call_latency_with(&p, &q), base + 24 * in + 7 * 8e-6, 1e-12);
+    q.ring_lockstep = 1, q.nic_gpus = 0;
     CU_ASSERT_EQUAL_FATAL(coll_plan_init_topo(&p, OG_ALLGATHER, n, 0, (int64_t)n * 16384, NULL, a, t, err, sizeof err), 0);
     p.proto = COLL_LL;
     CU_ASSERT_DOUBLE_EQUAL(coll_call_latency_with(&p, &q), base + 31 * 30e-6, 1e-12);
@@ -2948,7 +2956,7 @@ static void test_analytical_fabric(void)
     } runs[] = {{"tests/data/dragonfly-small.json", 8},
                 {"tests/data/dragonfly-small-minimal.json", 12},
                 {"tests/data/fattree-taper.json", 8},
-                {"polaris", 16}};
+                {"polaris", 64}};
     static const og_coll ops[] = {OG_ALLTOALL, OG_ALLREDUCE};
     const int64_t size = (int64_t)48 << 20; /* a multiple of every group's ranks x 4 B */
     coll_params saved = *coll_params_get();
@@ -3053,6 +3061,28 @@ static void test_fabric_longest_route(void)
     CU_ASSERT_EQUAL(bad, 0);
     CU_ASSERT(between > 0);
 }
+/* local_links parallel links per switch pair of a dragonfly group: the
+ * adaptive group fabric a switch reaches carries (switches - 1) x local_links
+ * x bw / 2 (Valiant), Polaris' 7 switches with 5 links each; a cluster that
+ * names none has one (Perlmutter's 32 switches). */
+static void test_dragonfly_local_links(void)
+{
+    char err[TS_ERRLEN];
+    topo_cluster cl;
+    CU_ASSERT_EQUAL_FATAL(topo_load("polaris", 540, &cl, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(cl.net.local_links, 5);
+    CU_ASSERT_EQUAL(cl.net.switches, 7);
+    topo_net_links fab;
+    topo_net_links_init(&fab, &cl);
+    double f = topo_bw_factor(&cl, COLL_TIER_SWITCH);
+    CU_ASSERT_DOUBLE_EQUAL(fab.sw_bw, 6 * 5 * 25e9 * f / 2, 1);
+    CU_ASSERT_DOUBLE_EQUAL(fab.glob_bw, 10 * 25e9 * f, 1);
+    CU_ASSERT_EQUAL_FATAL(topo_load("perlmutter", 256, &cl, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(cl.net.local_links, 1);
+    topo_net_links_init(&fab, &cl);
+    CU_ASSERT_DOUBLE_EQUAL(fab.sw_bw, 31 * 25e9 * topo_bw_factor(&cl, COLL_TIER_SWITCH) / 2, 1);
+}
+
 /* Where the fabric can never be the bottleneck nothing changes: a fat-tree
  * without taper (every uplink carries all its nodes' ports), and a dragonfly
  * group whose switches' links carry more than their nodes' NICs (Perlmutter
@@ -3065,7 +3095,8 @@ static void test_fabric_not_binding(void)
         const char *cluster;
         int nodes, links;
     } runs[] = {{"dgx-h100-superpod", 128, 0}, {"dgx-a100-superpod", 64, 0}, {"perlmutter", 128, 0},
-                {"frontier", 128, 0},          {"polaris", 16, 1},           {"perlmutter", 256, 1},
+                {"frontier", 128, 0},          {"polaris", 56, 0},           {"polaris", 64, 1},
+                {"perlmutter", 256, 1},
                 {"tests/data/fattree-taper.json", 8, 1}};
     for (size_t c = 0; c < sizeof runs / sizeof runs[0]; c++) {
         char err[TS_ERRLEN];
@@ -3358,8 +3389,9 @@ void suite_coll_model(void)
                    "a fabric link shared by k flows: closed forms (one link, node uplinks, half of each)",
                    test_fabric_closed_form,
                    "the fabric between nodes: analytical = pipelined (dragonfly adaptive and minimal, tapered fat-tree, "
-                   "16 Polaris nodes; all-to-all, all-reduce; coll and training paths)",
+                   "64 Polaris nodes; all-to-all, all-reduce; coll and training paths)",
                    test_analytical_fabric,
                    "a fabric that cannot bind (fat-trees without taper, one dragonfly group) changes nothing",
-                   test_fabric_not_binding, "the longest fabric route fits a flow; Perlmutter keeps its global links alone", test_fabric_longest_route, NULL);
+                   test_fabric_not_binding, "the longest fabric route fits a flow; Perlmutter keeps its global links alone", test_fabric_longest_route,
+                   "dragonfly local_links: the group fabric's bandwidth in closed form", test_dragonfly_local_links, NULL);
 }

@@ -75,7 +75,8 @@ static const struct p2p_case {
     /* Polaris: NIC0 serves GPUs 2-3; 64 nodes per group; node 127 on switch 7 of group 1 */
     {"polaris:128", "same node", 0, 1, 100e9, 1e-6},
     {"polaris:128", "same switch", 2, 6, 25e9, 2 * 1e-6 + 2 * 0.25e-6},
-    {"polaris:128", "other group", 0, 511, 25e9, 2 * 1e-6 + 2 * 0.25e-6 + 0.25e-6 + 0.25e-6},
+    /* node 127 is in group 2 of 56-node groups, on switch 1: neither end's switch owns the global link, a local hop each side */
+    {"polaris:128", "other group", 0, 511, 25e9, 2 * 1e-6 + 2 * 0.25e-6 + 2 * 0.25e-6 + 0.25e-6},
     /* Frontier: 4, 2 and 1 Infinity Fabric links of 50 GB/s, 1 us per hop */
     {"frontier:256", "same MI250X (4 links)", 0, 1, 200e9, 1e-6},
     {"frontier:256", "dual link", 0, 6, 100e9, 1e-6},
@@ -439,7 +440,7 @@ static const struct {
     {"dgx-h100-superpod:72", "576 hosts 2455 links 36800 routes digest 2f60f893a809606c"},
     {"dgx-a100-superpod:45", "360 hosts 1537 links 25848 routes digest fb9154c37a47335d"},
     {"perlmutter:300", "1200 hosts 6799 links 76736 routes digest 1c6d8f71140ea00f"}, /* retaken: bw_frac.nic 0.73 -> 0.62 */
-    {"polaris:130", "520 hosts 2395 links 33735 routes digest cbcb201e4ea6f09b"},
+    {"polaris:130", "520 hosts 2389 links 33735 routes digest 2b259a65993d6ee0"},
     {"frontier:260", "2080 hosts 9039 links 128898 routes digest d3614cce1cd58af4"}, /* retaken: bw_frac.xgmi 0.75 -> 0.89 -> 1.06 */
     {"tests/data/torus.json", "16 hosts 129 links 240 routes digest 960c35f54a4c450f"},
     {"tests/data/dragonfly-minimal-16.json", "128 hosts 1537 links 16256 routes digest e9c70eafcc71bfc9"},

@@ -387,6 +387,32 @@ static void test_polaris_alltoall_1024(void)
     CU_ASSERT(t.makespan < 1.0);
 }
 
+/* An empty (0-byte) direct all-to-all on a rail-symmetric group with
+ * shared NICs (two GPUs a NIC) on the fluid model creates no flow: each
+ * member ends at its largest route latency, what SimGrid's run of every
+ * empty flow on its own gives (rails-2to1.json, 32 GPUs; Polaris, 4 nodes). */
+static void test_alone_empty(void)
+{
+    static const struct {
+        const char *spec;
+        int n;
+    } cases[] = {{"rails-2to1.json", 32}, {"polaris:4", 16}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        const char *s = strstr(cases[c].spec, ".") ? test_data(cases[c].spec) : cases[c].spec;
+        og_graph *g = test_one_collective(cases[c].n, OG_ALLTOALL, 0, "direct");
+        eng_opts oo = {ENG_PIPELINED, 0, 0, -1, 0}, oa = {ENG_PIPELINED, 0, 0, 0, 1};
+        test_outcome old, fl;
+        CU_ASSERT_EQUAL_FATAL(test_sim(s, g, &oo, &old), 0);
+        CU_ASSERT_EQUAL_FATAL(test_sim(s, g, &oa, &fl), 0);
+        og_free(g);
+        fprintf(stderr, "\n  %s n=%d empty all-to-all: alone %.12g s (%ld on the model), every flow %.12g s", cases[c].spec,
+                cases[c].n, fl.makespan, fl.nfluid, old.makespan);
+        CU_ASSERT(fl.makespan > 0);
+        CU_ASSERT(REL(fl.makespan, old.makespan) < 1e-9);
+        CU_ASSERT_EQUAL(fl.nfluid, cases[c].n);
+    }
+}
+
 void suite_posting(void)
 {
     test_add_suite("posting",
@@ -399,5 +425,6 @@ void suite_posting(void)
                    "alone: rotation orbits of inter-node flows equal the flows all at once (2 clusters)", test_alone_orbits,
                    "alone: orbits merged only where complete, equal to every flow its own class", test_orbits_direct,
                    "alone: 16 KiB all-to-all on 1,024 Polaris GPUs (the SimGrid crash) on the fluid model",
-                   test_polaris_alltoall_1024, NULL);
+                   test_polaris_alltoall_1024, "alone: an empty all-to-all with shared NICs costs its latencies, no flow",
+                   test_alone_empty, NULL);
 }

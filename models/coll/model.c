@@ -68,7 +68,8 @@ static const double msg_wire[COLL_NPROTOS] = {[COLL_SIMPLE] = 1.0, [COLL_LL128] 
  * share of the buffer. An eager message (below the threshold) lands in the
  * receiver's overflow buffers and is copied out (FI_CXI_RX_MATCH_MODE=software
  * matches in software): on a tree, one tree's half of the buffer / eager_bw
- * more per network step. */
+ * more per network step; on a lock-step ring, the step's block over the
+ * node's NICs / eager_bw (Polaris all_gather, 128-540 nodes, 1-16 MiB). */
 /* NCCL's Simple ring (src/device/prims_simple.h, enqueue.cc, collectives.h
  * 2.18-2.21): a channel's buffer is NCCL_BUFFSIZE 4 MiB in NCCL_STEPS 8 steps;
  * a ring chunk is CHUNKSTEPS 4 steps (2 MiB) and is sent in SlicePerChunk 2
@@ -115,6 +116,15 @@ int coll_ring_step_waits(const coll_plan *p, const coll_params *q)
     return loops;
 }
 
+/* The NICs a node's ring channels leave by: its GPUs / GPUs per NIC (1
+ * without a topology of nodes). */
+static double ring_nics(const coll_plan *p, const coll_params *q)
+{
+    if (!p->topo || p->topo->ppn < 1) return 1;
+    int L = p->topo->ppn;
+    return q->nic_gpus > 1 ? (L + q->nic_gpus - 1) / q->nic_gpus : L;
+}
+
 static double nic_hop(const coll_plan *p, const coll_params *q, coll_family fam, int lockstep)
 {
     double h = q->hop_lat[COLL_TIER_NIC][fam][p->proto];
@@ -141,9 +151,14 @@ static double nic_hop(const coll_plan *p, const coll_params *q, coll_family fam,
      * the threshold itself goes eagerly */
     if (msg > q->rdzv_bytes) return msgs * (h + q->rdzv_lat);
     /* the copy is per node, all the channels' messages of the step: one
-     * tree's half of the buffer, store-and-forward at every level. A ring's
-     * block per step is small beside it and overlaps the next step's. */
-    return q->eager_bw > 0 && fam == COLL_FAM_TREE ? h + (double)p->bytes / 2 * msg_wire[p->proto] / q->eager_bw : h;
+     * tree's half of the buffer, store-and-forward at every level. A ring
+     * step's block is copied likewise before the step can be forwarded (a
+     * lock-step ring waits for it): its channels spread over the node's
+     * NICs, each NIC's share copied out of its own overflow buffers. */
+    if (q->eager_bw <= 0) return h;
+    if (fam == COLL_FAM_TREE) return h + (double)p->bytes / 2 * msg_wire[p->proto] / q->eager_bw;
+    if (fam == COLL_FAM_RING && lockstep) return h + msg / ring_nics(p, q) / q->eager_bw;
+    return h;
 }
 
 /* NCCL's grouped send/recv (all-to-all) runs its n - 1 rounds on channels

@@ -102,6 +102,7 @@ static int show(const topo_cluster *c)
     case TOPO_DRAGONFLY:
         printf(", %d groups of %d switches x %d nodes, %d global links per group pair, %s routing in a group",
                t->groups, t->switches, t->nodes_per_switch, t->global_links, t->adaptive ? "adaptive" : "minimal");
+        if (t->local_links > 1) printf(", %d local links per switch pair", t->local_links);
         break;
     case TOPO_TORUS: printf(" %dx%dx%d", t->dims[0], t->dims[1], t->dims[2]); break;
     default: break;

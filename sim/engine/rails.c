@@ -113,47 +113,85 @@ static int pair_ok(const sg_host_t *hosts, const coll_topo *t, int a, int b, lse
     return 1;
 }
 
-/* The last group checked and its answer (eng_rails_memo). */
-static struct {
-    int on, valid, n, nnodes, ppn, ok;
+/* A group's hosts and node layout, as a memo's key. */
+typedef struct gkey {
+    int valid, n, nnodes, ppn;
     sg_host_t *hosts;
     int *order, *first;
+} gkey;
+
+static void key_free(gkey *k)
+{
+    free(k->hosts), free(k->order), free(k->first);
+    memset(k, 0, sizeof *k);
+}
+
+static int key_hit(const gkey *k, const sg_host_t *hosts, const coll_topo *t)
+{
+    if (!k->valid || k->n != t->n || k->nnodes != t->nnodes || k->ppn != t->ppn) return 0;
+    return memcmp(k->hosts, hosts, t->n * sizeof *hosts) == 0 &&
+           memcmp(k->order, t->order, t->n * sizeof *t->order) == 0 &&
+           memcmp(k->first, t->first, (t->nnodes + 1) * sizeof *t->first) == 0;
+}
+
+static void key_keep(gkey *k, const sg_host_t *hosts, const coll_topo *t)
+{
+    key_free(k);
+    k->hosts = ts_malloc((t->n + 1) * sizeof *hosts);
+    k->order = ts_malloc((t->n + 1) * sizeof *t->order);
+    k->first = ts_malloc((t->nnodes + 1) * sizeof *t->first);
+    memcpy(k->hosts, hosts, t->n * sizeof *hosts);
+    memcpy(k->order, t->order, t->n * sizeof *t->order);
+    memcpy(k->first, t->first, (t->nnodes + 1) * sizeof *t->first);
+    k->n = t->n, k->nnodes = t->nnodes, k->ppn = t->ppn, k->valid = 1;
+}
+
+/* The routes eng_rails_fluid reads: per ordered pair of members of one node
+ * (intra, K x ppn x ppn) and per ordered node pair between the members of
+ * local index 0 (inter, K x K), their links (off, len into links) and latency. */
+typedef struct rroute {
+    size_t off;
+    int len;
+    double lat;
+} rroute;
+
+typedef struct routes {
+    gkey key;
+    rroute *intra, *inter;
+    sg_link_t *links;
+    size_t nl, cap;
+} routes;
+
+static void routes_free(routes *rt)
+{
+    key_free(&rt->key);
+    free(rt->intra), free(rt->inter), free(rt->links);
+    memset(rt, 0, sizeof *rt);
+}
+
+/* The last group checked and its answer, and the last group's routes
+ * (eng_rails_memo). */
+static struct {
+    int on, ok;
+    gkey key;
+    routes rt;
 } memo;
 
 void eng_rails_memo(int on)
 {
-    free(memo.hosts), free(memo.order), free(memo.first);
+    key_free(&memo.key);
+    routes_free(&memo.rt);
     memset(&memo, 0, sizeof memo);
     memo.on = on;
-}
-
-static int memo_hit(const sg_host_t *hosts, const coll_topo *t)
-{
-    if (!memo.valid || memo.n != t->n || memo.nnodes != t->nnodes || memo.ppn != t->ppn) return 0;
-    return memcmp(memo.hosts, hosts, t->n * sizeof *hosts) == 0 &&
-           memcmp(memo.order, t->order, t->n * sizeof *t->order) == 0 &&
-           memcmp(memo.first, t->first, (t->nnodes + 1) * sizeof *t->first) == 0;
-}
-
-static void memo_keep(const sg_host_t *hosts, const coll_topo *t, int ok)
-{
-    eng_rails_memo(1);
-    memo.hosts = ts_malloc((t->n + 1) * sizeof *hosts);
-    memo.order = ts_malloc((t->n + 1) * sizeof *t->order);
-    memo.first = ts_malloc((t->nnodes + 1) * sizeof *t->first);
-    memcpy(memo.hosts, hosts, t->n * sizeof *hosts);
-    memcpy(memo.order, t->order, t->n * sizeof *t->order);
-    memcpy(memo.first, t->first, (t->nnodes + 1) * sizeof *t->first);
-    memo.n = t->n, memo.nnodes = t->nnodes, memo.ppn = t->ppn, memo.ok = ok, memo.valid = 1;
 }
 
 static int rails_check(const sg_host_t *hosts, const coll_topo *t);
 
 int eng_rails_symmetric(const sg_host_t *hosts, const coll_topo *t)
 {
-    if (memo.on && memo_hit(hosts, t)) return memo.ok;
+    if (memo.on && key_hit(&memo.key, hosts, t)) return memo.ok;
     int ok = rails_check(hosts, t);
-    if (memo.on) memo_keep(hosts, t, ok);
+    if (memo.on) key_keep(&memo.key, hosts, t), memo.ok = ok;
     return ok;
 }
 
@@ -216,37 +254,41 @@ static double route_of(sg_host_t a, sg_host_t b, xbt_dynar_t r)
     return links_latency(r);
 }
 
-/* The fluid flow of one comm over route r, weighted and capped as SimGrid
- * 3.32's CM02 model makes it (see add_flow); its links are added by the caller. */
-static int route_flow(fl_sys *s, xbt_dynar_t r, double bytes, double lat)
+/* The links of route r as an array (NULL when it has none). */
+static const sg_link_t *links_of(xbt_dynar_t r)
+{
+    return xbt_dynar_length(r) ? xbt_dynar_get_ptr(r, 0) : NULL;
+}
+
+/* The fluid flow of one comm over the L links l, weighted and capped as
+ * SimGrid 3.32's CM02 model makes it (see add_flow); its links are added by
+ * the caller. */
+static int route_flow(fl_sys *s, const sg_link_t *l, unsigned long L, double bytes, double lat)
 {
     static double gamma = -1, wS;
     if (gamma < 0) gamma = sg_cfg_get_double("network/TCP-gamma"), wS = sg_cfg_get_double("network/weight-S");
-    unsigned long L = xbt_dynar_length(r);
     double pen = lat, bound = lat > 0 ? gamma / (2 * lat) : -1;
     for (unsigned long k = 0; k < L; k++) {
-        double bw = sg_link_get_bandwidth(LINK(r, k));
+        double bw = sg_link_get_bandwidth(l[k]);
         if (wS > 0) pen += wS / bw;
         if (bound < 0 || bw < bound) bound = bw;
     }
     return fl_flow(s, bytes, lat, bound, lat > 0 ? pen : 1);
 }
 
-/* One flow class of the fluid model over route r, as SimGrid 3.32's CM02
- * model makes a comm of it (NetworkCm02Model::communicate): the route's
+/* One flow class of the fluid model over the L links l, as SimGrid 3.32's
+ * CM02 model makes a comm of it (NetworkCm02Model::communicate): the route's
  * latency first, then a share weighted by 1 / penalty, penalty = the latency
  * plus weight-S / bandwidth per link (1 for a route without latency), capped
  * at the route's smallest bandwidth and at TCP-gamma / (2 latency). coef
  * flows on each link, except, when mult > 0, mult on the middle links and
  * ends on the first and last (which stand for one member's NIC each: ends
  * merged flows cross it where that many members share a NIC). */
-static int add_flow(fl_sys *s, xbt_dynar_t r, double bytes, double lat, int mult, int ends)
+static int add_flow(fl_sys *s, const sg_link_t *l, unsigned long L, double bytes, double lat, int mult, int ends)
 {
-    unsigned long L = xbt_dynar_length(r);
-    int f = route_flow(s, r, bytes, lat);
+    int f = route_flow(s, l, L, bytes, lat);
     for (unsigned long k = 0; k < L; k++) {
-        sg_link_t l = LINK(r, k);
-        int q = fl_resource(s, l, sg_link_get_bandwidth(l), sg_link_is_shared(l));
+        int q = fl_resource(s, l[k], sg_link_get_bandwidth(l[k]), sg_link_is_shared(l[k]));
         fl_use(s, q, mult <= 0 ? 1 : k > 0 && k + 1 < L ? mult : ends);
     }
     return f;
@@ -274,7 +316,7 @@ static int nic_share(const sg_host_t *hosts, const coll_topo *t, xbt_dynar_t r)
 static int add_class(fl_sys *s, xbt_dynar_t r, double bytes, double lat, int mult, const void *pk, const void *qk)
 {
     unsigned long L = xbt_dynar_length(r);
-    int f = route_flow(s, r, bytes, lat);
+    int f = route_flow(s, links_of(r), L, bytes, lat);
     for (unsigned long k = 0; k < L; k++) {
         sg_link_t l = LINK(r, k);
         const void *key = k == 0 ? pk : k + 1 == L ? qk : (const void *)l;
@@ -289,43 +331,79 @@ static void upto(double *x, double v)
     if (v > *x) *x = v;
 }
 
+/* One route into rt: its links appended, their latency. */
+static rroute route_keep(routes *rt, sg_host_t a, sg_host_t b, xbt_dynar_t r)
+{
+    double lat = route_of(a, b, r);
+    rroute x = {rt->nl, (int)xbt_dynar_length(r), lat};
+    ts_grow(&rt->links, sizeof *rt->links, &rt->cap, rt->nl + x.len);
+    for (int k = 0; k < x.len; k++) rt->links[rt->nl++] = LINK(r, k);
+    return x;
+}
+
+/* The routes of eng_rails_fluid for the group (hosts, t) into rt: the
+ * memo's, read once per group where eng_rails_memo is on (a calibration
+ * solves one group at every fit step; reading its 65,280 node pairs' routes
+ * from SimGrid was most of a 1,024-GPU Polaris all-to-all's solve). */
+static const routes *group_routes(const sg_host_t *hosts, const coll_topo *t, routes *own)
+{
+    routes *rt = memo.on ? &memo.rt : own;
+    if (memo.on && key_hit(&rt->key, hosts, t)) return rt;
+    routes_free(rt);
+    int g = t->ppn, K = t->nnodes;
+    xbt_dynar_t r = xbt_dynar_new(sizeof(sg_link_t), NULL);
+    rt->intra = ts_malloc(((size_t)K * g * g + 1) * sizeof *rt->intra);
+    rt->inter = ts_malloc(((size_t)K * K + 1) * sizeof *rt->inter);
+    for (int X = 0; X < K; X++)
+        for (int i = 0; i < g; i++)
+            for (int j = 0; j < g; j++)
+                if (i != j)
+                    rt->intra[((size_t)X * g + i) * g + j] = route_keep(rt, member(hosts, t, X, i), member(hosts, t, X, j), r);
+    for (int A = 0; A < K; A++)
+        for (int B = 0; B < K; B++)
+            if (A != B) rt->inter[(size_t)A * K + B] = route_keep(rt, member(hosts, t, A, 0), member(hosts, t, B, 0), r);
+    xbt_dynar_free(&r);
+    if (memo.on) key_keep(&rt->key, hosts, t);
+    return rt;
+}
+
 int eng_rails_fluid(const sg_host_t *hosts, const coll_topo *t, double chunk, double *end, double *alpha,
                     long *events)
 {
     int g = t->ppn, K = t->nnodes;
-    fl_sys *s = fl_new();
-    xbt_dynar_t r = xbt_dynar_new(sizeof(sg_link_t), NULL);
-    int *intra = ts_malloc((size_t)K * g * g * sizeof *intra), *inter = ts_malloc((size_t)K * K * sizeof *inter);
-    double *ilat = ts_malloc((size_t)K * g * g * sizeof *ilat), *xlat = ts_malloc((size_t)K * K * sizeof *xlat);
-    for (int X = 0; X < K; X++)
-        for (int i = 0; i < g; i++)
-            for (int j = 0; j < g; j++) {
-                size_t k = ((size_t)X * g + i) * g + j;
-                if (i == j) continue;
-                ilat[k] = route_of(member(hosts, t, X, i), member(hosts, t, X, j), r);
-                intra[k] = add_flow(s, r, chunk, ilat[k], 0, 1);
-            }
+    routes own = {0};
+    const routes *rt = group_routes(hosts, t, &own);
+    /* no bytes: every flow ends when its route's latency has passed (the
+     * fluid model's and CM02's 0-byte comm), so each member's end is its
+     * largest latency, without a flow */
+    int empty = chunk <= 0;
+    fl_sys *s = empty ? NULL : fl_new();
+    int *intra = ts_malloc(((size_t)K * g * g + 1) * sizeof *intra), *inter = ts_malloc(((size_t)K * K + 1) * sizeof *inter);
+    for (size_t k = 0; !empty && k < (size_t)K * g * g; k++) {
+        const rroute *x = &rt->intra[k];
+        if (k / g % g != k % g) intra[k] = add_flow(s, rt->links + x->off, x->len, chunk, x->lat, 0, 1);
+    }
     /* node A to node B: the g flows a_i -> b_i (one per local index, each
      * carrying g chunks) as one class over the route of a_0 -> b_0; where
      * members share NICs, share of the class's flows cross each NIC link */
-    int share = K > 1 ? nic_share(hosts, t, r) : 1;
-    for (int A = 0; A < K; A++)
-        for (int B = 0; B < K; B++) {
-            if (A == B) continue;
-            size_t k = (size_t)A * K + B;
-            xlat[k] = route_of(member(hosts, t, A, 0), member(hosts, t, B, 0), r);
-            inter[k] = add_flow(s, r, chunk * g, xlat[k], g, share);
-        }
+    xbt_dynar_t r = xbt_dynar_new(sizeof(sg_link_t), NULL);
+    int share = K > 1 && !empty ? nic_share(hosts, t, r) : 1;
     xbt_dynar_free(&r);
-    fl_run(s);
+    for (size_t k = 0; !empty && k < (size_t)K * K; k++) {
+        const rroute *x = &rt->inter[k];
+        if (k / K != k % K) inter[k] = add_flow(s, rt->links + x->off, x->len, chunk * g, x->lat, g, share);
+    }
+    if (!empty) fl_run(s);
+#define FINISH(cls, lat) (empty ? (lat) : fl_finish(s, (cls)))
     for (int X = 0; X < K; X++) {
         double e = 0, a = 0; /* the node's inter-node part */
         for (int B = 0; B < K; B++) {
             if (B == X) continue;
-            upto(&e, fl_finish(s, inter[(size_t)X * K + B]));
-            upto(&e, fl_finish(s, inter[(size_t)B * K + X]));
-            upto(&a, xlat[(size_t)X * K + B]);
-            upto(&a, xlat[(size_t)B * K + X]);
+            size_t out = (size_t)X * K + B, in = (size_t)B * K + X;
+            upto(&e, FINISH(inter[out], rt->inter[out].lat));
+            upto(&e, FINISH(inter[in], rt->inter[in].lat));
+            upto(&a, rt->inter[out].lat);
+            upto(&a, rt->inter[in].lat);
         }
         for (int i = 0; i < g; i++) {
             int m = t->order[t->first[X] + i];
@@ -333,16 +411,18 @@ int eng_rails_fluid(const sg_host_t *hosts, const coll_topo *t, double chunk, do
             for (int j = 0; j < g; j++) {
                 if (i == j) continue;
                 size_t out = ((size_t)X * g + i) * g + j, in = ((size_t)X * g + j) * g + i;
-                upto(&end[m], fl_finish(s, intra[out]));
-                upto(&end[m], fl_finish(s, intra[in]));
-                upto(&alpha[m], ilat[out]);
-                upto(&alpha[m], ilat[in]);
+                upto(&end[m], FINISH(intra[out], rt->intra[out].lat));
+                upto(&end[m], FINISH(intra[in], rt->intra[in].lat));
+                upto(&alpha[m], rt->intra[out].lat);
+                upto(&alpha[m], rt->intra[in].lat);
             }
         }
     }
-    if (events) *events = fl_events(s);
-    free(intra), free(inter), free(ilat), free(xlat);
-    fl_free(s);
+#undef FINISH
+    if (events) *events = empty ? 0 : fl_events(s);
+    free(intra), free(inter);
+    routes_free(&own);
+    if (s) fl_free(s);
     return 0;
 }
 
@@ -417,7 +497,7 @@ int eng_flows_fluid(const sg_host_t *hosts, const coll_topo *t, int symmetric, i
         if (orbits && inter)
             cls[f] = add_class(s, r, bytes[f], lat[f], t->ppn, pkey + 2 * t->node[src[f]], pkey + 2 * t->node[dst[f]] + 1);
         else
-            cls[f] = add_flow(s, r, bytes[f], lat[f], 0, 1);
+            cls[f] = add_flow(s, links_of(r), xbt_dynar_length(r), bytes[f], lat[f], 0, 1);
     }
     xbt_dynar_free(&r);
     if (rc == 0) {
