@@ -3297,6 +3297,54 @@ static void test_perlmutter_proto_switch(void)
     CU_ASSERT(s4 / (16 * 8) >= 8 * 1024 && s4 / (16 * 8) <= 32 * 1024);
 }
 
+/* The tree's extra proxy posts where a node's channels outnumber its NICs
+ * (coll_tree_proxy_excess): tree LL keeps one channel per 4 KiB (512 x 8
+ * bytes), so on 2 nodes of 8 GPUs and 8 NICs, 16 channels at 64 KiB put 2
+ * on a NIC: one more post on the way up and one on the way down, 2 us each
+ * on an AMD host, 1 on Intel's; none at 32 KiB (8 channels), on a ring, on
+ * one node, or for NCCL's tuner. */
+static void test_tree_proxy_excess(void)
+{
+    coll_topo *tp[2];
+    coll_plan pl[3];
+    dgx_pair_plans(64 << 10, 16, COLL_LL, tp, pl);
+    coll_plan pt = pl[2], small = pl[2];
+    small.bytes = 32 << 10;
+    coll_params q;
+    coll_params_preset(&q, COLL_LIB_NCCL);
+    q.arch = COLL_ARCH_AMPERE;
+    q.cpu_amd = 1;
+    CU_ASSERT_DOUBLE_EQUAL(coll_tree_proxy_excess(&pt, &q), 2 * 1 * 2e-6, 1e-15);
+    CU_ASSERT_EQUAL(coll_tree_proxy_excess(&small, &q), 0);
+    CU_ASSERT_DOUBLE_EQUAL(coll_call_latency_with(&pt, &q) - coll_call_latency_with(&small, &q), 4e-6, 1e-12);
+    /* 128 KiB: still 16 channels (max_channels), still 2 a NIC */
+    pt.bytes = 128 << 10;
+    CU_ASSERT_DOUBLE_EQUAL(coll_tree_proxy_excess(&pt, &q), 4e-6, 1e-15);
+    /* 4 NICs (two GPUs a NIC): 4 channels a NIC, 3 more posts each way */
+    q.nic_gpus = 2;
+    CU_ASSERT_DOUBLE_EQUAL(coll_tree_proxy_excess(&pt, &q), 2 * 3 * 2e-6, 1e-15);
+    q.nic_gpus = 0;
+    q.cpu_amd = 0;
+    CU_ASSERT_DOUBLE_EQUAL(coll_tree_proxy_excess(&pt, &q), 2 * 1e-6, 1e-15);
+    /* LL128 keeps 640 x 8 bytes a channel: 16 channels from 80 KiB */
+    pt.proto = COLL_LL128;
+    pt.bytes = 80 << 10;
+    CU_ASSERT_DOUBLE_EQUAL(coll_tree_proxy_excess(&pt, &q), 2e-6, 1e-15);
+    pt.bytes = 40 << 10;
+    CU_ASSERT_EQUAL(coll_tree_proxy_excess(&pt, &q), 0);
+    /* not for a ring, not on one node's ring, not for the tuner */
+    CU_ASSERT_EQUAL(coll_tree_proxy_excess(&pl[1], &q), 0);
+    CU_ASSERT_EQUAL(coll_tree_proxy_excess(&pl[0], &q), 0);
+    coll_params saved = *coll_params_get();
+    coll_params_set(&q);
+    pt.proto = COLL_LL;
+    pt.bytes = 64 << 10;
+    CU_ASSERT_EQUAL(coll_tree_proxy_excess(&pt, coll_params_tuner()), 0);
+    coll_params_set(&saved);
+    coll_topo_free(tp[0]);
+    coll_topo_free(tp[1]);
+}
+
 void suite_coll_model(void)
 {
     test_add_suite("coll_model", "floor and plateau of every shipped log, uncalibrated", test_floor_plateau,
@@ -3313,6 +3361,8 @@ void suite_coll_model(void)
                    test_node_ring_hop,
                    "channels per NIC across nodes: the NIC's share its channels drive, the proxies' pace (H100 2/4/8 nodes)",
                    test_net_channels,
+                   "tree across nodes: one more proxy post a level per extra channel on a NIC (tree LL from 64 KiB on 2 x 8 A100)",
+                   test_tree_proxy_excess,
                    "ring wire latency across nodes: only the M - 1 (all-reduce 2 (M - 1)) network hops pay alpha",
                    test_ring_wire_lat,
                    "ring net overhead: NCCL's getNetOverhead on a ring's NVLink steps across nodes, time and tuner",

@@ -399,6 +399,7 @@ double coll_call_tail(const coll_plan *p, double alpha, double alpha_in, int ste
 double coll_ring_node_excess(const coll_plan *p, const coll_params *q);
 double coll_net_chan_drive(const coll_plan *p, const coll_params *q); /* a NIC's rate share under a ring across nodes: net_chan_share */
 double coll_ring_proxy_pace(const coll_plan *p, const coll_params *q); /* s: a ring step across nodes at its proxies' pace (proxy_chan_step) */
+double coll_tree_proxy_excess(const coll_plan *p, const coll_params *q); /* s: a tree's network levels' extra proxy posts where channels outnumber NICs */
 /* s: NCCL's network post overhead on a ring step across nodes, protocol pr
  * (getNetOverhead: 1 us Intel / 2 us AMD host, x3 Simple; model.c). */
 double coll_net_overhead(const coll_params *q, coll_proto pr);

@@ -336,6 +336,31 @@ double coll_ring_node_excess(const coll_plan *p, const coll_params *q)
     return node;
 }
 
+/* The wait a tree's network levels add where a node's channels outnumber
+ * its NICs. Each GPU has one proxy thread (src/proxy.cc) that posts every
+ * network send and receive of the channels it serves (transport/net.cc),
+ * each at NCCL's network post overhead (coll_net_overhead: 2 us on an AMD
+ * host, 1 us on Intel's); a tree channel crosses the network at its node
+ * head, whose NIC is the channel's (graph/connect.cc, the tree graph's
+ * inter NICs), so with c = ceil(channels / NICs) channels a NIC a network
+ * level's step comes c posts after its data, c - 1 more than the one
+ * post the hop latency counts. NCCL cuts a tree LL call to one channel per
+ * 4 KiB (enqueue.cc: 512 threads x 8 bytes, NCCL_LL_THREAD_THRESHOLD), so
+ * on 2 DGX A100 nodes (8 NICs, 16 channels) the extra post comes from
+ * 64 KiB, the step the logs show there (+2.0 / +2.4 us from 32 KiB). The
+ * run's cost only: NCCL's tuner does not count it (coll_params_tuner). */
+double coll_tree_proxy_excess(const coll_plan *p, const coll_params *q)
+{
+    if (coll_family_of(p->algo) != COLL_FAM_TREE || q == coll_params_tuner() || !p->topo ||
+        p->topo->nnodes < 2 || p->topo->ppn < 1)
+        return 0;
+    double nc = chan_count(p, q, COLL_FAM_TREE), post = coll_net_overhead(q, p->proto);
+    if (nc < 1) nc = chan_max(p, q) > 0 ? chan_max(p, q) : 1;
+    double c = ceil(nc / node_nics(p, q));
+    int twice = p->coll == OG_ALLREDUCE || p->coll == OG_BARRIER;
+    return c > 1 ? (twice ? 2 : 1) * log2_floor(p->topo->nnodes) * (c - 1) * post : 0;
+}
+
 static double call_latency(const coll_plan *p, const coll_params *q, int lockstep)
 {
     if (p->n < 2 || p->nsteps == 0) return 0;
@@ -370,7 +395,7 @@ static double call_latency(const coll_plan *p, const coll_params *q, int lockste
         lat = (steps - xsteps) * intra + xsteps * inter + chan_wave_lat(p, q, steps);
         break;
     case COLL_FAM_TREE: /* the chain inside the node, the tree across nodes: up, and down for all-reduce */
-        lat = (twice ? 2 : 1) * ((L - 1) * intra + log2_floor(M) * inter);
+        lat = (twice ? 2 : 1) * ((L - 1) * intra + log2_floor(M) * inter) + coll_tree_proxy_excess(p, q);
         break;
     case COLL_FAM_NVLS: lat = intra + (M > 1 ? inter : 0) + (nvls_pipe(q) ? coll_nvls_steps_lat(p, q) : 0); break;
     case COLL_FAM_NVLSTREE: lat = intra + 2 * log2_floor(M) * inter; break;
