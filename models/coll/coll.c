@@ -255,8 +255,6 @@ double coll_estimate(const coll_plan *p, double alpha, double bw)
 
 static const coll_hw dflt_hw = {5e-6, 25e9, NULL, 0, 0};
 
-/* Estimated time of algorithm a with protocol pr (< 0: cannot run, or the
- * library does not run a with pr). */
 /* The links as RCCL's tuner sees them. It prices a protocol at the topology
  * graph's speeds (ROCm/rccl src/graph/tuning.cc ncclTopoTuneModel: busBw =
  * graph nChannels x bwInter, or bwIntra on up to 2 nodes, times the tuning
@@ -280,6 +278,8 @@ static coll_hw tuner_links(const coll_hw *hw, const coll_params *q)
     return h;
 }
 
+/* Estimated time of algorithm a with protocol pr (< 0: cannot run, or the
+ * library does not run a with pr). */
 static double estimate(og_coll coll, int n, int64_t bytes, int a, int pr, const coll_hw *hw)
 {
     const coll_params *q = coll_params_tuner();

@@ -56,6 +56,24 @@ static double chan_count(const coll_plan *p, const coll_params *q, coll_family f
     return nc < 1 ? 1 : nc > mx ? mx : nc;
 }
 
+/* The channels a call runs on: NCCL's cut count where there is one, else
+ * the most it may take, at least 1. */
+static double chan_run(const coll_plan *p, const coll_params *q, coll_family fam)
+{
+    double nc = chan_count(p, q, fam);
+    if (nc >= 1) return nc;
+    return chan_max(p, q) > 1 ? chan_max(p, q) : 1;
+}
+
+/* The NICs a node's channels leave by: its GPUs / GPUs per NIC (1 without
+ * a topology of nodes). */
+static int node_nics(const coll_plan *p, const coll_params *q)
+{
+    if (!p->topo || p->topo->ppn < 1) return 1;
+    int L = p->topo->ppn;
+    return q->nic_gpus > 1 ? (L + q->nic_gpus - 1) / q->nic_gpus : L;
+}
+
 /* Wire bytes per data byte of a network message: LL sends 8 bytes of data
  * per 16-byte line (data and flag words), LL128 120 of 128. */
 static const double msg_wire[COLL_NPROTOS] = {[COLL_SIMPLE] = 1.0, [COLL_LL128] = 128.0 / 120.0, [COLL_LL] = 2.0};
@@ -116,15 +134,6 @@ int coll_ring_step_waits(const coll_plan *p, const coll_params *q)
     return loops;
 }
 
-/* The NICs a node's ring channels leave by: its GPUs / GPUs per NIC (1
- * without a topology of nodes). */
-static double ring_nics(const coll_plan *p, const coll_params *q)
-{
-    if (!p->topo || p->topo->ppn < 1) return 1;
-    int L = p->topo->ppn;
-    return q->nic_gpus > 1 ? (L + q->nic_gpus - 1) / q->nic_gpus : L;
-}
-
 static double nic_hop(const coll_plan *p, const coll_params *q, coll_family fam, int lockstep)
 {
     double h = q->hop_lat[COLL_TIER_NIC][fam][p->proto];
@@ -157,7 +166,7 @@ static double nic_hop(const coll_plan *p, const coll_params *q, coll_family fam,
      * NICs, each NIC's share copied out of its own overflow buffers. */
     if (q->eager_bw <= 0) return h;
     if (fam == COLL_FAM_TREE) return h + (double)p->bytes / 2 * msg_wire[p->proto] / q->eager_bw;
-    if (fam == COLL_FAM_RING && lockstep) return h + msg / ring_nics(p, q) / q->eager_bw;
+    if (fam == COLL_FAM_RING && lockstep) return h + msg / node_nics(p, q) / q->eager_bw;
     return h;
 }
 
@@ -266,8 +275,7 @@ double coll_net_overhead(const coll_params *q, coll_proto pr)
 static double chan_wave_lat(const coll_plan *p, const coll_params *q, int steps)
 {
     if (!one_node(p) || q->chan_bw[p->proto] <= 0 || p->coll == OG_BROADCAST || p->coll == OG_REDUCE) return 0;
-    double nc = chan_count(p, q, COLL_FAM_RING);
-    if (nc < 1) nc = chan_max(p, q) > 1 ? chan_max(p, q) : 1;
+    double nc = chan_run(p, q, COLL_FAM_RING);
     return steps * (double)p->bytes / p->n / nc * msg_wire[p->proto] / q->chan_bw[p->proto];
 }
 
@@ -282,6 +290,18 @@ static int nvls_pipe(const coll_params *q)
 
 double coll_call_latency_with(const coll_plan *p, const coll_params *q) { return call_latency(p, q, q->ring_lockstep); }
 
+/* The pace of a ring step across nodes set by its GPUs' proxy threads
+ * (proxy_chan_step): the channels the call runs on over the node's NICs,
+ * proxy_chan_step each; 0 where it is off, on one node and on a lock-step
+ * ring (whose waits are its chan_lat). */
+double coll_ring_proxy_pace(const coll_plan *p, const coll_params *q)
+{
+    if (q->proxy_chan_step <= 0 || q->ring_lockstep || coll_family_of(p->algo) != COLL_FAM_RING || !p->topo ||
+        p->topo->nnodes < 2 || p->topo->ppn < 1 || p->n < 2)
+        return 0;
+    return chan_run(p, q, COLL_FAM_RING) / node_nics(p, q) * q->proxy_chan_step;
+}
+
 /* The NVLink hops of a ring across nodes at the cluster's measured one-node
  * step (node_ring_hop): what that step costs beyond the one call_latency
  * counts (NCCL's table or its post overhead, the larger), on the (n - 1) -
@@ -295,28 +315,9 @@ double coll_call_latency_with(const coll_plan *p, const coll_params *q) { return
  * all_gather is flat at 79-82 us from 128 KiB to 1 MiB (15 steps of ~5 us,
  * the one-node step), the ring LL128 all_reduce at 16-64 MiB sits ~80 us
  * above its bus bytes, NCCL's own closed form (docs/collectives.md,
- * "One-node ring steps"). 0 on one node (call_latency applies it whole). */
-/* The NICs a node's ring channels spread over. */
-static int node_nics(const coll_plan *p, const coll_params *q)
-{
-    int ppn = p->topo->ppn;
-    return q->nic_gpus > 1 ? (ppn + q->nic_gpus - 1) / q->nic_gpus : ppn;
-}
-
-/* The pace of a ring step across nodes set by its GPUs' proxy threads
- * (proxy_chan_step): the channels the call runs on over the node's NICs,
- * proxy_chan_step each; 0 where it is off, on one node and on a lock-step
- * ring (whose waits are its chan_lat). */
-double coll_ring_proxy_pace(const coll_plan *p, const coll_params *q)
-{
-    if (q->proxy_chan_step <= 0 || q->ring_lockstep || coll_family_of(p->algo) != COLL_FAM_RING || !p->topo ||
-        p->topo->nnodes < 2 || p->topo->ppn < 1 || p->n < 2)
-        return 0;
-    double nc = chan_count(p, q, COLL_FAM_RING);
-    if (nc < 1) nc = chan_max(p, q) > 0 ? chan_max(p, q) : 1;
-    return nc / node_nics(p, q) * q->proxy_chan_step;
-}
-
+ * "One-node ring steps"). 0 on one node (call_latency applies it whole).
+ * Where the proxies' pace (coll_ring_proxy_pace) over all the steps
+ * exceeds the hops call_latency counts, that excess, if larger. */
 double coll_ring_node_excess(const coll_plan *p, const coll_params *q)
 {
     coll_proto pr = p->proto;
@@ -354,9 +355,7 @@ double coll_tree_proxy_excess(const coll_plan *p, const coll_params *q)
     if (coll_family_of(p->algo) != COLL_FAM_TREE || q == coll_params_tuner() || !p->topo ||
         p->topo->nnodes < 2 || p->topo->ppn < 1)
         return 0;
-    double nc = chan_count(p, q, COLL_FAM_TREE), post = coll_net_overhead(q, p->proto);
-    if (nc < 1) nc = chan_max(p, q) > 0 ? chan_max(p, q) : 1;
-    double c = ceil(nc / node_nics(p, q));
+    double post = coll_net_overhead(q, p->proto), c = ceil(chan_run(p, q, COLL_FAM_TREE) / node_nics(p, q));
     int twice = p->coll == OG_ALLREDUCE || p->coll == OG_BARRIER;
     return c > 1 ? (twice ? 2 : 1) * log2_floor(p->topo->nnodes) * (c - 1) * post : 0;
 }
